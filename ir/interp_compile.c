@@ -1,0 +1,389 @@
+/* interp_compile.c — compiles one statement for one binding into the
+ * interpreter's evaluation plan (see interp_impl.h).
+ *
+ * Before: a verified statement, a binding.  After: a plan in the arena
+ * whose every node is resolved: constants folded, each load classified as
+ * FLAT (affine, and inside its tensor over the whole iteration box: one
+ * tracked offset, no checks) or DIMS (each dimension tracked or evaluated,
+ * checked per read), each reduction's variables and extents known.  The
+ * compiler re-checks the scoping invariants that the evaluator's memory
+ * safety depends on (an index used only inside its loop, each reduction
+ * index reduced once), reporting breaks as internal errors. */
+#include <string.h>
+
+#include "interp_impl.h"
+
+typedef struct {
+  kbc_arena *a;
+  const ir_program *p;
+  const ir_binding *b;
+  const ir_stmt *s;
+  kbc_diag *d;
+  interp_plan *pl;
+  char *in_scope; /* per index: its loop encloses the node being compiled */
+  char *reduced;  /* per index: bound by a reduction node already */
+  int n_empty;    /* indices in scope with extent < 1: nothing here ever runs */
+  sym **coeff;    /* scratch for sym_split_affine */
+  int64_t *scratch; /* n_index * (IR_BIND_MAX_RANK + 2) */
+  int ok;
+} comp;
+
+static void fail(comp *c, const char *what) {
+  if (c->ok)
+    kbc_internal(c->d, c->s->loc, "interpreter: statement '%s' (writing '%s'): %s",
+                 c->s->text ? c->s->text : "?", c->s->out ? c->s->out->name : "?", what);
+  c->ok = 0;
+}
+
+/* Makes room for one more element of an arena array. */
+static void *grow(kbc_arena *a, void *items, int len, int *cap, size_t size) {
+  if (len < *cap) return items;
+  int ncap = *cap ? *cap * 2 : 8;
+  items = kbc_arena_grow(a, items, size * (size_t)*cap, size * (size_t)ncap);
+  *cap = ncap;
+  return items;
+}
+
+/* ---- tracked values ----------------------------------------------------- */
+
+/* x = base + sum coef[v]*idx[v], evaluated for the binding; indices that
+ * never move (extent 1) get coefficient 0.  0 when x is not affine in the
+ * indices or a value overflows. */
+static int affine(comp *c, const sym *x, int64_t *coef, int64_t *base) {
+  int n = c->pl->n_index;
+  sym *rest;
+  if (!sym_split_affine(c->a, x, n, c->coeff, &rest)) return 0;
+  for (int v = 0; v < n; v++) {
+    coef[v] = 0;
+    if (c->pl->var[v].ext > 1 && !sym_eval(c->coeff[v], c->b->vars, NULL, &coef[v])) return 0;
+  }
+  return sym_eval(rest, c->b->vars, NULL, base);
+}
+
+/* The range [lo, hi] of base + sum coef[v]*idx[v] over the iteration box
+ * (every index in scope over [0, ext)); 0 on overflow. */
+static int box(const comp *c, int64_t base, const int64_t *coef, int64_t *lo, int64_t *hi) {
+  *lo = *hi = base;
+  for (int v = 0; v < c->pl->n_index; v++) {
+    if (!coef[v]) continue;
+    int64_t span;
+    if (__builtin_mul_overflow(coef[v], c->pl->var[v].ext - 1, &span)) return 0;
+    if (__builtin_add_overflow(span < 0 ? *lo : *hi, span, span < 0 ? lo : hi)) return 0;
+  }
+  return 1;
+}
+
+/* A new tracked value; its box must have been computed without overflow
+ * (so that no update overflows). */
+static int new_tv(comp *c, int64_t base, const int64_t *coef) {
+  interp_plan *pl = c->pl;
+  pl->tv0 = grow(c->a, pl->tv0, pl->n_tv, &pl->cap_tv, sizeof *pl->tv0);
+  int t = pl->n_tv++;
+  pl->tv0[t] = base;
+  for (int v = 0; v < pl->n_index; v++) {
+    if (!coef[v]) continue;
+    interp_var *iv = &pl->var[v];
+    iv->upd = grow(c->a, iv->upd, iv->n_upd, &iv->cap_upd, sizeof *iv->upd);
+    iv->upd[iv->n_upd++] = (interp_upd){t, coef[v], coef[v] * (iv->ext - 1)};
+  }
+  return t;
+}
+
+/* Checks that x exists and mentions only indices whose loops enclose it. */
+static int check_scope(comp *c, const sym *x) {
+  if (!x) {
+    fail(c, "missing (overflowed) index expression");
+    return 0;
+  }
+  for (int v = 0; v < c->pl->n_index; v++)
+    if (!c->in_scope[v] && sym_mentions_index(x, v)) {
+      char *m = kbc_arena_printf(c->a, "index '%s' used outside its loop",
+                                 c->s->index[v].name ? c->s->index[v].name : "?");
+      fail(c, m);
+      return 0;
+    }
+  /* No index beyond the statement's: sym_eval would read past idx[]. */
+  const sym *y = x;
+  for (int v = 0; v < c->pl->n_index && y; v++)
+    if (sym_mentions_index(y, v)) y = sym_subst_index(c->a, y, v, sym_const(c->a, 0));
+  if (!y || sym_has_index(y)) {
+    fail(c, "index expression mentions an index the statement does not have");
+    return 0;
+  }
+  return 1;
+}
+
+/* ---- nodes -------------------------------------------------------------- */
+
+static int add_node(comp *c, int op, int a, int b, int k) {
+  interp_plan *pl = c->pl;
+  pl->node = grow(c->a, pl->node, pl->n_nodes, &pl->cap_nodes, sizeof *pl->node);
+  pl->node[pl->n_nodes] = (interp_node){.op = op, .a = a, .b = b, .c = k};
+  return pl->n_nodes++;
+}
+
+static int add_const(comp *c, double v) {
+  int n = add_node(c, IR_OP_CONST, 0, 0, 0);
+  c->pl->node[n].value = v;
+  return n;
+}
+
+static int is_const(const comp *c, int n) { return c->pl->node[n].op == IR_OP_CONST; }
+static double const_of(const comp *c, int n) { return c->pl->node[n].value; }
+
+/* A load of t at idx (or the statement's target): FLAT when every
+ * dimension is affine and provably inside t over the box, else DIMS. */
+static int compile_access(comp *c, const ir_tensor *t, sym *const *idx, int padded) {
+  interp_plan *pl = c->pl;
+  int n = pl->n_index, rank = t->rank;
+  if (t->id < 0 || t->id >= c->b->n_tensors || rank < 0 || rank > IR_BIND_MAX_RANK) {
+    fail(c, "access to a tensor the binding does not know");
+    return -1;
+  }
+  pl->acc = grow(c->a, pl->acc, pl->n_acc, &pl->cap_acc, sizeof *pl->acc);
+  int k = pl->n_acc++;
+  interp_access *ac = &pl->acc[k];
+  *ac = (interp_access){.t = t, .idx = (const sym *const *)idx, .padded = padded, .rank = rank};
+  ac->shape = c->b->shape[t->id];
+  ac->stride = KBC_NEW_ARRAY(c->a, int64_t, rank + 1);
+  ac->dim_tv = KBC_NEW_ARRAY(c->a, int, rank + 1);
+  int64_t s = 1;
+  for (int d = rank - 1; d >= 0; d--) {
+    ac->stride[d] = s;
+    s *= ac->shape[d]; /* numel <= 2^40: no overflow */
+  }
+  /* coef[d*n + v], base[d], tracked[d] in scratch */
+  int64_t *coef = c->scratch, *base = coef + (size_t)n * IR_BIND_MAX_RANK;
+  int tracked[IR_BIND_MAX_RANK + 1], inside = 1;
+  for (int d = 0; d < rank; d++) {
+    if (!check_scope(c, idx[d])) return -1;
+    int64_t lo, hi;
+    tracked[d] = !c->n_empty && affine(c, idx[d], coef + (size_t)d * n, &base[d]) &&
+                 box(c, base[d], coef + (size_t)d * n, &lo, &hi);
+    inside = inside && tracked[d] && lo >= 0 && hi < ac->shape[d];
+  }
+  if (inside) {
+    int64_t fcoef_base = 0, *fcoef = base + IR_BIND_MAX_RANK;
+    int ovf = 0;
+    for (int v = 0; v < n; v++) fcoef[v] = 0;
+    for (int d = 0; d < rank; d++) {
+      int64_t x;
+      ovf |= __builtin_mul_overflow(base[d], ac->stride[d], &x);
+      ovf |= __builtin_add_overflow(fcoef_base, x, &fcoef_base);
+      for (int v = 0; v < n; v++) {
+        ovf |= __builtin_mul_overflow(coef[(size_t)d * n + v], ac->stride[d], &x);
+        ovf |= __builtin_add_overflow(fcoef[v], x, &fcoef[v]);
+      }
+    }
+    if (!ovf) {
+      ac->mode = INTERP_ACC_FLAT;
+      ac->flat = new_tv(c, fcoef_base, fcoef);
+      return k;
+    }
+  }
+  ac->mode = INTERP_ACC_DIMS;
+  for (int d = 0; d < rank; d++)
+    ac->dim_tv[d] = tracked[d] ? new_tv(c, base[d], coef + (size_t)d * n) : -1;
+  return k;
+}
+
+static int compile_expr(comp *c, const ir_expr *e);
+
+static int compile_load(comp *c, const ir_expr *e) {
+  const ir_tensor *t = e->u.load.tensor;
+  if (!t) {
+    fail(c, "load of no tensor");
+    return -1;
+  }
+  int k = compile_access(c, t, e->u.load.idx, e->u.load.padded);
+  if (k < 0) return -1;
+  const interp_access *ac = &c->pl->acc[k];
+  if (ac->mode == INTERP_ACC_FLAT) return add_node(c, INODE_LOAD_FLAT, k, ac->flat, 0);
+  return add_node(c, INODE_LOAD_DIMS, k, 0, 0);
+}
+
+static int compile_index(comp *c, const sym *x) {
+  if (!check_scope(c, x)) return -1;
+  int64_t v;
+  if (sym_is_const(x, &v)) return add_const(c, (double)v);
+  int64_t *coef = c->scratch, base, lo, hi;
+  if (!c->n_empty && affine(c, x, coef, &base) && box(c, base, coef, &lo, &hi))
+    return add_node(c, INODE_INDEX_TV, new_tv(c, base, coef), 0, 0);
+  interp_plan *pl = c->pl;
+  pl->syms = grow(c->a, pl->syms, pl->n_syms, &pl->cap_syms, sizeof *pl->syms);
+  pl->syms[pl->n_syms] = x;
+  return add_node(c, INODE_INDEX_SYM, pl->n_syms++, 0, 0);
+}
+
+/* The step of tracked value tv along index v. */
+static int64_t step_of(const interp_plan *pl, int tv, int v) {
+  const interp_var *iv = &pl->var[v];
+  for (int i = 0; i < iv->n_upd; i++)
+    if (iv->upd[i].tv == tv) return iv->upd[i].step;
+  return 0;
+}
+
+/* Turns a sum over a flat load or a product of two into INODE_DOT. */
+static void try_dot(comp *c, int n) {
+  interp_plan *pl = c->pl;
+  interp_node *x = &pl->node[n];
+  interp_reduce *rd = &pl->red[x->b];
+  if (rd->op != IR_RED_SUM) return;
+  const interp_node *body = &pl->node[x->a];
+  int loads[2], n_loads = 0;
+  if (body->op == INODE_LOAD_FLAT) {
+    loads[n_loads++] = x->a;
+  } else if (body->op == IR_OP_MUL && pl->node[body->a].op == INODE_LOAD_FLAT &&
+             pl->node[body->b].op == INODE_LOAD_FLAT) {
+    loads[n_loads++] = body->a;
+    loads[n_loads++] = body->b;
+  } else {
+    return;
+  }
+  int inner = rd->vars[rd->n_vars - 1];
+  rd->n_loads = n_loads;
+  for (int i = 0; i < n_loads; i++) {
+    rd->acc[i] = pl->node[loads[i]].a;
+    rd->tv[i] = pl->node[loads[i]].b;
+    rd->step[i] = step_of(pl, rd->tv[i], inner);
+  }
+  x->op = INODE_DOT;
+}
+
+static int compile_reduce(comp *c, const ir_expr *e) {
+  interp_plan *pl = c->pl;
+  int nv = e->u.reduce.n_vars;
+  const int *vars = e->u.reduce.vars;
+  if (nv < 0 || (nv > 0 && !vars) || (unsigned)e->u.reduce.op >= IR_RED_COUNT) {
+    fail(c, "malformed reduction");
+    return -1;
+  }
+  for (int i = 0; i < nv; i++) {
+    int v = vars[i];
+    if (v < 0 || v >= pl->n_index || c->s->index[v].kind != IR_IDX_REDUCE || c->reduced[v] ||
+        c->in_scope[v]) {
+      fail(c, "reduction over an index that is not a reduction index, or reduced twice");
+      return -1;
+    }
+    c->reduced[v] = c->in_scope[v] = 1;
+    c->n_empty += pl->var[v].ext < 1;
+  }
+  int body = compile_expr(c, e->arg[0]);
+  for (int i = 0; i < nv; i++) {
+    c->in_scope[vars[i]] = 0;
+    c->n_empty -= pl->var[vars[i]].ext < 1;
+  }
+  if (body < 0) return -1;
+  if (nv == 0) return body;
+  pl->red = grow(c->a, pl->red, pl->n_red, &pl->cap_red, sizeof *pl->red);
+  pl->red[pl->n_red] = (interp_reduce){.op = e->u.reduce.op, .n_vars = nv, .vars = vars};
+  int n = add_node(c, IR_OP_REDUCE, body, pl->n_red++, 0);
+  try_dot(c, n);
+  return n;
+}
+
+static int compile_expr(comp *c, const ir_expr *e) {
+  if (!e || (unsigned)e->op >= IR_OP_COUNT) {
+    fail(c, "missing or unknown expression");
+    return -1;
+  }
+  switch (e->op) {
+  case IR_OP_CONST: return add_const(c, e->u.value);
+  case IR_OP_INDEX: return compile_index(c, e->u.index);
+  case IR_OP_LOAD: return compile_load(c, e);
+  case IR_OP_REDUCE: return compile_reduce(c, e);
+  default: break;
+  }
+  int arity = ir_op_info[e->op].arity, arg[3] = {0, 0, 0}, all_const = 1;
+  for (int i = 0; i < arity; i++) {
+    if ((arg[i] = compile_expr(c, e->arg[i])) < 0) return -1;
+    all_const = all_const && is_const(c, arg[i]);
+  }
+  if (e->op == IR_OP_WHERE && is_const(c, arg[0]))
+    return const_of(c, arg[0]) != 0.0 ? arg[1] : arg[2];
+  if (all_const && arity == 1) return add_const(c, interp_unary(e->op, const_of(c, arg[0])));
+  if (all_const && arity == 2)
+    return add_const(c, interp_binary(e->op, const_of(c, arg[0]), const_of(c, arg[1])));
+  return add_node(c, e->op, arg[0], arg[1], arg[2]);
+}
+
+/* ---- statements --------------------------------------------------------- */
+
+static int64_t abs64(int64_t x) { return x < 0 ? -x : x; }
+
+/* Chooses row mode (see interp_plan) when the DOT at the root strides
+ * worse along its innermost reduction index than along j. */
+static void plan_rows(interp_plan *pl) {
+  pl->row_dot = -1;
+  if (pl->s->accumulate || pl->n_outer < 1) return;
+  const interp_node *root = &pl->node[pl->root];
+  int dot = -1;
+  if (root->op == INODE_DOT)
+    dot = pl->root;
+  else if (root->op == IR_OP_ADD || root->op == IR_OP_SUB || root->op == IR_OP_MUL ||
+           root->op == IR_OP_DIV)
+    dot = pl->node[root->a].op == INODE_DOT ? root->a : pl->node[root->b].op == INODE_DOT ? root->b : -1;
+  if (dot < 0) return;
+  const interp_reduce *rd = &pl->red[pl->node[dot].b];
+  int j = pl->outer[pl->n_outer - 1], inner_cost = 0, row_cost = 0;
+  for (int i = 0; i < rd->n_loads; i++) {
+    pl->row_step[i] = step_of(pl, rd->tv[i], j);
+    inner_cost += abs64(rd->step[i]) > 1;
+    row_cost += abs64(pl->row_step[i]) > 1;
+  }
+  if (row_cost < inner_cost) pl->row_dot = dot;
+}
+
+int interp_compile(kbc_arena *a, const ir_program *p, const ir_binding *b, const ir_stmt *s,
+                   interp_plan *out, kbc_diag *d) {
+  memset(out, 0, sizeof *out);
+  int n = s->n_index > 0 ? s->n_index : 0;
+  comp c = {.a = a, .p = p, .b = b, .s = s, .d = d, .pl = out, .ok = 1};
+  out->s = s;
+  out->n_index = n;
+  out->var = KBC_NEW_ARRAY(a, interp_var, n + 1);
+  out->outer = KBC_NEW_ARRAY(a, int, n + 1);
+  c.in_scope = KBC_NEW_ARRAY(a, char, n + 1);
+  c.reduced = KBC_NEW_ARRAY(a, char, n + 1);
+  c.coeff = KBC_NEW_ARRAY(a, sym *, n + 1);
+  c.scratch = KBC_NEW_ARRAY(a, int64_t, (size_t)(n + 1) * (IR_BIND_MAX_RANK + 2));
+  if (!s->out || !s->rhs || (s->out->rank > 0 && !s->lhs)) {
+    fail(&c, "statement without target or value");
+    return 0;
+  }
+  if (s->out->role == IR_ROLE_INPUT) {
+    fail(&c, "statement writes an input");
+    return 0;
+  }
+  for (int v = 0; v < n; v++) {
+    if (!s->index[v].extent || !sym_eval(s->index[v].extent, b->vars, NULL, &out->var[v].ext)) {
+      fail(&c, "index extent missing or overflowing");
+      return 0;
+    }
+  }
+  /* Outer loops: a plain statement's lhs indices in order (row-major over
+   * the target), then any other free or scatter index by id. */
+  for (int i = 0; !s->accumulate && i < s->out->rank; i++) {
+    int v;
+    if (sym_is_index(s->lhs[i], &v) && v >= 0 && v < n && s->index[v].kind != IR_IDX_REDUCE &&
+        !c.in_scope[v]) {
+      c.in_scope[v] = 1;
+      out->outer[out->n_outer++] = v;
+    }
+  }
+  for (int v = 0; v < n; v++)
+    if (s->index[v].kind != IR_IDX_REDUCE && !c.in_scope[v]) {
+      c.in_scope[v] = 1;
+      out->outer[out->n_outer++] = v;
+    }
+  for (int i = 0; i < out->n_outer; i++) out->empty |= out->var[out->outer[i]].ext < 1;
+  if (out->empty) return 1;
+  out->lhs = compile_access(&c, s->out, s->lhs, 0);
+  if (out->lhs < 0) return 0;
+  out->root = compile_expr(&c, s->rhs);
+  if (!c.ok || out->root < 0) return 0;
+  for (int i = 0; i < out->n_acc; i++)
+    if (i != out->lhs && out->acc[i].t == s->out) out->reads_out = 1;
+  plan_rows(out);
+  return 1;
+}

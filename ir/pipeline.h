@@ -1,0 +1,24 @@
+/* pipeline.h — the front half of the compiler as one function.
+ *
+ * Before: spec text.  After: a verified, bounds-checked, simplified IR
+ * program in the given arena, or NULL with diagnostics. */
+#ifndef KBC_PIPELINE_H
+#define KBC_PIPELINE_H
+
+#include "ir.h"
+
+typedef struct {
+  /* When set, the IR is appended after lowering and after each pass that
+   * matches: NULL or "all" = every pass, else one pass name. */
+  kbc_buf *dump;
+  const char *dump_after;
+} ir_pipeline_opts;
+
+ir_program *ir_pipeline_run(kbc_arena *a, kbc_diag *d, const char *source, const char *default_name,
+                            const ir_pipeline_opts *opts);
+
+/* The pass names in order ("lower", "check-bounds", "simplify", "dce"),
+ * NULL-terminated, for --help and option checking. */
+extern const char *const ir_pass_names[];
+
+#endif

@@ -1,0 +1,682 @@
+/* test_interp.c — the reference interpreter (ir/interp.c) and axis binding
+ * (ir/bind.c) on IR programs built by hand, checked against naive C loops.
+ *
+ * Before: nothing.  After: each test builds a program in its own arena,
+ * binds it, runs it and compares every output element (or the diagnostics). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "ir/bind.h"
+#include "ir/interp.h"
+
+/* ---- a tiny IR builder (one program at a time) ---------------------------- */
+
+static kbc_arena *A;
+static ir_program *P;
+static kbc_diag *D;
+static const kbc_loc L0 = {0, 0};
+
+static int setup(void **state) {
+  (void)state;
+  A = kbc_arena_create();
+  P = ir_program_create(A, "test");
+  D = kbc_diag_create("test.kb", NULL);
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  kbc_diag_destroy(D);
+  kbc_arena_destroy(A);
+  return 0;
+}
+
+static sym *K(int64_t v) { return sym_const(A, v); }
+static sym *add(sym *x, sym *y) { return sym_add(A, x, y); }
+static sym *sub(sym *x, sym *y) { return sym_sub(A, x, y); }
+static sym *mul(sym *x, sym *y) { return sym_mul(A, x, y); }
+
+static sym *var(const char *name) {
+  ir_axis *ax = KBC_NEW(A, ir_axis);
+  ax->name = name;
+  ax->kind = IR_AXIS_VAR;
+  ax->var_id = P->vars.len;
+  ax->size = sym_axis(A, ax->var_id, name);
+  kbc_vec_push(A, &P->vars, ax);
+  kbc_vec_push(A, &P->axes, ax);
+  return ax->size;
+}
+
+static sym *derived(const char *name, sym *size, ir_axis_kind kind) {
+  ir_axis *ax = KBC_NEW(A, ir_axis);
+  ax->name = name;
+  ax->kind = kind;
+  ax->var_id = -1;
+  ax->size = size;
+  kbc_vec_push(A, &P->axes, ax);
+  return size;
+}
+
+static void add_assert(sym *lhs, ir_cmp op, sym *rhs, const char *text) {
+  ir_assert *as = KBC_NEW(A, ir_assert);
+  *as = (ir_assert){.lhs = lhs, .rhs = rhs, .op = op, .text = text};
+  kbc_vec_push(A, &P->asserts, as);
+}
+
+/* tensor(name, role, rank, dims...) */
+static ir_tensor *tensor(const char *name, ir_role role, int rank, ...) {
+  sym *shape[8];
+  va_list ap;
+  va_start(ap, rank);
+  for (int i = 0; i < rank; i++) shape[i] = va_arg(ap, sym *);
+  va_end(ap);
+  return ir_tensor_add(P, name, role, IR_DT_F32, rank, shape, L0);
+}
+
+static ir_stmt *stmt(ir_tensor *out, int accumulate, const char *text) {
+  ir_stmt *s = KBC_NEW(A, ir_stmt);
+  s->id = P->stmts.len;
+  s->out = out;
+  s->accumulate = accumulate;
+  s->text = text;
+  s->index = KBC_NEW_ARRAY(A, ir_index, 16);
+  s->lhs = KBC_NEW_ARRAY(A, sym *, 8);
+  return s;
+}
+
+static sym *idx(ir_stmt *s, const char *name, ir_idx_kind kind, sym *extent) {
+  int id = s->n_index++;
+  s->index[id] = (ir_index){name, kind, extent};
+  return sym_index(A, id, name);
+}
+
+/* finish(s, rhs, lhs syms...) */
+static void finish(ir_stmt *s, ir_expr *rhs, ...) {
+  va_list ap;
+  va_start(ap, rhs);
+  for (int i = 0; i < s->out->rank; i++) s->lhs[i] = va_arg(ap, sym *);
+  va_end(ap);
+  s->rhs = rhs;
+  kbc_vec_push(A, &P->stmts, s);
+}
+
+static ir_expr *load_v(ir_tensor *t, int padded, va_list ap) {
+  sym *ix[8];
+  for (int i = 0; i < t->rank; i++) ix[i] = va_arg(ap, sym *);
+  return ir_load(A, t, ix, padded, L0);
+}
+static ir_expr *ld(ir_tensor *t, ...) {
+  va_list ap;
+  va_start(ap, t);
+  ir_expr *e = load_v(t, 0, ap);
+  va_end(ap);
+  return e;
+}
+static ir_expr *ldp(ir_tensor *t, ...) {
+  va_list ap;
+  va_start(ap, t);
+  ir_expr *e = load_v(t, 1, ap);
+  va_end(ap);
+  return e;
+}
+
+/* red(op, body, n, index syms...) */
+static ir_expr *red(ir_red op, ir_expr *body, int n, ...) {
+  int ids[8];
+  va_list ap;
+  va_start(ap, n);
+  for (int i = 0; i < n; i++) assert_true(sym_is_index(va_arg(ap, sym *), &ids[i]));
+  va_end(ap);
+  return ir_reduce(A, op, n, ids, body, L0);
+}
+
+static ir_expr *bin(ir_op op, ir_expr *x, ir_expr *y) { return ir_binary(A, op, x, y, L0); }
+static ir_expr *un(ir_op op, ir_expr *x) { return ir_unary(A, op, x, L0); }
+static ir_expr *num(double v) { return ir_const(A, v, L0); }
+static ir_expr *ival(sym *s) { return ir_index_expr(A, s, L0); }
+
+/* ---- data ---------------------------------------------------------------- */
+
+enum { MAXT = 16 };
+static double *data[MAXT];
+static ir_binding B;
+
+/* n pseudo-random values in [-1, 1) */
+static double *rnd(int64_t n, unsigned seed) {
+  double *x = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+  assert_non_null(x);
+  unsigned s = seed * 2654435761u + 12345u;
+  for (int64_t i = 0; i < n; i++) {
+    s = s * 1103515245u + 12345u;
+    x[i] = (double)((s >> 8) & 0xffff) / 32768.0 - 1.0;
+  }
+  return x;
+}
+
+/* Binds vars, gives every input random data, runs. */
+static int run(const int64_t *vars) {
+  memset(data, 0, sizeof data);
+  if (!ir_bind(P, A, vars, &B, D)) return 0;
+  for (int i = 0; i < P->tensors.len; i++)
+    if (IR_TENSOR(P, i)->role == IR_ROLE_INPUT) data[i] = rnd(B.numel[i], (unsigned)i + 1);
+  return ir_interp(P, &B, data, D);
+}
+
+static void release(void) {
+  ir_interp_release(P, data);
+  for (int i = 0; i < P->tensors.len; i++) {
+    free(data[i]);
+    data[i] = NULL;
+  }
+}
+
+static void close_to(double got, double want) {
+  double tol = 1e-12 * (1.0 + fabs(want));
+  if (!(fabs(got - want) <= tol)) fail_msg("got %.17g, want %.17g", got, want);
+}
+
+static void expect_error(const char *substring) {
+  const char *text = kbc_diag_text(D);
+  if (!strstr(text, substring)) fail_msg("expected '%s' in:\n%s", substring, text);
+}
+
+/* ---- tests: the interpreter ----------------------------------------------- */
+
+static void test_matmul_bias(void **state) {
+  (void)state;
+  sym *M = var("M"), *N = var("N"), *Kd = var("K");
+  ir_tensor *a = tensor("a", IR_ROLE_INPUT, 2, M, Kd), *b = tensor("b", IR_ROLE_INPUT, 2, Kd, N);
+  ir_tensor *bias = tensor("bias", IR_ROLE_INPUT, 1, N), *out = tensor("out", IR_ROLE_OUTPUT, 2, M, N);
+  ir_stmt *s = stmt(out, 0, "out[i, j] = bias[j] + sum(k: a[i, k] * b[k, j])");
+  sym *i = idx(s, "i", IR_IDX_FREE, M), *j = idx(s, "j", IR_IDX_FREE, N), *k = idx(s, "k", IR_IDX_REDUCE, Kd);
+  finish(s, bin(IR_OP_ADD, ld(bias, j), red(IR_RED_SUM, bin(IR_OP_MUL, ld(a, i, k), ld(b, k, j)), 1, k)), i, j);
+  int64_t vars[] = {7, 5, 9};
+  assert_true(run(vars));
+  for (int y = 0; y < 7; y++)
+    for (int x = 0; x < 5; x++) {
+      double want = data[bias->id][x];
+      for (int z = 0; z < 9; z++) want += data[a->id][y * 9 + z] * data[b->id][z * 5 + x];
+      close_to(data[out->id][y * 5 + x], want);
+    }
+  release();
+}
+
+static void test_softmax_middle_axis(void **state) {
+  (void)state;
+  sym *n0 = var("n0"), *n1 = var("n1"), *n2 = var("n2");
+  ir_tensor *x = tensor("x", IR_ROLE_INPUT, 3, n0, n1, n2);
+  ir_tensor *mx = tensor("mx", IR_ROLE_TEMP, 2, n0, n2), *ex = tensor("ex", IR_ROLE_TEMP, 3, n0, n1, n2);
+  ir_tensor *out = tensor("out", IR_ROLE_OUTPUT, 3, n0, n1, n2);
+  ir_stmt *s = stmt(mx, 0, "mx");
+  sym *a = idx(s, "a", IR_IDX_FREE, n0), *c = idx(s, "c", IR_IDX_FREE, n2), *b = idx(s, "b", IR_IDX_REDUCE, n1);
+  finish(s, red(IR_RED_MAX, ld(x, a, b, c), 1, b), a, c);
+  s = stmt(ex, 0, "ex");
+  a = idx(s, "a", IR_IDX_FREE, n0), b = idx(s, "b", IR_IDX_FREE, n1), c = idx(s, "c", IR_IDX_FREE, n2);
+  finish(s, un(IR_OP_EXP, bin(IR_OP_SUB, ld(x, a, b, c), ld(mx, a, c))), a, b, c);
+  s = stmt(out, 0, "out");
+  a = idx(s, "a", IR_IDX_FREE, n0), b = idx(s, "b", IR_IDX_FREE, n1), c = idx(s, "c", IR_IDX_FREE, n2);
+  sym *b2 = idx(s, "b2", IR_IDX_REDUCE, n1);
+  finish(s, bin(IR_OP_DIV, ld(ex, a, b, c), red(IR_RED_SUM, ld(ex, a, b2, c), 1, b2)), a, b, c);
+  int64_t vars[] = {3, 6, 4};
+  assert_true(run(vars));
+  const double *X = data[x->id];
+  for (int p = 0; p < 3; p++)
+    for (int r = 0; r < 4; r++) {
+      double m = -INFINITY, sum = 0;
+      for (int q = 0; q < 6; q++) m = fmax(m, X[(p * 6 + q) * 4 + r]);
+      for (int q = 0; q < 6; q++) sum += exp(X[(p * 6 + q) * 4 + r] - m);
+      close_to(data[mx->id][p * 4 + r], m);
+      for (int q = 0; q < 6; q++) close_to(data[out->id][(p * 6 + q) * 4 + r], exp(X[(p * 6 + q) * 4 + r] - m) / sum);
+    }
+  release();
+}
+
+static void test_strided_conv(void **state) {
+  (void)state;
+  sym *nb = var("n"), *ci = var("ci"), *h = var("h"), *co = var("co");
+  sym *ks = derived("ks", K(3), IR_AXIS_CONST);
+  sym *oh = derived("oh", add(sym_div(A, sub(h, ks), 2), K(1)), IR_AXIS_DERIVED);
+  ir_tensor *x = tensor("x", IR_ROLE_INPUT, 4, nb, ci, h, h), *w = tensor("w", IR_ROLE_INPUT, 4, co, ci, ks, ks);
+  ir_tensor *out = tensor("out", IR_ROLE_OUTPUT, 4, nb, co, oh, oh);
+  ir_stmt *s = stmt(out, 0, "conv");
+  sym *n = idx(s, "n", IR_IDX_FREE, nb), *c = idx(s, "c", IR_IDX_FREE, co);
+  sym *oy = idx(s, "oy", IR_IDX_FREE, oh), *ox = idx(s, "ox", IR_IDX_FREE, oh);
+  sym *e = idx(s, "e", IR_IDX_REDUCE, ci), *ky = idx(s, "ky", IR_IDX_REDUCE, ks), *kx = idx(s, "kx", IR_IDX_REDUCE, ks);
+  ir_expr *xl = ld(x, n, e, add(mul(K(2), oy), ky), add(mul(K(2), ox), kx));
+  finish(s, red(IR_RED_SUM, bin(IR_OP_MUL, xl, ld(w, c, e, ky, kx)), 3, e, ky, kx), n, c, oy, ox);
+  int64_t vars[] = {2, 3, 10, 4}; /* oh = (10-3)/2 + 1 = 4 */
+  assert_true(run(vars));
+  assert_int_equal(B.shape[out->id][2], 4);
+  for (int q = 0; q < 2; q++)
+    for (int o = 0; o < 4; o++)
+      for (int y = 0; y < 4; y++)
+        for (int z = 0; z < 4; z++) {
+          double want = 0;
+          for (int i = 0; i < 3; i++)
+            for (int u = 0; u < 3; u++)
+              for (int v = 0; v < 3; v++)
+                want += data[x->id][((q * 3 + i) * 10 + 2 * y + u) * 10 + 2 * z + v] *
+                        data[w->id][((o * 3 + i) * 3 + u) * 3 + v];
+          close_to(data[out->id][((q * 4 + o) * 4 + y) * 4 + z], want);
+        }
+  release();
+}
+
+static void test_gather_and_scatter(void **state) {
+  (void)state;
+  sym *n = var("n"), *cc = var("c");
+  sym *r = derived("r", sub(mul(K(2), n), K(1)), IR_AXIS_DERIVED);
+  ir_tensor *q = tensor("q", IR_ROLE_INPUT, 2, n, cc), *t = tensor("t", IR_ROLE_INPUT, 2, r, cc);
+  ir_tensor *gr = tensor("gr", IR_ROLE_INPUT, 2, n, n);
+  ir_tensor *out = tensor("out", IR_ROLE_OUTPUT, 2, n, n), *g = tensor("g", IR_ROLE_OUTPUT, 2, r, cc);
+  ir_stmt *s = stmt(out, 0, "out[i, j] = sum(c: q[i,c] * t[i - j + n - 1, c])");
+  sym *i = idx(s, "i", IR_IDX_FREE, n), *j = idx(s, "j", IR_IDX_FREE, n), *c = idx(s, "c", IR_IDX_REDUCE, cc);
+  sym *rel = add(sub(i, j), sub(n, K(1)));
+  finish(s, red(IR_RED_SUM, bin(IR_OP_MUL, ld(q, i, c), ld(t, rel, c)), 1, c), i, j);
+  s = stmt(g, 1, "g[i - j + n - 1, c] += q[i,c] * gr[i,j]");
+  i = idx(s, "i", IR_IDX_SCATTER, n), j = idx(s, "j", IR_IDX_SCATTER, n), c = idx(s, "c", IR_IDX_SCATTER, cc);
+  finish(s, bin(IR_OP_MUL, ld(q, i, c), ld(gr, i, j)), add(sub(i, j), sub(n, K(1))), c);
+  enum { NN = 6, CC = 5, RR = 2 * NN - 1 };
+  int64_t vars[] = {NN, CC};
+  assert_true(run(vars));
+  double G[RR * CC] = {0};
+  for (int y = 0; y < NN; y++)
+    for (int x = 0; x < NN; x++) {
+      double want = 0;
+      for (int z = 0; z < CC; z++) {
+        want += data[q->id][y * CC + z] * data[t->id][(y - x + NN - 1) * CC + z];
+        G[(y - x + NN - 1) * CC + z] += data[q->id][y * CC + z] * data[gr->id][y * NN + x];
+      }
+      close_to(data[out->id][y * NN + x], want);
+    }
+  for (int k = 0; k < RR * CC; k++) close_to(data[g->id][k], G[k]);
+  release();
+}
+
+static void test_nested_reductions(void **state) {
+  (void)state;
+  sym *n = var("n"), *m = var("m");
+  ir_tensor *x = tensor("x", IR_ROLE_INPUT, 2, n, m), *y = tensor("y", IR_ROLE_INPUT, 2, m, n);
+  ir_tensor *o1 = tensor("o1", IR_ROLE_OUTPUT, 1, n), *o2 = tensor("o2", IR_ROLE_OUTPUT, 1, n);
+  /* o1[i] = sum(j: x[i,j] * max(k: y[j,k] * x[i,j])) + min(k2: y[0, k2]) */
+  ir_stmt *s = stmt(o1, 0, "o1");
+  sym *i = idx(s, "i", IR_IDX_FREE, n), *j = idx(s, "j", IR_IDX_REDUCE, m);
+  sym *k = idx(s, "k", IR_IDX_REDUCE, n), *k2 = idx(s, "k2", IR_IDX_REDUCE, n);
+  ir_expr *inner = red(IR_RED_MAX, bin(IR_OP_MUL, ld(y, j, k), ld(x, i, j)), 1, k);
+  ir_expr *outer = red(IR_RED_SUM, bin(IR_OP_MUL, ld(x, i, j), inner), 1, j);
+  finish(s, bin(IR_OP_ADD, outer, red(IR_RED_MIN, ld(y, K(0), k2), 1, k2)), i);
+  /* o2[i] = sum(j: x[i,j]) / sum(j2, k: x[i,j2] * y[j2,k] * (k + 1)) */
+  s = stmt(o2, 0, "o2");
+  i = idx(s, "i", IR_IDX_FREE, n), j = idx(s, "j", IR_IDX_REDUCE, m);
+  sym *j2 = idx(s, "j2", IR_IDX_REDUCE, m);
+  k = idx(s, "k", IR_IDX_REDUCE, n);
+  ir_expr *den = red(IR_RED_SUM, bin(IR_OP_MUL, bin(IR_OP_MUL, ld(x, i, j2), ld(y, j2, k)), ival(add(k, K(1)))), 2, j2, k);
+  finish(s, bin(IR_OP_DIV, red(IR_RED_SUM, ld(x, i, j), 1, j), den), i);
+  int64_t vars[] = {4, 3};
+  assert_true(run(vars));
+  const double *X = data[x->id], *Y = data[y->id];
+  double mn = INFINITY;
+  for (int c = 0; c < 4; c++) mn = fmin(mn, Y[c]);
+  for (int a = 0; a < 4; a++) {
+    double sum = 0, num0 = 0, d = 0;
+    for (int b = 0; b < 3; b++) {
+      double mx = -INFINITY;
+      for (int c = 0; c < 4; c++) mx = fmax(mx, Y[b * 4 + c] * X[a * 3 + b]);
+      sum += X[a * 3 + b] * mx;
+      num0 += X[a * 3 + b];
+      for (int c = 0; c < 4; c++) d += X[a * 3 + b] * Y[b * 4 + c] * (c + 1);
+    }
+    close_to(data[o1->id][a], sum + mn);
+    close_to(data[o2->id][a], num0 / d);
+  }
+  release();
+}
+
+static void test_where_padded(void **state) {
+  (void)state;
+  sym *n = var("n");
+  ir_tensor *x = tensor("x", IR_ROLE_INPUT, 1, n), *out = tensor("out", IR_ROLE_OUTPUT, 1, n);
+  /* out[i] = where(i > 0, x[i - 1], -1) + x?[i + 1] + where(i < n - 1, 0, x?[i + 5]) */
+  ir_stmt *s = stmt(out, 0, "out");
+  sym *i = idx(s, "i", IR_IDX_FREE, n);
+  ir_expr *cond = bin(IR_OP_GT, ival(i), ival(K(0)));
+  ir_expr *w1 = ir_where(A, cond, ld(x, sub(i, K(1))), num(-1), L0);
+  ir_expr *cond2 = bin(IR_OP_LT, ival(i), ival(sub(n, K(1))));
+  ir_expr *w2 = ir_where(A, cond2, num(0), ldp(x, add(i, K(5))), L0);
+  finish(s, bin(IR_OP_ADD, bin(IR_OP_ADD, w1, ldp(x, add(i, K(1)))), w2), i);
+  int64_t vars[] = {8};
+  assert_true(run(vars));
+  const double *X = data[x->id];
+  for (int k = 0; k < 8; k++) close_to(data[out->id][k], (k > 0 ? X[k - 1] : -1) + (k < 7 ? X[k + 1] : 0));
+  release();
+}
+
+static void test_min_max_prod(void **state) {
+  (void)state;
+  sym *n = var("n"), *m = var("m");
+  ir_tensor *x = tensor("x", IR_ROLE_INPUT, 2, n, m);
+  ir_tensor *o = tensor("o", IR_ROLE_OUTPUT, 2, n, K(3));
+  ir_stmt *s = stmt(o, 0, "o");
+  sym *i = idx(s, "i", IR_IDX_FREE, n), *t = idx(s, "t", IR_IDX_FREE, K(3));
+  sym *j = idx(s, "j", IR_IDX_REDUCE, m), *j2 = idx(s, "j2", IR_IDX_REDUCE, m), *j3 = idx(s, "j3", IR_IDX_REDUCE, m);
+  ir_expr *e = ir_where(A, bin(IR_OP_EQ, ival(t), ival(K(0))), red(IR_RED_MIN, ld(x, i, j), 1, j),
+                        ir_where(A, bin(IR_OP_EQ, ival(t), ival(K(1))), red(IR_RED_MAX, ld(x, i, j2), 1, j2),
+                                 red(IR_RED_PROD, bin(IR_OP_ADD, ld(x, i, j3), num(1.5)), 1, j3), L0),
+                        L0);
+  finish(s, e, i, t);
+  int64_t vars[] = {5, 7};
+  assert_true(run(vars));
+  for (int a = 0; a < 5; a++) {
+    double mn = INFINITY, mx = -INFINITY, pr = 1;
+    for (int b = 0; b < 7; b++) {
+      double v = data[x->id][a * 7 + b];
+      mn = fmin(mn, v), mx = fmax(mx, v), pr *= v + 1.5;
+    }
+    close_to(data[o->id][a * 3 + 0], mn);
+    close_to(data[o->id][a * 3 + 1], mx);
+    close_to(data[o->id][a * 3 + 2], pr);
+  }
+  release();
+}
+
+static int64_t floordiv(int64_t x, int64_t c) { return x / c - (x % c != 0 && x < 0); }
+static int64_t floormod(int64_t x, int64_t c) { return x - c * floordiv(x, c); }
+
+static void test_integer_index_exprs(void **state) {
+  (void)state;
+  sym *n = var("n");
+  sym *n4 = derived("n4", mul(n, K(4)), IR_AXIS_DERIVED);
+  ir_tensor *x = tensor("x", IR_ROLE_INPUT, 2, n, K(4));
+  ir_tensor *o = tensor("o", IR_ROLE_OUTPUT, 2, n4, K(3));
+  /* o[j, t] = where(t == 0, (j - 5)/3, where(t == 1, (j - 5) % 3, x[j/4, j % 4] + ((j/2) % 3) * 10)) */
+  ir_stmt *s = stmt(o, 0, "o");
+  sym *j = idx(s, "j", IR_IDX_FREE, n4), *t = idx(s, "t", IR_IDX_FREE, K(3));
+  sym *jm5 = sub(j, K(5));
+  ir_expr *third = bin(IR_OP_ADD, ld(x, sym_div(A, j, 4), sym_mod(A, j, 4)),
+                       bin(IR_OP_MUL, ival(sym_mod(A, sym_div(A, j, 2), 3)), ival(K(10))));
+  ir_expr *e = ir_where(A, bin(IR_OP_EQ, ival(t), ival(K(0))), ival(sym_div(A, jm5, 3)),
+                        ir_where(A, bin(IR_OP_EQ, ival(t), ival(K(1))), ival(sym_mod(A, jm5, 3)), third, L0), L0);
+  finish(s, e, j, t);
+  int64_t vars[] = {3};
+  assert_true(run(vars));
+  for (int k = 0; k < 12; k++) {
+    close_to(data[o->id][k * 3 + 0], (double)floordiv(k - 5, 3));
+    close_to(data[o->id][k * 3 + 1], (double)floormod(k - 5, 3));
+    close_to(data[o->id][k * 3 + 2], data[x->id][k] + (double)((k / 2) % 3) * 10);
+  }
+  assert_int_equal(floordiv(-5, 3), -2);
+  close_to(data[o->id][0], -2);
+  close_to(data[o->id][1], 1);
+  release();
+}
+
+static void test_math_ops_and_scalars(void **state) {
+  (void)state;
+  sym *n = var("n");
+  ir_tensor *x = tensor("x", IR_ROLE_INPUT, 1, n), *sc = tensor("scale", IR_ROLE_INPUT, 0);
+  ir_tensor *o = tensor("o", IR_ROLE_OUTPUT, 2, n, K(14)), *tot = tensor("total", IR_ROLE_OUTPUT, 0);
+  ir_stmt *s = stmt(o, 0, "o");
+  sym *i = idx(s, "i", IR_IDX_FREE, n), *t = idx(s, "t", IR_IDX_FREE, K(14));
+  ir_expr *v = ld(x, i), *pos = bin(IR_OP_ADD, un(IR_OP_ABS, ld(x, i)), num(0.5));
+  ir_expr *ops[14] = {
+      un(IR_OP_EXP, v), un(IR_OP_LOG, pos), un(IR_OP_SQRT, pos), un(IR_OP_RSQRT, pos),
+      un(IR_OP_TANH, v), un(IR_OP_ERF, v), un(IR_OP_RELU, v), un(IR_OP_SIGMOID, v),
+      bin(IR_OP_POW, pos, num(1.5)), bin(IR_OP_MAX, v, num(0.25)), bin(IR_OP_MIN, v, num(0.25)),
+      un(IR_OP_NEG, bin(IR_OP_DIV, v, num(3))),
+      ir_where(A,
+               bin(IR_OP_OR, bin(IR_OP_AND, bin(IR_OP_GE, v, num(0)), un(IR_OP_NOT, bin(IR_OP_LE, v, num(0.5)))),
+                   bin(IR_OP_NE, ival(i), ival(i))),
+               num(1), num(0), L0),
+      bin(IR_OP_MUL, ld(sc), un(IR_OP_SQRT, num(16)))};
+  ir_expr *e = ops[13];
+  for (int k = 12; k >= 0; k--) e = ir_where(A, bin(IR_OP_EQ, ival(t), ival(K(k))), ops[k], e, L0);
+  finish(s, e, i, t);
+  s = stmt(tot, 0, "total");
+  sym *j = idx(s, "j", IR_IDX_REDUCE, n);
+  finish(s, bin(IR_OP_MUL, ld(sc), red(IR_RED_SUM, ld(x, j), 1, j)));
+  int64_t vars[] = {9};
+  assert_true(run(vars));
+  double sum = 0, S = data[sc->id][0];
+  for (int k = 0; k < 9; k++) {
+    double a = data[x->id][k], p = fabs(a) + 0.5;
+    double want[14] = {exp(a), log(p), sqrt(p), 1 / sqrt(p), tanh(a), erf(a), a > 0 ? a : 0,
+                       1 / (1 + exp(-a)), pow(p, 1.5), fmax(a, 0.25), fmin(a, 0.25), -(a / 3),
+                       a >= 0 && !(a <= 0.5), S * 4};
+    for (int m = 0; m < 14; m++) close_to(data[o->id][k * 14 + m], want[m]);
+    sum += a;
+  }
+  close_to(data[tot->id][0], S * sum);
+  release();
+}
+
+/* A plain statement, then += into the same tensor, then a statement that
+ * reads and rewrites its own target (x[i] = x[n - 1 - i]). */
+static void test_accumulate_after_write_and_self_read(void **state) {
+  (void)state;
+  sym *n = var("n");
+  ir_tensor *x = tensor("x", IR_ROLE_INPUT, 1, n), *y = tensor("y", IR_ROLE_OUTPUT, 1, n);
+  ir_stmt *s = stmt(y, 0, "y[i] = x[i]");
+  sym *i = idx(s, "i", IR_IDX_FREE, n);
+  finish(s, ld(x, i), i);
+  s = stmt(y, 1, "y[i] += 2 * x[i]");
+  i = idx(s, "i", IR_IDX_SCATTER, n);
+  finish(s, bin(IR_OP_MUL, num(2), ld(x, i)), i);
+  s = stmt(y, 0, "y[i] = y[n - 1 - i] + y[i]");
+  i = idx(s, "i", IR_IDX_FREE, n);
+  finish(s, bin(IR_OP_ADD, ld(y, sub(sub(n, K(1)), i)), ld(y, i)), i);
+  int64_t vars[] = {6};
+  assert_true(run(vars));
+  for (int k = 0; k < 6; k++) close_to(data[y->id][k], 3 * data[x->id][5 - k] + 3 * data[x->id][k]);
+  release();
+}
+
+static void test_out_of_bounds_load_is_internal_error(void **state) {
+  (void)state;
+  sym *n = var("n");
+  ir_tensor *x = tensor("x", IR_ROLE_INPUT, 1, n), *y = tensor("y", IR_ROLE_OUTPUT, 1, n);
+  ir_stmt *s = stmt(y, 0, "y[i] = x[i + 1]");
+  sym *i = idx(s, "i", IR_IDX_FREE, n);
+  finish(s, ld(x, add(i, K(1))), i);
+  int64_t vars[] = {4};
+  assert_false(run(vars));
+  assert_int_equal(kbc_diag_internal(D), 1);
+  expect_error("load of x[i + 1] outside the tensor: dimension 0 is 4, not in [0, 4) at i=3");
+  assert_null(data[y->id]);
+  release();
+}
+
+static void test_memory_limit(void **state) {
+  (void)state;
+  sym *n = var("n");
+  ir_tensor *x = tensor("x", IR_ROLE_INPUT, 1, n), *y = tensor("y", IR_ROLE_OUTPUT, 2, n, n);
+  ir_stmt *s = stmt(y, 0, "y[i, j] = x[i]");
+  sym *i = idx(s, "i", IR_IDX_FREE, n), *j = idx(s, "j", IR_IDX_FREE, n);
+  finish(s, ld(x, i), i, j);
+  int64_t vars[] = {1 << 20};
+  assert_true(ir_bind(P, A, vars, &B, D));
+  memset(data, 0, sizeof data);
+  double dummy = 0;
+  data[x->id] = &dummy;
+  assert_false(ir_interp(P, &B, data, D));
+  expect_error("more than its limit of 16 GiB");
+  assert_null(data[y->id]);
+}
+
+static void test_matmul_speed(void **state) {
+  (void)state;
+  sym *n = var("n");
+  ir_tensor *a = tensor("a", IR_ROLE_INPUT, 2, n, n), *b = tensor("b", IR_ROLE_INPUT, 2, n, n);
+  ir_tensor *out = tensor("out", IR_ROLE_OUTPUT, 2, n, n);
+  ir_stmt *s = stmt(out, 0, "out[i, j] = sum(k: a[i, k] * b[k, j])");
+  sym *i = idx(s, "i", IR_IDX_FREE, n), *j = idx(s, "j", IR_IDX_FREE, n), *k = idx(s, "k", IR_IDX_REDUCE, n);
+  finish(s, red(IR_RED_SUM, bin(IR_OP_MUL, ld(a, i, k), ld(b, k, j)), 1, k), i, j);
+  int64_t vars[] = {256};
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  assert_true(run(vars));
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double sec = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  printf("  matmul 256^3: %.3f s, %.2f ns per multiply-add\n", sec, sec * 1e9 / (256.0 * 256 * 256));
+  assert_true(sec < 2.0);
+  double want = 0;
+  for (int z = 0; z < 256; z++) want += data[a->id][17 * 256 + z] * data[b->id][z * 256 + 200];
+  close_to(data[out->id][17 * 256 + 200], want);
+  release();
+}
+
+/* ---- tests: binding ------------------------------------------------------- */
+
+static void test_bind_nonpositive_axis(void **state) {
+  (void)state;
+  sym *d = var("d");
+  sym *ks = derived("ks", K(3), IR_AXIS_CONST);
+  derived("od", add(sub(d, ks), K(1)), IR_AXIS_DERIVED);
+  int64_t vars[] = {2};
+  assert_false(ir_bind(P, A, vars, &B, D));
+  expect_error("axis od = d - 2 is 0 for d=2; sizes must be positive");
+  int64_t zero[] = {0};
+  assert_false(ir_bind(P, A, zero, &B, D));
+  expect_error("axis d is 0; sizes must be positive");
+}
+
+static void test_bind_assert_and_overflow(void **state) {
+  (void)state;
+  sym *im = var("image_size"), *big = var("big");
+  sym *patch = derived("patch_size", K(4), IR_AXIS_CONST);
+  add_assert(sym_mod(A, im, 4), IR_CMP_EQ, K(0), "image_size % patch_size == 0");
+  add_assert(im, IR_CMP_GE, mul(K(2), patch), NULL);
+  derived("cube", mul(big, mul(big, big)), IR_AXIS_DERIVED);
+  tensor("t", IR_ROLE_INPUT, 2, big, big);
+  int64_t bad[] = {30, 2};
+  assert_false(ir_bind(P, A, bad, &B, D));
+  expect_error("assert image_size % patch_size == 0 fails for image_size=30");
+  int64_t small[] = {4, 2};
+  assert_false(ir_bind(P, A, small, &B, D));
+  expect_error("assert image_size >= 8 fails for image_size=4");
+  int64_t huge[] = {32, 3000000};
+  assert_false(ir_bind(P, A, huge, &B, D));
+  expect_error("axis cube = big*big*big overflows 64-bit integers for big=3000000");
+  int64_t wide[] = {32, 2000000}; /* cube fits; t has 4e12 > 2^40 elements */
+  assert_false(ir_bind(P, A, wide, &B, D));
+  expect_error("tensor 't' f32[big, big] has 4000000000000 elements");
+  int64_t good[] = {32, 5};
+  assert_true(ir_bind(P, A, good, &B, D));
+  assert_int_equal(B.numel[0], 25);
+}
+
+/* spec: x f32[h, w, c], rel f32[2*h - 1, c], bias f32[c]; output out f32[n] */
+static void infer_spec(void) {
+  sym *h = var("h"), *w = var("w"), *c = var("c"), *n = var("n");
+  sym *r = derived("rel_size", sub(mul(K(2), h), K(1)), IR_AXIS_DERIVED);
+  tensor("x", IR_ROLE_INPUT, 3, h, w, c);
+  tensor("rel", IR_ROLE_INPUT, 2, r, c);
+  tensor("out", IR_ROLE_OUTPUT, 1, n);
+}
+
+static void test_infer_vars(void **state) {
+  (void)state;
+  infer_spec();
+  int64_t xs[] = {4, 5, 6}, rs[] = {7, 6};
+  ir_shape_arg args[] = {{"rel", 2, rs}, {"x", 3, xs}};
+  int64_t vars[4] = {0, 0, 0, 9};
+  assert_true(ir_infer_vars(P, args, 2, vars, D));
+  assert_int_equal(vars[0], 4);
+  assert_int_equal(vars[1], 5);
+  assert_int_equal(vars[2], 6);
+  assert_int_equal(vars[3], 9);
+  assert_int_equal(kbc_diag_errors(D), 0);
+}
+
+static void test_infer_from_affine_dim(void **state) {
+  (void)state;
+  sym *h = var("h");
+  tensor("rel", IR_ROLE_INPUT, 1, sub(mul(K(2), h), K(1)));
+  int64_t rs[] = {9};
+  ir_shape_arg args[] = {{"rel", 1, rs}};
+  int64_t vars[1] = {0};
+  assert_true(ir_infer_vars(P, args, 1, vars, D));
+  assert_int_equal(vars[0], 5);
+  rs[0] = 8;
+  vars[0] = 0;
+  assert_false(ir_infer_vars(P, args, 1, vars, D));
+  expect_error("input 'rel': dimension 0 has size 8, but 2*h - 1 is never 8");
+}
+
+static void test_infer_conflicts(void **state) {
+  (void)state;
+  infer_spec();
+  int64_t xs[] = {4, 5, 6}, rs[] = {9, 6}, bad_c[] = {7, 7};
+  ir_shape_arg args[] = {{"x", 3, xs}, {"rel", 2, rs}};
+  int64_t vars[4] = {0, 0, 0, 1};
+  assert_false(ir_infer_vars(P, args, 2, vars, D));
+  expect_error("input 'rel': dimension 0 has size 9, but axis rel_size = 2*h - 1 is 7 for h=4 (from input 'x')");
+  kbc_diag_destroy(D);
+  D = kbc_diag_create("test.kb", NULL);
+  ir_shape_arg args2[] = {{"x", 3, xs}, {"rel", 2, bad_c}};
+  assert_int_equal(vars[0], 0); /* a failed inference leaves only the preset values */
+  assert_int_equal(vars[3], 1);
+  assert_false(ir_infer_vars(P, args2, 2, vars, D));
+  expect_error("input 'rel': dimension 1 has size 7, but axis c is 6 (from input 'x')");
+  /* preset value disagreeing with a shape */
+  kbc_diag_destroy(D);
+  D = kbc_diag_create("test.kb", NULL);
+  int64_t preset[4] = {0, 3, 0, 1};
+  int64_t rs_ok[] = {7, 6};
+  ir_shape_arg args3[] = {{"x", 3, xs}, {"rel", 2, rs_ok}};
+  assert_false(ir_infer_vars(P, args3, 2, preset, D));
+  expect_error("input 'x': dimension 1 has size 5, but axis w is 3 (set with --set w=3)");
+}
+
+static void test_infer_bad_args(void **state) {
+  (void)state;
+  infer_spec();
+  int64_t xs[] = {4, 5}, rs[] = {7, 6}, fs[] = {1};
+  ir_shape_arg args[] = {{"x", 2, xs}, {"foo", 1, fs}, {"out", 1, fs}};
+  int64_t vars[4] = {0};
+  assert_false(ir_infer_vars(P, args, 3, vars, D));
+  expect_error("unexpected input 'foo'");
+  expect_error("unexpected input 'out': it is an output of the kernel, not an input");
+  expect_error("input 'x' has rank 2, but the kernel declares it f32[h, w, c] (rank 3)");
+  expect_error("missing input 'rel'");
+  kbc_diag_destroy(D);
+  D = kbc_diag_create("test.kb", NULL);
+  int64_t xs3[] = {4, 5, 6};
+  ir_shape_arg ok_args[] = {{"x", 3, xs3}, {"rel", 2, rs}};
+  int64_t v2[4] = {0};
+  assert_false(ir_infer_vars(P, ok_args, 2, v2, D));
+  expect_error("cannot infer axis 'n': no input shape determines it; set it with --set n=N");
+  assert_int_equal(kbc_diag_errors(D), 1);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_matmul_bias, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_softmax_middle_axis, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_strided_conv, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_gather_and_scatter, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_nested_reductions, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_where_padded, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_min_max_prod, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_integer_index_exprs, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_math_ops_and_scalars, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_accumulate_after_write_and_self_read, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_out_of_bounds_load_is_internal_error, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_memory_limit, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_matmul_speed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_bind_nonpositive_axis, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_bind_assert_and_overflow, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_infer_vars, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_infer_from_affine_dim, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_infer_conflicts, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_infer_bad_args, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,110 @@
+/* cli.c — helpers shared by the kbc commands; see cli.h. */
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/pipeline.h"
+#include "support/diag.h"
+
+void cli_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("kbc: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+int cli_usage(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("kbc: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\nrun 'kbc %s --help' for usage\n", cmd);
+  va_end(ap);
+  return CLI_USAGE;
+}
+
+char *cli_read_spec(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    cli_error("cannot open '%s': %s", path, strerror(errno));
+    return NULL;
+  }
+  char *buf = malloc(CLI_MAX_SPEC_BYTES + 1);
+  if (!buf) {
+    fclose(f);
+    cli_error("out of memory");
+    return NULL;
+  }
+  size_t n = fread(buf, 1, CLI_MAX_SPEC_BYTES + 1, f);
+  int err = ferror(f);
+  fclose(f);
+  if (err) {
+    cli_error("cannot read '%s' (is it a directory?)", path);
+    free(buf);
+    return NULL;
+  }
+  if (n > CLI_MAX_SPEC_BYTES) {
+    cli_error("'%s' is larger than %d bytes; is it really a spec?", path, CLI_MAX_SPEC_BYTES);
+    free(buf);
+    return NULL;
+  }
+  buf[n] = 0;
+  if (memchr(buf, 0, n)) {
+    cli_error("'%s' contains a NUL byte; a spec is text", path);
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
+const char *cli_default_name(kbc_arena *a, const char *path) {
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  const char *dot = strrchr(base, '.');
+  size_t n = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+  char *name = kbc_arena_strndup(a, base, n);
+  for (char *p = name; *p; p++)
+    if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+      *p = '_';
+  return name;
+}
+
+ir_program *cli_compile(kbc_arena *a, const char *path, kbc_buf *dump, const char *dump_after) {
+  char *src = cli_read_spec(path);
+  if (!src) return NULL;
+  kbc_diag *d = kbc_diag_create(path, src);
+  ir_pipeline_opts opts = {.dump = dump, .dump_after = dump_after};
+  ir_program *p = ir_pipeline_run(a, d, src, cli_default_name(a, path), &opts);
+  fputs(kbc_diag_text(d), stderr);
+  if (!p && kbc_diag_errors(d) == 0) cli_error("%s: compilation failed", path);
+  kbc_diag_destroy(d);
+  free(src);
+  return p;
+}
+
+int cli_parse_i64(const char *s, int64_t *out) {
+  if (!s || !*s) return 0;
+  errno = 0;
+  char *end;
+  long long v = strtoll(s, &end, 10);
+  if (errno || *end) return 0;
+  *out = v;
+  return 1;
+}
+
+int cli_parse_f64(const char *s, double *out) {
+  if (!s || !*s) return 0;
+  errno = 0;
+  char *end;
+  double v = strtod(s, &end);
+  if (errno || *end || !isfinite(v)) return 0;
+  *out = v;
+  return 1;
+}

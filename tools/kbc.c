@@ -1,0 +1,177 @@
+/* kbc.c — the kbc command-line tool: dispatch, help, check, compile.
+ *
+ *   kbc check   SPEC
+ *   kbc compile SPEC --emit ir|ast [--after PASS] [-o FILE]
+ *   kbc run     SPEC --inputs IN --outputs OUT [--backend cpu] ...
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "frontend/ast.h"
+#include "ir/pipeline.h"
+#include "runtime/safetensors.h"
+
+#define KBC_VERSION_STRING "0.1.0"
+
+static const char main_help[] =
+    "usage: kbc COMMAND [ARGS]\n"
+    "\n"
+    "kbc compiles tensor computations written in index notation (spec files)\n"
+    "into GPU kernels, and runs them on a CPU reference interpreter.\n"
+    "\n"
+    "commands:\n"
+    "  check SPEC             parse and check a spec; print diagnostics\n"
+    "  compile SPEC --emit K  print the IR (K = ir) or the syntax tree (K = ast)\n"
+    "  run SPEC ...           run a spec on inputs from a safetensors file\n"
+    "\n"
+    "  kbc COMMAND --help     help for one command\n"
+    "  kbc --version          the version\n"
+    "\n"
+    "exit status: 0 success, 1 error in the spec or the data, 2 usage error\n";
+
+static const char check_help[] =
+    "usage: kbc check SPEC\n"
+    "\n"
+    "Parses SPEC, resolves its names, infers index ranges and proves every\n"
+    "access in bounds for all values of the var axes.  Prints diagnostics as\n"
+    "file:line:col: error: message, with the source line and a caret.\n";
+
+static const char compile_help[] =
+    "usage: kbc compile SPEC --emit ir|ast [--after PASS] [-o FILE]\n"
+    "\n"
+    "  --emit ir      the IR after lowering and after every pass\n"
+    "  --emit ast     the syntax tree as parsed\n"
+    "  --after PASS   with --emit ir: only after PASS (lower, check-bounds,\n"
+    "                 simplify, dce)\n"
+    "  -o FILE        write to FILE instead of standard output\n";
+
+int cmd_check(int argc, char **argv) {
+  const char *spec = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      fputs(check_help, stdout);
+      return CLI_OK;
+    }
+    if (argv[i][0] == '-' && argv[i][1]) return cli_usage("check", "unknown option '%s'", argv[i]);
+    if (spec) return cli_usage("check", "more than one spec given ('%s' and '%s')", spec, argv[i]);
+    spec = argv[i];
+  }
+  if (!spec) return cli_usage("check", "no spec file given");
+  kbc_arena *a = kbc_arena_create();
+  ir_program *p = cli_compile(a, spec, NULL, NULL);
+  int rc = CLI_FAIL;
+  if (p) {
+    ir_tensor *t[1];
+    printf("%s: ok: kernel %s, %d input%s, %d output%s, %d statement%s\n", spec, p->name,
+           ir_inputs(p, t, 0), ir_inputs(p, t, 0) == 1 ? "" : "s", ir_outputs(p, t, 0),
+           ir_outputs(p, t, 0) == 1 ? "" : "s", p->stmts.len, p->stmts.len == 1 ? "" : "s");
+    rc = CLI_OK;
+  }
+  kbc_arena_destroy(a);
+  return rc;
+}
+
+/* Writes text to path (atomically, via a temporary) or to stdout. */
+static int write_text(const char *path, const char *text) {
+  if (!path || !strcmp(path, "-")) {
+    fputs(text, stdout);
+    return fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;
+  }
+  size_t n = strlen(path) + 32;
+  char *tmp = malloc(n);
+  if (!tmp) return CLI_FAIL;
+  snprintf(tmp, n, "%s.tmp.XXXXXX", path);
+  int fd = mkstemp(tmp);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  int ok = f && fputs(text, f) >= 0;
+  if (f) ok = (fclose(f) == 0) && ok;
+  if (ok) ok = rename(tmp, path) == 0;
+  if (!ok) {
+    if (fd >= 0) remove(tmp);
+    cli_error("cannot write '%s'", path);
+  }
+  free(tmp);
+  return ok ? CLI_OK : CLI_FAIL;
+}
+
+int cmd_compile(int argc, char **argv) {
+  const char *spec = NULL, *emit = NULL, *after = NULL, *out = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      fputs(compile_help, stdout);
+      return CLI_OK;
+    }
+    if (!strcmp(a, "--emit") || !strcmp(a, "--after") || !strcmp(a, "-o") || !strcmp(a, "--target") ||
+        !strcmp(a, "--precision")) {
+      if (i + 1 >= argc) return cli_usage("compile", "%s needs a value", a);
+      const char *v = argv[++i];
+      if (!strcmp(a, "--emit")) emit = v;
+      else if (!strcmp(a, "--after")) after = v;
+      else if (!strcmp(a, "-o")) out = v;
+      continue;
+    }
+    if (a[0] == '-' && a[1]) return cli_usage("compile", "unknown option '%s'", a);
+    if (spec) return cli_usage("compile", "more than one spec given ('%s' and '%s')", spec, a);
+    spec = a;
+  }
+  if (!spec) return cli_usage("compile", "no spec file given");
+  if (!emit) emit = "ir";
+  if (strcmp(emit, "ir") && strcmp(emit, "ast")) {
+    if (!strcmp(emit, "cuda") || !strcmp(emit, "ptx") || !strcmp(emit, "cubin"))
+      return cli_usage("compile", "--emit %s: GPU code generation is not built into this kbc yet", emit);
+    return cli_usage("compile", "--emit takes ir or ast, not '%s'", emit);
+  }
+  if (after) {
+    int known = !strcmp(after, "all");
+    for (int i = 0; ir_pass_names[i]; i++) known |= !strcmp(after, ir_pass_names[i]);
+    if (!known) return cli_usage("compile", "--after: unknown pass '%s'", after);
+  }
+  kbc_arena *a = kbc_arena_create();
+  kbc_buf text = {0};
+  int rc = CLI_FAIL;
+  if (!strcmp(emit, "ast")) {
+    char *src = cli_read_spec(spec);
+    if (src) {
+      kbc_diag *d = kbc_diag_create(spec, src);
+      ast_program *ast = ast_parse(a, d, src);
+      fputs(kbc_diag_text(d), stderr);
+      if (ast) {
+        ast_print(ast, &text);
+        rc = CLI_OK;
+      }
+      kbc_diag_destroy(d);
+      free(src);
+    }
+  } else if (cli_compile(a, spec, &text, after)) {
+    rc = CLI_OK;
+  }
+  if (rc == CLI_OK) rc = write_text(out, kbc_buf_str(&text));
+  kbc_buf_free(&text);
+  kbc_arena_destroy(a);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fputs(main_help, stderr);
+    return CLI_USAGE;
+  }
+  const char *cmd = argv[1];
+  if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+    fputs(main_help, stdout);
+    return CLI_OK;
+  }
+  if (!strcmp(cmd, "--version")) {
+    printf("kbc %s\n", KBC_VERSION_STRING);
+    return CLI_OK;
+  }
+  if (!strcmp(cmd, "check")) return cmd_check(argc - 1, argv + 1);
+  if (!strcmp(cmd, "compile")) return cmd_compile(argc - 1, argv + 1);
+  if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
+  cli_error("unknown command '%s'", cmd);
+  fputs("run 'kbc --help' for the list of commands\n", stderr);
+  return CLI_USAGE;
+}
