@@ -26,7 +26,10 @@
  *
  * Errors are located at the offending token; an unexpected end of file is
  * reported just past the last token.  A def body lacking its closing
- * `return expr` gets its own message.
+ * `return expr` gets its own message.  Syntax errors read as Bison's
+ * "detailed" ones ("syntax error, unexpected X, expecting A or B"), and a
+ * note follows where the likely cause is known: a keyword where a name was
+ * expected ("'var' is a keyword"), a chained comparison (a < b < c).
  *
  * Bounds (so that every later recursive walk is bounded, and so is Bison's
  * stack): an expression tree deeper than AST_MAX_DEPTH, or more than
@@ -39,7 +42,7 @@
 %define api.prefix {kbc_yy}
 %define api.token.prefix {KBC_TOK_}
 %define api.location.type {kbc_yyltype}
-%define parse.error detailed
+%define parse.error custom
 %locations
 %expect 0
 %param {yyscan_t scanner} {kbc_parse_ctx *ctx}
@@ -79,6 +82,7 @@ typedef struct kbc_parse_ctx {
   int nest;        /* open '(' '[' and prefix operators of expressions */
   int item_depth;  /* open def/for bodies */
   int failed;      /* an error was reported */
+  size_t cmp_end;  /* byte just past the last comparison parsed (0: none) */
   kbc_vec top;     /* the top-level items */
 } kbc_parse_ctx;
 }
@@ -93,6 +97,7 @@ void kbc_parse_error(kbc_parse_ctx *ctx, kbc_loc loc, const char *fmt, ...)
 
 %code {
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Bison's own stack: the nesting bounds above keep it far below this. */
@@ -479,7 +484,10 @@ and_e
 
 cmp_e
   : add_e
-  | add_e cmp_op add_e { CHECK($$ = mk_binary(ctx, (ast_binop)$2, @2, $1, $3)); }
+  | add_e cmp_op add_e {
+      CHECK($$ = mk_binary(ctx, (ast_binop)$2, @2, $1, $3));
+      ctx->cmp_end = @$.last_byte;
+    }
   ;
 
 cmp_op
@@ -595,6 +603,64 @@ void kbc_parse_error(kbc_parse_ctx *ctx, kbc_loc loc, const char *fmt, ...) {
   kbc_diag_vreport(ctx->diag, KBC_DIAG_ERROR, loc, fmt, ap);
   va_end(ap);
   ctx->failed = 1;
+}
+
+/* The cause of a syntax error, when it is a known one: the unexpected
+ * token `bad` with `expected[0..n)` the tokens the parser could take. */
+/* Whether src[from..to) holds only whitespace and comments. */
+static int blank_between(const kbc_parse_ctx *ctx, size_t from, size_t to) {
+  for (size_t i = from; i < to && i < ctx->len; i++) {
+    char c = ctx->src[i];
+    if (c == '#')
+      while (i + 1 < to && ctx->src[i + 1] != '\n') i++;
+    else if (c != ' ' && c != '\t' && c != '\r' && c != '\n')
+      return 0;
+  }
+  return 1;
+}
+
+/* A note on the likely cause of a syntax error at token `bad` (at bad_loc),
+ * when it is a known one; expected[0..n) are the tokens the parser could
+ * have taken (after default reductions: possibly fewer). */
+static void syntax_note(kbc_parse_ctx *ctx, const kbc_yyltype *bad_loc, yysymbol_kind_t bad,
+                        const yysymbol_kind_t *expected, int n) {
+  int ident = 0;
+  for (int i = 0; i < n; i++) ident |= expected[i] == YYSYMBOL_IDENT;
+  const char *name = yysymbol_name(bad); /* a keyword's is "'var'" */
+  static const char *const cmps[] = {"'=='", "'!='", "'<'", "'<='", "'>'", "'>='"};
+  int is_cmp = 0;
+  for (size_t i = 0; i < sizeof cmps / sizeof cmps[0]; i++) is_cmp |= !strcmp(name, cmps[i]);
+  if (ident && name[0] == '\'' && name[1] >= 'a' && name[1] <= 'z')
+    kbc_diag_report(ctx->diag, KBC_DIAG_NOTE, L(*bad_loc), "%s is a keyword and cannot be used as a name; rename it",
+                    name);
+  else if (is_cmp && ctx->cmp_end && blank_between(ctx, ctx->cmp_end, bad_loc->first_byte))
+    kbc_diag_report(ctx->diag, KBC_DIAG_NOTE, L(*bad_loc), "comparisons do not chain; write a < b && b < c");
+}
+
+/* "syntax error, unexpected X[, expecting A or B ...]" (at most four
+ * expected tokens are listed, as Bison's detailed errors do), then a note
+ * on the likely cause. */
+static int yyreport_syntax_error(const yypcontext_t *yyctx, yyscan_t scanner, kbc_parse_ctx *ctx) {
+  (void)scanner;
+  if (ctx->failed) return 0; /* the scanner or an action already said why */
+  const kbc_yyltype *where = yypcontext_location(yyctx);
+  kbc_loc loc = L(*where);
+  yysymbol_kind_t bad = yypcontext_token(yyctx);
+  if (bad == YYSYMBOL_YYEMPTY) {
+    kbc_parse_error(ctx, loc, "syntax error");
+    return 0;
+  }
+  yysymbol_kind_t expected[YYNTOKENS];
+  int n = yypcontext_expected_tokens(yyctx, expected, YYNTOKENS);
+  if (n < 0) n = 0;
+  char msg[512];
+  size_t len = (size_t)snprintf(msg, sizeof msg, "syntax error, unexpected %s", yysymbol_name(bad));
+  for (int i = 0; i < n && n <= 4 && len < sizeof msg; i++)
+    len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%s", i ? " or " : ", expecting ",
+                            yysymbol_name(expected[i]));
+  kbc_parse_error(ctx, loc, "%s", msg);
+  syntax_note(ctx, where, bad, expected, n);
+  return 0;
 }
 
 static void kbc_yyerror(KBC_YYLTYPE *loc, yyscan_t scanner, kbc_parse_ctx *ctx, const char *msg) {

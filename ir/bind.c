@@ -271,7 +271,7 @@ static int infer_from_dim(inferer *in, const ir_tensor *t, int dim, int64_t size
   if (direct && (k != 1 || b != 0 || sym_has_axis(rest))) return 0;
   int64_t num;
   kbc_buf m = {0};
-  if (__builtin_sub_overflow(size, b, &num) || num % k != 0) {
+  if (__builtin_sub_overflow(size, b, &num) || (k == -1 && num == INT64_MIN) || num % k != 0) {
     put_dim_expr(&m, in->p, x);
     kbc_error(in->d, no_loc, "input '%s': dimension %d has size %lld, but %s is never %lld",
               t->name, dim, (long long)size, kbc_buf_str(&m), (long long)size);

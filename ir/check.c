@@ -44,7 +44,8 @@ static void check_access(checker *c, const ir_tensor *t, sym *const *idx, kbc_lo
                 "size %s%s",
                 what, kbc_buf_str(&b), d, sym_str(c->a, idx[d]), sym_str(c->a, lo), sym_str(c->a, hi), d, t->name,
                 sym_str(c->a, t->shape[d]),
-                what[0] == 'a' ? " (use a zero-padded access name?[...] if reads outside are meant to be 0)" : "");
+                what[0] == 'a' ? kbc_arena_printf(c->a, " (write %s?[...] if reads outside are meant to be 0)", t->name)
+                               : "");
     kbc_buf_free(&b);
     c->ok = 0;
     return; /* one message per access */

@@ -9,10 +9,12 @@
  * an odometer over its free/scatter indices, row-major; at each point the
  * right side is evaluated by a walk over the plan's node array, reductions
  * looping over their indices and combining from the identity.  Loads read
- * at tracked affine offsets that the loops keep current; a sum over one
- * flat load or a product of two runs as a strided dot-product loop.  A load
- * not proven inside its tensor is checked on every read: a padded one reads
- * 0 outside, any other is reported as an internal error and never
+ * at tracked affine offsets that the loops keep current, plus cached values
+ * of non-affine index syms (recomputed only when an index they mention
+ * moves); a sum over one flat load or a product of two runs as a strided
+ * dot-product loop (or, when that strides badly, row by row).  A load not
+ * proven inside its tensor is checked on every read: a padded one reads 0
+ * outside, any other is reported as an internal error and never
  * performed. */
 #include <stdlib.h>
 #include <string.h>
@@ -26,10 +28,14 @@ typedef struct {
   const double **data; /* by access number */
   int64_t *tv;         /* tracked values, current */
   int64_t *idx;        /* index values, current */
+  int64_t *slot;       /* slot values, valid where slot_state is SLOT_VALID */
+  unsigned char *slot_state;
   const int64_t *axes;
   kbc_diag *d;
   int err;
 } run;
+
+enum { SLOT_DIRTY, SLOT_VALID, SLOT_OVERFLOW };
 
 /* ---- errors ------------------------------------------------------------- */
 
@@ -71,18 +77,47 @@ static void out_of_bounds(run *r, const interp_access *ac, int dim, int64_t v, i
 
 /* ---- evaluation ---------------------------------------------------------- */
 
+/* Recomputes slot k.  0 when it overflows, and for a proven slot also
+ * when the value leaves the proven range (then reported: the bounds proof
+ * was wrong, and no read may use it). */
+static int slot_refresh(run *r, int k) {
+  const interp_slot *sl = &r->pl->slot[k];
+  int64_t sum = 0, v;
+  r->slot_state[k] = SLOT_OVERFLOW;
+  for (int i = 0; i < sl->n; i++)
+    if (!sym_eval(sl->syms[i], r->axes, r->idx, &v) || __builtin_mul_overflow(v, sl->scale[i], &v) ||
+        __builtin_add_overflow(sum, v, &sum)) {
+      if (sl->proven) report(r, "a proven-in-bounds index expression overflows");
+      return 0;
+    }
+  if (sl->proven && (sum < sl->lo || sum > sl->hi)) {
+    report(r, "an index expression left the range its bounds proof gave");
+    return 0;
+  }
+  r->slot[k] = sum;
+  r->slot_state[k] = SLOT_VALID;
+  return 1;
+}
+
+static inline int slot_get(run *r, int k, int64_t *out) {
+  if (r->slot_state[k] != SLOT_VALID && (r->slot_state[k] == SLOT_OVERFLOW || !slot_refresh(r, k)))
+    return 0;
+  *out = r->slot[k];
+  return 1;
+}
+
 /* The flat offset of access k at the current point, checking every
  * dimension; -1 when outside the tensor (reported unless padded). */
 static int64_t dims_offset(run *r, int k) {
   const interp_access *ac = &r->pl->acc[k];
   int64_t off = 0;
   for (int d = 0; d < ac->rank; d++) {
-    int64_t v;
+    int64_t v = 0;
     int evaluated = 1;
     if (ac->dim_tv[d] >= 0)
       v = r->tv[ac->dim_tv[d]];
     else
-      evaluated = sym_eval(ac->idx[d], r->axes, r->idx, &v);
+      evaluated = slot_get(r, ac->dim_slot[d], &v);
     if (!evaluated || v < 0 || v >= ac->shape[d]) {
       if (!ac->padded) out_of_bounds(r, ac, d, v, evaluated);
       return -1;
@@ -99,6 +134,7 @@ static int advance(run *r, const int *vars, int n) {
   for (int k = n - 1; k >= 0; k--) {
     int v = vars[k];
     const interp_var *iv = &r->var[v];
+    for (int u = 0; u < iv->n_dirty; u++) r->slot_state[iv->dirty[u]] = SLOT_DIRTY;
     if (r->idx[v] + 1 < iv->ext) {
       r->idx[v]++;
       for (int u = 0; u < iv->n_upd; u++) r->tv[iv->upd[u].tv] += iv->upd[u].step;
@@ -139,38 +175,50 @@ static double reduce(run *r, const interp_node *x) {
   return acc;
 }
 
+/* The data of load i of a DOT, moved by its slot (constant during the DOT). */
+static const double *dot_data(run *r, const interp_reduce *rd, int i) {
+  int64_t s = 0;
+  if (rd->slot[i] >= 0 && !slot_get(r, rd->slot[i], &s)) return NULL;
+  return r->data[rd->acc[i]] + s;
+}
+
 /* sum over a flat load, or a product of two: strided loops over the
  * innermost index, the odometer over the others. */
 static double dot(run *r, const interp_node *x) {
   const interp_reduce *rd = &r->pl->red[x->b];
   if (any_empty(r, rd)) return 0.0;
   int64_t ext = r->var[rd->vars[rd->n_vars - 1]].ext;
-  const double *pa = r->data[rd->acc[0]];
+  const double *pa = dot_data(r, rd, 0), *pb = rd->n_loads > 1 ? dot_data(r, rd, 1) : NULL;
+  if (!pa || (rd->n_loads > 1 && !pb)) return 0.0;
   int64_t sa = rd->step[0];
   double acc = 0.0;
   if (rd->n_loads == 1) {
     do {
-      const double *a = pa + r->tv[rd->tv[0]];
-      for (int64_t k = 0; k < ext; k++, a += sa) acc += *a;
+      int64_t oa = r->tv[rd->tv[0]];
+      for (int64_t k = 0; k < ext; k++, oa += sa) acc += pa[oa];
     } while (advance(r, rd->vars, rd->n_vars - 1));
     return acc;
   }
-  const double *pb = r->data[rd->acc[1]];
   int64_t sb = rd->step[1];
   do {
-    const double *a = pa + r->tv[rd->tv[0]], *b = pb + r->tv[rd->tv[1]];
-    for (int64_t k = 0; k < ext; k++, a += sa, b += sb) acc += *a * *b;
+    int64_t oa = r->tv[rd->tv[0]], ob = r->tv[rd->tv[1]];
+    for (int64_t k = 0; k < ext; k++, oa += sa, ob += sb) acc += pa[oa] * pb[ob];
   } while (advance(r, rd->vars, rd->n_vars - 1));
   return acc;
 }
 
-static double index_sym(run *r, int k) {
+static double index_slot(run *r, int k) {
   int64_t v;
-  if (!sym_eval(r->pl->syms[k], r->axes, r->idx, &v)) {
+  if (!slot_get(r, k, &v)) {
     report(r, "an index expression overflows 64-bit integers");
     return 0.0;
   }
   return (double)v;
+}
+
+static double load_mixed(run *r, const interp_node *x) {
+  int64_t s;
+  return slot_get(r, x->c, &s) ? r->data[x->a][r->tv[x->b] + s] : 0.0;
 }
 
 static double eval(run *r, int n) {
@@ -178,12 +226,13 @@ static double eval(run *r, int n) {
   switch (x->op) {
   case IR_OP_CONST: return x->value;
   case INODE_LOAD_FLAT: return r->data[x->a][r->tv[x->b]];
+  case INODE_LOAD_MIXED: return load_mixed(r, x);
   case INODE_LOAD_DIMS: {
     int64_t off = dims_offset(r, x->a);
     return off < 0 ? 0.0 : r->data[x->a][off];
   }
   case INODE_INDEX_TV: return (double)r->tv[x->a];
-  case INODE_INDEX_SYM: return index_sym(r, x->a);
+  case INODE_INDEX_SLOT: return index_slot(r, x->a);
   case INODE_DOT: return dot(r, x);
   case IR_OP_REDUCE: return reduce(r, x);
   case IR_OP_WHERE: return eval(r, x->a) != 0.0 ? eval(r, x->b) : eval(r, x->c);
@@ -212,13 +261,14 @@ static int run_rows(run *r, double *dst) {
   int j = pl->outer[pl->n_outer - 1];
   int64_t ext = r->var[j].ext;
   const interp_access *lhs = &pl->acc[pl->lhs];
-  if (ext > ((int64_t)1 << 24) || lhs->mode != INTERP_ACC_FLAT) return 0;
+  if (ext > ((int64_t)1 << 24) || lhs->mode != INTERP_ACC_FLAT || lhs->slot >= 0) return 0;
   double *restrict sum = malloc(sizeof(double) * (size_t)ext);
   if (!sum) return 0;
-  const double *pa = r->data[rd->acc[0]], *pb = rd->n_loads > 1 ? r->data[rd->acc[1]] : NULL;
   int64_t sa = pl->row_step[0], sb = pl->row_step[1];
   int empty = any_empty(r, rd);
   do {
+    const double *pa = dot_data(r, rd, 0), *pb = rd->n_loads > 1 ? dot_data(r, rd, 1) : NULL;
+    if (!pa || (rd->n_loads > 1 && !pb)) break;
     for (int64_t k = 0; k < ext; k++) sum[k] = 0.0;
     if (!empty) do {
         const double *a = pa + r->tv[rd->tv[0]];
@@ -266,12 +316,15 @@ static int run_stmt(const interp_plan *pl, kbc_arena *a, const ir_binding *b, do
   if (pl->n_tv) memcpy(r.tv, pl->tv0, sizeof(int64_t) * (size_t)pl->n_tv);
   r.idx = KBC_NEW_ARRAY(a, int64_t, pl->n_index + 1);
   r.data = KBC_NEW_ARRAY(a, const double *, pl->n_acc + 1);
+  r.slot = KBC_NEW_ARRAY(a, int64_t, pl->n_slots + 1);
+  r.slot_state = KBC_NEW_ARRAY(a, unsigned char, pl->n_slots + 1); /* all SLOT_DIRTY */
   for (int i = 0; i < pl->n_acc; i++) r.data[i] = data[pl->acc[i].t->id];
   if (!pl->empty && (pl->row_dot < 0 || !run_rows(&r, dst))) {
     const interp_access *lhs = &pl->acc[pl->lhs];
     do {
       double v = eval(&r, pl->root);
-      int64_t off = lhs->mode == INTERP_ACC_FLAT ? r.tv[lhs->flat] : dims_offset(&r, pl->lhs);
+      int64_t off = lhs->mode == INTERP_ACC_DIMS ? dims_offset(&r, pl->lhs) : r.tv[lhs->flat], part = 0;
+      if (lhs->mode == INTERP_ACC_FLAT && lhs->slot >= 0 && slot_get(&r, lhs->slot, &part)) off += part;
       if (r.err || off < 0) break;
       if (s->accumulate)
         dst[off] += v;

@@ -3,12 +3,13 @@
  *
  * Before: a verified statement, a binding.  After: a plan in the arena
  * whose every node is resolved: constants folded, each load classified as
- * FLAT (affine, and inside its tensor over the whole iteration box: one
- * tracked offset, no checks) or DIMS (each dimension tracked or evaluated,
- * checked per read), each reduction's variables and extents known.  The
- * compiler re-checks the scoping invariants that the evaluator's memory
- * safety depends on (an index used only inside its loop, each reduction
- * index reduced once), reporting breaks as internal errors. */
+ * FLAT (proven inside its tensor over the whole iteration box: a tracked
+ * offset plus a cached slot for non-affine dimensions, no checks) or DIMS
+ * (each dimension tracked or cached, checked per read), each reduction's
+ * variables and extents known.  The compiler re-checks the scoping
+ * invariants that the evaluator's memory safety depends on (an index used
+ * only inside its loop, each reduction index reduced once), reporting
+ * breaks as internal errors. */
 #include <string.h>
 
 #include "interp_impl.h"
@@ -24,6 +25,7 @@ typedef struct {
   char *reduced;  /* per index: bound by a reduction node already */
   int n_empty;    /* indices in scope with extent < 1: nothing here ever runs */
   sym **coeff;    /* scratch for sym_split_affine */
+  sym **lo, **hi; /* per index: 0 and extent - 1, for sym_bounds */
   int64_t *scratch; /* n_index * (IR_BIND_MAX_RANK + 2) */
   int ok;
 } comp;
@@ -89,6 +91,42 @@ static int new_tv(comp *c, int64_t base, const int64_t *coef) {
   return t;
 }
 
+/* A new slot: sum scale[i] * syms[i]; invalidated by every index it mentions. */
+static int new_slot(comp *c, int n, const sym **syms, const int64_t *scale) {
+  interp_plan *pl = c->pl;
+  pl->slot = grow(c->a, pl->slot, pl->n_slots, &pl->cap_slots, sizeof *pl->slot);
+  int k = pl->n_slots++;
+  interp_slot *sl = &pl->slot[k];
+  *sl = (interp_slot){.n = n};
+  sl->syms = KBC_NEW_ARRAY(c->a, const sym *, n);
+  sl->scale = KBC_NEW_ARRAY(c->a, int64_t, n);
+  memcpy(sl->syms, syms, sizeof(const sym *) * (size_t)n);
+  memcpy(sl->scale, scale, sizeof(int64_t) * (size_t)n);
+  for (int v = 0; v < pl->n_index; v++) {
+    int mentions = 0;
+    for (int i = 0; i < n; i++) mentions |= sym_mentions_index(syms[i], v);
+    if (!mentions) continue;
+    interp_var *iv = &pl->var[v];
+    iv->dirty = grow(c->a, iv->dirty, iv->n_dirty, &iv->cap_dirty, sizeof *iv->dirty);
+    iv->dirty[iv->n_dirty++] = k;
+  }
+  return k;
+}
+
+static int slot_mentions(const interp_plan *pl, int slot, int v) {
+  for (int i = 0; i < pl->var[v].n_dirty; i++)
+    if (pl->var[v].dirty[i] == slot) return 1;
+  return 0;
+}
+
+/* The range of a non-affine index sym over the box, by sym_bounds; 0 when
+ * no bound can be proven. */
+static int prove_range(comp *c, const sym *x, int64_t *lo, int64_t *hi) {
+  sym *l, *h;
+  return sym_bounds(c->a, c->p->facts, x, c->pl->n_index, c->lo, c->hi, &l, &h) &&
+         sym_eval(l, c->b->vars, NULL, lo) && sym_eval(h, c->b->vars, NULL, hi);
+}
+
 /* Checks that x exists and mentions only indices whose loops enclose it. */
 static int check_scope(comp *c, const sym *x) {
   if (!x) {
@@ -132,7 +170,7 @@ static int is_const(const comp *c, int n) { return c->pl->node[n].op == IR_OP_CO
 static double const_of(const comp *c, int n) { return c->pl->node[n].value; }
 
 /* A load of t at idx (or the statement's target): FLAT when every
- * dimension is affine and provably inside t over the box, else DIMS. */
+ * dimension is proven inside t over the box, else DIMS. */
 static int compile_access(comp *c, const ir_tensor *t, sym *const *idx, int padded) {
   interp_plan *pl = c->pl;
   int n = pl->n_index, rank = t->rank;
@@ -147,43 +185,54 @@ static int compile_access(comp *c, const ir_tensor *t, sym *const *idx, int padd
   ac->shape = c->b->shape[t->id];
   ac->stride = KBC_NEW_ARRAY(c->a, int64_t, rank + 1);
   ac->dim_tv = KBC_NEW_ARRAY(c->a, int, rank + 1);
-  int64_t s = 1;
+  ac->dim_slot = KBC_NEW_ARRAY(c->a, int, rank + 1);
+  int64_t size = 1;
   for (int d = rank - 1; d >= 0; d--) {
-    ac->stride[d] = s;
-    s *= ac->shape[d]; /* numel <= 2^40: no overflow */
+    ac->stride[d] = size;
+    size *= ac->shape[d]; /* numel <= 2^40: no overflow */
   }
-  /* coef[d*n + v], base[d], tracked[d] in scratch */
+  /* scratch: coef[d*n + v], base[d], then the flat coefficients */
   int64_t *coef = c->scratch, *base = coef + (size_t)n * IR_BIND_MAX_RANK;
-  int tracked[IR_BIND_MAX_RANK + 1], inside = 1;
+  int64_t *fcoef = base + IR_BIND_MAX_RANK, fbase = 0, slot_lo = 0, slot_hi = 0, x;
+  int tracked[IR_BIND_MAX_RANK + 1], inside = !c->n_empty, ovf = 0, n_rest = 0;
+  const sym *rest[IR_BIND_MAX_RANK + 1];
+  int64_t rest_scale[IR_BIND_MAX_RANK + 1];
+  for (int v = 0; v < n; v++) fcoef[v] = 0;
   for (int d = 0; d < rank; d++) {
     if (!check_scope(c, idx[d])) return -1;
-    int64_t lo, hi;
-    tracked[d] = !c->n_empty && affine(c, idx[d], coef + (size_t)d * n, &base[d]) &&
-                 box(c, base[d], coef + (size_t)d * n, &lo, &hi);
-    inside = inside && tracked[d] && lo >= 0 && hi < ac->shape[d];
+    int64_t *cd = coef + (size_t)d * n, lo = 0, hi = -1;
+    tracked[d] = !c->n_empty && affine(c, idx[d], cd, &base[d]) && box(c, base[d], cd, &lo, &hi);
+    int known = tracked[d] || (!c->n_empty && prove_range(c, idx[d], &lo, &hi));
+    inside = inside && known && lo >= 0 && hi < ac->shape[d];
+    if (!inside) continue; /* DIMS: only tracked[] matters from here */
+    if (tracked[d]) {
+      ovf |= __builtin_mul_overflow(base[d], ac->stride[d], &x) || __builtin_add_overflow(fbase, x, &fbase);
+      for (int v = 0; v < n; v++)
+        ovf |= __builtin_mul_overflow(cd[v], ac->stride[d], &x) || __builtin_add_overflow(fcoef[v], x, &fcoef[v]);
+    } else {
+      /* lo, hi in [0, shape): the products stay below numel <= 2^40 */
+      slot_lo += lo * ac->stride[d];
+      slot_hi += hi * ac->stride[d];
+      rest[n_rest] = idx[d];
+      rest_scale[n_rest++] = ac->stride[d];
+    }
   }
-  if (inside) {
-    int64_t fcoef_base = 0, *fcoef = base + IR_BIND_MAX_RANK;
-    int ovf = 0;
-    for (int v = 0; v < n; v++) fcoef[v] = 0;
-    for (int d = 0; d < rank; d++) {
-      int64_t x;
-      ovf |= __builtin_mul_overflow(base[d], ac->stride[d], &x);
-      ovf |= __builtin_add_overflow(fcoef_base, x, &fcoef_base);
-      for (int v = 0; v < n; v++) {
-        ovf |= __builtin_mul_overflow(coef[(size_t)d * n + v], ac->stride[d], &x);
-        ovf |= __builtin_add_overflow(fcoef[v], x, &fcoef[v]);
-      }
+  if (inside && !ovf) {
+    ac->mode = INTERP_ACC_FLAT;
+    ac->flat = new_tv(c, fbase, fcoef);
+    ac->slot = n_rest ? new_slot(c, n_rest, rest, rest_scale) : -1;
+    if (ac->slot >= 0) {
+      interp_slot *sl = &pl->slot[ac->slot];
+      sl->proven = 1, sl->lo = slot_lo, sl->hi = slot_hi;
     }
-    if (!ovf) {
-      ac->mode = INTERP_ACC_FLAT;
-      ac->flat = new_tv(c, fcoef_base, fcoef);
-      return k;
-    }
+    return k;
   }
   ac->mode = INTERP_ACC_DIMS;
-  for (int d = 0; d < rank; d++)
+  for (int d = 0; d < rank; d++) {
+    int64_t one = 1;
     ac->dim_tv[d] = tracked[d] ? new_tv(c, base[d], coef + (size_t)d * n) : -1;
+    ac->dim_slot[d] = tracked[d] ? -1 : new_slot(c, 1, (const sym **)&idx[d], &one);
+  }
   return k;
 }
 
@@ -198,8 +247,9 @@ static int compile_load(comp *c, const ir_expr *e) {
   int k = compile_access(c, t, e->u.load.idx, e->u.load.padded);
   if (k < 0) return -1;
   const interp_access *ac = &c->pl->acc[k];
-  if (ac->mode == INTERP_ACC_FLAT) return add_node(c, INODE_LOAD_FLAT, k, ac->flat, 0);
-  return add_node(c, INODE_LOAD_DIMS, k, 0, 0);
+  if (ac->mode == INTERP_ACC_DIMS) return add_node(c, INODE_LOAD_DIMS, k, 0, 0);
+  if (ac->slot < 0) return add_node(c, INODE_LOAD_FLAT, k, ac->flat, 0);
+  return add_node(c, INODE_LOAD_MIXED, k, ac->flat, ac->slot);
 }
 
 static int compile_index(comp *c, const sym *x) {
@@ -209,10 +259,8 @@ static int compile_index(comp *c, const sym *x) {
   int64_t *coef = c->scratch, base, lo, hi;
   if (!c->n_empty && affine(c, x, coef, &base) && box(c, base, coef, &lo, &hi))
     return add_node(c, INODE_INDEX_TV, new_tv(c, base, coef), 0, 0);
-  interp_plan *pl = c->pl;
-  pl->syms = grow(c->a, pl->syms, pl->n_syms, &pl->cap_syms, sizeof *pl->syms);
-  pl->syms[pl->n_syms] = x;
-  return add_node(c, INODE_INDEX_SYM, pl->n_syms++, 0, 0);
+  int64_t one = 1;
+  return add_node(c, INODE_INDEX_SLOT, new_slot(c, 1, &x, &one), 0, 0);
 }
 
 /* The step of tracked value tv along index v. */
@@ -223,6 +271,17 @@ static int64_t step_of(const interp_plan *pl, int tv, int v) {
   return 0;
 }
 
+/* Whether node k is a FLAT load whose slot (if any) stays constant
+ * while the reduction rd runs. */
+static int dot_load(const interp_plan *pl, int k, const interp_reduce *rd) {
+  const interp_node *x = &pl->node[k];
+  if (x->op == INODE_LOAD_FLAT) return 1;
+  if (x->op != INODE_LOAD_MIXED) return 0;
+  for (int i = 0; i < rd->n_vars; i++)
+    if (slot_mentions(pl, x->c, rd->vars[i])) return 0;
+  return 1;
+}
+
 /* Turns a sum over a flat load or a product of two into INODE_DOT. */
 static void try_dot(comp *c, int n) {
   interp_plan *pl = c->pl;
@@ -231,10 +290,9 @@ static void try_dot(comp *c, int n) {
   if (rd->op != IR_RED_SUM) return;
   const interp_node *body = &pl->node[x->a];
   int loads[2], n_loads = 0;
-  if (body->op == INODE_LOAD_FLAT) {
+  if (dot_load(pl, x->a, rd)) {
     loads[n_loads++] = x->a;
-  } else if (body->op == IR_OP_MUL && pl->node[body->a].op == INODE_LOAD_FLAT &&
-             pl->node[body->b].op == INODE_LOAD_FLAT) {
+  } else if (body->op == IR_OP_MUL && dot_load(pl, body->a, rd) && dot_load(pl, body->b, rd)) {
     loads[n_loads++] = body->a;
     loads[n_loads++] = body->b;
   } else {
@@ -243,8 +301,10 @@ static void try_dot(comp *c, int n) {
   int inner = rd->vars[rd->n_vars - 1];
   rd->n_loads = n_loads;
   for (int i = 0; i < n_loads; i++) {
-    rd->acc[i] = pl->node[loads[i]].a;
-    rd->tv[i] = pl->node[loads[i]].b;
+    const interp_node *ld = &pl->node[loads[i]];
+    rd->acc[i] = ld->a;
+    rd->tv[i] = ld->b;
+    rd->slot[i] = ld->op == INODE_LOAD_MIXED ? ld->c : -1;
     rd->step[i] = step_of(pl, rd->tv[i], inner);
   }
   x->op = INODE_DOT;
@@ -327,6 +387,7 @@ static void plan_rows(interp_plan *pl) {
   const interp_reduce *rd = &pl->red[pl->node[dot].b];
   int j = pl->outer[pl->n_outer - 1], inner_cost = 0, row_cost = 0;
   for (int i = 0; i < rd->n_loads; i++) {
+    if (rd->slot[i] >= 0 && slot_mentions(pl, rd->slot[i], j)) return;
     pl->row_step[i] = step_of(pl, rd->tv[i], j);
     inner_cost += abs64(rd->step[i]) > 1;
     row_cost += abs64(pl->row_step[i]) > 1;
@@ -347,6 +408,8 @@ int interp_compile(kbc_arena *a, const ir_program *p, const ir_binding *b, const
   c.reduced = KBC_NEW_ARRAY(a, char, n + 1);
   c.coeff = KBC_NEW_ARRAY(a, sym *, n + 1);
   c.scratch = KBC_NEW_ARRAY(a, int64_t, (size_t)(n + 1) * (IR_BIND_MAX_RANK + 2));
+  c.lo = KBC_NEW_ARRAY(a, sym *, n + 1);
+  c.hi = KBC_NEW_ARRAY(a, sym *, n + 1);
   if (!s->out || !s->rhs || (s->out->rank > 0 && !s->lhs)) {
     fail(&c, "statement without target or value");
     return 0;
@@ -360,6 +423,8 @@ int interp_compile(kbc_arena *a, const ir_program *p, const ir_binding *b, const
       fail(&c, "index extent missing or overflowing");
       return 0;
     }
+    c.lo[v] = sym_const(a, 0);
+    c.hi[v] = sym_sub(a, s->index[v].extent, sym_const(a, 1));
   }
   /* Outer loops: a plain statement's lhs indices in order (row-major over
    * the target), then any other free or scatter index by id. */

@@ -7,11 +7,17 @@
  *     are node numbers, constants folded;
  *   - "tracked values": int64 affine functions base + sum coef[v]*idx[v] of
  *     the index variables, kept current by the loops (moving index v by one
- *     adds coef[v] to every tracked value that mentions v).  A load that is
- *     provably inside its tensor over the whole iteration box reads at one
- *     tracked flat offset; other loads track each dimension separately (or
- *     evaluate its sym when it is not affine) and check it;
- *   - per index variable: its extent and the tracked values it moves.
+ *     adds coef[v] to every tracked value that mentions v);
+ *   - "slots": cached sums of scale * value(sym) for index syms that are
+ *     not affine (j/64, (j/64) % 12), recomputed only after an index they
+ *     mention has moved;
+ *   - each load (and the target) as FLAT when every dimension is proven
+ *     inside the tensor over the whole iteration box (affine dimensions by
+ *     their range over the box, others by sym_bounds): offset = a tracked
+ *     value + a slot, no check; else DIMS: each dimension tracked or cached
+ *     and checked on every read;
+ *   - per index variable: its extent, the tracked values it moves and the
+ *     slots it invalidates.
  * Loops leave every index at 0 when they finish, so the tracked values'
  * "all indices zero" state is the resting state. */
 #ifndef KBC_INTERP_IMPL_H
@@ -32,7 +38,20 @@ typedef struct {
   int64_t ext;
   int n_upd, cap_upd;
   interp_upd *upd;
+  int n_dirty, cap_dirty;
+  int *dirty; /* slots that mention this index */
 } interp_var;
+
+/* sum scale[i] * value(syms[i]); when `proven`, the value must lie in
+ * [lo, hi] (the range the bounds proof gave; re-checked on every refresh,
+ * so that a wrong proof is reported instead of reading out of bounds). */
+typedef struct {
+  int n;
+  const sym **syms;
+  int64_t *scale;
+  int proven;
+  int64_t lo, hi;
+} interp_slot;
 
 typedef enum { INTERP_ACC_FLAT, INTERP_ACC_DIMS } interp_acc_mode;
 
@@ -42,9 +61,11 @@ typedef struct {
   const sym *const *idx; /* the index syms as written */
   int padded;
   interp_acc_mode mode;
-  int flat;              /* FLAT: the tracked value holding the offset */
+  int flat;              /* FLAT: offset = tracked value `flat` + slot `slot` */
+  int slot;              /* FLAT: the non-affine dimensions, or -1 */
   int rank;
-  int *dim_tv;           /* DIMS: per dimension a tracked value, or -1: evaluate idx[d] */
+  int *dim_tv;           /* DIMS: per dimension a tracked value, or -1: */
+  int *dim_slot;         /*   the slot of its value */
   const int64_t *shape;
   int64_t *stride;
 } interp_access;
@@ -52,9 +73,10 @@ typedef struct {
 /* Node kinds beyond ir_op. */
 enum {
   INODE_LOAD_FLAT = IR_OP_COUNT, /* a = access, b = tracked flat offset */
+  INODE_LOAD_MIXED,              /* a = access, b = tracked part, c = slot part */
   INODE_LOAD_DIMS,               /* a = access */
   INODE_INDEX_TV,                /* a = tracked value */
-  INODE_INDEX_SYM,               /* a = sym number */
+  INODE_INDEX_SLOT,              /* a = slot */
   INODE_DOT,                     /* a sum of (a product of) one or two flat loads: a = reduce number */
   INODE_COUNT
 };
@@ -69,10 +91,11 @@ typedef struct {
   ir_red op;
   int n_vars;
   const int *vars;
-  /* INODE_DOT: the loads' data (by access number), tracked offsets and
-   * steps along the innermost reduction variable. */
+  /* INODE_DOT: the loads' data (by access number), tracked offsets,
+   * slots (constant within the reduction, or -1) and steps along the
+   * innermost reduction variable. */
   int n_loads;
-  int acc[2], tv[2];
+  int acc[2], tv[2], slot[2];
   int64_t step[2];
 } interp_reduce;
 
@@ -85,8 +108,8 @@ typedef struct {
   interp_access *acc;
   int n_red, cap_red;
   interp_reduce *red;
-  int n_syms, cap_syms;
-  const sym **syms;
+  int n_slots, cap_slots;
+  interp_slot *slot;
   int n_tv, cap_tv;
   int64_t *tv0; /* tracked values with every index at 0 */
   int n_index;

@@ -226,9 +226,25 @@ static int expand_softmax(lower *L, const ast_expr *e, lw_view *out) {
 
 /* ---- layernorm ------------------------------------------------------------ */
 
-static int check_vector(lower *L, const ast_expr *e, const lw_view *v, sym *n, const char *what) {
+/* "[a, b]": the shape of a view, for messages. */
+static const char *view_shape(lower *L, const lw_view *v) {
+  kbc_buf b = {0};
+  kbc_buf_putc(&b, '[');
+  for (int i = 0; i < lw_view_rank(v); i++) {
+    if (i) kbc_buf_puts(&b, ", ");
+    sym_print(lw_view_dim(v, i), &b);
+  }
+  kbc_buf_putc(&b, ']');
+  const char *s = kbc_arena_strdup(L->a, kbc_buf_str(&b));
+  kbc_buf_free(&b);
+  return s;
+}
+
+/* A vector of size n (`why`: where n comes from), or reports. */
+static int check_vector(lower *L, const ast_expr *e, const lw_view *v, sym *n, const char *what, const char *why) {
   if (lw_view_rank(v) != 1 || !sym_equal(lw_view_dim(v, 0), n)) {
-    kbc_error(L->d, e->loc, "%s must be a vector of the normalized size %s", what, sym_str(L->a, n));
+    kbc_error(L->d, e->loc, "%s must be a vector of size %s (%s), but it has shape %s", what, sym_str(L->a, n), why,
+              view_shape(L, v));
     return 0;
   }
   return 1;
@@ -248,8 +264,8 @@ static int expand_layernorm(lower *L, const ast_expr *e, lw_view *out) {
     return 0;
   }
   sym *n = lw_view_dim(&x, r - 1);
-  if (!check_vector(L, a.pos[1], &w, n, "the layernorm weight") ||
-      !check_vector(L, a.pos[2], &bias, n, "the layernorm bias"))
+  if (!check_vector(L, a.pos[1], &w, n, "the layernorm weight", "the input's last axis") ||
+      !check_vector(L, a.pos[2], &bias, n, "the layernorm bias", "the input's last axis"))
     return 0;
   int rr;
   sym **rows = shape_without(L, &x, r - 1, &rr), **full = shape_without(L, &x, -1, &r);
@@ -305,7 +321,7 @@ static int expand_linear(lower *L, const ast_expr *e, lw_view *out) {
               sym_str(L->a, lw_view_dim(&w, 1)));
     return 0;
   }
-  if (bias.tensor && !check_vector(L, a.pos[2], &bias, n, "the bias of linear")) return 0;
+  if (bias.tensor && !check_vector(L, a.pos[2], &bias, n, "the bias of linear", "the weight's first axis")) return 0;
   sym **shape = KBC_NEW_ARRAY(L->a, sym *, r);
   for (int i = 0; i < r - 1; i++) shape[i] = lw_view_dim(&x, i);
   shape[r - 1] = n;

@@ -5,6 +5,7 @@
  * (bounds are proven later by ir_check_bounds), or NULL with located
  * errors.  Items are lowered in order; a failed item poisons the names it
  * would define so that one mistake gives one message. */
+#include <stdint.h>
 #include <string.h>
 
 #include "lower.h"
@@ -46,6 +47,17 @@ const char *lw_fresh_name(lower *L, const char *base) {
 
 static const char *const role_word[] = {"input", "output", "tensor"};
 
+/* "'x' is already defined", with a note where it was, when known. */
+static void already_defined(lower *L, kbc_loc loc, const char *name, const lw_name *prev) {
+  kbc_error(L->d, loc, "'%s' is already defined", name);
+  if (prev && prev->kind == LW_NAME_AXIS)
+    kbc_note(L->d, prev->axis->loc, "'%s' is declared here as an axis", name);
+  else if (prev && prev->kind == LW_NAME_TENSOR && prev->view.tensor)
+    kbc_note(L->d, prev->view.tensor->loc, "'%s' is first defined here", name);
+  else if (prev && prev->kind == LW_NAME_DEF)
+    kbc_note(L->d, prev->def->u.def.name_loc, "'%s' is first defined here", name);
+}
+
 static int lower_decl(lower *L, const ast_item *it) {
   const char *name = it->u.decl.name;
   if (it->u.decl.role != AST_DECL_TENSOR && L->scope != L->global) {
@@ -67,7 +79,7 @@ static int lower_decl(lower *L, const ast_item *it) {
   }
   lw_name *prev = lookup_in(L->scope, name);
   if (prev && prev->kind != LW_NAME_POISON) {
-    kbc_error(L->d, it->u.decl.name_loc, "'%s' is already defined", name);
+    already_defined(L, it->u.decl.name_loc, name, prev);
     return 0;
   }
   int rank = it->u.decl.rank;
@@ -87,6 +99,7 @@ static int lower_decl(lower *L, const ast_item *it) {
   const char *irname = it->u.decl.role == AST_DECL_TENSOR ? lw_fresh_name(L, name) : name;
   if (it->u.decl.role != AST_DECL_TENSOR && ir_tensor_find(L->p, name)) {
     kbc_error(L->d, it->u.decl.name_loc, "'%s' is already defined", name);
+    kbc_note(L->d, ir_tensor_find(L->p, name)->loc, "'%s' is first defined here", name);
     return 0;
   }
   ir_tensor *t = ir_tensor_add(L->p, irname, roles[it->u.decl.role], (ir_dtype)dt, rank, shape, it->u.decl.name_loc);
@@ -104,7 +117,7 @@ static int lower_def(lower *L, const ast_item *it) {
   const char *name = it->u.def.name;
   lw_name *prev = lookup_in(L->scope, name);
   if (prev && prev->kind != LW_NAME_POISON) {
-    kbc_error(L->d, it->u.def.name_loc, "'%s' is already defined", name);
+    already_defined(L, it->u.def.name_loc, name, prev);
     return 0;
   }
   if (lw_library_find(name) || lw_scalar_fn_arity(name, NULL) >= 0) {
@@ -122,6 +135,18 @@ static int lower_def(lower *L, const ast_item *it) {
   return 1;
 }
 
+/* Every unrolled loop iteration and every statement costs one unit of
+ * L->n_stmts_budget, so nested loops cannot make lowering run for ever.
+ * The first time the budget runs out is reported; 0 from then on. */
+static int spend_budget(lower *L, const ast_item *it) {
+  if (L->n_stmts_budget-- > 0) return 1;
+  if (L->n_stmts_budget == -1)
+    kbc_error(L->d, it->loc, "the program is too large after unrolling loops (more than %d statements and loop "
+              "iterations in all)", LW_MAX_STMTS);
+  L->n_stmts_budget = -2;
+  return 0;
+}
+
 static int lower_for(lower *L, const ast_item *it) {
   sym *lo = lw_int_expr(L, it->u.for_.lo, NULL, "a loop bound");
   sym *hi = lo ? lw_int_expr(L, it->u.for_.hi, NULL, "a loop bound") : NULL;
@@ -132,13 +157,15 @@ static int lower_for(lower *L, const ast_item *it) {
               "loop bounds must be constants (loops are unrolled at compile time)");
     return 0;
   }
-  if (b - a > LW_MAX_LOOP_TRIPS) {
-    kbc_error(L->d, it->loc, "loop runs %lld times; at most %d iterations are unrolled", (long long)(b - a),
+  uint64_t trips = b > a ? (uint64_t)b - (uint64_t)a : 0; /* b - a may overflow int64 */
+  if (trips > LW_MAX_LOOP_TRIPS) {
+    kbc_error(L->d, it->loc, "loop runs %llu times; at most %d iterations are unrolled", (unsigned long long)trips,
               LW_MAX_LOOP_TRIPS);
     return 0;
   }
   int ok = 1;
   for (int64_t v = a; v < b && ok; v++) {
+    if (!spend_budget(L, it)) return 0; /* nested loops multiply */
     lw_scope s = {.parent = L->scope,
                   .prefix = kbc_arena_printf(L->a, "%s%s%lld.", L->scope->prefix ? L->scope->prefix : "",
                                              it->u.for_.var, (long long)v),
@@ -176,11 +203,7 @@ static int lower_item(lower *L, const ast_item *it) {
   case AST_I_FOR:
     return lower_for(L, it);
   case AST_I_STMT:
-    if (L->n_stmts_budget-- <= 0) {
-      kbc_error(L->d, it->loc, "the program has more than %d statements after unrolling", LW_MAX_STMTS);
-      return 0;
-    }
-    return lw_lower_stmt(L, it);
+    return spend_budget(L, it) && lw_lower_stmt(L, it);
   }
   return 0;
 }
@@ -247,8 +270,9 @@ ir_program *ir_lower(kbc_arena *a, kbc_diag *d, const ast_program *ast, const ch
       }
     }
     if (ir_outputs(L.p, NULL, 0) == 0) {
-      kbc_loc start = {1, 1};
-      kbc_error(d, start, "the spec declares no output");
+      kbc_loc where = {1, 1};
+      if (ast->items.n) where = ast->items.items[0]->loc; /* the kernel line, normally */
+      kbc_error(d, where, "the spec declares no output; declare what it computes with 'output NAME f32[...]'");
       ok = 0;
     }
   }

@@ -139,6 +139,7 @@ typedef struct {
   ir_axis **axes;
   int *state;             /* 0 unvisited, 1 in progress, 2 done */
   int n;
+  int *stack, depth;      /* the axes in progress, outermost first */
 } axis_table;
 
 static int find_axis(const axis_table *t, const char *name) {
@@ -149,6 +150,22 @@ static int find_axis(const axis_table *t, const char *name) {
 
 static int resolve(lower *L, axis_table *t, int i);
 
+/* Axis j, in progress, is used again: "a -> b -> a" from j's place on the stack. */
+static void report_cycle(lower *L, const axis_table *t, int j, kbc_loc loc) {
+  const char *name = t->items[j]->u.axis.name;
+  if (t->stack[t->depth - 1] == j) {
+    kbc_error(L->d, loc, "axis '%s' is defined in terms of itself", name);
+    return;
+  }
+  kbc_buf b = {0};
+  int k = t->depth - 1;
+  while (k > 0 && t->stack[k] != j) k--;
+  for (; k < t->depth; k++) kbc_buf_printf(&b, "'%s' -> ", t->items[t->stack[k]]->u.axis.name);
+  kbc_buf_printf(&b, "'%s'", name);
+  kbc_error(L->d, loc, "axes are defined in a cycle: %s; one of them must be var or const", kbc_buf_str(&b));
+  kbc_buf_free(&b);
+}
+
 /* Resolves every axis named inside e before e itself is evaluated. */
 static int resolve_deps(lower *L, axis_table *t, const ast_expr *e) {
   switch (e->kind) {
@@ -156,7 +173,7 @@ static int resolve_deps(lower *L, axis_table *t, const ast_expr *e) {
     int j = find_axis(t, e->u.name.name);
     if (j < 0) return 1; /* lw_int_expr reports unknown names */
     if (t->state[j] == 1) {
-      kbc_error(L->d, e->loc, "axis '%s' is defined in terms of itself", e->u.name.name);
+      report_cycle(L, t, j, e->loc);
       return 0;
     }
     return resolve(L, t, j);
@@ -175,6 +192,7 @@ static int resolve(lower *L, axis_table *t, int i) {
   const ast_item *it = t->items[i];
   ir_axis *ax = t->axes[i];
   t->state[i] = 1;
+  t->stack[t->depth++] = i;
   int ok = 1;
   if (it->u.axis.kind != AST_AXIS_VAR) {
     const char *what = kbc_arena_printf(L->a, "the size of axis '%s'", ax->name);
@@ -199,6 +217,7 @@ static int resolve(lower *L, axis_table *t, int i) {
     }
     if (!ok) ax->size = NULL;
   }
+  t->depth--;
   t->state[i] = 2;
   return ok;
 }
@@ -214,6 +233,7 @@ int lw_resolve_axes(lower *L, const ast_block *top) {
   t.items = KBC_NEW_ARRAY(L->a, const ast_item *, n + 1);
   t.axes = KBC_NEW_ARRAY(L->a, ir_axis *, n + 1);
   t.state = KBC_NEW_ARRAY(L->a, int, n + 1);
+  t.stack = KBC_NEW_ARRAY(L->a, int, n + 1);
   int ok = 1;
   for (int i = 0; i < top->n; i++) {
     const ast_item *it = top->items[i];

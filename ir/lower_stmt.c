@@ -241,6 +241,14 @@ static ir_expr *reduction(lower *L, lw_stmt *st, const ast_expr *e) {
       st->n_scope = base;
       return NULL;
     }
+    int64_t c;
+    if (extent && ((sym_is_const(extent, &c) && c < 1) ||
+                   (!sym_is_const(extent, NULL) && sym_prove_nonneg(L->a, L->p->facts, sym_neg(L->a, extent))))) {
+      kbc_error(L->d, bound->loc, "reduction index '%s' would range over %s values; a range must be positive", name,
+                sym_str(L->a, extent));
+      st->n_scope = base;
+      return NULL;
+    }
     ids[i] = lw_stmt_add_index(L, st, name, IR_IDX_REDUCE, extent, v->loc);
     st->scope_ids[st->n_scope++] = ids[i];
   }
@@ -275,8 +283,9 @@ static ir_expr *call(lower *L, lw_stmt *st, const ast_expr *e) {
       int is_red = 0;
       for (int i = 0; i < 4; i++) is_red |= !strcmp(name, reductions[i]);
       if (is_red)
-        kbc_error(L->d, e->u.call.name_loc, "'%s' with %d argument(s): write a reduction as %s(i: body)%s", name,
-                  e->u.call.n_args, name, strcmp(name, "max") && strcmp(name, "min") ? "" : " or max(a, b)");
+        kbc_error(L->d, e->u.call.name_loc, "'%s' is a reduction: name its indices before a ':', as in %s(j: x[i, j])%s",
+                  name, name, strcmp(name, "max") && strcmp(name, "min") ? "" : kbc_arena_printf(
+                      L->a, ", or write %s(a, b) of two values", name));
       else
         kbc_error(L->d, e->u.call.name_loc, "unknown function '%s'", name);
     }
@@ -309,6 +318,20 @@ static ir_expr *call(lower *L, lw_stmt *st, const ast_expr *e) {
   return arity == 1 ? ir_unary(L->a, op, args[0], e->loc) : ir_binary(L->a, op, args[0], args[1], e->loc);
 }
 
+/* The statement that last wrote t so far, or NULL. */
+static const ir_stmt *writer(lower *L, const ir_tensor *t) {
+  for (int i = L->p->stmts.len - 1; i >= 0; i--)
+    if (IR_STMT(L->p, i)->out == t) return IR_STMT(L->p, i);
+  return NULL;
+}
+
+/* An input, or a tensor some earlier statement wrote; else reports. */
+static int check_assigned(lower *L, const ir_tensor *t, const char *name, kbc_loc loc) {
+  if (t->role == IR_ROLE_INPUT || writer(L, t)) return 1;
+  kbc_error(L->d, loc, "'%s' is read here before any statement assigns it", name);
+  return 0;
+}
+
 static ir_expr *access(lower *L, lw_stmt *st, const ast_expr *e) {
   const char *name = e->u.access.name;
   lw_name *n = lw_lookup(L, name);
@@ -324,10 +347,11 @@ static ir_expr *access(lower *L, lw_stmt *st, const ast_expr *e) {
   }
   int rank = lw_view_rank(&n->view);
   if (e->u.access.n_idx != rank) {
-    kbc_error(L->d, e->u.access.name_loc, "'%s' has rank %d but is indexed with %d index%s", name, rank,
-              e->u.access.n_idx, e->u.access.n_idx == 1 ? "" : "es");
+    kbc_error(L->d, e->u.access.name_loc, "'%s' has rank %d but is indexed with %d ind%s", name, rank,
+              e->u.access.n_idx, e->u.access.n_idx == 1 ? "ex" : "ices");
     return NULL;
   }
+  if (!check_assigned(L, n->view.tensor, name, e->u.access.name_loc)) return NULL;
   sym **idx = KBC_NEW_ARRAY(L->a, sym *, rank > 0 ? rank : 1);
   const char *what = kbc_arena_printf(L->a, "an index of '%s'", name);
   for (int i = 0; i < rank; i++)
@@ -342,6 +366,7 @@ static ir_expr *name_value(lower *L, lw_stmt *st, const ast_expr *e) {
   if (n && n->kind == LW_NAME_POISON) return NULL;
   if (n && n->kind == LW_NAME_TENSOR) {
     if (lw_view_rank(&n->view) == 0) {
+      if (!check_assigned(L, n->view.tensor, e->u.name.name, e->loc)) return NULL;
       ir_expr *ld = lw_view_load(L, &n->view, NULL, 0, e->loc);
       kbc_vec_push(L->a, &st->loads, ld);
       return ld;
@@ -502,6 +527,7 @@ static int target(lower *L, const ast_item *it, ir_tensor **out, lw_name **bind_
   }
   if (t->role == IR_ROLE_OUTPUT) {
     kbc_error(L->d, it->u.stmt.name_loc, "output '%s' is assigned twice; use '+=' to add to it", name);
+    kbc_note(L->d, writer(L, t)->loc, "'%s' is first assigned here", name);
     return 0;
   }
   *bind_as = n; /* rebinding a temporary: a new version */
@@ -514,8 +540,8 @@ static int lower_indexed(lower *L, const ast_item *it) {
   if (!target(L, it, &t, &bind_as)) return 0;
   int n_idx = it->u.stmt.n_idx, acc = it->u.stmt.accumulate;
   if (t && t->rank != n_idx) {
-    kbc_error(L->d, it->u.stmt.name_loc, "'%s' has rank %d but the left side has %d index%s", it->u.stmt.name,
-              t->rank, n_idx, n_idx == 1 ? "" : "es");
+    kbc_error(L->d, it->u.stmt.name_loc, "'%s' has rank %d but the left side has %d ind%s", it->u.stmt.name,
+              t->rank, n_idx, n_idx == 1 ? "ex" : "ices");
     return 0;
   }
   lw_stmt st = {0};

@@ -32,14 +32,30 @@ static const char *shape_str(lower *L, const lw_view *v) {
 
 /* ---- names and slices --------------------------------------------------- */
 
+/* An input, or a tensor some earlier statement wrote; else reports. */
+static int check_assigned(lower *L, const ir_tensor *t, const char *name, kbc_loc loc) {
+  if (t->role == IR_ROLE_INPUT) return 1;
+  for (int i = L->p->stmts.len - 1; i >= 0; i--)
+    if (IR_STMT(L->p, i)->out == t) return 1;
+  kbc_error(L->d, loc, "'%s' is read here before any statement assigns it", name);
+  return 0;
+}
+
 static int name_view(lower *L, const ast_expr *e, const char *name, lw_view *out) {
   lw_name *n = lw_lookup(L, name);
   if (n && n->kind == LW_NAME_TENSOR) {
     *out = n->view;
-    return 1;
+    return check_assigned(L, n->view.tensor, name, e->loc);
   }
-  if (!n) kbc_error(L->d, e->loc, "unknown tensor '%s'", name);
-  else if (n->kind != LW_NAME_POISON) kbc_error(L->d, e->loc, "'%s' is not a tensor", name);
+  if (!n)
+    kbc_error(L->d, e->loc, "unknown tensor '%s'", name);
+  else if (n->kind == LW_NAME_AXIS)
+    kbc_error(L->d, e->loc, "'%s' is an axis, not a tensor", name);
+  else if (n->kind == LW_NAME_INT)
+    kbc_error(L->d, e->loc, "'%s' is not a tensor here: it is an integer (a loop variable or an integer def argument)",
+              name);
+  else if (n->kind == LW_NAME_DEF)
+    kbc_error(L->d, e->loc, "'%s' is a def, not a tensor; call it: %s(...)", name, name);
   return 0;
 }
 
@@ -143,8 +159,9 @@ static ir_expr *ew_build(lower *L, ew_ctx *c, const ast_expr *e) {
   if (e->kind == AST_E_UNARY) {
     ir_expr *x = ew_build(L, c, e->u.unary.operand);
     if (!x) return NULL;
-    if ((e->u.unary.op == AST_UN_NOT) != (x->type == IR_TY_BOOL)) {
-      kbc_error(L->d, e->loc, "'%s' of the wrong kind of operand", e->u.unary.op == AST_UN_NOT ? "!" : "-");
+    int is_not = e->u.unary.op == AST_UN_NOT;
+    if (is_not != (x->type == IR_TY_BOOL)) {
+      kbc_error(L->d, e->loc, is_not ? "'!' needs a condition" : "cannot negate a condition");
       return NULL;
     }
     return ir_unary(L->a, e->u.unary.op == AST_UN_NOT ? IR_OP_NOT : IR_OP_NEG, x, e->loc);
@@ -155,8 +172,15 @@ static ir_expr *ew_build(lower *L, ew_ctx *c, const ast_expr *e) {
     if (!y) return NULL;
     ast_binop op = e->u.binary.op;
     int logical = op == AST_BIN_AND || op == AST_BIN_OR;
-    if (op == AST_BIN_MOD || logical != (x->type == IR_TY_BOOL) || logical != (y->type == IR_TY_BOOL)) {
-      kbc_error(L->d, e->loc, "'%s' is not defined for these operands", ast_binop_text[op]);
+    if (op == AST_BIN_MOD) {
+      kbc_error(L->d, e->loc, "'%%' is not defined for tensor values (only for integer indices and axes)");
+      return NULL;
+    }
+    if (logical != (x->type == IR_TY_BOOL) || logical != (y->type == IR_TY_BOOL)) {
+      kbc_error(L->d, e->loc,
+                logical ? "'%s' needs conditions on both sides"
+                        : "'%s' of a condition; compare values, then combine conditions with && and ||",
+                ast_binop_text[op]);
       return NULL;
     }
     return ir_binary(L->a, ew_binop[op], x, y, e->loc);
@@ -165,8 +189,12 @@ static ir_expr *ew_build(lower *L, ew_ctx *c, const ast_expr *e) {
   ir_op op = IR_OP_EXP;
   int arity = lw_scalar_fn_arity(e->u.call.name, &op);
   if (e->u.call.n_args != arity) {
-    kbc_error(L->d, e->u.call.name_loc, "'%s' takes %d argument%s, not %d", e->u.call.name, arity,
-              arity == 1 ? "" : "s", e->u.call.n_args);
+    int red = op == IR_OP_MAX || op == IR_OP_MIN;
+    kbc_error(L->d, e->u.call.name_loc, "'%s' takes %d argument%s, not %d%s", e->u.call.name, arity,
+              arity == 1 ? "" : "s", e->u.call.n_args,
+              red ? kbc_arena_printf(L->a, "; to reduce along an axis use index notation, as in y[i] = %s(j: x[i, j])",
+                                     e->u.call.name)
+                  : "");
     return NULL;
   }
   ir_expr *a[3] = {0};
@@ -229,6 +257,56 @@ static int elementwise(lower *L, const ast_expr *e, lw_view *out) {
 
 /* ---- defs --------------------------------------------------------------- */
 
+/* The defs being expanded are recorded in each def scope as hidden names
+ * "\x01NAME" (no identifier holds a \x01), numbered by depth in `version`,
+ * so a def that calls itself, directly or through others, is found before
+ * it expands.  Returns the innermost def scope around L->scope, or NULL. */
+static lw_scope *def_scope(lower *L) {
+  for (lw_scope *s = L->scope; s; s = s->parent)
+    if (s->is_def) return s;
+  return NULL;
+}
+
+static int is_hidden(const lw_name *n) { return n->name[0] == '\x01'; }
+
+/* Reports when `def` is being expanded already: "f -> g -> f". */
+static int check_recursion(lower *L, const ast_expr *e, const ast_item *def) {
+  lw_scope *s = def_scope(L);
+  const lw_name *self = NULL;
+  for (const lw_name *n = s ? s->names : NULL; n; n = n->next)
+    if (is_hidden(n) && !strcmp(n->name + 1, def->u.def.name)) self = n;
+  if (!self) return 1;
+  kbc_buf b = {0};
+  for (int depth = self->version;; depth++) {
+    const lw_name *at = NULL;
+    for (const lw_name *n = s->names; n; n = n->next)
+      if (is_hidden(n) && n->version == depth) at = n;
+    if (!at) break;
+    kbc_buf_printf(&b, "'%s' -> ", at->name + 1);
+  }
+  kbc_buf_printf(&b, "'%s'", def->u.def.name);
+  kbc_error(L->d, e->u.call.name_loc, "def '%s' calls itself (%s); defs are expanded inline and cannot be recursive",
+            def->u.def.name, kbc_buf_str(&b));
+  kbc_buf_free(&b);
+  return 0;
+}
+
+/* Records in the new def scope s the chain of the caller's, plus def. */
+static void record_expansion(lower *L, lw_scope *s, const ast_item *def) {
+  lw_scope *caller = def_scope(L);
+  int depth = 0;
+  for (const lw_name *n = caller ? caller->names : NULL; n; n = n->next)
+    if (is_hidden(n)) {
+      lw_name *c = lw_bind(L, s, n->name, LW_NAME_DEF);
+      c->def = n->def;
+      c->version = n->version;
+      if (n->version >= depth) depth = n->version + 1;
+    }
+  lw_name *me = lw_bind(L, s, kbc_arena_printf(L->a, "\x01%s", def->u.def.name), LW_NAME_DEF);
+  me->def = def;
+  me->version = depth;
+}
+
 static int expand_def(lower *L, const ast_expr *e, const ast_item *def, lw_view *out) {
   if (e->u.call.is_reduction) {
     kbc_error(L->d, e->loc, "'%s' is a def, not a reduction", def->u.def.name);
@@ -240,6 +318,7 @@ static int expand_def(lower *L, const ast_expr *e, const ast_item *def, lw_view 
               e->u.call.n_args);
     return 0;
   }
+  if (!check_recursion(L, e, def)) return 0;
   if (L->def_depth >= LW_MAX_DEF_DEPTH) {
     kbc_error(L->d, e->loc, "defs expand more than %d levels deep (is '%s' recursive?)", LW_MAX_DEF_DEPTH,
               def->u.def.name);
@@ -265,6 +344,7 @@ static int expand_def(lower *L, const ast_expr *e, const ast_item *def, lw_view 
   const char *outer_prefix = L->scope->prefix ? L->scope->prefix : "";
   lw_scope s = {.parent = L->global, .is_def = 1,
                 .prefix = kbc_arena_printf(L->a, "%s%s%d.", outer_prefix, def->u.def.name, L->n_generated++)};
+  record_expansion(L, &s, def);
   for (int i = 0; i < n; i++) {
     lw_name *b = lw_bind(L, &s, args[i].name, args[i].kind);
     b->value = args[i].value;
@@ -307,7 +387,14 @@ int lw_tensor_expr(lower *L, const ast_expr *e, lw_view *out) {
     if (n && n->kind == LW_NAME_DEF) return expand_def(L, e, n->def, out);
     if (lw_scalar_fn_arity(e->u.call.name, NULL) < 0) {
       if (n && n->kind == LW_NAME_POISON) return 0;
-      kbc_error(L->d, e->u.call.name_loc, "unknown function '%s'", e->u.call.name);
+      if (!strcmp(e->u.call.name, "sum") || !strcmp(e->u.call.name, "prod"))
+        kbc_error(L->d, e->u.call.name_loc, "a reduction needs index notation, e.g. y[i] = %s(j: x[i, j])",
+                  e->u.call.name);
+      else if (n && n->kind == LW_NAME_TENSOR)
+        kbc_error(L->d, e->u.call.name_loc, "'%s' is a tensor, not a function; index it with brackets: %s[...]",
+                  e->u.call.name, e->u.call.name);
+      else
+        kbc_error(L->d, e->u.call.name_loc, "unknown function '%s'", e->u.call.name);
       return 0;
     }
     return elementwise(L, e, out);
@@ -319,11 +406,29 @@ int lw_tensor_expr(lower *L, const ast_expr *e, lw_view *out) {
 
 /* ---- assignment of a whole tensor --------------------------------------- */
 
+/* "y[i, j]" for a rank-2 y: an example left side for messages. */
+static const char *index_example(lower *L, const char *name, int rank) {
+  static const char *const letters[] = {"i", "j", "k", "l"};
+  kbc_buf b = {0};
+  kbc_buf_printf(&b, "%s[", name);
+  for (int i = 0; i < rank; i++) {
+    if (i < 4) kbc_buf_printf(&b, "%s%s", i ? ", " : "", letters[i]);
+    else kbc_buf_printf(&b, ", i%d", i);
+  }
+  kbc_buf_putc(&b, ']');
+  const char *r = kbc_arena_strdup(L->a, kbc_buf_str(&b));
+  kbc_buf_free(&b);
+  return r;
+}
+
 static int copy_into(lower *L, const ast_item *it, ir_tensor *t, const lw_view *v) {
   lw_view dst = {.tensor = t};
   if (!shape_equal(&dst, v)) {
-    kbc_error(L->d, it->u.stmt.rhs->loc, "'%s' has shape %s but the value has shape %s", t->name,
-              shape_str(L, &dst), shape_str(L, v));
+    kbc_error(L->d, it->u.stmt.rhs->loc, "'%s' has shape %s but the value has shape %s%s", it->u.stmt.name,
+              shape_str(L, &dst), shape_str(L, v),
+              lw_view_rank(v) == 0 ? kbc_arena_printf(L->a, "; to set every element to one value use index notation: %s = ...",
+                                                      index_example(L, it->u.stmt.name, t->rank))
+                                   : "");
     return 0;
   }
   lw_stmt st = {0};

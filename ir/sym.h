@@ -111,7 +111,8 @@ void sym_facts_assume_zero(sym_facts *f, const sym *p);   /* p == 0 (e.g. x mod 
 /* 1 when p >= 0 is proven for every binding satisfying the facts; 0 when
  * not proven (which does not mean false).  Sound, not complete. */
 int sym_prove_nonneg(kbc_arena *a, const sym_facts *f, const sym *p);
-/* Convenience: prove x <= y, x < y, x == y (structural after subtraction). */
+/* Convenience: prove x <= y, x < y, x == y (equal normal forms, or both
+ * x <= y and y <= x proven).  f may be NULL (no facts). */
 int sym_prove_le(kbc_arena *a, const sym_facts *f, const sym *x, const sym *y);
 int sym_prove_lt(kbc_arena *a, const sym_facts *f, const sym *x, const sym *y);
 int sym_prove_eq(kbc_arena *a, const sym_facts *f, const sym *x, const sym *y);

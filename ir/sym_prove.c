@@ -92,7 +92,7 @@ static bool axis_plus(const sym *x, const sym_atom **v, int64_t *k) {
 /* Matches the zero fact k*A + c == 0 with A = -c/k an integer. */
 static bool zero_value(const sym *z, const sym_atom **t, int64_t *value) {
   int64_t k, c;
-  if (!one_atom(z, t, &k, &c) || (k == -1 && c == INT64_MIN) || c % k != 0) return false;
+  if (!one_atom(z, t, &k, &c) || c == INT64_MIN || c % k != 0) return false;
   *value = -(c / k);
   return true;
 }

@@ -387,6 +387,98 @@ static void test_min_max_prod(void **state) {
   release();
 }
 
+/* Contractions that stride badly along the reduction index run in row
+ * mode (see interp_impl.h); every variant must still be exact. */
+static void test_row_mode_variants(void **state) {
+  (void)state;
+  sym *n = var("n"), *n2 = derived("n2", mul(K(2), n), IR_AXIS_DERIVED);
+  ir_tensor *x = tensor("x", IR_ROLE_INPUT, 2, n, n2), *y = tensor("y", IR_ROLE_INPUT, 2, n, n);
+  ir_tensor *col = tensor("col", IR_ROLE_OUTPUT, 1, n2), *o1 = tensor("o1", IR_ROLE_OUTPUT, 2, n, n);
+  ir_tensor *o2 = tensor("o2", IR_ROLE_OUTPUT, 2, n, n), *o3 = tensor("o3", IR_ROLE_OUTPUT, 2, n, n);
+  ir_stmt *s = stmt(col, 0, "col[j] = sum(i: x[i, j])");
+  sym *j = idx(s, "j", IR_IDX_FREE, n2), *i = idx(s, "i", IR_IDX_REDUCE, n);
+  finish(s, red(IR_RED_SUM, ld(x, i, j), 1, i), j);
+  s = stmt(o1, 0, "o1[i, j] = sum(k: y[k, i] * x[k, j]) / 2");
+  i = idx(s, "i", IR_IDX_FREE, n), j = idx(s, "j", IR_IDX_FREE, n);
+  sym *k = idx(s, "k", IR_IDX_REDUCE, n);
+  finish(s, bin(IR_OP_DIV, red(IR_RED_SUM, bin(IR_OP_MUL, ld(y, k, i), ld(x, k, j)), 1, k), num(2)), i, j);
+  s = stmt(o2, 0, "o2[i, j] = y[i, j] - sum(k: x[k, j] * y[k, i])");
+  i = idx(s, "i", IR_IDX_FREE, n), j = idx(s, "j", IR_IDX_FREE, n), k = idx(s, "k", IR_IDX_REDUCE, n);
+  finish(s, bin(IR_OP_SUB, ld(y, i, j), red(IR_RED_SUM, bin(IR_OP_MUL, ld(x, k, j), ld(y, k, i)), 1, k)), i, j);
+  s = stmt(o3, 0, "o3[i, j] = sum(k: x[k, 2*j] * y[k, i])");
+  i = idx(s, "i", IR_IDX_FREE, n), j = idx(s, "j", IR_IDX_FREE, n), k = idx(s, "k", IR_IDX_REDUCE, n);
+  finish(s, red(IR_RED_SUM, bin(IR_OP_MUL, ld(x, k, mul(K(2), j)), ld(y, k, i)), 1, k), i, j);
+  enum { NN = 5 };
+  int64_t vars[] = {NN};
+  assert_true(run(vars));
+  const double *X = data[x->id], *Y = data[y->id];
+  for (int c = 0; c < 2 * NN; c++) {
+    double want = 0;
+    for (int r = 0; r < NN; r++) want += X[r * 2 * NN + c];
+    close_to(data[col->id][c], want);
+  }
+  for (int a = 0; a < NN; a++)
+    for (int b = 0; b < NN; b++) {
+      double w1 = 0, w2 = 0, w3 = 0;
+      for (int c = 0; c < NN; c++) {
+        w1 += Y[c * NN + a] * X[c * 2 * NN + b];
+        w2 += X[c * 2 * NN + b] * Y[c * NN + a];
+        w3 += X[c * 2 * NN + 2 * b] * Y[c * NN + a];
+      }
+      close_to(data[o1->id][a * NN + b], w1 / 2);
+      close_to(data[o2->id][a * NN + b], Y[a * NN + b] - w2);
+      close_to(data[o3->id][a * NN + b], w3);
+    }
+  release();
+}
+
+/* Loads and targets with floor-div/mod indices (cached per point, proven
+ * in bounds by sym_bounds): inside contractions (row mode and dot), with
+ * the reduction index inside the division, and as a += target. */
+static void test_non_affine_indices(void **state) {
+  (void)state;
+  sym *nb = var("nb"), *ne = var("ne");
+  sym *nj = derived("nj", K(12), IR_AXIS_CONST);
+  ir_tensor *t = tensor("t", IR_ROLE_INPUT, 3, nb, K(3), K(4)), *h = tensor("h", IR_ROLE_INPUT, 2, nb, ne);
+  ir_tensor *gw = tensor("gw", IR_ROLE_OUTPUT, 2, nj, ne), *gb = tensor("gb", IR_ROLE_OUTPUT, 1, nj);
+  ir_tensor *sb = tensor("sb", IR_ROLE_OUTPUT, 1, nb), *g = tensor("g", IR_ROLE_OUTPUT, 2, K(3), K(4));
+  ir_stmt *s = stmt(gw, 0, "gw[j, e] = sum(b: t[b, j/4, j % 4] * h[b, e])");
+  sym *j = idx(s, "j", IR_IDX_FREE, nj), *e = idx(s, "e", IR_IDX_FREE, ne), *b = idx(s, "b", IR_IDX_REDUCE, nb);
+  finish(s, red(IR_RED_SUM, bin(IR_OP_MUL, ld(t, b, sym_div(A, j, 4), sym_mod(A, j, 4)), ld(h, b, e)), 1, b), j, e);
+  s = stmt(gb, 0, "gb[j] = sum(b: t[b, j/4, j % 4])");
+  j = idx(s, "j", IR_IDX_FREE, nj), b = idx(s, "b", IR_IDX_REDUCE, nb);
+  finish(s, red(IR_RED_SUM, ld(t, b, sym_div(A, j, 4), sym_mod(A, j, 4)), 1, b), j);
+  s = stmt(sb, 0, "sb[b] = sum(k: t[b, k/4, k % 4] * (k % 5))");
+  b = idx(s, "b", IR_IDX_FREE, nb);
+  sym *k = idx(s, "k", IR_IDX_REDUCE, nj);
+  ir_expr *body = bin(IR_OP_MUL, ld(t, b, sym_div(A, k, 4), sym_mod(A, k, 4)), ival(sym_mod(A, k, 5)));
+  finish(s, red(IR_RED_SUM, body, 1, k), b);
+  s = stmt(g, 1, "g[j/4, j % 4] += h[b, j % 2] * j");
+  j = idx(s, "j", IR_IDX_SCATTER, nj), b = idx(s, "b", IR_IDX_SCATTER, nb);
+  finish(s, bin(IR_OP_MUL, ld(h, b, sym_mod(A, j, 2)), ival(j)), sym_div(A, j, 4), sym_mod(A, j, 4));
+  enum { NB = 5, NE = 7 };
+  int64_t vars[] = {NB, NE};
+  assert_true(run(vars));
+  const double *T = data[t->id], *H = data[h->id];
+  for (int y = 0; y < 12; y++) {
+    double wb = 0, wg = 0;
+    for (int z = 0; z < NB; z++) wb += T[z * 12 + y], wg += H[z * NE + y % 2] * y;
+    close_to(data[gb->id][y], wb);
+    close_to(data[g->id][y], wg);
+    for (int x = 0; x < NE; x++) {
+      double w = 0;
+      for (int z = 0; z < NB; z++) w += T[z * 12 + y] * H[z * NE + x];
+      close_to(data[gw->id][y * NE + x], w);
+    }
+  }
+  for (int z = 0; z < NB; z++) {
+    double w = 0;
+    for (int y = 0; y < 12; y++) w += T[z * 12 + y] * (y % 5);
+    close_to(data[sb->id][z], w);
+  }
+  release();
+}
+
 static int64_t floordiv(int64_t x, int64_t c) { return x / c - (x % c != 0 && x < 0); }
 static int64_t floormod(int64_t x, int64_t c) { return x - c * floordiv(x, c); }
 
@@ -665,6 +757,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_nested_reductions, setup, teardown),
       cmocka_unit_test_setup_teardown(test_where_padded, setup, teardown),
       cmocka_unit_test_setup_teardown(test_min_max_prod, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_row_mode_variants, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_non_affine_indices, setup, teardown),
       cmocka_unit_test_setup_teardown(test_integer_index_exprs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_math_ops_and_scalars, setup, teardown),
       cmocka_unit_test_setup_teardown(test_accumulate_after_write_and_self_read, setup, teardown),

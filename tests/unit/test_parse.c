@@ -745,6 +745,39 @@ static void test_print_deterministic(void **state) {
   assert_string_equal(ast_binop_text[AST_BIN_OR], "||");
 }
 
+/* Every spec shipped in the repository parses (when the build says where). */
+static void test_repo_specs(void **state) {
+  (void)state;
+#ifdef KBC_SOURCE_DIR
+  static const char *const files[] = {
+      "specs/conv3d_min_softmax.kb",     "specs/cvit.kb",
+      "specs/sam_hq_attn_relpos_bwd.kb", "specs/examples/batched_matmul.kb",
+      "specs/examples/conv2d_strided.kb", "specs/examples/layernorm.kb",
+      "specs/examples/matmul_bias_gelu.kb", "specs/examples/mlp_relu.kb",
+      "specs/examples/relpos_gather.kb", "specs/examples/relpos_scatter.kb",
+      "specs/examples/softmax_middle.kb"};
+  int found = 0;
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", KBC_SOURCE_DIR, files[i]);
+    FILE *f = fopen(path, "rb");
+    if (!f) continue; /* not (yet) in this checkout */
+    static char text[1 << 20];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    parsed p = parse(text);
+    if (!p.prog) fail_msg("%s: %s", files[i], kbc_diag_text(p.diag));
+    assert_true(p.prog->items.n > 0);
+    done(&p);
+    found++;
+  }
+  if (!found) skip();
+#else
+  skip();
+#endif
+}
+
 /* ---- robustness ------------------------------------------------------------------ */
 
 static uint64_t rng_state;
@@ -941,6 +974,7 @@ int main(void) {
       cmocka_unit_test(test_err_first_error_stops),
       cmocka_unit_test(test_keywords_not_identifiers),
       cmocka_unit_test(test_print_deterministic),
+      cmocka_unit_test(test_repo_specs),
       cmocka_unit_test(test_random_bytes),
       cmocka_unit_test(test_token_soup),
       cmocka_unit_test(test_mutated_specs),

@@ -423,6 +423,16 @@ static void test_prove_div_mod(void **state) {
   assert_true(sym_prove_eq(A, f, modc(v, 4), K(0)));
   assert_true(sym_prove_le(A, f, scale(divc(v, 8), 2), divc(v, 4)));
   assert_false(sym_prove_le(A, f, divc(v, 4), scale(divc(v, 8), 2)));
+  /* the lower bound v >= 1 survives rewriting v = 4q + r (two cases) */
+  assert_true(nonneg(none, sub(sub(v, K(1)), q)));                 /* v/4 <= v - 1 */
+  assert_true(nonneg(none, add(divc(add(v, K(1)), 4), sub(v, K(1)))));
+  assert_true(nonneg(none, sub(sub(v, divc(v, 3)), K(1))));
+  assert_false(nonneg(none, sub(sub(v, divc(v, 3)), K(2))));        /* v = 1 */
+  assert_true(nonneg(none, sym_neg(A, divc(scale(v, -5), 8))));     /* -floor(-5v/8) >= 0 */
+  assert_true(nonneg(none, sub(K(-1), divc(scale(v, -5), 8))));     /* -floor(-5v/8) >= 1 */
+  assert_false(nonneg(none, sub(K(-2), divc(scale(v, -5), 8))));
+  sym *h = ax(H);
+  assert_false(nonneg(none, sub(mul(h, q), divc(mul(h, v), 4)))); /* -1 at h = v = 2 */
   /* (v + 1) mod 4 == 2: v = 4w + 1 */
   sym_facts *g = sym_facts_create(A);
   sym_facts_assume_zero(g, sub(modc(add(v, K(1)), 4), K(2)));

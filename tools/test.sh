@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# test.sh — sets up, builds and runs every test of kbc.
+#
+#   1. installs the Debian packages it needs (tools/setup.sh);
+#   2. a Release build in build/release: every test (unit, golden
+#      diagnostics, CLI, fuzz corpus replay, CPU interpreter vs PyTorch);
+#      GPU tests skip visibly where there is no GPU;
+#   3. an ASan+UBSan build in build/asan: the same tests but the oracle
+#      ones (the interpreter is exercised by the unit tests there).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+tools/setup.sh
+jobs=$(nproc)
+
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build/release
+ctest --test-dir build/release --output-on-failure -j"$jobs"
+
+cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKBC_SANITIZE=ON >/dev/null
+cmake --build build/asan
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build/asan --output-on-failure -j"$jobs" -LE oracle
