@@ -47,7 +47,7 @@ REGISTRY: dict[str, Workload] = {}
 def workload(**default_axes: int) -> Callable[[Builder], Builder]:
     """Register the decorated builder under its function name with these default axes."""
     def register(build: Builder) -> Builder:
-        summary = (build.__doc__ or "").strip().splitlines()[0]
+        summary = (build.__doc__ or build.__name__).strip().splitlines()[0]
         REGISTRY[build.__name__] = Workload(build.__name__, dict(default_axes), build, summary)
         return build
     return register
