@@ -17,6 +17,8 @@
  * outside, any other is reported as an internal error and never
  * performed. */
 #include <stdlib.h>
+#include <stdio.h>
+#include <time.h>
 #include <string.h>
 
 #include "interp_impl.h"
@@ -31,6 +33,7 @@ typedef struct {
   int64_t *slot;       /* slot values, valid where slot_state is SLOT_VALID */
   unsigned char *slot_state;
   const int64_t *axes;
+  double *vbuf; /* INTERP_VW doubles per node: vector results */
   kbc_diag *d;
   int err;
 } run;
@@ -146,6 +149,14 @@ static int advance(run *r, const int *vars, int n) {
   return 0;
 }
 
+/* Moves index v by delta (staying inside [0, ext)). */
+static void move(run *r, int v, int64_t delta) {
+  const interp_var *iv = &r->var[v];
+  r->idx[v] += delta;
+  for (int u = 0; u < iv->n_upd; u++) r->tv[iv->upd[u].tv] += iv->upd[u].step * delta;
+  for (int u = 0; u < iv->n_dirty; u++) r->slot_state[iv->dirty[u]] = SLOT_DIRTY;
+}
+
 static int any_empty(const run *r, const interp_reduce *rd) {
   for (int i = 0; i < rd->n_vars; i++)
     if (r->var[rd->vars[i]].ext < 1) return 1;
@@ -154,7 +165,10 @@ static int any_empty(const run *r, const interp_reduce *rd) {
 
 static double eval(run *r, int n);
 
+static double vroot_reduce(run *r, const interp_node *x);
+
 static double reduce(run *r, const interp_node *x) {
+  if (x->flags & INODE_VROOT) return vroot_reduce(r, x);
   const interp_reduce *rd = &r->pl->red[x->b];
   double acc = ir_red_identity(rd->op);
   if (any_empty(r, rd)) return acc;
@@ -249,7 +263,149 @@ static double eval(run *r, int n) {
   return interp_binary(x->op, a, eval(r, x->b));
 }
 
+/* ---- vectorized evaluation ----------------------------------------------- */
+
+/* veval(r, n, w) evaluates node n for the w (<= INTERP_VW) consecutive
+ * values of index x->v starting at its current value, everything else
+ * fixed, and returns the w results (in the node's buffer, or straight from
+ * a tensor).  Every node gives the same value per point as eval(); the
+ * order in which each reduction combines its terms is unchanged. */
+static const double *veval(run *r, int n, int w);
+
+/* Point by point, moving x->v along and back. */
+static const double *pointwise(run *r, int n, int w, double *out) {
+  int v = r->node[n].v;
+  for (int p = 0;; p++) {
+    out[p] = eval(r, n);
+    if (p + 1 == w) break;
+    move(r, v, 1);
+  }
+  if (w > 1) move(r, v, -(w - 1));
+  return out;
+}
+
+static const double *gather(const double *base, int64_t step, int w, double *out) {
+  if (step == 1) return base;
+  for (int p = 0; p < w; p++) out[p] = base[p * step];
+  return out;
+}
+
+/* A reduction inside a vector context: each point's reduction, combined
+ * elementwise over the vector. */
+static const double *vreduce(run *r, const interp_node *x, int w, double *out) {
+  const interp_reduce *rd = &r->pl->red[x->b];
+  double id = ir_red_identity(rd->op);
+  for (int p = 0; p < w; p++) out[p] = id;
+  if (any_empty(r, rd)) return out;
+  do {
+    const double *b = veval(r, x->a, w);
+    switch (rd->op) {
+    case IR_RED_SUM: for (int p = 0; p < w; p++) out[p] += b[p]; break;
+    case IR_RED_PROD: for (int p = 0; p < w; p++) out[p] *= b[p]; break;
+    default: for (int p = 0; p < w; p++) out[p] = interp_combine(rd->op, out[p], b[p]); break;
+    }
+  } while (advance(r, rd->vars, rd->n_vars));
+  return out;
+}
+
+static const double *vbinary(int op, const double *a, const double *b, int w, double *out) {
+  switch (op) {
+  case IR_OP_ADD: for (int p = 0; p < w; p++) out[p] = a[p] + b[p]; break;
+  case IR_OP_SUB: for (int p = 0; p < w; p++) out[p] = a[p] - b[p]; break;
+  case IR_OP_MUL: for (int p = 0; p < w; p++) out[p] = a[p] * b[p]; break;
+  case IR_OP_DIV: for (int p = 0; p < w; p++) out[p] = a[p] / b[p]; break;
+  default: for (int p = 0; p < w; p++) out[p] = interp_binary(op, a[p], b[p]); break;
+  }
+  return out;
+}
+
+static const double *veval(run *r, int n, int w) {
+  const interp_node *x = &r->node[n];
+  double *out = r->vbuf + (size_t)n * INTERP_VW;
+  if (x->flags & INODE_POINTWISE) return pointwise(r, n, w, out);
+  switch (x->op) {
+  case IR_OP_CONST: return out; /* filled by run_stmt */
+  case INODE_LOAD_FLAT: return gather(r->data[x->a] + r->tv[x->b], x->vstep, w, out);
+  case INODE_LOAD_MIXED: {
+    int64_t s;
+    if (slot_get(r, x->c, &s)) return gather(r->data[x->a] + r->tv[x->b] + s, x->vstep, w, out);
+    for (int p = 0; p < w; p++) out[p] = 0.0;
+    return out;
+  }
+  case INODE_INDEX_TV:
+    for (int p = 0; p < w; p++) out[p] = (double)(r->tv[x->a] + p * x->vstep);
+    return out;
+  case IR_OP_REDUCE: return vreduce(r, x, w, out);
+  case IR_OP_WHERE: {
+    const double *c = veval(r, x->a, w), *a = veval(r, x->b, w), *b = veval(r, x->c, w);
+    for (int p = 0; p < w; p++) out[p] = c[p] != 0.0 ? a[p] : b[p];
+    return out;
+  }
+  default: break;
+  }
+  const double *a = veval(r, x->a, w);
+  if (ir_op_info[x->op].arity == 1) {
+    for (int p = 0; p < w; p++) out[p] = interp_unary(x->op, a[p]);
+    return out;
+  }
+  return vbinary(x->op, a, veval(r, x->b, w), w, out);
+}
+
+/* A reduction outside any vector context: its innermost index in runs of
+ * INTERP_VW, the others by the odometer, combining in order. */
+static double vroot_reduce(run *r, const interp_node *x) {
+  const interp_reduce *rd = &r->pl->red[x->b];
+  double acc = ir_red_identity(rd->op);
+  if (any_empty(r, rd)) return acc;
+  int v = rd->vars[rd->n_vars - 1];
+  int64_t ext = r->var[v].ext;
+  do {
+    int64_t pos = 0;
+    for (;;) {
+      int w = ext - pos < INTERP_VW ? (int)(ext - pos) : INTERP_VW;
+      const double *b = veval(r, x->a, w);
+      switch (rd->op) {
+      case IR_RED_SUM: for (int p = 0; p < w; p++) acc += b[p]; break;
+      case IR_RED_PROD: for (int p = 0; p < w; p++) acc *= b[p]; break;
+      default: for (int p = 0; p < w; p++) acc = interp_combine(rd->op, acc, b[p]); break;
+      }
+      if (pos + w >= ext) break;
+      move(r, v, w);
+      pos += w;
+    }
+    if (pos) move(r, v, -pos);
+  } while (advance(r, rd->vars, rd->n_vars - 1));
+  return acc;
+}
+
 /* ---- statements ---------------------------------------------------------- */
+
+/* A statement without reductions, vectorized along its innermost outer
+ * index j (see plan_vectors). */
+static void run_vec_top(run *r, double *dst) {
+  const interp_plan *pl = r->pl;
+  const interp_access *lhs = &pl->acc[pl->lhs];
+  int j = pl->outer[pl->n_outer - 1], accumulate = pl->s->accumulate;
+  int64_t ext = r->var[j].ext, step = pl->lhs_vstep;
+  do {
+    int64_t pos = 0;
+    for (;;) {
+      int w = ext - pos < INTERP_VW ? (int)(ext - pos) : INTERP_VW;
+      const double *val = veval(r, pl->root, w);
+      int64_t off = r->tv[lhs->flat], part = 0;
+      if (lhs->slot >= 0 && !slot_get(r, lhs->slot, &part)) return;
+      double *o = dst + off + part;
+      if (accumulate)
+        for (int p = 0; p < w; p++) o[p * step] += val[p];
+      else
+        for (int p = 0; p < w; p++) o[p * step] = val[p];
+      if (pos + w >= ext) break;
+      move(r, j, w);
+      pos += w;
+    }
+    if (pos) move(r, j, -pos);
+  } while (!r->err && advance(r, pl->outer, pl->n_outer - 1));
+}
 
 /* Row mode (see interp_plan): for each point of the outer indices but the
  * last (j), the DOT's terms go into sum[0..ext_j), then each element is
@@ -298,6 +454,27 @@ static int run_rows(run *r, double *dst) {
   return 1;
 }
 
+/* Point by point: the odometer over the outer indices. */
+static void run_points(run *r, double *dst) {
+  const interp_plan *pl = r->pl;
+  const interp_access *lhs = &pl->acc[pl->lhs];
+  do {
+    double v = eval(r, pl->root);
+    int64_t off, part = 0;
+    if (lhs->mode == INTERP_ACC_DIMS) {
+      off = dims_offset(r, pl->lhs);
+    } else {
+      off = r->tv[lhs->flat];
+      if (lhs->slot >= 0 && slot_get(r, lhs->slot, &part)) off += part;
+    }
+    if (r->err || off < 0) return;
+    if (pl->s->accumulate)
+      dst[off] += v;
+    else
+      dst[off] = v;
+  } while (advance(r, pl->outer, pl->n_outer));
+}
+
 static int run_stmt(const interp_plan *pl, kbc_arena *a, const ir_binding *b, double **data,
                     kbc_diag *d) {
   const ir_stmt *s = pl->s;
@@ -319,19 +496,20 @@ static int run_stmt(const interp_plan *pl, kbc_arena *a, const ir_binding *b, do
   r.slot = KBC_NEW_ARRAY(a, int64_t, pl->n_slots + 1);
   r.slot_state = KBC_NEW_ARRAY(a, unsigned char, pl->n_slots + 1); /* all SLOT_DIRTY */
   for (int i = 0; i < pl->n_acc; i++) r.data[i] = data[pl->acc[i].t->id];
-  if (!pl->empty && (pl->row_dot < 0 || !run_rows(&r, dst))) {
-    const interp_access *lhs = &pl->acc[pl->lhs];
-    do {
-      double v = eval(&r, pl->root);
-      int64_t off = lhs->mode == INTERP_ACC_DIMS ? dims_offset(&r, pl->lhs) : r.tv[lhs->flat], part = 0;
-      if (lhs->mode == INTERP_ACC_FLAT && lhs->slot >= 0 && slot_get(&r, lhs->slot, &part)) off += part;
-      if (r.err || off < 0) break;
-      if (s->accumulate)
-        dst[off] += v;
-      else
-        dst[off] = v;
-    } while (advance(&r, pl->outer, pl->n_outer));
+  if (pl->uses_vec && !pl->empty &&
+      !(r.vbuf = malloc(sizeof(double) * INTERP_VW * (size_t)pl->n_nodes))) {
+    kbc_error(d, s->loc, "interpreter: out of memory for vector buffers");
+    r.err = 1;
+  } else if (!pl->empty) {
+    for (int n = 0; r.vbuf && n < pl->n_nodes; n++)
+      if (pl->node[n].op == IR_OP_CONST && pl->node[n].v >= 0)
+        for (int p = 0; p < INTERP_VW; p++) r.vbuf[(size_t)n * INTERP_VW + p] = pl->node[n].value;
+    if (pl->vec_top)
+      run_vec_top(&r, dst);
+    else if (pl->row_dot < 0 || !run_rows(&r, dst))
+      run_points(&r, dst);
   }
+  free(r.vbuf);
   if (pl->reads_out) {
     free(data[id]);
     data[id] = dst;
@@ -380,7 +558,10 @@ int ir_interp(const ir_program *p, const ir_binding *b, double **data, kbc_diag 
   kbc_arena *a = kbc_arena_create();
   for (int i = 0; i < p->stmts.len && ok; i++) {
     interp_plan pl;
+    struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
     ok = interp_compile(a, p, b, IR_STMT(p, i), &pl, d) && run_stmt(&pl, a, b, data, d);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    fprintf(stderr, "%.3f s vec_top=%d row=%d  %s\n", (t1.tv_sec-t0.tv_sec)+1e-9*(t1.tv_nsec-t0.tv_nsec), pl.vec_top, pl.row_dot, IR_STMT(p,i)->text);
   }
   kbc_arena_destroy(a);
   if (!ok) ir_interp_release(p, data);

@@ -156,7 +156,7 @@ static int check_scope(comp *c, const sym *x) {
 static int add_node(comp *c, int op, int a, int b, int k) {
   interp_plan *pl = c->pl;
   pl->node = grow(c->a, pl->node, pl->n_nodes, &pl->cap_nodes, sizeof *pl->node);
-  pl->node[pl->n_nodes] = (interp_node){.op = op, .a = a, .b = b, .c = k};
+  pl->node[pl->n_nodes] = (interp_node){.op = op, .a = a, .b = b, .c = k, .v = -1};
   return pl->n_nodes++;
 }
 
@@ -367,6 +367,89 @@ static int compile_expr(comp *c, const ir_expr *e) {
   return add_node(c, e->op, arg[0], arg[1], arg[2]);
 }
 
+/* ---- vectorization ------------------------------------------------------ */
+
+int interp_vectorize = 1;
+
+/* Operand i of node x. */
+static int arg_of(const interp_node *x, int i) { return i == 0 ? x->a : i == 1 ? x->b : x->c; }
+
+/* Bottom-up flags: children always come before their parent in the node
+ * array (they are compiled first). */
+static void mark_flags(interp_plan *pl) {
+  for (int n = 0; n < pl->n_nodes; n++) {
+    interp_node *x = &pl->node[n];
+    switch (x->op) {
+    case INODE_LOAD_DIMS: x->flags = pl->acc[x->a].padded ? 0 : INODE_UNSAFE; break;
+    case INODE_INDEX_SLOT: x->flags = INODE_UNSAFE; break;
+    case IR_OP_CONST: case INODE_LOAD_FLAT: case INODE_LOAD_MIXED: case INODE_INDEX_TV: break;
+    case INODE_DOT: x->flags = INODE_HEAVY; break;
+    case IR_OP_REDUCE: x->flags = INODE_HEAVY | pl->node[x->a].flags; break;
+    default:
+      for (int i = 0; i < ir_op_info[x->op].arity; i++) x->flags |= pl->node[arg_of(x, i)].flags;
+    }
+  }
+}
+
+/* Top-down: node n runs in the vector context of index v (-1: pointwise).
+ * Outside any vector context a reduction vectorizes along its innermost
+ * index; inside one, nodes that cannot run as a vector (checked loads,
+ * cached index values depending on v, DOTs, a where() or &&/|| whose
+ * untaken side may fail or is costly) run point by point, their operands
+ * again outside any vector context. */
+static void assign(interp_plan *pl, int n, int v) {
+  interp_node *x = &pl->node[n];
+  int arity = x->op < IR_OP_COUNT ? ir_op_info[x->op].arity : 0, lazy = 0;
+  x->v = v;
+  if (v < 0) {
+    if (x->op == IR_OP_REDUCE) {
+      const interp_reduce *rd = &pl->red[x->b];
+      x->flags |= INODE_VROOT;
+      pl->uses_vec = 1;
+      assign(pl, x->a, rd->vars[rd->n_vars - 1]);
+      return;
+    }
+    for (int i = 0; i < arity; i++) assign(pl, arg_of(x, i), -1);
+    return;
+  }
+  switch (x->op) {
+  case IR_OP_CONST: return;
+  case INODE_LOAD_FLAT: x->vstep = step_of(pl, x->b, v); return;
+  case INODE_INDEX_TV: x->vstep = step_of(pl, x->a, v); return;
+  case INODE_LOAD_MIXED:
+    if (slot_mentions(pl, x->c, v)) x->flags |= INODE_POINTWISE;
+    x->vstep = step_of(pl, x->b, v);
+    return;
+  case INODE_LOAD_DIMS: case INODE_INDEX_SLOT: case INODE_DOT:
+    x->flags |= INODE_POINTWISE;
+    return;
+  case IR_OP_REDUCE: assign(pl, x->a, v); return;
+  case IR_OP_WHERE: lazy = (pl->node[x->b].flags | pl->node[x->c].flags) != 0; break;
+  case IR_OP_AND: case IR_OP_OR: lazy = pl->node[x->b].flags != 0; break;
+  default: break;
+  }
+  if (lazy) x->flags |= INODE_POINTWISE;
+  for (int i = 0; i < arity; i++) assign(pl, arg_of(x, i), lazy ? -1 : v);
+}
+
+/* Sets up vectorized evaluation: along j for a statement without
+ * reductions whose target is a flat access not cached along j, else
+ * inside reductions. */
+static void plan_vectors(interp_plan *pl) {
+  if (!interp_vectorize) return;
+  mark_flags(pl);
+  const interp_access *lhs = &pl->acc[pl->lhs];
+  int j = pl->n_outer > 0 ? pl->outer[pl->n_outer - 1] : -1;
+  if (j >= 0 && !(pl->node[pl->root].flags & INODE_HEAVY) && lhs->mode == INTERP_ACC_FLAT &&
+      (lhs->slot < 0 || !slot_mentions(pl, lhs->slot, j))) {
+    pl->vec_top = pl->uses_vec = 1;
+    pl->lhs_vstep = step_of(pl, lhs->flat, j);
+    assign(pl, pl->root, j);
+  } else {
+    assign(pl, pl->root, -1);
+  }
+}
+
 /* ---- statements --------------------------------------------------------- */
 
 static int64_t abs64(int64_t x) { return x < 0 ? -x : x; }
@@ -450,5 +533,6 @@ int interp_compile(kbc_arena *a, const ir_program *p, const ir_binding *b, const
   for (int i = 0; i < out->n_acc; i++)
     if (i != out->lhs && out->acc[i].t == s->out) out->reads_out = 1;
   plan_rows(out);
+  plan_vectors(out);
   return 1;
 }

@@ -1,6 +1,6 @@
 /* interp_impl.h — the interpreter's evaluation plan, private to
  * ir/interp.c (which runs plans) and ir/interp_compile.c (which builds
- * them).  Nothing else may include it.
+ * them), and to their white-box unit test.
  *
  * A plan is one statement compiled for one binding:
  *   - the statement's expression tree as an array of nodes whose operands
@@ -85,7 +85,26 @@ typedef struct {
   int op;      /* ir_op or INODE_* */
   int a, b, c; /* operands (node numbers) or as noted above; REDUCE: a = body, b = reduce number */
   double value; /* CONST */
+  /* Vectorized evaluation (see interp.c): the node is evaluated for a run
+   * of consecutive values of index v at once, or for one point (v = -1). */
+  int v;
+  int flags;     /* INODE_* flags below */
+  int64_t vstep; /* LOAD_FLAT, LOAD_MIXED, INDEX_TV: the step along v */
 } interp_node;
+
+enum {
+  INODE_UNSAFE = 1,    /* may report an error: must not run where not taken */
+  INODE_HEAVY = 2,     /* contains a reduction */
+  INODE_POINTWISE = 4, /* in a vector context, evaluated point by point */
+  INODE_VROOT = 8,     /* a reduction vectorized along its innermost index */
+};
+
+/* Points per vector. */
+enum { INTERP_VW = 128 };
+
+/* 1 (default): vectorized evaluation; 0: point by point only (the unit
+ * test compares the two). */
+extern int interp_vectorize;
 
 typedef struct {
   ir_red op;
@@ -127,6 +146,10 @@ typedef struct {
    * sums its terms in the same order, so results are identical. */
   int row_dot;         /* the DOT node, or -1: no row mode */
   int64_t row_step[2]; /* its loads' steps along j */
+  /* A statement without reductions runs vectorized along j. */
+  int vec_top;
+  int64_t lhs_vstep; /* vec_top: the target's step along j */
+  int uses_vec;      /* some node runs vectorized: needs vector buffers */
 } interp_plan;
 
 /* Compiles statement s for binding b.  Errors (a statement breaking the IR

@@ -14,10 +14,12 @@ typedef struct {
 static const pass passes[] = {
     {"check-bounds", ir_check_bounds},
     {"simplify", ir_simplify},
+    {"gather", ir_gather},
+    {"inline", ir_inline},
     {"dce", ir_dce},
 };
 
-const char *const ir_pass_names[] = {"lower", "check-bounds", "simplify", "dce", NULL};
+const char *const ir_pass_names[] = {"lower", "check-bounds", "simplify", "gather", "inline", "dce", NULL};
 
 static void dump(const ir_pipeline_opts *o, const ir_program *p, const char *after) {
   if (!o || !o->dump) return;

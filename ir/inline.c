@@ -1,0 +1,72 @@
+/* inline.c — inlines pointwise temporaries into their readers.
+ *
+ * Before/after: a verified program computing the same values.  A temporary
+ * written by exactly one plain statement without reductions (an
+ * elementwise producer: `e = exp(x - m)`, `r = x + attn`) is substituted
+ * into every statement that reads it: the load `e[a, b]` becomes the
+ * producer's expression with its free indices replaced by `a, b`.  The
+ * producer then has no readers and dce removes it.  Elementwise chains
+ * thereby fuse into their consumers before kernels are formed.  Padded
+ * loads are not inlined (outside the tensor they read 0, not the
+ * expression), and an inlining that would grow a statement beyond
+ * MAX_NODES nodes is skipped. */
+#include "passes.h"
+#include "subst.h"
+
+enum { MAX_NODES = 256 };
+
+static int has_reduce(const ir_expr *e) {
+  if (e->op == IR_OP_REDUCE) return 1;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (has_reduce(e->arg[i])) return 1;
+  return 0;
+}
+
+static int padded_reads(const ir_expr *e, const ir_tensor *t) {
+  int n = e->op == IR_OP_LOAD && e->u.load.tensor == t && e->u.load.padded;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) n += padded_reads(e->arg[i], t);
+  return n;
+}
+
+/* The producer's rhs at the consumer's load, or the load itself. */
+static ir_expr *replace(kbc_arena *a, ir_expr *e, const ir_stmt *prod) {
+  if (e->op == IR_OP_LOAD && e->u.load.tensor == prod->out) {
+    /* Producer free index lhs[d] (an index id) becomes the load's idx[d]. */
+    sym **by = KBC_NEW_ARRAY(a, sym *, prod->n_index > 0 ? prod->n_index : 1);
+    for (int d = 0; d < prod->out->rank; d++) {
+      int id;
+      sym_is_index(prod->lhs[d], &id);
+      by[id] = e->u.load.idx[d];
+    }
+    ir_expr *r = ir_expr_subst(a, prod->rhs, prod->n_index, by, NULL);
+    return r ? r : e;
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) e->arg[i] = replace(a, e->arg[i], prod);
+  return e;
+}
+
+static int inlinable(const ir_program *p, const ir_stmt *s) {
+  if (s->accumulate || s->out->role != IR_ROLE_TEMP || has_reduce(s->rhs)) return 0;
+  if (ir_expr_size(s->rhs) > MAX_NODES / 4) return 0;
+  for (int i = 0; i < p->stmts.len; i++) {
+    const ir_stmt *o = IR_STMT(p, i);
+    if (o != s && o->out == s->out) return 0; /* several writers */
+    if (padded_reads(o->rhs, s->out)) return 0;
+  }
+  return 1;
+}
+
+int ir_inline(ir_program *p, kbc_diag *d) {
+  (void)d;
+  for (int i = 0; i < p->stmts.len; i++) {
+    ir_stmt *prod = IR_STMT(p, i);
+    if (!inlinable(p, prod)) continue;
+    int size = ir_expr_size(prod->rhs);
+    for (int j = i + 1; j < p->stmts.len; j++) {
+      ir_stmt *cons = IR_STMT(p, j);
+      ir_expr *r = replace(p->arena, ir_expr_subst(p->arena, cons->rhs, 0, NULL, NULL), prod);
+      if (ir_expr_size(r) <= MAX_NODES || size <= 1) cons->rhs = r;
+    }
+  }
+  return 1;
+}

@@ -1,0 +1,48 @@
+/* subst.c — see subst.h. */
+#include "subst.h"
+
+/* Index ids are first moved past every id in use, then replaced. */
+enum { PARKED = 1 << 20 };
+
+sym *ir_sym_subst(kbc_arena *a, const sym *x, int n_old, sym *const *by) {
+  sym *r = (sym *)x;
+  if (!by) return r;
+  for (int id = 0; id < n_old && r; id++)
+    if (sym_mentions_index(r, id)) r = sym_subst_index(a, r, id, sym_index(a, PARKED + id, "?"));
+  for (int id = 0; id < n_old && r; id++)
+    if (sym_mentions_index(r, PARKED + id)) r = sym_subst_index(a, r, PARKED + id, by[id]);
+  return r;
+}
+
+ir_expr *ir_expr_subst(kbc_arena *a, const ir_expr *e, int n_old, sym *const *by, const int *red_map) {
+  ir_expr *c = KBC_NEW(a, ir_expr);
+  *c = *e;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (!(c->arg[i] = ir_expr_subst(a, e->arg[i], n_old, by, red_map))) return NULL;
+  switch (e->op) {
+  case IR_OP_LOAD: {
+    int rank = e->u.load.tensor->rank;
+    c->u.load.idx = KBC_NEW_ARRAY(a, sym *, rank > 0 ? rank : 1);
+    for (int i = 0; i < rank; i++)
+      if (!(c->u.load.idx[i] = ir_sym_subst(a, e->u.load.idx[i], n_old, by))) return NULL;
+    break;
+  }
+  case IR_OP_INDEX:
+    if (!(c->u.index = ir_sym_subst(a, e->u.index, n_old, by))) return NULL;
+    break;
+  case IR_OP_REDUCE:
+    c->u.reduce.vars = KBC_NEW_ARRAY(a, int, e->u.reduce.n_vars);
+    for (int i = 0; i < e->u.reduce.n_vars; i++)
+      c->u.reduce.vars[i] = red_map ? red_map[e->u.reduce.vars[i]] : e->u.reduce.vars[i];
+    break;
+  default:
+    break;
+  }
+  return c;
+}
+
+int ir_expr_size(const ir_expr *e) {
+  int n = 1;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) n += ir_expr_size(e->arg[i]);
+  return n;
+}

@@ -1,0 +1,23 @@
+/* subst.h — simultaneous substitution of index variables in syms and
+ * expression trees (used by the passes that rewrite statements: inline,
+ * gather).
+ *
+ * by[id] (for old index ids 0..n_old) is the sym that replaces index id;
+ * every replacement may mention only the *new* statement's index ids.  The
+ * substitution is simultaneous: a replacement is never substituted again.
+ * red_map[id] gives the new id of an old reduction index (for REDUCE
+ * nodes' variable lists); -1 where the index is not a reduction index.
+ * by == NULL / red_map == NULL leave indices / reduction lists as they are
+ * (a plain deep copy). */
+#ifndef KBC_SUBST_H
+#define KBC_SUBST_H
+
+#include "ir.h"
+
+sym *ir_sym_subst(kbc_arena *a, const sym *x, int n_old, sym *const *by);
+/* A deep copy of e with the substitution applied; NULL on overflow. */
+ir_expr *ir_expr_subst(kbc_arena *a, const ir_expr *e, int n_old, sym *const *by, const int *red_map);
+/* Nodes in e (for size limits). */
+int ir_expr_size(const ir_expr *e);
+
+#endif

@@ -1,0 +1,557 @@
+/* device.c — see device.h.  Sections: devices and contexts; memory;
+ * streams and events; modules and functions; launches; rt_info. */
+#include "runtime/device.h"
+
+#include "runtime/cache.h"
+#include "runtime/cuda_api.h"
+#include "runtime/nvrtc.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct rt_device {
+  const rt_cuda_api *cu;
+  CUdevice dev;
+  CUcontext ctx;  /* the retained primary context */
+  CUcontext prev; /* current on the opening thread before rt_device_open */
+  rt_device_props props;
+};
+
+struct rt_function {
+  rt_function *next;
+  rt_module *mod;
+  CUfunction f;
+  char *name;
+  rt_function_attrs attrs;
+  int dyn_smem_limit; /* the MAX_DYNAMIC_SHARED_SIZE_BYTES currently set */
+};
+
+struct rt_module {
+  rt_device *dev;
+  CUmodule m;
+  rt_function *fns;
+};
+
+enum { DEFAULT_DYN_SMEM = 48 * 1024 };
+
+/* Checks a driver call made for dev, naming it in the message. */
+#define CHECK(dev, call, what) rt_cu_check((dev)->cu->call, what, err)
+
+static void *xcalloc(size_t n, size_t size) {
+  void *p = calloc(n, size);
+  if (!p) {
+    fputs("kbc: out of memory\n", stderr);
+    abort();
+  }
+  return p;
+}
+
+/* ---- devices and contexts ---------------------------------------------------- */
+
+int rt_device_count(int *count, kbc_buf *err) {
+  const rt_cuda_api *cu = rt_cuda(err);
+  *count = 0;
+  if (!cu) return -1;
+  return rt_cu_check(cu->cuDeviceGetCount(count), "cuDeviceGetCount", err);
+}
+
+int rt_device_query(int ordinal, rt_device_props *p, kbc_buf *err) {
+  const rt_cuda_api *cu = rt_cuda(err);
+  if (!cu) return -1;
+  int count = 0;
+  if (rt_cu_check(cu->cuDeviceGetCount(&count), "cuDeviceGetCount", err) < 0) return -1;
+  if (ordinal < 0 || ordinal >= count)
+    return rt_fail(err, "no CUDA device %d: %d device%s present", ordinal, count, count == 1 ? "" : "s");
+  CUdevice d;
+  if (rt_cu_check(cu->cuDeviceGet(&d, ordinal), "cuDeviceGet", err) < 0) return -1;
+  memset(p, 0, sizeof *p);
+  p->ordinal = ordinal;
+  if (rt_cu_check(cu->cuDeviceGetName(p->name, (int)sizeof p->name, d), "cuDeviceGetName", err) < 0 ||
+      rt_cu_check(cu->cuDeviceTotalMem(&p->total_mem, d), "cuDeviceTotalMem_v2", err) < 0 ||
+      rt_cu_check(cu->cuDriverGetVersion(&p->driver_version), "cuDriverGetVersion", err) < 0)
+    return -1;
+  static const struct {
+    int attr;
+    size_t offset;
+    const char *what;
+  } attrs[] = {
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, offsetof(rt_device_props, cc_major), "COMPUTE_CAPABILITY_MAJOR"},
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, offsetof(rt_device_props, cc_minor), "COMPUTE_CAPABILITY_MINOR"},
+      {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, offsetof(rt_device_props, sm_count), "MULTIPROCESSOR_COUNT"},
+      {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, offsetof(rt_device_props, max_threads_per_block), "MAX_THREADS_PER_BLOCK"},
+      {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, offsetof(rt_device_props, smem_per_block_optin), "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"},
+      {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, offsetof(rt_device_props, smem_per_sm), "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR"},
+      {CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, offsetof(rt_device_props, regs_per_sm), "MAX_REGISTERS_PER_MULTIPROCESSOR"},
+      {CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, offsetof(rt_device_props, l2_bytes), "L2_CACHE_SIZE"},
+      {CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, offsetof(rt_device_props, cooperative_launch), "COOPERATIVE_LAUNCH"},
+  };
+  for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
+    int v = 0;
+    CUresult r = cu->cuDeviceGetAttribute(&v, attrs[i].attr, d);
+    if (r != CUDA_SUCCESS) {
+      kbc_buf call = {0};
+      kbc_buf_printf(&call, "cuDeviceGetAttribute(%s)", attrs[i].what);
+      rt_cu_check(r, call.data, err);
+      kbc_buf_free(&call);
+      return -1;
+    }
+    memcpy((char *)p + attrs[i].offset, &v, sizeof v);
+  }
+  return 0;
+}
+
+int rt_device_make_current(rt_device *dev, kbc_buf *err) {
+  CUcontext cur = NULL;
+  if (dev->cu->cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == dev->ctx) return 0;
+  return CHECK(dev, cuCtxSetCurrent(dev->ctx), "cuCtxSetCurrent");
+}
+
+int rt_device_open(int ordinal, rt_device **out, kbc_buf *err) {
+  *out = NULL;
+  rt_device_props props;
+  if (rt_device_query(ordinal, &props, err) < 0) return -1;
+  rt_device *dev = xcalloc(1, sizeof *dev);
+  dev->cu = rt_cuda(err);
+  dev->props = props;
+  if (CHECK(dev, cuDeviceGet(&dev->dev, ordinal), "cuDeviceGet") < 0) goto fail;
+  dev->cu->cuCtxGetCurrent(&dev->prev);
+  if (CHECK(dev, cuDevicePrimaryCtxRetain(&dev->ctx, dev->dev), "cuDevicePrimaryCtxRetain") < 0) goto fail;
+  if (CHECK(dev, cuCtxSetCurrent(dev->ctx), "cuCtxSetCurrent") < 0) {
+    dev->cu->cuDevicePrimaryCtxRelease(dev->dev);
+    goto fail;
+  }
+  rt_debug(1, "device %d: %s, sm_%d%d, %d SMs", ordinal, props.name, props.cc_major, props.cc_minor,
+           props.sm_count);
+  *out = dev;
+  return 0;
+fail:
+  free(dev);
+  return -1;
+}
+
+void rt_device_close(rt_device *dev) {
+  if (!dev) return;
+  CUcontext cur = NULL;
+  if (dev->cu->cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == dev->ctx && dev->prev != dev->ctx)
+    dev->cu->cuCtxSetCurrent(dev->prev);
+  dev->cu->cuDevicePrimaryCtxRelease(dev->dev);
+  free(dev);
+}
+
+const rt_device_props *rt_device_info(const rt_device *dev) { return &dev->props; }
+
+void rt_arch_of_device(const rt_device *dev, char *buf, size_t size) {
+  rt_arch_of_cc(dev->props.cc_major, dev->props.cc_minor, buf, size);
+}
+
+int rt_device_sync(rt_device *dev, kbc_buf *err) {
+  if (rt_device_make_current(dev, err) < 0) return -1;
+  return CHECK(dev, cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
+/* ---- memory ---------------------------------------------------------------------- */
+
+int rt_mem_alloc(rt_device *dev, size_t bytes, rt_dptr *out, kbc_buf *err) {
+  *out = 0;
+  if (bytes == 0) return 0;
+  if (rt_device_make_current(dev, err) < 0) return -1;
+  CUdeviceptr p = 0;
+  CUresult r = dev->cu->cuMemAlloc(&p, bytes);
+  if (r != CUDA_SUCCESS) {
+    kbc_buf call = {0};
+    kbc_buf_printf(&call, "cuMemAlloc_v2(%zu bytes)", bytes);
+    rt_cu_check(r, call.data, err);
+    kbc_buf_free(&call);
+    return -1;
+  }
+  *out = p;
+  return 0;
+}
+
+int rt_mem_free(rt_device *dev, rt_dptr p, kbc_buf *err) {
+  if (!p) return 0;
+  if (rt_device_make_current(dev, err) < 0) return -1;
+  return CHECK(dev, cuMemFree(p), "cuMemFree_v2");
+}
+
+int rt_memset_d8(rt_device *dev, rt_dptr p, unsigned char value, size_t bytes, kbc_buf *err) {
+  if (!bytes) return 0;
+  if (rt_device_make_current(dev, err) < 0) return -1;
+  return CHECK(dev, cuMemsetD8(p, value, bytes), "cuMemsetD8_v2");
+}
+
+int rt_memset_d32(rt_device *dev, rt_dptr p, unsigned int value, size_t count, kbc_buf *err) {
+  if (!count) return 0;
+  if (rt_device_make_current(dev, err) < 0) return -1;
+  return CHECK(dev, cuMemsetD32(p, value, count), "cuMemsetD32_v2");
+}
+
+int rt_memcpy_htod(rt_device *dev, rt_dptr dst, const void *src, size_t bytes, kbc_buf *err) {
+  if (!bytes) return 0;
+  if (rt_device_make_current(dev, err) < 0) return -1;
+  return CHECK(dev, cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD_v2");
+}
+
+int rt_memcpy_dtoh(rt_device *dev, void *dst, rt_dptr src, size_t bytes, kbc_buf *err) {
+  if (!bytes) return 0;
+  if (rt_device_make_current(dev, err) < 0) return -1;
+  return CHECK(dev, cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH_v2");
+}
+
+int rt_memcpy_dtod(rt_device *dev, rt_dptr dst, rt_dptr src, size_t bytes, kbc_buf *err) {
+  if (!bytes) return 0;
+  if (rt_device_make_current(dev, err) < 0) return -1;
+  return CHECK(dev, cuMemcpyDtoD(dst, src, bytes), "cuMemcpyDtoD_v2");
+}
+
+/* ---- streams and events ------------------------------------------------------------- */
+
+int rt_stream_create(rt_device *dev, void **stream, kbc_buf *err) {
+  CUstream s = NULL;
+  *stream = NULL;
+  if (rt_device_make_current(dev, err) < 0) return -1;
+  if (CHECK(dev, cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate") < 0) return -1;
+  *stream = s;
+  return 0;
+}
+
+int rt_stream_destroy(rt_device *dev, void *stream, kbc_buf *err) {
+  if (!stream) return 0;
+  if (rt_device_make_current(dev, err) < 0) return -1;
+  return CHECK(dev, cuStreamDestroy((CUstream)stream), "cuStreamDestroy_v2");
+}
+
+int rt_stream_sync(rt_device *dev, void *stream, kbc_buf *err) {
+  if (rt_device_make_current(dev, err) < 0) return -1;
+  return CHECK(dev, cuStreamSynchronize((CUstream)stream), "cuStreamSynchronize");
+}
+
+int rt_event_create(rt_device *dev, void **event, kbc_buf *err) {
+  CUevent e = NULL;
+  *event = NULL;
+  if (rt_device_make_current(dev, err) < 0) return -1;
+  if (CHECK(dev, cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate") < 0) return -1;
+  *event = e;
+  return 0;
+}
+
+int rt_event_destroy(rt_device *dev, void *event, kbc_buf *err) {
+  if (!event) return 0;
+  if (rt_device_make_current(dev, err) < 0) return -1;
+  return CHECK(dev, cuEventDestroy((CUevent)event), "cuEventDestroy_v2");
+}
+
+int rt_event_record(rt_device *dev, void *event, void *stream, kbc_buf *err) {
+  if (rt_device_make_current(dev, err) < 0) return -1;
+  return CHECK(dev, cuEventRecord((CUevent)event, (CUstream)stream), "cuEventRecord");
+}
+
+int rt_event_sync(rt_device *dev, void *event, kbc_buf *err) {
+  if (rt_device_make_current(dev, err) < 0) return -1;
+  return CHECK(dev, cuEventSynchronize((CUevent)event), "cuEventSynchronize");
+}
+
+int rt_event_elapsed_ms(rt_device *dev, void *start, void *end, float *ms, kbc_buf *err) {
+  *ms = 0;
+  if (rt_device_make_current(dev, err) < 0) return -1;
+  return CHECK(dev, cuEventElapsedTime(ms, (CUevent)start, (CUevent)end), "cuEventElapsedTime_v2");
+}
+
+/* ---- modules and functions ------------------------------------------------------------ */
+
+int rt_module_load(rt_device *dev, const rt_blob *image, rt_module **out, kbc_buf *err) {
+  *out = NULL;
+  if (!image || !image->data || !image->len) return rt_fail(err, "rt_module_load: empty image");
+  if (rt_device_make_current(dev, err) < 0) return -1;
+  char log[8192] = "";
+  CUjit_option opt[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *val[2] = {log, (void *)(uintptr_t)sizeof log};
+  CUmodule m = NULL;
+  CUresult r = dev->cu->cuModuleLoadDataEx(&m, image->data, 2, opt, val);
+  if (r != CUDA_SUCCESS) {
+    kbc_buf d = {0};
+    rt_cu_describe(r, &d);
+    log[sizeof log - 1] = 0;
+    rt_fail(err, "cuModuleLoadDataEx: %s; device %d is sm_%d%d%s%s", d.data, dev->props.ordinal,
+            dev->props.cc_major, dev->props.cc_minor, log[0] ? "\n" : "", log);
+    kbc_buf_free(&d);
+    return -1;
+  }
+  rt_module *mod = xcalloc(1, sizeof *mod);
+  mod->dev = dev;
+  mod->m = m;
+  *out = mod;
+  return 0;
+}
+
+void rt_module_unload(rt_module *mod) {
+  if (!mod) return;
+  if (rt_device_make_current(mod->dev, NULL) == 0) mod->dev->cu->cuModuleUnload(mod->m);
+  for (rt_function *f = mod->fns, *next; f; f = next) {
+    next = f->next;
+    free(f->name);
+    free(f);
+  }
+  free(mod);
+}
+
+static int query_attrs(const rt_cuda_api *cu, CUfunction f, rt_function_attrs *a, kbc_buf *err) {
+  static const struct {
+    int attr;
+    size_t offset;
+    const char *what;
+  } q[] = {
+      {CU_FUNC_ATTRIBUTE_NUM_REGS, offsetof(rt_function_attrs, registers), "NUM_REGS"},
+      {CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, offsetof(rt_function_attrs, static_smem), "SHARED_SIZE_BYTES"},
+      {CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, offsetof(rt_function_attrs, local_bytes), "LOCAL_SIZE_BYTES"},
+      {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, offsetof(rt_function_attrs, max_threads_per_block), "MAX_THREADS_PER_BLOCK"},
+      {CU_FUNC_ATTRIBUTE_BINARY_VERSION, offsetof(rt_function_attrs, binary_version), "BINARY_VERSION"},
+  };
+  for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+    int v = 0;
+    CUresult r = cu->cuFuncGetAttribute(&v, q[i].attr, f);
+    if (r != CUDA_SUCCESS) {
+      kbc_buf call = {0};
+      kbc_buf_printf(&call, "cuFuncGetAttribute(%s)", q[i].what);
+      rt_cu_check(r, call.data, err);
+      kbc_buf_free(&call);
+      return -1;
+    }
+    memcpy((char *)a + q[i].offset, &v, sizeof v);
+  }
+  return 0;
+}
+
+int rt_module_function(rt_module *mod, const char *name, rt_function **out, kbc_buf *err) {
+  *out = NULL;
+  for (rt_function *f = mod->fns; f; f = f->next)
+    if (!strcmp(f->name, name)) return *out = f, 0;
+  rt_device *dev = mod->dev;
+  if (rt_device_make_current(dev, err) < 0) return -1;
+  CUfunction f = NULL;
+  CUresult r = dev->cu->cuModuleGetFunction(&f, mod->m, name);
+  if (r == CUDA_ERROR_NOT_FOUND) return rt_fail(err, "cuModuleGetFunction: no kernel named '%s' in the module", name);
+  kbc_buf call = {0};
+  kbc_buf_printf(&call, "cuModuleGetFunction(%s)", name);
+  int rc = rt_cu_check(r, call.data, err);
+  kbc_buf_free(&call);
+  if (rc < 0) return -1;
+  rt_function_attrs attrs;
+  if (query_attrs(dev->cu, f, &attrs, err) < 0) return -1;
+  rt_function *fn = xcalloc(1, sizeof *fn);
+  fn->name = strdup(name);
+  if (!fn->name) abort();
+  fn->f = f;
+  fn->mod = mod;
+  fn->attrs = attrs;
+  fn->dyn_smem_limit = DEFAULT_DYN_SMEM;
+  fn->next = mod->fns;
+  mod->fns = fn;
+  rt_debug(2, "kernel %s: %d registers, %d B static smem, %d B local, max %d threads/block",
+           name, attrs.registers, attrs.static_smem, attrs.local_bytes, attrs.max_threads_per_block);
+  *out = fn;
+  return 0;
+}
+
+int rt_function_get_attrs(rt_function *fn, rt_function_attrs *out, kbc_buf *err) {
+  *out = fn->attrs;
+  return 0;
+}
+
+const char *rt_function_name(const rt_function *fn) { return fn->name; }
+
+int rt_occupancy(rt_function *fn, int block_threads, size_t smem, int *blocks_per_sm, kbc_buf *err) {
+  rt_device *dev = fn->mod->dev;
+  *blocks_per_sm = 0;
+  if (!dev->cu->cuOccupancyMaxActiveBlocksPerMultiprocessor)
+    return rt_fail(err, "this CUDA driver lacks cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  if (rt_device_make_current(dev, err) < 0) return -1;
+  return CHECK(dev, cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, fn->f, block_threads, smem),
+               "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+}
+
+/* ---- launches ------------------------------------------------------------------------ */
+
+/* Checks a configuration against the device and the kernel, and raises the
+ * kernel's dynamic shared memory limit when needed. */
+static int prepare_launch(rt_function *fn, const unsigned grid[3], const unsigned block[3],
+                          size_t smem, void *stream, const char *how, kbc_buf *err) {
+  rt_device *dev = fn->mod->dev;
+  const rt_device_props *p = &dev->props;
+  unsigned long long threads = (unsigned long long)block[0] * block[1] * block[2];
+  rt_debug(2, "%s %s: grid %ux%ux%u, block %ux%ux%u, smem %zu B, stream %p", how, fn->name, grid[0],
+           grid[1], grid[2], block[0], block[1], block[2], smem, stream);
+  if (!grid[0] || !grid[1] || !grid[2] || !threads)
+    return rt_fail(err, "launch of %s: empty grid %ux%ux%u or block %ux%ux%u", fn->name, grid[0],
+                   grid[1], grid[2], block[0], block[1], block[2]);
+  if (threads > (unsigned long long)fn->attrs.max_threads_per_block)
+    return rt_fail(err, "launch of %s: a block of %llu threads exceeds the %d this kernel allows "
+                   "(%d registers per thread)", fn->name, threads, fn->attrs.max_threads_per_block,
+                   fn->attrs.registers);
+  if (smem + (size_t)fn->attrs.static_smem > (size_t)p->smem_per_block_optin)
+    return rt_fail(err, "launch of %s: %zu B of dynamic + %d B of static shared memory exceed the "
+                   "%d B per block of device %d", fn->name, smem, fn->attrs.static_smem,
+                   p->smem_per_block_optin, p->ordinal);
+  if (rt_device_make_current(dev, err) < 0) return -1;
+  if (smem > (size_t)fn->dyn_smem_limit) {
+    kbc_buf call = {0};
+    kbc_buf_printf(&call, "cuFuncSetAttribute(%s, MAX_DYNAMIC_SHARED_SIZE_BYTES, %zu)", fn->name, smem);
+    int rc = rt_cu_check(dev->cu->cuFuncSetAttribute(fn->f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                     (int)smem), call.data, err);
+    kbc_buf_free(&call);
+    if (rc < 0) return -1;
+    fn->dyn_smem_limit = (int)smem;
+  }
+  return 0;
+}
+
+static int launch_failed(CUresult r, const char *call, rt_function *fn, const unsigned grid[3],
+                         const unsigned block[3], size_t smem, kbc_buf *err) {
+  kbc_buf what = {0};
+  kbc_buf_printf(&what, "%s(%s, grid %ux%ux%u, block %ux%ux%u, smem %zu B)", call, fn->name, grid[0],
+                 grid[1], grid[2], block[0], block[1], block[2], smem);
+  rt_cu_check(r, what.data, err);
+  kbc_buf_free(&what);
+  return -1;
+}
+
+int rt_launch(rt_function *fn, const unsigned grid[3], const unsigned block[3], size_t smem,
+              void *stream, void **args, kbc_buf *err) {
+  if (prepare_launch(fn, grid, block, smem, stream, "launch", err) < 0) return -1;
+  CUresult r = fn->mod->dev->cu->cuLaunchKernel(fn->f, grid[0], grid[1], grid[2], block[0], block[1],
+                                                block[2], (unsigned)smem, (CUstream)stream, args, NULL);
+  return r == CUDA_SUCCESS ? 0 : launch_failed(r, "cuLaunchKernel", fn, grid, block, smem, err);
+}
+
+int rt_launch_ex(rt_function *fn, const unsigned grid[3], const unsigned block[3], size_t smem,
+                 void *stream, void **args, const rt_launch_opts *o, kbc_buf *err) {
+  static const rt_launch_opts none;
+  if (!o) o = &none;
+  int cluster = o->cluster[0] || o->cluster[1] || o->cluster[2];
+  if (!cluster && !o->cooperative && !o->programmatic_serialization)
+    return rt_launch(fn, grid, block, smem, stream, args, err);
+  const rt_cuda_api *cu = fn->mod->dev->cu;
+  if (cluster) {
+    for (int i = 0; i < 3; i++)
+      if (!o->cluster[i] || grid[i] % o->cluster[i])
+        return rt_fail(err, "launch of %s: cluster %ux%ux%u does not divide grid %ux%ux%u", fn->name,
+                       o->cluster[0], o->cluster[1], o->cluster[2], grid[0], grid[1], grid[2]);
+    if (fn->mod->dev->props.cc_major < 9)
+      return rt_fail(err, "launch of %s: thread-block clusters need sm_90 or newer", fn->name);
+  }
+  if (o->cooperative && !fn->mod->dev->props.cooperative_launch)
+    return rt_fail(err, "launch of %s: device %d does not support cooperative launches", fn->name,
+                   fn->mod->dev->props.ordinal);
+  if (prepare_launch(fn, grid, block, smem, stream, "launch_ex", err) < 0) return -1;
+  if (cluster && o->non_portable_cluster &&
+      rt_cu_check(cu->cuFuncSetAttribute(fn->f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
+                  "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)", err) < 0)
+    return -1;
+  if (!cu->cuLaunchKernelEx) {
+    if (cluster || o->programmatic_serialization || !cu->cuLaunchCooperativeKernel)
+      return rt_fail(err, "launch of %s: this CUDA driver lacks cuLaunchKernelEx", fn->name);
+    CUresult r = cu->cuLaunchCooperativeKernel(fn->f, grid[0], grid[1], grid[2], block[0], block[1],
+                                               block[2], (unsigned)smem, (CUstream)stream, args);
+    return r == CUDA_SUCCESS ? 0 : launch_failed(r, "cuLaunchCooperativeKernel", fn, grid, block, smem, err);
+  }
+  CUlaunchAttribute attrs[3];
+  unsigned n = 0;
+  memset(attrs, 0, sizeof attrs);
+  if (cluster) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[n].value.clusterDim.x = o->cluster[0];
+    attrs[n].value.clusterDim.y = o->cluster[1];
+    attrs[n++].value.clusterDim.z = o->cluster[2];
+  }
+  if (o->cooperative) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attrs[n++].value.cooperative = 1;
+  }
+  if (o->programmatic_serialization) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attrs[n++].value.programmaticStreamSerializationAllowed = 1;
+  }
+  CUlaunchConfig cfg = {grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                        (unsigned)smem, (CUstream)stream, attrs, n};
+  CUresult r = cu->cuLaunchKernelEx(&cfg, fn->f, args, NULL);
+  return r == CUDA_SUCCESS ? 0 : launch_failed(r, "cuLaunchKernelEx", fn, grid, block, smem, err);
+}
+
+/* ---- rt_info ------------------------------------------------------------------------------ */
+
+static void human_bytes(kbc_buf *out, double b) {
+  const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int i = 0;
+  while (b >= 1024 && i < 4) b /= 1024, i++;
+  kbc_buf_printf(out, i ? "%.1f %s" : "%.0f %s", b, unit[i]);
+}
+
+void rt_info(const char *kbc_version, kbc_buf *out) {
+  kbc_buf err = {0};
+  int major = 0, minor = 0;
+  kbc_buf_printf(out, "kbc %s\n", kbc_version ? kbc_version : "(unknown version)");
+  if (rt_nvrtc_version(&major, &minor, &err) == 0) {
+    kbc_buf_printf(out, "NVRTC %d.%d (%s)\n", major, minor, rt_nvrtc_lib_name());
+    int archs[128];
+    int n = rt_nvrtc_supported_archs(archs, 128, NULL);
+    if (n > 0) {
+      kbc_buf_puts(out, "  NVRTC targets:");
+      for (int i = 0; i < n && i < 128; i++) kbc_buf_printf(out, " sm_%d", archs[i]);
+      kbc_buf_puts(out, "\n");
+    }
+  } else {
+    kbc_buf_printf(out, "NVRTC: not available: %s\n", err.data);
+  }
+  kbc_buf_puts(out, "  kbc targets:");
+  for (int i = 0; rt_kbc_archs[i]; i++) kbc_buf_printf(out, " %s", rt_kbc_archs[i]);
+  kbc_buf_puts(out, " (auto: the device's)\n");
+
+  int count = 0;
+  const rt_cuda_api *cu = rt_cuda(&err);
+  if (!cu) {
+    kbc_buf_printf(out, "CUDA driver: none (%s)\n", err.data);
+  } else {
+    int v = 0;
+    cu->cuDriverGetVersion(&v);
+    kbc_buf_printf(out, "CUDA driver: CUDA %d.%d (%s)\n", v / 1000, v % 1000 / 10, rt_cuda_lib_name());
+    if (rt_device_count(&count, &err) < 0) kbc_buf_printf(out, "  devices: %s\n", err.data);
+    else if (count == 0) kbc_buf_puts(out, "  no CUDA devices\n");
+  }
+  for (int i = 0; i < count; i++) {
+    rt_device_props p;
+    if (rt_device_query(i, &p, &err) < 0) {
+      kbc_buf_printf(out, "  device %d: %s\n", i, err.data);
+      continue;
+    }
+    char arch[16];
+    rt_arch_of_cc(p.cc_major, p.cc_minor, arch, sizeof arch);
+    kbc_buf_printf(out, "  device %d: %s, sm_%d%d (auto target %s), %d SMs, ", i, p.name, p.cc_major,
+                   p.cc_minor, arch, p.sm_count);
+    human_bytes(out, (double)p.total_mem);
+    kbc_buf_puts(out, ", shared memory per block ");
+    human_bytes(out, p.smem_per_block_optin);
+    kbc_buf_puts(out, " (opt-in), L2 ");
+    human_bytes(out, p.l2_bytes);
+    kbc_buf_puts(out, "\n");
+  }
+
+  kbc_buf dir = {0};
+  long entries = 0;
+  long long bytes = 0;
+  if (rt_cache_dir(&dir, &err) < 0) {
+    kbc_buf_printf(out, "cache: unusable (%s)\n", err.data);
+  } else if (rt_cache_stats(dir.data, &entries, &bytes, &err) < 0) {
+    kbc_buf_printf(out, "cache: %s (%s)\n", dir.data, err.data);
+  } else {
+    kbc_buf_printf(out, "cache: %s, %ld entr%s, ", dir.data, entries, entries == 1 ? "y" : "ies");
+    human_bytes(out, (double)bytes);
+    kbc_buf_puts(out, "\n");
+  }
+  const char *always = getenv("KBC_ALWAYS_COMPILE"), *dump = getenv("KBC_DUMP_DIR");
+  if (always && *always && strcmp(always, "0")) kbc_buf_puts(out, "  KBC_ALWAYS_COMPILE: the cache is not read\n");
+  if (dump && *dump) kbc_buf_printf(out, "  KBC_DUMP_DIR: %s\n", dump);
+  kbc_buf_free(&dir);
+  kbc_buf_free(&err);
+}

@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# test_cli.sh KBC SRCDIR [usage|run|all] — the kbc command line on bad input.
+#
+#   usage: exit statuses of usage errors (2), unreadable specs (1) and
+#          --help (0), with messages that name the thing at fault.
+#   run:   `kbc run` on specs/examples/relpos_gather.kb with inputs from
+#          tools/oracle.py: every bad inputs file / --set fails with the
+#          right status and message, leaves an existing outputs file
+#          byte-identical and no temporary file next to it; a good run
+#          writes the outputs, and they match the oracle's.
+#
+# Every kbc run must be free of sanitizer reports.  Needs /usr/bin/python3
+# with torch and numpy for `run` (else: SKIP, exit 77).
+# Exit status: 0 pass, 1 fail, 77 skip.
+set -u
+
+if [ $# -lt 2 ]; then
+  echo "usage: $0 KBC SRCDIR [usage|run|all]" >&2
+  exit 2
+fi
+kbc=$1
+src=$2
+what=${3:-all}
+py=/usr/bin/python3
+spec=$src/specs/examples/relpos_gather.kb
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/kbc_cli.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+log=$tmp/log
+failed=0
+
+# Sanitizers exit with statuses of their own, never mistaken for 1 or 2.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=86"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}exitcode=87:print_stacktrace=1"
+
+fail() {
+  echo "FAIL: $*"
+  if [ -s "$log" ]; then
+    echo "---- output"
+    sed 's/^/    /' "$log"
+    echo "----"
+  fi
+  failed=1
+}
+
+# expect RC DESC CMD...: runs CMD (output in $log); 0 unless it exits RC
+# cleanly (no sanitizer report).
+expect() {
+  local want=$1 desc=$2
+  shift 2
+  "$@" >"$log" 2>&1
+  local rc=$?
+  if grep -Eq 'Sanitizer|runtime error:|internal error' "$log"; then
+    fail "$desc: sanitizer report or internal error (exit $rc): $*"
+    return 1
+  fi
+  if [ "$rc" -ne "$want" ]; then
+    fail "$desc: exit status $rc, want $want: $*"
+    return 1
+  fi
+  echo "ok: $desc (exit $rc)"
+  return 0
+}
+
+# mentions DESC TEXT: the last command's output contains TEXT.
+mentions() {
+  if ! grep -qF -- "$2" "$log"; then
+    fail "$1: the message does not mention '$2'"
+  fi
+}
+
+# ---- usage errors and unreadable specs -------------------------------------
+
+test_usage() {
+  expect 2 "no arguments" "$kbc"
+  mentions "no arguments" "usage: kbc"
+  expect 2 "unknown command" "$kbc" frobnicate
+  mentions "unknown command" "frobnicate"
+  expect 2 "unknown option (check)" "$kbc" check --bogus "$spec"
+  mentions "unknown option (check)" "--bogus"
+  expect 2 "unknown option (compile)" "$kbc" compile --bogus "$spec"
+  expect 2 "unknown option (run)" "$kbc" run --bogus "$spec"
+  expect 2 "check without a spec" "$kbc" check
+  expect 2 "two specs" "$kbc" check "$spec" "$spec"
+
+  expect 1 "missing spec file" "$kbc" check "$tmp/no_such_spec.kb"
+  mentions "missing spec file" "$tmp/no_such_spec.kb"
+  mkdir -p "$tmp/a_directory.kb"
+  expect 1 "a directory as spec" "$kbc" check "$tmp/a_directory.kb"
+  mentions "a directory as spec" "$tmp/a_directory.kb"
+  printf 'kernel t\naxis n var\0\n' >"$tmp/nul.kb"
+  expect 1 "a spec with a NUL byte" "$kbc" check "$tmp/nul.kb"
+  mentions "a spec with a NUL byte" "NUL"
+  expect 1 "a missing spec to compile" "$kbc" compile "$tmp/no_such_spec.kb"
+
+  local cmd
+  for cmd in check compile run; do
+    expect 0 "$cmd --help" "$kbc" "$cmd" --help
+    mentions "$cmd --help" "usage: kbc $cmd"
+  done
+  expect 0 "--help" "$kbc" --help
+  expect 0 "--version" "$kbc" --version
+
+  expect 2 "compile --emit bogus" "$kbc" compile "$spec" --emit bogus
+  mentions "compile --emit bogus" "bogus"
+  expect 2 "compile --after nosuchpass" "$kbc" compile "$spec" --emit ir --after nosuchpass
+  mentions "compile --after nosuchpass" "nosuchpass"
+  expect 2 "compile --emit without a value" "$kbc" compile "$spec" --emit
+  expect 0 "compile --emit ir" "$kbc" compile "$spec" --emit ir
+}
+
+# ---- run -----------------------------------------------------------------
+
+# A damaged copy of the good inputs: mkinputs OUT PYTHON-STATEMENTS (on dict t).
+mkinputs() {
+  "$py" - "$src/tools" "$tmp/in.safetensors" "$1" "$2" <<'EOF' >"$log" 2>&1
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import st
+t = st.read(sys.argv[2])
+exec(sys.argv[4])
+st.write(sys.argv[3], t)
+EOF
+  [ $? -eq 0 ] || fail "could not make $1"
+}
+
+# A fresh output directory holding only an existing outputs file.
+fresh_outdir() {
+  rm -rf "$tmp/outdir"
+  mkdir "$tmp/outdir"
+  printf 'previous outputs: must survive a failed run\n' >"$tmp/outdir/out.safetensors"
+  cp "$tmp/outdir/out.safetensors" "$tmp/previous"
+}
+
+# The outputs file is as before and nothing else is in its directory.
+untouched() {
+  if ! cmp -s "$tmp/outdir/out.safetensors" "$tmp/previous"; then
+    fail "$1: the existing outputs file was changed"
+  fi
+  local extra
+  extra=$(ls -A "$tmp/outdir" | grep -vx 'out.safetensors')
+  if [ -n "$extra" ]; then
+    fail "$1: files left next to the outputs: $extra"
+  fi
+}
+
+# run_fails RC DESC TEXT ARGS...: `kbc run SPEC ARGS --outputs OUT` exits RC,
+# its message mentions TEXT, and OUT is untouched.
+run_fails() {
+  local want=$1 desc=$2 text=$3
+  shift 3
+  fresh_outdir
+  expect "$want" "$desc" "$kbc" run "$spec" "$@" --outputs "$tmp/outdir/out.safetensors" &&
+    mentions "$desc" "$text"
+  untouched "$desc"
+}
+
+test_run() {
+  if ! "$py" -c 'import torch, numpy' >/dev/null 2>&1; then
+    echo "SKIP: $py cannot import torch and numpy; the kbc run tests need tools/oracle.py"
+    return 77
+  fi
+  local in=$tmp/in.safetensors exp=$tmp/exp.safetensors
+  if ! "$py" "$src/tools/oracle.py" gen relpos_gather --inputs "$in" --expected "$exp" --seed 7 >"$log" 2>&1; then
+    fail "oracle.py gen relpos_gather"
+    return 1
+  fi
+  mkinputs "$tmp/missing.st" "del t['table']"
+  mkinputs "$tmp/extra.st" "t['bogus'] = np.zeros((2, 2), np.float32)"
+  mkinputs "$tmp/rank.st" "t['q'] = t['q'].reshape(-1)"
+  mkinputs "$tmp/shape.st" "t['table'] = np.zeros((t['table'].shape[0], t['table'].shape[1] + 1), np.float32)"
+  mkinputs "$tmp/f64.st" "t['q'] = t['q'].astype(np.float64)"
+  head -c 50 "$in" >"$tmp/corrupt.st"
+  printf 'not a safetensors file at all, just text\n' >"$tmp/text.st"
+
+  fresh_outdir
+  expect 2 "run without --inputs" "$kbc" run "$spec" --outputs "$tmp/outdir/out.safetensors"
+  mentions "run without --inputs" "--inputs"
+  untouched "run without --inputs"
+  run_fails 1 "inputs file missing" "$tmp/no_such_inputs.st" --inputs "$tmp/no_such_inputs.st"
+  run_fails 1 "corrupt (truncated) inputs file" "corrupt.st" --inputs "$tmp/corrupt.st"
+  run_fails 1 "inputs file that is text" "text.st" --inputs "$tmp/text.st"
+  run_fails 1 "missing input tensor" "table" --inputs "$tmp/missing.st"
+  run_fails 1 "extra input tensor" "bogus" --inputs "$tmp/extra.st"
+  run_fails 1 "input of the wrong rank" "'q'" --inputs "$tmp/rank.st"
+  run_fails 1 "input shape disagreeing with another input" "axis d" --inputs "$tmp/shape.st"
+  run_fails 1 "input of dtype F64" "F64" --inputs "$tmp/f64.st"
+  run_fails 1 "--set n=0" "n=0" --inputs "$in" --set n=0
+  run_fails 1 "--set of an unknown axis" "nosuchaxis" --inputs "$in" --set nosuchaxis=3
+  run_fails 1 "--set of a derived axis" "table_rows" --inputs "$in" --set table_rows=3
+  run_fails 1 "--set disagreeing with the inputs" "axis n" --inputs "$in" --set n=4
+  run_fails 2 "--set n=abc" "n=abc" --inputs "$in" --set n=abc
+  printf 'kernel t\naxis n var\ninput q f32[n]\noutput out f32[n]\nout[i] = q[i] * alpha\n' >"$tmp/bad.kb"
+  fresh_outdir
+  expect 1 "run of a bad spec" "$kbc" run "$tmp/bad.kb" --inputs "$in" --outputs "$tmp/outdir/out.safetensors" &&
+    mentions "run of a bad spec" "unknown name 'alpha'"
+  untouched "run of a bad spec"
+  fresh_outdir
+  expect 1 "outputs into a missing directory" "$kbc" run "$spec" --inputs "$in" \
+    --outputs "$tmp/no_such_dir/out.safetensors"
+  untouched "outputs into a missing directory"
+
+  # A good run replaces the existing file, leaves no temporary, matches the oracle.
+  fresh_outdir
+  if expect 0 "good run over an existing outputs file" "$kbc" run "$spec" --inputs "$in" \
+    --outputs "$tmp/outdir/out.safetensors"; then
+    cmp -s "$tmp/outdir/out.safetensors" "$tmp/previous" && fail "good run: the outputs file was not written"
+    local extra
+    extra=$(ls -A "$tmp/outdir" | grep -vx 'out.safetensors')
+    [ -z "$extra" ] || fail "good run: files left next to the outputs: $extra"
+    expect 0 "good run matches the oracle" "$py" "$src/tools/oracle.py" compare "$exp" "$tmp/outdir/out.safetensors"
+  fi
+  rm -rf "$tmp/outdir" && mkdir "$tmp/outdir"
+  expect 0 "good run into a new file" "$kbc" run "$spec" --inputs "$in" --outputs "$tmp/outdir/out.safetensors"
+  [ -s "$tmp/outdir/out.safetensors" ] || fail "good run into a new file: no file written"
+  return 0
+}
+
+status=0
+case $what in
+  usage) test_usage ;;
+  run) test_run || status=$? ;;
+  all) test_usage; test_run || status=$? ;;
+  *) echo "unknown part '$what' (usage, run or all)" >&2; exit 2 ;;
+esac
+if [ "$failed" -ne 0 ]; then
+  echo "cli tests ($what): FAIL"
+  exit 1
+fi
+if [ "$status" -eq 77 ]; then
+  exit 77
+fi
+echo "cli tests ($what): PASS"
+exit 0
