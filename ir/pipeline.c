@@ -16,10 +16,11 @@ static const pass passes[] = {
     {"simplify", ir_simplify},
     {"gather", ir_gather},
     {"inline", ir_inline},
+    {"hoist", ir_hoist},
     {"dce", ir_dce},
 };
 
-const char *const ir_pass_names[] = {"lower", "check-bounds", "simplify", "gather", "inline", "dce", NULL};
+const char *const ir_pass_names[] = {"lower", "check-bounds", "simplify", "gather", "inline", "hoist", "dce", NULL};
 
 static void dump(const ir_pipeline_opts *o, const ir_program *p, const char *after) {
   if (!o || !o->dump) return;

@@ -1,0 +1,141 @@
+/* hoist.c — moves reductions that do not depend on all of their
+ * statement's free indices into statements of their own.
+ *
+ * Before/after: a verified program computing the same values.  In
+ *     p[b, y, k] = exp(s[b, y, k]) / sum(k2: exp(s[b, y, k2]))
+ * the sum depends on b and y only; computed in place it would be redone
+ * for every k.  It becomes
+ *     p.red[b, y] = sum(k2: exp(s[b, y, k2]))
+ *     p[b, y, k]  = exp(s[b, y, k]) / p.red[b, y]
+ * so that every reduction outside other reductions depends on all of its
+ * statement's free indices (kernels then compute each once per point).
+ * `+=` statements are left alone. */
+#include <string.h>
+
+#include "passes.h"
+#include "subst.h"
+
+static int mentions(const ir_expr *e, int id) {
+  if (e->op == IR_OP_LOAD)
+    for (int d = 0; d < e->u.load.tensor->rank; d++)
+      if (sym_mentions_index(e->u.load.idx[d], id)) return 1;
+  if (e->op == IR_OP_INDEX && sym_mentions_index(e->u.index, id)) return 1;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (mentions(e->arg[i], id)) return 1;
+  return 0;
+}
+
+static void mark_reduce_vars(const ir_expr *e, unsigned char *mark) {
+  if (e->op == IR_OP_REDUCE)
+    for (int i = 0; i < e->u.reduce.n_vars; i++) mark[e->u.reduce.vars[i]] = 1;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) mark_reduce_vars(e->arg[i], mark);
+}
+
+/* Renumbers s's indices to keep only `keep` ones, in order. */
+static void renumber(kbc_arena *a, ir_stmt *s, const unsigned char *keep) {
+  int n = s->n_index, m = 0;
+  int *red_map = KBC_NEW_ARRAY(a, int, n + 1);
+  sym **by = KBC_NEW_ARRAY(a, sym *, n + 1);
+  ir_index *idx = KBC_NEW_ARRAY(a, ir_index, n + 1);
+  for (int i = 0; i < n; i++) {
+    red_map[i] = -1;
+    if (!keep[i]) continue;
+    idx[m] = s->index[i];
+    by[i] = sym_index(a, m, s->index[i].name);
+    if (s->index[i].kind == IR_IDX_REDUCE) red_map[i] = m;
+    m++;
+  }
+  s->rhs = ir_expr_subst(a, s->rhs, n, by, red_map);
+  for (int d = 0; d < s->out->rank; d++) s->lhs[d] = ir_sym_subst(a, s->lhs[d], n, by);
+  s->index = idx;
+  s->n_index = m;
+}
+
+typedef struct {
+  ir_program *p;
+  ir_stmt *s;
+  int at;     /* position of s in the program */
+  int count;  /* reductions hoisted out of s so far */
+} hoister;
+
+static const char *fresh_tensor_name(const ir_program *p, const char *base) {
+  const char *name = base;
+  for (int k = 1; ir_tensor_find(p, name); k++) name = kbc_arena_printf(p->arena, "%s%d", base, k);
+  return name;
+}
+
+/* Replaces a hoistable reduction e by a load of a new temporary. */
+static ir_expr *hoist_one(hoister *H, ir_expr *e) {
+  ir_stmt *s = H->s;
+  kbc_arena *a = H->p->arena;
+  int n = s->n_index, n_free = 0, n_used = 0;
+  int *used = KBC_NEW_ARRAY(a, int, n + 1);
+  for (int i = 0; i < n; i++) {
+    if (s->index[i].kind != IR_IDX_FREE) continue;
+    n_free++;
+    if (mentions(e, i)) used[n_used++] = i;
+  }
+  if (n_used == n_free) return e;
+  unsigned char *mine = KBC_NEW_ARRAY(a, unsigned char, n + 1);
+  mark_reduce_vars(e, mine);
+  /* The new statement: the used free indices, then the reductions' own. */
+  ir_stmt *t = KBC_NEW(a, ir_stmt);
+  t->loc = s->loc;
+  t->text = s->text;
+  t->index = KBC_NEW_ARRAY(a, ir_index, n + 1);
+  sym **by = KBC_NEW_ARRAY(a, sym *, n + 1), **shape = KBC_NEW_ARRAY(a, sym *, n_used + 1);
+  int *red_map = KBC_NEW_ARRAY(a, int, n + 1), m = 0;
+  for (int k = 0; k < n_used; k++) {
+    t->index[m] = s->index[used[k]];
+    shape[k] = s->index[used[k]].extent;
+    by[used[k]] = sym_index(a, m, s->index[used[k]].name);
+    m++;
+  }
+  for (int i = 0; i < n; i++) {
+    red_map[i] = -1;
+    if (!mine[i]) continue;
+    t->index[m] = s->index[i];
+    by[i] = sym_index(a, m, s->index[i].name);
+    red_map[i] = m++;
+  }
+  t->n_index = m;
+  t->rhs = ir_expr_subst(a, e, n, by, red_map);
+  const char *name = fresh_tensor_name(H->p, kbc_arena_printf(a, "%s.red", s->out->name));
+  t->out = ir_tensor_add(H->p, name, IR_ROLE_TEMP, IR_DT_F32, n_used, shape, s->loc);
+  t->lhs = KBC_NEW_ARRAY(a, sym *, n_used + 1);
+  for (int k = 0; k < n_used; k++) t->lhs[k] = sym_index(a, k, t->index[k].name);
+  /* Insert t before s. */
+  kbc_vec_push(a, &H->p->stmts, NULL);
+  for (int j = H->p->stmts.len - 1; j > H->at; j--) H->p->stmts.items[j] = H->p->stmts.items[j - 1];
+  H->p->stmts.items[H->at] = t;
+  H->at++;
+  H->count++;
+  /* The reduction becomes a load of t at the used indices (s's ids). */
+  sym **ld = KBC_NEW_ARRAY(a, sym *, n_used + 1);
+  for (int k = 0; k < n_used; k++) ld[k] = sym_index(a, used[k], s->index[used[k]].name);
+  return ir_load(a, t->out, ld, 0, e->loc);
+}
+
+static ir_expr *walk(hoister *H, ir_expr *e) {
+  if (e->op == IR_OP_REDUCE) return hoist_one(H, e); /* nested ones stay inside */
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) e->arg[i] = walk(H, e->arg[i]);
+  return e;
+}
+
+int ir_hoist(ir_program *p, kbc_diag *d) {
+  (void)d;
+  for (int i = 0; i < p->stmts.len; i++) {
+    ir_stmt *s = IR_STMT(p, i);
+    if (s->accumulate) continue;
+    hoister H = {.p = p, .s = s, .at = i};
+    s->rhs = walk(&H, s->rhs);
+    i = H.at;
+    if (!H.count) continue;
+    /* Drop the indices that moved out with the reductions. */
+    unsigned char *keep = KBC_NEW_ARRAY(p->arena, unsigned char, s->n_index + 1);
+    for (int k = 0; k < s->n_index; k++) keep[k] = s->index[k].kind != IR_IDX_REDUCE || mentions(s->rhs, k);
+    renumber(p->arena, s, keep);
+  }
+  for (int i = 0; i < p->stmts.len; i++) IR_STMT(p, i)->id = i;
+  return 1;
+}
