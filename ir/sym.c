@@ -24,7 +24,8 @@
  * atom of X is an axis (>= 1), an index (>= 0 in generated loops), a mod, or
  * a div of an obviously non-negative argument.  Otherwise it emits
  * kbc_floordiv(X, c) / kbc_floormod(X, c).  Every term starts with a
- * `long long` literal or a `(long long)` cast, so arithmetic is int64. */
+ * `long long` literal; axis and index names must name 64-bit integer
+ * variables in the C context, so arithmetic is int64. */
 #include "sym_impl.h"
 
 #include <stdlib.h>
@@ -590,8 +591,6 @@ static void c_term(const sym_term *t, bool first, kbc_buf *out, sym_namer name, 
     if (!first || k < 0) kbc_buf_puts(out, first ? "-" : k < 0 ? " - " : " + ");
     long long mag = k < 0 ? -k : k;
     if (t->n == 0 || mag != 1) kbc_buf_printf(out, t->n ? "%lldLL*" : "%lldLL", mag);
-    else if (t->f[0]->kind == SYM_ATOM_AXIS || t->f[0]->kind == SYM_ATOM_INDEX)
-      kbc_buf_puts(out, "(long long)");
   }
   for (int j = 0; j < t->n; j++) {
     if (j) kbc_buf_putc(out, '*');

@@ -1,0 +1,61 @@
+/* cg.h — code generation: a checked IR program -> CUDA C kernels and the
+ * plan to launch them.
+ *
+ * Before: a verified IR program after the IR passes.  After cg_generate():
+ * one translation unit of CUDA C (self-contained for NVRTC: no includes)
+ * holding one kernel per fusion group, and per kernel the tensors it
+ * takes, its block size, shared memory, and its amount of work as a sym
+ * over the var axes, from which the runtime computes the grid for a
+ * binding.  Kernel parameters: the kernel's tensors (device pointers, in
+ * the order listed), then every var axis as `long long`, in var_id order.
+ * The text is deterministic for the same IR and target. */
+#ifndef KBC_CG_H
+#define KBC_CG_H
+
+#include "../ir/ir.h"
+
+typedef enum { CG_PRECISION_FP32, CG_PRECISION_TF32 } cg_precision;
+
+typedef struct {
+  int sm;              /* compute capability * 10, e.g. 90 */
+  int sm_count;        /* multiprocessors (132 on an H200) */
+  int smem_per_block;  /* opt-in shared memory per block, bytes */
+  cg_precision precision;
+} cg_target;
+
+/* The default target when no device is known: an H200 (sm_90). */
+cg_target cg_target_default(void);
+
+/* Schedule families (see docs/ARCHITECTURE.md). */
+typedef enum {
+  CG_FAMILY_ROWS,    /* pointwise / reduction groups, teams of threads per outer point */
+  CG_FAMILY_GEMM,    /* tiled contraction (implicit GEMM) with fused epilogue */
+  CG_FAMILY_SCATTER, /* += with atomics (a scatter that could not become a gather) */
+} cg_family;
+
+extern const char *const cg_family_name[];
+
+typedef struct {
+  const char *name;     /* the kernel function's name */
+  cg_family family;
+  int first, count;     /* the statements it computes: program stmts [first, first+count) */
+  int block;            /* threads per block */
+  int smem;             /* dynamic shared memory, bytes */
+  sym *work;            /* work items: outer points, tiles, or scatter points */
+  int per_block;        /* work items per block */
+  int max_blocks;       /* grid cap (the kernel loops over the rest); 0 = none */
+  int n_tensors;
+  int *tensors;         /* tensor ids, in parameter order */
+  int zero_tensor;      /* tensor id to zero-fill before the launch, or -1 */
+} cg_kernel;
+
+typedef struct {
+  kbc_buf source;       /* the translation unit (free with cg_program_free) */
+  int n_kernels;
+  cg_kernel *kernels;   /* in the arena */
+} cg_program;
+
+int cg_generate(kbc_arena *a, const ir_program *p, const cg_target *t, cg_program *out, kbc_diag *d);
+void cg_program_free(cg_program *g);
+
+#endif

@@ -1,0 +1,102 @@
+/* cg_impl.h — internals shared by the code generator's files:
+ * group.c (fusion groups and contraction analysis), emit.c (names, index
+ * arithmetic and expressions as C), sched_rows.c, sched_gemm.c,
+ * sched_scatter.c (the schedule families) and cg.c (the driver). */
+#ifndef KBC_CG_IMPL_H
+#define KBC_CG_IMPL_H
+
+#include "../ir/ir.h"
+#include "cg.h"
+
+enum { CG_MAX_OUTER = 8, CG_BLOCK = 256 };
+
+/* ---- fusion groups (group.c) ---- */
+
+typedef struct {
+  cg_family family;
+  int first, count;            /* consecutive statements */
+  int n_outer;                 /* ROWS: the outer dimensions */
+  sym *outer_extent[CG_MAX_OUTER];
+  int *phi;                    /* ROWS: phi[k * CG_MAX_OUTER + j] = index id of statement
+                                  first+k mapped to outer dimension j */
+  int team;                    /* ROWS: threads per outer point (power of 2, <= CG_BLOCK) */
+} cg_group;
+
+int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, cg_group **out);
+
+/* A statement `out[...] = epilogue(sum(k...: A * B))` seen as a (batched)
+ * matrix product: index ids of its M (only in A), N (only in B), batch (in
+ * both) free indices and of the K (reduction) indices. */
+typedef struct {
+  const ir_expr *reduce;    /* the main sum */
+  const ir_expr *a, *b;     /* its two factors (A carries M, B carries N) */
+  int n_m, m[CG_MAX_OUTER], n_n, n[CG_MAX_OUTER], n_b, bat[CG_MAX_OUTER], n_k, k[CG_MAX_OUTER];
+  double est_macs;          /* estimated work with every var axis at CG_EST_VAR */
+} cg_contraction;
+
+enum { CG_EST_VAR = 64 };
+int cg_find_contraction(kbc_arena *a, const ir_stmt *s, cg_contraction *c);
+double cg_estimate(const sym *x); /* x with every var axis = CG_EST_VAR */
+
+/* ---- emission (emit.c) ---- */
+
+/* C names of the program's tensors (by id) and var axes (by var_id). */
+typedef struct {
+  const char **tensor, **axis;
+  int n_tensors, n_axes;
+} cg_names;
+
+cg_names *cg_names_make(kbc_arena *a, const ir_program *p);
+
+typedef struct {
+  kbc_arena *a;
+  const ir_program *p;
+  const cg_names *names;
+  const ir_stmt *s;        /* statement being emitted */
+  kbc_buf *out;
+  int indent;
+  const char **idx;        /* C names of s's index variables */
+  int tmp;                 /* fresh-name counter */
+  /* Cooperative reduction (ROWS): this REDUCE node is split over a team. */
+  const ir_expr *coop;
+  int team;
+  /* This node is already computed: cg_expr gives `value` for it (GEMM
+   * epilogues: the main sum is the tile's accumulator). */
+  const ir_expr *known;
+  const char *known_value;
+} cg_emit;
+
+/* Gives every index of s a C name distinct from tensors, axes, keywords. */
+const char **cg_index_names(kbc_arena *a, const cg_names *names, const ir_stmt *s);
+
+void cg_line(cg_emit *E, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *cg_sym(cg_emit *E, const sym *x);                /* a long long C expression */
+const char *cg_offset(cg_emit *E, const ir_tensor *t, sym *const *idx); /* flat element offset */
+const char *cg_in_bounds(cg_emit *E, const ir_tensor *t, sym *const *idx);
+/* The C expression of e (emitting loops for reductions before it). */
+const char *cg_expr(cg_emit *E, const ir_expr *e);
+const char *cg_float_literal(kbc_arena *a, double v);
+/* The IR statement as a one-line C comment body. */
+const char *cg_stmt_comment(kbc_arena *a, const ir_stmt *s);
+
+/* Kernel signature: tensors used by statements [first, first+count). */
+int cg_collect_tensors(kbc_arena *a, const ir_program *p, int first, int count, int **ids);
+void cg_signature(kbc_buf *out, kbc_arena *a, const ir_program *p, const cg_names *names, const char *name,
+                  int block, int n_tensors, const int *ids, int first, int count);
+
+/* ---- schedule families ---- */
+/* Each fills k (name is set by the caller) and appends the kernel's text.
+ * Returns 0 when the group cannot be emitted by this family. */
+typedef struct {
+  kbc_arena *a;
+  const ir_program *p;
+  const cg_target *t;
+  const cg_names *names;
+  kbc_buf *out;
+} cg_ctx;
+
+int cg_emit_rows(cg_ctx *C, const cg_group *g, cg_kernel *k);
+int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k);
+int cg_emit_scatter(cg_ctx *C, const cg_group *g, cg_kernel *k);
+
+#endif

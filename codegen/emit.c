@@ -1,0 +1,357 @@
+/* emit.c — the IR as C: names, index arithmetic, expressions.
+ *
+ * Before: a verified program and a statement being emitted.  After: C
+ * text appended to the emitter's buffer; expressions come back as C
+ * expression strings (in the arena), reductions as loops emitted before
+ * the expression that uses them.  Types: float values are `float`, index
+ * values `long long`, conditions `bool`.  Names come from the IR: tensors
+ * by their (sanitized) names, var axes by theirs, index variables by
+ * theirs, made distinct from each other, from C/CUDA keywords, and from
+ * the emitter's own names (which all start with '_'). */
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cg_impl.h"
+
+static const char *const reserved[] = {
+    "auto", "bool", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
+    "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short",
+    "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while",
+    "class", "delete", "new", "this", "template", "typename", "namespace", "using", "true", "false", "operator",
+    "private", "public", "protected", "virtual", "friend", "mutable", "explicit", "asm", "catch", "try", "throw",
+    "nullptr", "and", "or", "not", "xor", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "min",
+    "max", "abs", "exp", "log", "sqrt", "erf", "tanh", "pow", "printf", "malloc", "free", "memcpy", "memset",
+    "signbit", "isnan", "isinf", "NULL", "INFINITY", "NAN", NULL};
+
+static int is_reserved(const char *s) {
+  for (int i = 0; reserved[i]; i++)
+    if (!strcmp(reserved[i], s)) return 1;
+  return 0;
+}
+
+/* Identifier characters kept, '.' -> "_", a leading '_' or a keyword
+ * prefixed with "u_". */
+static char *sanitize(kbc_arena *a, const char *name) {
+  size_t n = strlen(name);
+  char *s = kbc_arena_alloc(a, n + 3);
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) s[k++] = isalnum((unsigned char)name[i]) ? name[i] : '_';
+  s[k] = 0;
+  if (s[0] == '_' || isdigit((unsigned char)s[0]) || is_reserved(s)) return kbc_arena_printf(a, "u_%s", s);
+  return s;
+}
+
+/* C names for every tensor and var axis: sanitized, and made unique with
+ * "_<id>" where sanitizing made two names equal (`out.max` -> `out_max`
+ * could meet a user's `out_max`). */
+cg_names *cg_names_make(kbc_arena *a, const ir_program *p) {
+  cg_names *n = KBC_NEW(a, cg_names);
+  n->axis = KBC_NEW_ARRAY(a, const char *, p->vars.len + 1);
+  n->tensor = KBC_NEW_ARRAY(a, const char *, p->tensors.len + 1);
+  for (int i = 0; i < p->vars.len; i++) n->axis[i] = sanitize(a, IR_VAR(p, i)->name);
+  for (int i = 0; i < p->tensors.len; i++) {
+    const char *c = sanitize(a, IR_TENSOR(p, i)->name);
+    int clash = 0;
+    for (int j = 0; j < i; j++) clash |= !strcmp(n->tensor[j], c);
+    for (int j = 0; j < p->vars.len; j++) clash |= !strcmp(n->axis[j], c);
+    n->tensor[i] = clash ? kbc_arena_printf(a, "%s_%d", c, i) : c;
+  }
+  n->n_tensors = p->tensors.len;
+  n->n_axes = p->vars.len;
+  return n;
+}
+
+static int name_clash(const cg_names *names, const char *s) {
+  for (int i = 0; i < names->n_tensors; i++)
+    if (!strcmp(names->tensor[i], s)) return 1;
+  for (int i = 0; i < names->n_axes; i++)
+    if (!strcmp(names->axis[i], s)) return 1;
+  return 0;
+}
+
+const char **cg_index_names(kbc_arena *a, const cg_names *names, const ir_stmt *s) {
+  const char **out = KBC_NEW_ARRAY(a, const char *, s->n_index + 1);
+  for (int i = 0; i < s->n_index; i++) {
+    const char *n = sanitize(a, s->index[i].name);
+    for (;;) {
+      int clash = name_clash(names, n);
+      for (int j = 0; j < i; j++) clash |= !strcmp(out[j], n);
+      if (!clash) break;
+      n = kbc_arena_printf(a, "%s_i", n);
+    }
+    out[i] = n;
+  }
+  return out;
+}
+
+void cg_line(cg_emit *E, const char *fmt, ...) {
+  for (int i = 0; i < E->indent; i++) kbc_buf_puts(E->out, "  ");
+  va_list ap;
+  va_start(ap, fmt);
+  char tmp[1024];
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  if (n < (int)sizeof tmp) {
+    kbc_buf_puts(E->out, tmp);
+  } else {
+    char *big = malloc((size_t)n + 1);
+    if (!big) abort();
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    kbc_buf_puts(E->out, big);
+    free(big);
+  }
+  kbc_buf_putc(E->out, '\n');
+}
+
+/* ---- index arithmetic --------------------------------------------------- */
+
+static const char *namer(void *ctx, sym_atom_kind kind, int id) {
+  cg_emit *E = ctx;
+  if (kind == SYM_ATOM_AXIS) return E->names->axis[id];
+  if (kind == SYM_ATOM_INDEX && E->idx && E->s && id >= 0 && id < E->s->n_index) return E->idx[id];
+  return NULL;
+}
+
+const char *cg_sym(cg_emit *E, const sym *x) {
+  kbc_buf b = {0};
+  sym_print_c(x, &b, namer, E);
+  const char *s = kbc_arena_strdup(E->a, kbc_buf_str(&b));
+  kbc_buf_free(&b);
+  return s;
+}
+
+const char *cg_offset(cg_emit *E, const ir_tensor *t, sym *const *idx) {
+  if (t->rank == 0) return "0";
+  const char *off = cg_sym(E, idx[0]);
+  for (int d = 1; d < t->rank; d++)
+    off = kbc_arena_printf(E->a, "(%s) * %s + %s", off, cg_sym(E, t->shape[d]), cg_sym(E, idx[d]));
+  return off;
+}
+
+const char *cg_in_bounds(cg_emit *E, const ir_tensor *t, sym *const *idx) {
+  const char *c = "true";
+  for (int d = 0; d < t->rank; d++) {
+    const char *i = cg_sym(E, idx[d]);
+    const char *one = kbc_arena_printf(E->a, "0 <= %s && %s < %s", i, i, cg_sym(E, t->shape[d]));
+    c = d == 0 ? one : kbc_arena_printf(E->a, "%s && %s", c, one);
+  }
+  return c;
+}
+
+const char *cg_float_literal(kbc_arena *a, double v) {
+  if (isinf(v)) return v > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
+  if (isnan(v)) return "__int_as_float(0x7fc00000)";
+  char tmp[64];
+  for (int prec = 6; prec <= 9; prec++) {
+    snprintf(tmp, sizeof tmp, "%.*g", prec, v);
+    if ((float)strtod(tmp, NULL) == (float)v) break;
+  }
+  if (!strpbrk(tmp, ".e")) strcat(tmp, ".0");
+  return kbc_arena_printf(a, "%sf", tmp);
+}
+
+const char *cg_stmt_comment(kbc_arena *a, const ir_stmt *s) {
+  kbc_buf b = {0};
+  ir_print_stmt(s, &b);
+  /* first line only; no comment terminators */
+  char *t = kbc_arena_strdup(a, kbc_buf_str(&b));
+  kbc_buf_free(&b);
+  char *nl = strchr(t, '\n');
+  if (nl) *nl = 0;
+  for (char *p = t; *p; p++)
+    if (p[0] == '*' && p[1] == '/') p[1] = ' ';
+  return t;
+}
+
+/* ---- expressions -------------------------------------------------------- */
+
+static const char *as_float(cg_emit *E, const ir_expr *e, const char *c) {
+  return e->type == IR_TY_FLOAT ? c : kbc_arena_printf(E->a, "(float)(%s)", c);
+}
+
+static const char *fresh(cg_emit *E, const char *base) { return kbc_arena_printf(E->a, "_%s%d", base, E->tmp++); }
+
+static const char *combine(cg_emit *E, ir_red op, const char *acc, const char *v) {
+  switch (op) {
+  case IR_RED_SUM: return kbc_arena_printf(E->a, "%s + %s", acc, v);
+  case IR_RED_PROD: return kbc_arena_printf(E->a, "%s * %s", acc, v);
+  case IR_RED_MAX: return kbc_arena_printf(E->a, "fmaxf(%s, %s)", acc, v);
+  default: return kbc_arena_printf(E->a, "fminf(%s, %s)", acc, v);
+  }
+}
+
+/* Loops over the reduction's indices (each from 0 to its extent). */
+static const char *reduce(cg_emit *E, const ir_expr *e) {
+  const char *acc = fresh(E, "acc");
+  ir_red op = e->u.reduce.op;
+  cg_line(E, "float %s = %s;", acc, cg_float_literal(E->a, ir_red_identity(op)));
+  int n = e->u.reduce.n_vars;
+  int coop = e == E->coop;
+  if (coop) {
+    /* One flat loop over the reduction space, strided across the team. */
+    const char *total = "1LL";
+    for (int i = 0; i < n; i++)
+      total = kbc_arena_printf(E->a, "%s * %s", total, cg_sym(E, E->s->index[e->u.reduce.vars[i]].extent));
+    const char *f = fresh(E, "f");
+    cg_line(E, "for (long long %s = _lane; %s < %s; %s += %d) {", f, f, total, f, E->team);
+    E->indent++;
+    const char *q = fresh(E, "q");
+    cg_line(E, "long long %s = %s;", q, f);
+    for (int i = n - 1; i >= 0; i--) {
+      int v = e->u.reduce.vars[i];
+      const char *ext = cg_sym(E, E->s->index[v].extent);
+      if (i > 0) {
+        cg_line(E, "const long long %s = %s %% %s;", E->idx[v], q, ext);
+        cg_line(E, "%s /= %s;", q, ext);
+      } else {
+        cg_line(E, "const long long %s = %s;", E->idx[v], q);
+      }
+    }
+  } else {
+    for (int i = 0; i < n; i++) {
+      int v = e->u.reduce.vars[i];
+      cg_line(E, "for (long long %s = 0; %s < %s; ++%s) {", E->idx[v], E->idx[v],
+              cg_sym(E, E->s->index[v].extent), E->idx[v]);
+      E->indent++;
+    }
+  }
+  const char *body = as_float(E, e->arg[0], cg_expr(E, e->arg[0]));
+  cg_line(E, "%s = %s;", acc, combine(E, op, acc, body));
+  for (int i = 0; i < (coop ? 1 : n); i++) {
+    E->indent--;
+    cg_line(E, "}");
+  }
+  if (coop) {
+    const char *other = fresh(E, "o");
+    if (E->team <= 32) {
+      cg_line(E, "for (int _s = %d; _s > 0; _s >>= 1) {", E->team / 2);
+      cg_line(E, "  const float %s = __shfl_xor_sync(_mask, %s, _s);", other, acc);
+      cg_line(E, "  %s = %s;", acc, combine(E, op, acc, other));
+      cg_line(E, "}");
+    } else {
+      cg_line(E, "for (int _s = 16; _s > 0; _s >>= 1) {");
+      cg_line(E, "  const float %s = __shfl_xor_sync(0xffffffffu, %s, _s);", other, acc);
+      cg_line(E, "  %s = %s;", acc, combine(E, op, acc, other));
+      cg_line(E, "}");
+      cg_line(E, "if ((threadIdx.x & 31) == 0) _red[threadIdx.x >> 5] = %s;", acc);
+      cg_line(E, "__syncthreads();");
+      cg_line(E, "%s = _red[0];", acc);
+      cg_line(E, "for (int _w = 1; _w < %d; ++_w) %s = %s;", E->team / 32, acc, combine(E, op, acc, "_red[_w]"));
+      cg_line(E, "__syncthreads();");
+    }
+  }
+  return acc;
+}
+
+static const char *unary(cg_emit *E, const ir_expr *e, const char *x) {
+  const char *f = as_float(E, e->arg[0], x);
+  switch (e->op) {
+  case IR_OP_NEG: return kbc_arena_printf(E->a, "(-%s)", x);
+  case IR_OP_NOT: return kbc_arena_printf(E->a, "(!%s)", x);
+  case IR_OP_EXP: return kbc_arena_printf(E->a, "expf(%s)", f);
+  case IR_OP_LOG: return kbc_arena_printf(E->a, "logf(%s)", f);
+  case IR_OP_SQRT: return kbc_arena_printf(E->a, "sqrtf(%s)", f);
+  case IR_OP_RSQRT: return kbc_arena_printf(E->a, "(1.0f / sqrtf(%s))", f);
+  case IR_OP_TANH: return kbc_arena_printf(E->a, "tanhf(%s)", f);
+  case IR_OP_ERF: return kbc_arena_printf(E->a, "erff(%s)", f);
+  case IR_OP_ABS:
+    return e->type == IR_TY_INT ? kbc_arena_printf(E->a, "kbc_abs_ll(%s)", x) : kbc_arena_printf(E->a, "fabsf(%s)", f);
+  case IR_OP_RELU: return kbc_arena_printf(E->a, "fmaxf(%s, 0.0f)", f);
+  case IR_OP_SIGMOID: return kbc_arena_printf(E->a, "(1.0f / (1.0f + expf(-%s)))", f);
+  case IR_OP_GELU: return kbc_arena_printf(E->a, "kbc_gelu(%s)", f);
+  default: return "kbc_bad_op";
+  }
+}
+
+static const char *binary(cg_emit *E, const ir_expr *e, const char *x, const char *y) {
+  const ir_expr *l = e->arg[0], *r = e->arg[1];
+  int ints = l->type == IR_TY_INT && r->type == IR_TY_INT;
+  const char *fx = as_float(E, l, x), *fy = as_float(E, r, y);
+  const char *ax = ints ? x : fx, *ay = ints ? y : fy;
+  switch (e->op) {
+  case IR_OP_DIV: return kbc_arena_printf(E->a, "(%s / %s)", fx, fy);
+  case IR_OP_MAX:
+    return ints ? kbc_arena_printf(E->a, "kbc_max_ll(%s, %s)", x, y) : kbc_arena_printf(E->a, "fmaxf(%s, %s)", fx, fy);
+  case IR_OP_MIN:
+    return ints ? kbc_arena_printf(E->a, "kbc_min_ll(%s, %s)", x, y) : kbc_arena_printf(E->a, "fminf(%s, %s)", fx, fy);
+  case IR_OP_POW: return kbc_arena_printf(E->a, "powf(%s, %s)", fx, fy);
+  case IR_OP_AND: case IR_OP_OR:
+    return kbc_arena_printf(E->a, "(%s %s %s)", x, ir_op_info[e->op].text, y);
+  default:
+    return kbc_arena_printf(E->a, "(%s %s %s)", ax, ir_op_info[e->op].text, ay);
+  }
+}
+
+const char *cg_expr(cg_emit *E, const ir_expr *e) {
+  if (e == E->known) return E->known_value;
+  switch (e->op) {
+  case IR_OP_CONST:
+    return cg_float_literal(E->a, e->u.value);
+  case IR_OP_INDEX:
+    return kbc_arena_printf(E->a, "(%s)", cg_sym(E, e->u.index));
+  case IR_OP_LOAD: {
+    const ir_tensor *t = e->u.load.tensor;
+    const char *ld = kbc_arena_printf(E->a, "%s[%s]", E->names->tensor[t->id], cg_offset(E, t, e->u.load.idx));
+    if (!e->u.load.padded) return ld;
+    return kbc_arena_printf(E->a, "(%s ? %s : 0.0f)", cg_in_bounds(E, t, e->u.load.idx), ld);
+  }
+  case IR_OP_REDUCE:
+    return reduce(E, e);
+  case IR_OP_WHERE: {
+    const char *c = cg_expr(E, e->arg[0]);
+    const char *x = cg_expr(E, e->arg[1]), *y = cg_expr(E, e->arg[2]);
+    if (e->type == IR_TY_FLOAT) {
+      x = as_float(E, e->arg[1], x);
+      y = as_float(E, e->arg[2], y);
+    }
+    return kbc_arena_printf(E->a, "(%s ? %s : %s)", c, x, y);
+  }
+  default:
+    break;
+  }
+  if (ir_op_info[e->op].arity == 1) return unary(E, e, cg_expr(E, e->arg[0]));
+  const char *x = cg_expr(E, e->arg[0]);
+  return binary(E, e, x, cg_expr(E, e->arg[1]));
+}
+
+/* ---- kernel signatures -------------------------------------------------- */
+
+static void mark(const ir_expr *e, unsigned char *used) {
+  if (e->op == IR_OP_LOAD) used[e->u.load.tensor->id] |= 1;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) mark(e->arg[i], used);
+}
+
+int cg_collect_tensors(kbc_arena *a, const ir_program *p, int first, int count, int **ids) {
+  unsigned char *used = KBC_NEW_ARRAY(a, unsigned char, p->tensors.len + 1);
+  for (int i = first; i < first + count; i++) {
+    const ir_stmt *s = IR_STMT(p, i);
+    mark(s->rhs, used);
+    used[s->out->id] |= 2;
+  }
+  int n = 0;
+  *ids = KBC_NEW_ARRAY(a, int, p->tensors.len + 1);
+  for (int i = 0; i < p->tensors.len; i++)
+    if (used[i]) (*ids)[n++] = i;
+  return n;
+}
+
+void cg_signature(kbc_buf *out, kbc_arena *a, const ir_program *p, const cg_names *names, const char *name,
+                  int block, int n_tensors, const int *ids, int first, int count) {
+  unsigned char *written = KBC_NEW_ARRAY(a, unsigned char, p->tensors.len + 1);
+  for (int i = first; i < first + count; i++) written[IR_STMT(p, i)->out->id] = 1;
+  kbc_buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%d)\n%s(", block, name);
+  for (int i = 0; i < n_tensors; i++) {
+    const ir_tensor *t = IR_TENSOR(p, ids[i]);
+    kbc_buf_printf(out, "%s%sfloat *__restrict__ %s", i ? ",\n    " : "", written[t->id] ? "" : "const ",
+                   names->tensor[t->id]);
+  }
+  for (int i = 0; i < p->vars.len; i++)
+    kbc_buf_printf(out, "%sconst long long %s", n_tensors + i ? ",\n    " : "", names->axis[i]);
+  kbc_buf_puts(out, ")\n");
+}

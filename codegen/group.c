@@ -1,0 +1,276 @@
+/* group.c — fusion groups and contraction analysis.
+ *
+ * Before: a verified program after the IR passes.  After cg_make_groups():
+ * the statements partitioned into consecutive groups, each to become one
+ * kernel:
+ *   - a `+=` statement that is still a scatter: a SCATTER group of its own;
+ *   - a large contraction (cg_find_contraction, estimated work >= 2^26
+ *     multiply-adds with every var axis at CG_EST_VAR): a GEMM group;
+ *   - otherwise ROWS groups: a run of statements sharing outer dimensions.
+ *     A group starts with all free indices of its first statement as outer
+ *     dimensions; a following statement joins when, for every outer
+ *     dimension kept, each of its reads of a tensor written inside the group
+ *     indexes that dimension with one and the same free index of its own
+ *     (so one team of threads per outer point computes, then reads, only
+ *     its own elements).  Dimensions that fail are dropped; a statement
+ *     that would leave none starts a new group.
+ * The team size (threads per outer point) grows with the estimated work per
+ * outer point. */
+#include <string.h>
+
+#include "cg_impl.h"
+
+double cg_estimate(const sym *x) {
+  static int64_t axes[4096];
+  if (!axes[0])
+    for (int i = 0; i < 4096; i++) axes[i] = CG_EST_VAR;
+  int64_t v;
+  if (!x || !sym_eval(x, axes, NULL, &v)) return 1e18;
+  return (double)v;
+}
+
+/* ---- contractions ------------------------------------------------------- */
+
+static int mentions(const ir_expr *e, int id) {
+  if (e->op == IR_OP_LOAD)
+    for (int d = 0; d < e->u.load.tensor->rank; d++)
+      if (sym_mentions_index(e->u.load.idx[d], id)) return 1;
+  if (e->op == IR_OP_INDEX && sym_mentions_index(e->u.index, id)) return 1;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (mentions(e->arg[i], id)) return 1;
+  return 0;
+}
+
+/* The largest sum reachable from the root through arithmetic only. */
+static const ir_expr *main_sum(const ir_stmt *s, const ir_expr *e, double *best_size) {
+  if (e->op == IR_OP_REDUCE) {
+    if (e->u.reduce.op != IR_RED_SUM) return NULL;
+    double size = 1;
+    for (int i = 0; i < e->u.reduce.n_vars; i++) size *= cg_estimate(s->index[e->u.reduce.vars[i]].extent);
+    if (size <= *best_size) return NULL;
+    *best_size = size;
+    return e;
+  }
+  if (e->op == IR_OP_WHERE) return NULL;
+  const ir_expr *best = NULL;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) {
+    const ir_expr *r = main_sum(s, e->arg[i], best_size);
+    if (r) best = r;
+  }
+  return best;
+}
+
+static int factors(const ir_expr *e, const ir_expr **f, int n, int max) {
+  if (e->op == IR_OP_MUL && e->type == IR_TY_FLOAT) {
+    n = factors(e->arg[0], f, n, max);
+    return n < 0 ? n : factors(e->arg[1], f, n, max);
+  }
+  if (n >= max) return -1;
+  f[n] = e;
+  return n + 1;
+}
+
+static double product(const ir_stmt *s, const int *ids, int n) {
+  double p = 1;
+  for (int i = 0; i < n; i++) p *= cg_estimate(s->index[ids[i]].extent);
+  return p;
+}
+
+int cg_find_contraction(kbc_arena *arena, const ir_stmt *s, cg_contraction *c) {
+  memset(c, 0, sizeof *c);
+  if (s->accumulate || s->n_index > 63) return 0;
+  double size = 0;
+  c->reduce = main_sum(s, s->rhs, &size);
+  if (!c->reduce || c->reduce->u.reduce.n_vars > CG_MAX_OUTER) return 0;
+  const ir_expr *f[6];
+  int nf = factors(c->reduce->arg[0], f, 0, 6);
+  if (nf < 2) return 0;
+  unsigned long long in[6] = {0};
+  for (int i = 0; i < nf; i++)
+    for (int id = 0; id < s->n_index; id++)
+      if (s->index[id].kind == IR_IDX_FREE && mentions(f[i], id)) in[i] |= 1ULL << id;
+  /* The split of the factors into A and B with the most M x N work; A
+   * holds the first factor, so each split is tried once. */
+  double best = 0;
+  int best_mask = 0;
+  for (int mask = 1; mask < (1 << nf) - 1; mask += 2) {
+    unsigned long long a = 0, b = 0;
+    for (int i = 0; i < nf; i++) *(mask >> i & 1 ? &a : &b) |= in[i];
+    int m[64], n[64], nm = 0, nn = 0;
+    for (int id = 0; id < s->n_index; id++) {
+      if ((a >> id & 1) && !(b >> id & 1)) m[nm++] = id;
+      if ((b >> id & 1) && !(a >> id & 1)) n[nn++] = id;
+    }
+    if (!nm || !nn || nm > CG_MAX_OUTER || nn > CG_MAX_OUTER) continue;
+    double w = product(s, m, nm) * product(s, n, nn);
+    if (w > best) {
+      best = w;
+      best_mask = mask;
+    }
+  }
+  if (!best_mask) return 0;
+  ir_expr *A = NULL, *B = NULL;
+  unsigned long long a = 0, b = 0;
+  for (int i = 0; i < nf; i++) {
+    int in_a = best_mask >> i & 1;
+    ir_expr **side = in_a ? &A : &B;
+    *(in_a ? &a : &b) |= in[i];
+    *side = *side ? ir_binary(arena, IR_OP_MUL, *side, (ir_expr *)f[i], f[i]->loc) : (ir_expr *)f[i];
+  }
+  c->a = A;
+  c->b = B;
+  for (int id = 0; id < s->n_index; id++) {
+    if (s->index[id].kind != IR_IDX_FREE) continue;
+    int ia = a >> id & 1, ib = b >> id & 1;
+    if (ia && !ib) c->m[c->n_m++] = id;
+    else if (ib && !ia) c->n[c->n_n++] = id;
+    else if (c->n_b < CG_MAX_OUTER) c->bat[c->n_b++] = id;
+    else return 0;
+  }
+  for (int i = 0; i < c->reduce->u.reduce.n_vars; i++) c->k[c->n_k++] = c->reduce->u.reduce.vars[i];
+  c->est_macs = product(s, c->m, c->n_m) * product(s, c->n, c->n_n) * product(s, c->bat, c->n_b) *
+                product(s, c->k, c->n_k);
+  return 1;
+}
+
+static int is_gemm(kbc_arena *a, const ir_stmt *s) {
+  cg_contraction c;
+  if (!cg_find_contraction(a, s, &c)) return 0;
+  return product(s, c.m, c.n_m) >= 16 && product(s, c.n, c.n_n) >= 16 && product(s, c.k, c.n_k) >= 8 &&
+         c.est_macs >= (double)(1 << 26);
+}
+
+/* ---- rows groups -------------------------------------------------------- */
+
+typedef struct {
+  const ir_program *p;
+  int first;          /* group's first statement */
+  int count;
+  int n_outer;
+  int outer_ok[CG_MAX_OUTER];
+  int *phi;           /* [k * CG_MAX_OUTER + j] */
+} builder;
+
+/* The group statement (latest first) that writes tensor t, or -1. */
+static int writer(const builder *b, const ir_tensor *t) {
+  for (int k = b->count - 1; k >= 0; k--)
+    if (IR_STMT(b->p, b->first + k)->out == t) return k;
+  return -1;
+}
+
+/* For statement s as member k: find, for each outer dimension j, the free
+ * index every read of a group tensor uses there; -2 = no read constrains
+ * it yet, -1 = inconsistent. */
+static void constrain(const builder *b, const ir_stmt *s, const ir_expr *e, int *cand) {
+  if (e->op == IR_OP_LOAD) {
+    int w = writer(b, e->u.load.tensor);
+    if (w >= 0) {
+      const ir_stmt *ws = IR_STMT(b->p, b->first + w);
+      for (int j = 0; j < b->n_outer; j++) {
+        if (!b->outer_ok[j] || cand[j] == -1) continue;
+        int wid = b->phi[w * CG_MAX_OUTER + j];
+        for (int d = 0; d < ws->out->rank; d++) {
+          int lid;
+          if (!sym_is_index(ws->lhs[d], &lid) || lid != wid) continue;
+          int id;
+          if (!sym_is_index(e->u.load.idx[d], &id) || s->index[id].kind != IR_IDX_FREE ||
+              (cand[j] >= 0 && cand[j] != id))
+            cand[j] = -1;
+          else
+            cand[j] = id;
+        }
+      }
+    }
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) constrain(b, s, e->arg[i], cand);
+}
+
+static int try_join(builder *b, const ir_stmt *s) {
+  int cand[CG_MAX_OUTER];
+  for (int j = 0; j < b->n_outer; j++) cand[j] = -2;
+  constrain(b, s, s->rhs, cand);
+  int kept = 0;
+  for (int j = 0; j < b->n_outer; j++) {
+    if (!b->outer_ok[j]) continue;
+    int ok = cand[j] >= 0;
+    const ir_stmt *s0 = IR_STMT(b->p, b->first);
+    if (ok && !sym_equal(s->index[cand[j]].extent, s0->index[b->phi[j]].extent)) ok = 0;
+    for (int j2 = 0; j2 < j && ok; j2++)
+      if (b->outer_ok[j2] && cand[j2] == cand[j]) ok = 0;
+    kept += ok;
+    cand[j] = ok ? cand[j] : -1;
+  }
+  if (!kept) return 0;
+  for (int j = 0; j < b->n_outer; j++) {
+    if (cand[j] < 0) b->outer_ok[j] = 0;
+    b->phi[b->count * CG_MAX_OUTER + j] = cand[j];
+  }
+  b->count++;
+  return 1;
+}
+
+static double red_size(const ir_stmt *s) {
+  double r = 1;
+  for (int i = 0; i < s->n_index; i++)
+    if (s->index[i].kind == IR_IDX_REDUCE) r *= cg_estimate(s->index[i].extent);
+  return r;
+}
+
+static void finish_rows(kbc_arena *a, const builder *b, cg_group *g) {
+  const ir_stmt *s0 = IR_STMT(b->p, b->first);
+  g->family = CG_FAMILY_ROWS;
+  g->first = b->first;
+  g->count = b->count;
+  g->phi = KBC_NEW_ARRAY(a, int, b->count * CG_MAX_OUTER);
+  g->n_outer = 0;
+  for (int j = 0; j < b->n_outer; j++) {
+    if (!b->outer_ok[j]) continue;
+    g->outer_extent[g->n_outer] = s0->index[b->phi[j]].extent;
+    for (int k = 0; k < b->count; k++) g->phi[k * CG_MAX_OUTER + g->n_outer] = b->phi[k * CG_MAX_OUTER + j];
+    g->n_outer++;
+  }
+  /* Work per outer point -> threads per outer point. */
+  double work = 0, outer = 1;
+  for (int j = 0; j < g->n_outer; j++) outer *= cg_estimate(g->outer_extent[j]);
+  for (int k = 0; k < b->count; k++) {
+    const ir_stmt *s = IR_STMT(b->p, b->first + k);
+    double inner = 1;
+    for (int i = 0; i < s->n_index; i++)
+      if (s->index[i].kind == IR_IDX_FREE) inner *= cg_estimate(s->index[i].extent);
+    work += inner / (outer > 0 ? outer : 1) * (1 + red_size(s));
+  }
+  int team = 1;
+  while (team < CG_BLOCK && team * 16 < work) team *= 2;
+  g->team = team;
+}
+
+int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, cg_group **out) {
+  (void)t;
+  int n = p->stmts.len, ng = 0;
+  cg_group *g = KBC_NEW_ARRAY(a, cg_group, n + 1);
+  for (int i = 0; i < n;) {
+    const ir_stmt *s = IR_STMT(p, i);
+    if (s->accumulate || is_gemm(a, s)) {
+      g[ng++] = (cg_group){.family = s->accumulate ? CG_FAMILY_SCATTER : CG_FAMILY_GEMM, .first = i, .count = 1};
+      i++;
+      continue;
+    }
+    builder b = {.p = p, .first = i, .count = 1};
+    b.phi = KBC_NEW_ARRAY(a, int, (n - i) * CG_MAX_OUTER);
+    for (int id = 0; id < s->n_index && b.n_outer < CG_MAX_OUTER; id++)
+      if (s->index[id].kind == IR_IDX_FREE) {
+        b.outer_ok[b.n_outer] = 1;
+        b.phi[b.n_outer++] = id;
+      }
+    int j = i + 1;
+    while (j < n && b.n_outer > 0) {
+      const ir_stmt *next = IR_STMT(p, j);
+      if (next->accumulate || is_gemm(a, next) || !try_join(&b, next)) break;
+      j++;
+    }
+    finish_rows(a, &b, &g[ng++]);
+    i = j;
+  }
+  *out = g;
+  return ng;
+}

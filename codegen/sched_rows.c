@@ -1,0 +1,150 @@
+/* sched_rows.c — schedule family (a): pointwise and reduction groups.
+ *
+ * Before: a ROWS group (consecutive statements sharing outer dimensions).
+ * After: one kernel.  The block's threads form teams of `team` threads;
+ * each team takes outer points in a grid-stride loop, and for each point
+ * runs the group's statements in order:
+ *   - a statement whose free indices are all outer and whose value is a
+ *     reduction (max/sum of a softmax or layernorm row) splits that
+ *     reduction across the team (strided loop, then shuffles, or shared
+ *     memory across warps), and one lane stores the result;
+ *   - any other statement strides the team's threads over its remaining
+ *     (inner) free indices, each thread computing whole elements.
+ * Between statements the team synchronizes (nothing for one thread,
+ * __syncwarp for a team within a warp, __syncthreads for a whole block),
+ * so a statement reads what earlier statements wrote for the same point. */
+#include <string.h>
+
+#include "cg_impl.h"
+
+/* A reduction at the top of s's expression (through arithmetic only). */
+static const ir_expr *top_reduce(const ir_expr *e) {
+  if (e->op == IR_OP_REDUCE) return e;
+  if (e->op == IR_OP_WHERE) return NULL;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) {
+    const ir_expr *r = top_reduce(e->arg[i]);
+    if (r) return r;
+  }
+  return NULL;
+}
+
+/* Whether member k splits its reduction across the team. */
+static int needs_coop(const ir_program *p, const cg_group *g, int k) {
+  const ir_stmt *s = IR_STMT(p, g->first + k);
+  int n_free = 0;
+  for (int i = 0; i < s->n_index; i++) n_free += s->index[i].kind == IR_IDX_FREE;
+  return g->team > 1 && n_free == g->n_outer && top_reduce(s->rhs);
+}
+
+static void team_sync(cg_emit *E, int team) {
+  if (team == 1) return;
+  cg_line(E, team <= 32 ? "__syncwarp(_mask);" : "__syncthreads();");
+}
+
+static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_group *g, int k) {
+  const ir_stmt *s = IR_STMT(C->p, g->first + k);
+  E->s = s;
+  E->idx = cg_index_names(C->a, C->names, s);
+  E->coop = NULL;
+  cg_line(E, "{ // %s", cg_stmt_comment(C->a, s));
+  E->indent++;
+  /* Outer indices of this statement. */
+  unsigned char *is_outer = KBC_NEW_ARRAY(C->a, unsigned char, s->n_index + 1);
+  for (int j = 0; j < g->n_outer; j++) {
+    int id = g->phi[k * CG_MAX_OUTER + j];
+    is_outer[id] = 1;
+    cg_line(E, "const long long %s = _o%d;", E->idx[id], j);
+  }
+  int inner[64], n_inner = 0;
+  for (int i = 0; i < s->n_index && n_inner < 64; i++)
+    if (s->index[i].kind == IR_IDX_FREE && !is_outer[i]) inner[n_inner++] = i;
+  const char *store = kbc_arena_printf(C->a, "%s[%s]", C->names->tensor[s->out->id], cg_offset(E, s->out, s->lhs));
+  if (needs_coop(C->p, g, k)) {
+    E->coop = top_reduce(s->rhs);
+    const char *v = cg_expr(E, s->rhs);
+    if (s->rhs->type != IR_TY_FLOAT) v = kbc_arena_printf(C->a, "(float)(%s)", v);
+    cg_line(E, "if (_lane == 0) %s = %s;", store, v);
+  } else if (n_inner == 0) {
+    const char *v = cg_expr(E, s->rhs);
+    if (s->rhs->type != IR_TY_FLOAT) v = kbc_arena_printf(C->a, "(float)(%s)", v);
+    if (g->team > 1) cg_line(E, "if (_lane == 0) %s = %s;", store, v);
+    else cg_line(E, "%s = %s;", store, v);
+  } else {
+    const char *total = "1LL";
+    for (int i = 0; i < n_inner; i++) total = kbc_arena_printf(C->a, "%s * %s", total, cg_sym(E, s->index[inner[i]].extent));
+    cg_line(E, "for (long long _f = %s; _f < %s; _f += %d) {", g->team > 1 ? "_lane" : "0", total, g->team);
+    E->indent++;
+    cg_line(E, "long long _q = _f;");
+    for (int i = n_inner - 1; i >= 0; i--) {
+      const char *ext = cg_sym(E, s->index[inner[i]].extent);
+      if (i > 0) {
+        cg_line(E, "const long long %s = _q %% %s;", E->idx[inner[i]], ext);
+        cg_line(E, "_q /= %s;", ext);
+      } else {
+        cg_line(E, "const long long %s = _q;", E->idx[inner[i]]);
+      }
+    }
+    const char *v = cg_expr(E, s->rhs);
+    if (s->rhs->type != IR_TY_FLOAT) v = kbc_arena_printf(C->a, "(float)(%s)", v);
+    cg_line(E, "%s = %s;", store, v);
+    E->indent--;
+    cg_line(E, "}");
+  }
+  E->indent--;
+  cg_line(E, "}");
+}
+
+int cg_emit_rows(cg_ctx *C, const cg_group *g, cg_kernel *k) {
+  cg_emit E = {.a = C->a, .p = C->p, .names = C->names, .out = C->out, .indent = 1, .team = g->team};
+  int team = g->team, per_block = CG_BLOCK / team;
+  k->family = CG_FAMILY_ROWS;
+  k->first = g->first;
+  k->count = g->count;
+  k->block = CG_BLOCK;
+  k->smem = 0;
+  k->per_block = per_block;
+  k->max_blocks = C->t->sm_count * 16;
+  k->zero_tensor = -1;
+  k->n_tensors = cg_collect_tensors(C->a, C->p, g->first, g->count, &k->tensors);
+  sym *work = sym_const(C->a, 1);
+  for (int j = 0; j < g->n_outer; j++) work = sym_mul(C->a, work, g->outer_extent[j]);
+  k->work = work;
+  for (int i = 0; i < g->count; i++)
+    kbc_buf_printf(C->out, "// %s\n", cg_stmt_comment(C->a, IR_STMT(C->p, g->first + i)));
+  kbc_buf_printf(C->out, "// schedule: rows, %d outer dimension%s, %d thread%s per outer point\n", g->n_outer,
+                 g->n_outer == 1 ? "" : "s", team, team == 1 ? "" : "s");
+  cg_signature(C->out, C->a, C->p, C->names, k->name, CG_BLOCK, k->n_tensors, k->tensors, g->first, g->count);
+  kbc_buf_puts(C->out, "{\n");
+  if (team > 1) cg_line(&E, "const int _lane = threadIdx.x %% %d;", team);
+  if (team > 1 && team < 32)
+    cg_line(&E, "const unsigned _mask = ((1u << %d) - 1u) << ((threadIdx.x & 31) & ~%du);", team, team - 1);
+  else if (team == 32)
+    cg_line(&E, "const unsigned _mask = 0xffffffffu;");
+  int coop = 0;
+  for (int i = 0; i < g->count; i++) coop |= needs_coop(C->p, g, i);
+  if (team > 32 && coop) cg_line(&E, "__shared__ float _red[32];");
+  cg_line(&E, "const long long _n = %s;", cg_sym(&E, work));
+  cg_line(&E, "for (long long _o = (long long)blockIdx.x * %d + threadIdx.x / %d; _o < _n; _o += (long long)gridDim.x * %d) {",
+          per_block, team, per_block);
+  E.indent++;
+  cg_line(&E, "long long _p = _o;");
+  for (int j = g->n_outer - 1; j >= 0; j--) {
+    const char *ext = cg_sym(&E, g->outer_extent[j]);
+    if (j > 0) {
+      cg_line(&E, "const long long _o%d = _p %% %s;", j, ext);
+      cg_line(&E, "_p /= %s;", ext);
+    } else {
+      cg_line(&E, "const long long _o0 = _p;");
+    }
+  }
+  if (g->n_outer == 0) cg_line(&E, "(void)_p;");
+  for (int i = 0; i < g->count; i++) {
+    emit_stmt(C, &E, g, i);
+    if (i + 1 < g->count) team_sync(&E, team);
+  }
+  if (team > 32 && coop) team_sync(&E, team); /* the next point reuses _red */
+  E.indent--;
+  cg_line(&E, "}");
+  kbc_buf_puts(C->out, "}\n\n");
+  return 1;
+}
