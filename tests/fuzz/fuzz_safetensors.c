@@ -7,11 +7,17 @@
  *
  *   clang -g -fsanitize=fuzzer,address,undefined -I. runtime/safetensors.c \
  *     runtime/json.c tests/fuzz/fuzz_safetensors.c -o fuzz_st
- *   ./fuzz_st -max_total_time=600 tests/fuzz/corpus/safetensors
+ *   ./fuzz_st -dict=tests/fuzz/safetensors.dict -max_total_time=600 \
+ *     WORK_DIR tests/fuzz/corpus/safetensors
  *
  * With -DKBC_FUZZ_MAIN (any C compiler) it is a plain program that runs
  * every file named on the command line, or in a directory named there,
- * through the same function: the corpus replay for CI. */
+ * through the same function: the corpus replay for CI.
+ *
+ * The corpus: *.safetensors seeds from tests/fuzz/gen_safetensors_corpus.py,
+ * plus fuzz-<sha1> inputs the fuzzer found that cover more, kept small with
+ *   ./fuzz_st -set_cover_merge=1 -use_counters=0 tests/fuzz/corpus/safetensors NEW_FINDINGS
+ * Add any crasher, minimized (-minimize_crash=1), the same way. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,9 +115,13 @@ static int run_file(const char *path) {
   FILE *fp = fopen(path, "rb");
   if (!fp) return perror(path), -1;
   size_t cap = 4096, len = 0, k;
-  unsigned char *b = malloc(cap);
+  unsigned char *b = malloc(cap), *bigger;
   while (b && (k = fread(b + len, 1, cap - len, fp)) > 0)
-    if ((len += k) == cap) b = realloc(b, cap *= 2);
+    if ((len += k) == cap) {
+      bigger = realloc(b, cap *= 2);
+      if (!bigger) free(b);
+      b = bigger;
+    }
   fclose(fp);
   if (!b) return fprintf(stderr, "%s: out of memory\n", path), -1;
   LLVMFuzzerTestOneInput(b, len);

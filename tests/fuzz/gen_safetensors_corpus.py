@@ -4,7 +4,8 @@ tests/fuzz/corpus/safetensors/ (small valid and invalid files, < 4 KB each).
 
 Plain Python (struct + json), no torch: the valid seeds use the byte layout
 of the reference writer (compact JSON, header padded with spaces to 8 bytes).
-Rerun after editing; the output is deterministic."""
+Rerun after editing; the output is deterministic.  The fuzz-<sha1> files next
+to the seeds are inputs the fuzzer found (see tests/fuzz/fuzz_safetensors.c)."""
 import json, os, struct
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "safetensors")
