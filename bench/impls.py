@@ -174,11 +174,20 @@ class KbcProvider:
         self.programs: dict[tuple[str, str], object] = {}
         self.program_errors: dict[tuple[str, str], str] = {}
         self.compile_s: dict[tuple[str, str], float] = {}
-        sys.path.insert(0, str(repo / "python"))
+        where = repo / "python"
+        if not ((where / "kbc.py").is_file() or (where / "kbc" / "__init__.py").is_file()):
+            self.error = f"import kbc failed: no {where / 'kbc.py'} yet"
+            return
+        sys.path.insert(0, str(where))
         try:
-            self.module = importlib.import_module("kbc")
+            module = importlib.import_module("kbc")
         except Exception as exc:  # noqa: BLE001 — any failure makes kbc N/A
             self.error = f"import kbc failed: {type(exc).__name__}: {exc}"
+            return
+        if where.resolve() not in Path(getattr(module, "__file__", "") or "/").resolve().parents:
+            self.error = f"import kbc found {getattr(module, '__file__', '?')}, not the one in {where}"
+            return
+        self.module = module
 
     def program(self, spec: Path, precision: str) -> object:
         """The compiled program (raises RuntimeError with the reason when kbc cannot provide it)."""

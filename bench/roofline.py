@@ -25,6 +25,15 @@ import torch
 from timing import TimingConfig, measure
 
 
+def has_attr(obj: object, name: str) -> bool:
+    """hasattr that also survives torch's flag modules raising AssertionError for unknown names."""
+    try:
+        getattr(obj, name)
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
 @contextmanager
 def matmul_tf32(enabled: bool) -> Iterator[None]:
     """TF32 for fp32 cuBLAS matmuls on or off inside the block, restored after.
@@ -34,7 +43,7 @@ def matmul_tf32(enabled: bool) -> Iterator[None]:
     ``allow_tf32`` before that.
     """
     flags = torch.backends.cuda.matmul
-    if hasattr(flags, "fp32_precision"):
+    if has_attr(flags, "fp32_precision"):
         old = flags.fp32_precision
         flags.fp32_precision = "tf32" if enabled else "ieee"
         try:
@@ -54,10 +63,10 @@ def precision_flags() -> dict[str, object]:
     """The fp32 precision settings PyTorch runs with (recorded in the JSON)."""
     out: dict[str, object] = {"float32_matmul_precision": torch.get_float32_matmul_precision()}
     matmul, cudnn = torch.backends.cuda.matmul, torch.backends.cudnn
-    if hasattr(matmul, "fp32_precision"):
+    if has_attr(matmul, "fp32_precision"):
         out["cuda.matmul.fp32_precision"] = matmul.fp32_precision
         conv = getattr(cudnn, "conv", None)
-        if conv is not None and hasattr(conv, "fp32_precision"):
+        if conv is not None and has_attr(conv, "fp32_precision"):
             out["cudnn.conv.fp32_precision"] = conv.fp32_precision
     else:
         out["cuda.matmul.allow_tf32"] = matmul.allow_tf32

@@ -17,8 +17,6 @@
  * outside, any other is reported as an internal error and never
  * performed. */
 #include <stdlib.h>
-#include <stdio.h>
-#include <time.h>
 #include <string.h>
 
 #include "interp_impl.h"
@@ -322,6 +320,11 @@ static const double *vbinary(int op, const double *a, const double *b, int w, do
 static const double *veval(run *r, int n, int w) {
   const interp_node *x = &r->node[n];
   double *out = r->vbuf + (size_t)n * INTERP_VW;
+  if (x->flags & INODE_UNIFORM) {
+    double v = eval(r, n);
+    for (int p = 0; p < w; p++) out[p] = v;
+    return out;
+  }
   if (x->flags & INODE_POINTWISE) return pointwise(r, n, w, out);
   switch (x->op) {
   case IR_OP_CONST: return out; /* filled by run_stmt */
@@ -337,10 +340,23 @@ static const double *veval(run *r, int n, int w) {
     return out;
   case IR_OP_REDUCE: return vreduce(r, x, w, out);
   case IR_OP_WHERE: {
+    if (r->node[x->a].flags & INODE_UNIFORM) return veval(r, eval(r, x->a) != 0.0 ? x->b : x->c, w);
     const double *c = veval(r, x->a, w), *a = veval(r, x->b, w), *b = veval(r, x->c, w);
     for (int p = 0; p < w; p++) out[p] = c[p] != 0.0 ? a[p] : b[p];
     return out;
   }
+  case IR_OP_AND: case IR_OP_OR:
+    if (r->node[x->a].flags & INODE_UNIFORM) {
+      int c = eval(r, x->a) != 0.0;
+      if (c == (x->op == IR_OP_OR)) {
+        for (int p = 0; p < w; p++) out[p] = c;
+        return out;
+      }
+      const double *b = veval(r, x->b, w);
+      for (int p = 0; p < w; p++) out[p] = b[p] != 0.0;
+      return out;
+    }
+    break;
   default: break;
   }
   const double *a = veval(r, x->a, w);
@@ -558,10 +574,7 @@ int ir_interp(const ir_program *p, const ir_binding *b, double **data, kbc_diag 
   kbc_arena *a = kbc_arena_create();
   for (int i = 0; i < p->stmts.len && ok; i++) {
     interp_plan pl;
-    struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
     ok = interp_compile(a, p, b, IR_STMT(p, i), &pl, d) && run_stmt(&pl, a, b, data, d);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    fprintf(stderr, "%.3f s vec_top=%d row=%d  %s\n", (t1.tv_sec-t0.tv_sec)+1e-9*(t1.tv_nsec-t0.tv_nsec), pl.vec_top, pl.row_dot, IR_STMT(p,i)->text);
   }
   kbc_arena_destroy(a);
   if (!ok) ir_interp_release(p, data);

@@ -260,7 +260,10 @@ static int compile_index(comp *c, const sym *x) {
   if (!c->n_empty && affine(c, x, coef, &base) && box(c, base, coef, &lo, &hi))
     return add_node(c, INODE_INDEX_TV, new_tv(c, base, coef), 0, 0);
   int64_t one = 1;
-  return add_node(c, INODE_INDEX_SLOT, new_slot(c, 1, &x, &one), 0, 0);
+  int k = new_slot(c, 1, &x, &one);
+  interp_slot *sl = &c->pl->slot[k];
+  sl->proven = !c->n_empty && prove_range(c, x, &sl->lo, &sl->hi);
+  return add_node(c, INODE_INDEX_SLOT, k, 0, 0);
 }
 
 /* The step of tracked value tv along index v. */
@@ -310,6 +313,43 @@ static void try_dot(comp *c, int n) {
   x->op = INODE_DOT;
 }
 
+/* Merges a reduction's indices y, x (x innermost) into x running over
+ * ext_y * ext_x points, when that visits the same offsets in the same
+ * order: every tracked value moves by step_y == step_x * ext_x, and no
+ * cached slot mentions either. */
+static int collapse(interp_plan *pl, int y, int x) {
+  interp_var *vy = &pl->var[y], *vx = &pl->var[x];
+  int64_t ext, s;
+  if (vy->n_dirty || vx->n_dirty || vx->ext < 1 || vy->ext < 1 ||
+      __builtin_mul_overflow(vy->ext, vx->ext, &ext))
+    return 0;
+  for (int u = 0; u < vy->n_upd; u++)
+    if (__builtin_mul_overflow(step_of(pl, vy->upd[u].tv, x), vx->ext, &s) || s != vy->upd[u].step)
+      return 0;
+  for (int u = 0; u < vx->n_upd; u++)
+    if (step_of(pl, vx->upd[u].tv, y) != vx->upd[u].step * vx->ext) return 0;
+  vx->ext = ext;
+  for (int u = 0; u < vx->n_upd; u++) vx->upd[u].wrap = vx->upd[u].step * (ext - 1);
+  vy->n_upd = 0;
+  return 1;
+}
+
+/* The indices a reduction loops over: without those of extent 1 (they
+ * never move), collapsed where possible, at least one. */
+static int *loop_vars(comp *c, const int *vars, int nv, int *out_n) {
+  interp_plan *pl = c->pl;
+  int *lv = KBC_NEW_ARRAY(c->a, int, nv);
+  int m = 0;
+  for (int i = 0; i < nv; i++)
+    if (pl->var[vars[i]].ext != 1 || (m == 0 && i == nv - 1)) lv[m++] = vars[i];
+  while (m >= 2 && collapse(pl, lv[m - 2], lv[m - 1])) {
+    lv[m - 2] = lv[m - 1];
+    m--;
+  }
+  *out_n = m;
+  return lv;
+}
+
 static int compile_reduce(comp *c, const ir_expr *e) {
   interp_plan *pl = c->pl;
   int nv = e->u.reduce.n_vars;
@@ -335,8 +375,10 @@ static int compile_reduce(comp *c, const ir_expr *e) {
   }
   if (body < 0) return -1;
   if (nv == 0) return body;
+  int nl;
+  const int *lv = loop_vars(c, vars, nv, &nl);
   pl->red = grow(c->a, pl->red, pl->n_red, &pl->cap_red, sizeof *pl->red);
-  pl->red[pl->n_red] = (interp_reduce){.op = e->u.reduce.op, .n_vars = nv, .vars = vars};
+  pl->red[pl->n_red] = (interp_reduce){.op = e->u.reduce.op, .n_vars = nl, .vars = lv};
   int n = add_node(c, IR_OP_REDUCE, body, pl->n_red++, 0);
   try_dot(c, n);
   return n;
@@ -369,6 +411,8 @@ static int compile_expr(comp *c, const ir_expr *e) {
 
 /* ---- vectorization ------------------------------------------------------ */
 
+static int64_t abs64(int64_t x) { return x < 0 ? -x : x; }
+
 int interp_vectorize = 1;
 
 /* Operand i of node x. */
@@ -381,7 +425,7 @@ static void mark_flags(interp_plan *pl) {
     interp_node *x = &pl->node[n];
     switch (x->op) {
     case INODE_LOAD_DIMS: x->flags = pl->acc[x->a].padded ? 0 : INODE_UNSAFE; break;
-    case INODE_INDEX_SLOT: x->flags = INODE_UNSAFE; break;
+    case INODE_INDEX_SLOT: x->flags = pl->slot[x->a].proven ? 0 : INODE_UNSAFE; break;
     case IR_OP_CONST: case INODE_LOAD_FLAT: case INODE_LOAD_MIXED: case INODE_INDEX_TV: break;
     case INODE_DOT: x->flags = INODE_HEAVY; break;
     case IR_OP_REDUCE: x->flags = INODE_HEAVY | pl->node[x->a].flags; break;
@@ -391,15 +435,51 @@ static void mark_flags(interp_plan *pl) {
   }
 }
 
+/* Whether the value of node n does not depend on index v. */
+static int uniform(const interp_plan *pl, int n, int v) {
+  const interp_node *x = &pl->node[n];
+  switch (x->op) {
+  case IR_OP_CONST: return 1;
+  case INODE_LOAD_FLAT: return !step_of(pl, x->b, v);
+  case INODE_LOAD_MIXED: return !step_of(pl, x->b, v) && !slot_mentions(pl, x->c, v);
+  case INODE_INDEX_TV: return !step_of(pl, x->a, v);
+  case INODE_INDEX_SLOT: return !slot_mentions(pl, x->a, v);
+  case INODE_LOAD_DIMS: {
+    const interp_access *ac = &pl->acc[x->a];
+    for (int d = 0; d < ac->rank; d++)
+      if (ac->dim_tv[d] >= 0 ? step_of(pl, ac->dim_tv[d], v) != 0 : slot_mentions(pl, ac->dim_slot[d], v))
+        return 0;
+    return 1;
+  }
+  case INODE_DOT: {
+    const interp_reduce *rd = &pl->red[x->b];
+    for (int i = 0; i < rd->n_loads; i++)
+      if (step_of(pl, rd->tv[i], v) || (rd->slot[i] >= 0 && slot_mentions(pl, rd->slot[i], v)))
+        return 0;
+    return 1;
+  }
+  case IR_OP_REDUCE: return uniform(pl, x->a, v);
+  default:
+    for (int i = 0; i < ir_op_info[x->op].arity; i++)
+      if (!uniform(pl, arg_of(x, i), v)) return 0;
+    return 1;
+  }
+}
+
 /* Top-down: node n runs in the vector context of index v (-1: pointwise).
  * Outside any vector context a reduction vectorizes along its innermost
- * index; inside one, nodes that cannot run as a vector (checked loads,
- * cached index values depending on v, DOTs, a where() or &&/|| whose
- * untaken side may fail or is costly) run point by point, their operands
- * again outside any vector context. */
+ * index; inside one, a subtree independent of v is evaluated once per
+ * vector, and nodes that cannot run as a vector (checked loads, cached
+ * index values depending on v, DOTs, a where() or &&/|| whose untaken side
+ * may fail or is costly) run point by point; both evaluate their operands
+ * outside any vector context. */
 static void assign(interp_plan *pl, int n, int v) {
   interp_node *x = &pl->node[n];
   int arity = x->op < IR_OP_COUNT ? ir_op_info[x->op].arity : 0, lazy = 0;
+  if (v >= 0 && x->op != IR_OP_CONST && uniform(pl, n, v)) {
+    x->flags |= INODE_UNIFORM;
+    v = -1;
+  }
   x->v = v;
   if (v < 0) {
     if (x->op == IR_OP_REDUCE) {
@@ -420,28 +500,56 @@ static void assign(interp_plan *pl, int n, int v) {
     if (slot_mentions(pl, x->c, v)) x->flags |= INODE_POINTWISE;
     x->vstep = step_of(pl, x->b, v);
     return;
-  case INODE_LOAD_DIMS: case INODE_INDEX_SLOT: case INODE_DOT:
+  case INODE_INDEX_SLOT: case INODE_LOAD_DIMS: case INODE_DOT: /* not uniform */
     x->flags |= INODE_POINTWISE;
     return;
   case IR_OP_REDUCE: assign(pl, x->a, v); return;
-  case IR_OP_WHERE: lazy = (pl->node[x->b].flags | pl->node[x->c].flags) != 0; break;
-  case IR_OP_AND: case IR_OP_OR: lazy = pl->node[x->b].flags != 0; break;
+  case IR_OP_WHERE: /* a uniform condition picks one side for the whole vector */
+    lazy = !uniform(pl, x->a, v) && ((pl->node[x->b].flags | pl->node[x->c].flags) & (INODE_UNSAFE | INODE_HEAVY));
+    break;
+  case IR_OP_AND: case IR_OP_OR:
+    lazy = !uniform(pl, x->a, v) && (pl->node[x->b].flags & (INODE_UNSAFE | INODE_HEAVY));
+    break;
   default: break;
   }
   if (lazy) x->flags |= INODE_POINTWISE;
   for (int i = 0; i < arity; i++) assign(pl, arg_of(x, i), lazy ? -1 : v);
 }
 
-/* Sets up vectorized evaluation: along j for a statement without
- * reductions whose target is a flat access not cached along j, else
- * inside reductions. */
+/* The loads inside reductions that stride (|step| > 1) along their vector
+ * index: v, or when v < 0 the innermost index of their outermost
+ * reduction. */
+static int strided(const interp_plan *pl, int n, int v, int in_reduction) {
+  const interp_node *x = &pl->node[n];
+  switch (x->op) {
+  case INODE_LOAD_FLAT: case INODE_LOAD_MIXED:
+    return in_reduction && abs64(step_of(pl, x->b, v)) > 1;
+  case IR_OP_REDUCE: {
+    const interp_reduce *rd = &pl->red[x->b];
+    return strided(pl, x->a, v >= 0 ? v : rd->vars[rd->n_vars - 1], 1);
+  }
+  case INODE_DOT: return 0; /* runs the same either way */
+  default: {
+    int sum = 0;
+    for (int i = 0; x->op < IR_OP_COUNT && i < ir_op_info[x->op].arity; i++)
+      sum += strided(pl, arg_of(x, i), v, in_reduction);
+    return sum;
+  }
+  }
+}
+
+/* Sets up vectorized evaluation: along j, the innermost outer index, when
+ * the target is a flat access not cached along j and the statement has no
+ * reductions or its reductions' loads stride less along j than along
+ * their own innermost index; else inside the reductions. */
 static void plan_vectors(interp_plan *pl) {
   if (!interp_vectorize) return;
   mark_flags(pl);
   const interp_access *lhs = &pl->acc[pl->lhs];
   int j = pl->n_outer > 0 ? pl->outer[pl->n_outer - 1] : -1;
-  if (j >= 0 && !(pl->node[pl->root].flags & INODE_HEAVY) && lhs->mode == INTERP_ACC_FLAT &&
-      (lhs->slot < 0 || !slot_mentions(pl, lhs->slot, j))) {
+  if (j >= 0 && lhs->mode == INTERP_ACC_FLAT && (lhs->slot < 0 || !slot_mentions(pl, lhs->slot, j)) &&
+      (!(pl->node[pl->root].flags & INODE_HEAVY) ||
+       strided(pl, pl->root, j, 0) < strided(pl, pl->root, -1, 0))) {
     pl->vec_top = pl->uses_vec = 1;
     pl->lhs_vstep = step_of(pl, lhs->flat, j);
     assign(pl, pl->root, j);
@@ -451,8 +559,6 @@ static void plan_vectors(interp_plan *pl) {
 }
 
 /* ---- statements --------------------------------------------------------- */
-
-static int64_t abs64(int64_t x) { return x < 0 ? -x : x; }
 
 /* Chooses row mode (see interp_plan) when the DOT at the root strides
  * worse along its innermost reduction index than along j. */

@@ -97,6 +97,7 @@ enum {
   INODE_HEAVY = 2,     /* contains a reduction */
   INODE_POINTWISE = 4, /* in a vector context, evaluated point by point */
   INODE_VROOT = 8,     /* a reduction vectorized along its innermost index */
+  INODE_UNIFORM = 16,  /* in a vector context, the same for every point: evaluated once */
 };
 
 /* Points per vector. */

@@ -170,8 +170,13 @@ static int expand_softmax(lower *L, const ast_expr *e, lw_view *out) {
   if (a.kw[0]) {
     sym *s = lw_int_expr(L, a.kw[0], NULL, "the axis of softmax");
     if (!s) return 0;
-    if (!sym_is_const(s, &axis) || axis < -r || axis >= r || r == 0) {
+    if (!sym_is_const(s, &axis)) {
       kbc_error(L->d, a.kw[0]->loc, "softmax axis must be a constant in [%d, %d] for a rank-%d tensor", -r, r - 1, r);
+      return 0;
+    }
+    if (axis < -r || axis >= r || r == 0) {
+      kbc_error(L->d, a.kw[0]->loc, "softmax axis %lld is out of range for a rank-%d tensor (valid: %d to %d)",
+                (long long)axis, r, -r, r - 1);
       return 0;
     }
     if (axis < 0) axis += r;

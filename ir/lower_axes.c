@@ -201,8 +201,9 @@ static int resolve(lower *L, axis_table *t, int i) {
     ok = ok && ax->size;
     int64_t c;
     if (ok && it->u.axis.kind == AST_AXIS_CONST && !sym_is_const(ax->size, NULL)) {
-      kbc_error(L->d, it->u.axis.value->loc, "axis '%s' is declared const, but its size depends on var axes",
-                ax->name);
+      kbc_error(L->d, it->u.axis.value->loc,
+                "axis '%s' is declared const, but its size depends on var axes; write 'axis %s = ...' for a "
+                "derived axis", ax->name, ax->name);
       ok = 0;
     }
     if (ok && sym_is_const(ax->size, &c) && c < 1) {

@@ -378,7 +378,8 @@ int lw_tensor_expr(lower *L, const ast_expr *e, lw_view *out) {
     const lw_library_fn *f = lw_library_find(e->u.call.name);
     if (f) {
       if (e->u.call.is_reduction) {
-        kbc_error(L->d, e->loc, "'%s' is not a reduction", e->u.call.name);
+        kbc_error(L->d, e->loc, "'%s' is not a reduction; it takes whole tensors, as in y = %s(x, ...)",
+                  e->u.call.name, e->u.call.name);
         return 0;
       }
       return f->expand(L, e, out);

@@ -130,13 +130,18 @@ int rt_cache_key(const rt_compile_req *req, char key[RT_KEY_HEX + 1], kbc_buf *e
   return 0;
 }
 
-int rt_cache_dir(kbc_buf *dir, kbc_buf *err) {
+int rt_cache_dir_path(kbc_buf *dir, kbc_buf *err) {
   const char *env = getenv("KBC_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
   rt_buf_clear(dir);
   if (env && *env) kbc_buf_puts(dir, env);
   else if (xdg && *xdg) kbc_buf_printf(dir, "%s/kbc", xdg);
   else if (home && *home) kbc_buf_printf(dir, "%s/.cache/kbc", home);
   else return rt_fail(err, "no cache directory: none of KBC_CACHE_DIR, XDG_CACHE_HOME, HOME is set");
+  return 0;
+}
+
+int rt_cache_dir(kbc_buf *dir, kbc_buf *err) {
+  if (rt_cache_dir_path(dir, err) < 0) return -1;
   return rt_mkdir_p(dir->data, 0700, err);
 }
 

@@ -73,6 +73,8 @@ void rt_compiled_free(rt_compiled *c);
 int rt_cache_key(const rt_compile_req *req, char key[RT_KEY_HEX + 1], kbc_buf *err);
 /* The cache directory (see above), created if missing; -1 when none is usable. */
 int rt_cache_dir(kbc_buf *dir, kbc_buf *err);
+/* The same path without creating anything; -1 only when no variable is set. */
+int rt_cache_dir_path(kbc_buf *dir, kbc_buf *err);
 /* "<dir>/<key>.cubin" */
 void rt_cache_entry_path(const char *dir, const char *key, kbc_buf *path);
 /* Number of entries and their total size in bytes; -1 when dir is unreadable. */

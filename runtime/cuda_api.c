@@ -103,6 +103,9 @@ void rt_cu_describe(CUresult r, kbc_buf *out) {
   if (api.cuGetErrorString && api.cuGetErrorString(r, &text) != CUDA_SUCCESS) text = NULL;
   for (size_t i = 0; !name && i < sizeof fallback_names / sizeof fallback_names[0]; i++)
     if (fallback_names[i].code == r) name = fallback_names[i].name;
+  if (!text && r == CUDA_ERROR_STUB_LIBRARY)
+    text = "the CUDA stub library was loaded instead of a real driver";
+  if (!text && r == CUDA_ERROR_NO_DEVICE) text = "no CUDA-capable device is detected";
   if (name) kbc_buf_puts(out, name);
   else kbc_buf_printf(out, "CUDA error %d", r);
   if (text) kbc_buf_printf(out, " (%s)", text);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct rt_device {
   const rt_cuda_api *cu;
@@ -540,8 +541,10 @@ void rt_info(const char *kbc_version, kbc_buf *out) {
   kbc_buf dir = {0};
   long entries = 0;
   long long bytes = 0;
-  if (rt_cache_dir(&dir, &err) < 0) {
+  if (rt_cache_dir_path(&dir, &err) < 0) {
     kbc_buf_printf(out, "cache: unusable (%s)\n", err.data);
+  } else if (access(dir.data, F_OK) < 0) {
+    kbc_buf_printf(out, "cache: %s (not created yet)\n", dir.data);
   } else if (rt_cache_stats(dir.data, &entries, &bytes, &err) < 0) {
     kbc_buf_printf(out, "cache: %s (%s)\n", dir.data, err.data);
   } else {

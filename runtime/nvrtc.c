@@ -69,8 +69,14 @@ static void nv_load(void) {
   for (size_t i = 0; i < sizeof names / sizeof names[0] && !h; i++) {
     if (!names[i]) continue;
     h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (h) nv_name = strdup(names[i]);
-    else kbc_buf_printf(&tried, "\n  %s", dlerror());
+    if (h) {
+      nv_name = strdup(names[i]);
+      rt_debug(1, "NVRTC loaded from %s", names[i]);
+    } else {
+      const char *why = dlerror();
+      kbc_buf_printf(&tried, "\n  %s", why);
+      if (i == 0) rt_debug(1, "KBC_NVRTC_LIB: %s; trying the default places", why);
+    }
   }
   kbc_buf_free(&path);
   if (!h) {
@@ -446,7 +452,8 @@ void rt_resources_parse(const char *log, rt_resources *out) {
       /* also printed for non-entry functions: attach only to the current entry */
       q += strlen("Function properties for ");
       size_t len = (size_t)(end - q);
-      if (cur && !(strlen(cur->name) == len && !strncmp(cur->name, q, len))) cur = NULL;
+      rt_kernel_resources *last = out->n ? &out->k[out->n - 1] : NULL;
+      cur = last && strlen(last->name) == len && !strncmp(last->name, q, len) ? last : NULL;
     } else if (cur && number_before(line, end, "bytes stack frame") >= 0) {
       cur->stack_frame = number_before(line, end, "bytes stack frame");
       cur->spill_stores = number_before(line, end, "bytes spill stores");

@@ -495,6 +495,124 @@ static void test_non_affine_indices(void **state) {
   release();
 }
 
+/* General (non-DOT) reductions take the vectorized paths: along the
+ * outer index j with reductions combined elementwise (o1, o5), along the
+ * reduction's innermost index (o2, o3, o4), with uniform where()/&& and
+ * uniform reductions, checked padded loads point by point, and collapsed
+ * reduction indices. */
+static void test_vector_paths(void **state) {
+  (void)state;
+  sym *n = var("n"), *m = var("m");
+  ir_tensor *a = tensor("a", IR_ROLE_INPUT, 2, n, m), *b = tensor("b", IR_ROLE_INPUT, 2, m, n);
+  ir_tensor *h = tensor("h", IR_ROLE_INPUT, 3, n, m, n);
+  ir_tensor *o1 = tensor("o1", IR_ROLE_OUTPUT, 2, n, n), *o2 = tensor("o2", IR_ROLE_OUTPUT, 2, n, n);
+  ir_tensor *o3 = tensor("o3", IR_ROLE_OUTPUT, 1, n), *o4 = tensor("o4", IR_ROLE_OUTPUT, 2, n, n);
+  ir_tensor *o5 = tensor("o5", IR_ROLE_OUTPUT, 2, n, n);
+  /* o1[i, j] = sum(k: a[i, k] * b[k, j] * 2) + max(k2: a[i, k2]) */
+  ir_stmt *s = stmt(o1, 0, "o1");
+  sym *i = idx(s, "i", IR_IDX_FREE, n), *j = idx(s, "j", IR_IDX_FREE, n);
+  sym *k = idx(s, "k", IR_IDX_REDUCE, m), *k2 = idx(s, "k2", IR_IDX_REDUCE, m);
+  ir_expr *body = bin(IR_OP_MUL, bin(IR_OP_MUL, ld(a, i, k), ld(b, k, j)), num(2));
+  finish(s, bin(IR_OP_ADD, red(IR_RED_SUM, body, 1, k), red(IR_RED_MAX, ld(a, i, k2), 1, k2)), i, j);
+  /* o2[i, j] = sum(k: where((i < 2 && k > 1) || k == 0, a[i, k], b[k, j]) * a[j, k]) */
+  s = stmt(o2, 0, "o2");
+  i = idx(s, "i", IR_IDX_FREE, n), j = idx(s, "j", IR_IDX_FREE, n), k = idx(s, "k", IR_IDX_REDUCE, m);
+  ir_expr *c1 = bin(IR_OP_AND, bin(IR_OP_LT, ival(i), ival(K(2))), bin(IR_OP_GT, ival(k), ival(K(1))));
+  ir_expr *cond = bin(IR_OP_OR, c1, bin(IR_OP_EQ, ival(k), ival(K(0))));
+  body = bin(IR_OP_MUL, ir_where(A, cond, ld(a, i, k), ld(b, k, j), L0), ld(a, j, k));
+  finish(s, red(IR_RED_SUM, body, 1, k), i, j);
+  /* o3[e] = sum(q, y: h[q, y, e] * 3) + sum(q2, y2: h[q2, y2, e] * y2): the first collapses */
+  s = stmt(o3, 0, "o3");
+  sym *e = idx(s, "e", IR_IDX_FREE, n), *q = idx(s, "q", IR_IDX_REDUCE, n), *y = idx(s, "y", IR_IDX_REDUCE, m);
+  sym *q2 = idx(s, "q2", IR_IDX_REDUCE, n), *y2 = idx(s, "y2", IR_IDX_REDUCE, m);
+  finish(s, bin(IR_OP_ADD, red(IR_RED_SUM, bin(IR_OP_MUL, ld(h, q, y, e), num(3)), 2, q, y),
+                red(IR_RED_SUM, bin(IR_OP_MUL, ld(h, q2, y2, e), ival(y2)), 2, q2, y2)), e);
+  /* o4[i, j] = sum(k: a?[i + j - 2, k] * a[j, k] + a?[j, k + i - 1]) (padded: checked per point) */
+  s = stmt(o4, 0, "o4");
+  i = idx(s, "i", IR_IDX_FREE, n), j = idx(s, "j", IR_IDX_FREE, n), k = idx(s, "k", IR_IDX_REDUCE, m);
+  body = bin(IR_OP_ADD, bin(IR_OP_MUL, ldp(a, sub(add(i, j), K(2)), k), ld(a, j, k)), ldp(a, j, add(k, sub(i, K(1)))));
+  finish(s, red(IR_RED_SUM, body, 1, k), i, j);
+  /* o5[i, j] = prod(k: b[k, j] + where(i > k, 1, a?[i, k - 1])) */
+  s = stmt(o5, 0, "o5");
+  i = idx(s, "i", IR_IDX_FREE, n), j = idx(s, "j", IR_IDX_FREE, n), k = idx(s, "k", IR_IDX_REDUCE, m);
+  ir_expr *w = ir_where(A, bin(IR_OP_GT, ival(i), ival(k)), num(1), ldp(a, i, sub(k, K(1))), L0);
+  finish(s, red(IR_RED_PROD, bin(IR_OP_ADD, ld(b, k, j), w), 1, k), i, j);
+  enum { NN = 5, MM = 150 }; /* MM > INTERP_VW: more than one vector per reduction */
+  int64_t vars[] = {NN, MM};
+  assert_true(run(vars));
+  const double *X = data[a->id], *Y = data[b->id], *H = data[h->id];
+#define AX(r, c) ((r) >= 0 && (r) < NN && (c) >= 0 && (c) < MM ? X[(r) * MM + (c)] : 0.0)
+  for (int r = 0; r < NN; r++)
+    for (int c = 0; c < NN; c++) {
+      double w1 = 0, mx = -INFINITY, w2 = 0, w4 = 0, w5 = 1;
+      for (int z = 0; z < MM; z++) {
+        w1 += X[r * MM + z] * Y[z * NN + c] * 2;
+        mx = fmax(mx, X[r * MM + z]);
+        w2 += (((r < 2 && z > 1) || z == 0) ? X[r * MM + z] : Y[z * NN + c]) * X[c * MM + z];
+        w4 += AX(r + c - 2, z) * X[c * MM + z] + AX(c, z + r - 1);
+        w5 *= Y[z * NN + c] + (r > z ? 1 : AX(r, z - 1));
+      }
+      close_to(data[o1->id][r * NN + c], w1 + mx);
+      close_to(data[o2->id][r * NN + c], w2);
+      close_to(data[o4->id][r * NN + c], w4);
+      close_to(data[o5->id][r * NN + c], w5);
+    }
+#undef AX
+  for (int c = 0; c < NN; c++) {
+    double w3 = 0, w3b = 0;
+    for (int z = 0; z < NN; z++)
+      for (int u = 0; u < MM; u++) {
+        w3 += H[(z * MM + u) * NN + c] * 3;
+        w3b += H[(z * MM + u) * NN + c] * u;
+      }
+    close_to(data[o3->id][c], w3 + w3b);
+  }
+  release();
+}
+
+/* Less common paths: vectors longer than one run, an index sym whose
+ * bounds intervals cannot prove (checked per point, as a load and as a +=
+ * target), constant folding, a uniform DOT inside a vector. */
+static void test_edge_paths(void **state) {
+  (void)state;
+  sym *n = var("n"), *m = var("m");
+  ir_tensor *x = tensor("x", IR_ROLE_INPUT, 2, n, m), *y = tensor("y", IR_ROLE_OUTPUT, 2, n, m);
+  ir_tensor *g = tensor("g", IR_ROLE_OUTPUT, 1, m), *z = tensor("z", IR_ROLE_OUTPUT, 2, n, m);
+  /* y[i, j] = x[i, j] / (2 * 3) + where(2 > 1, x[i, j - j % 2], 0) */
+  ir_stmt *s = stmt(y, 0, "y");
+  sym *i = idx(s, "i", IR_IDX_FREE, n), *j = idx(s, "j", IR_IDX_FREE, m);
+  ir_expr *folded = ir_where(A, bin(IR_OP_GT, num(2), num(1)), ld(x, i, sub(j, sym_mod(A, j, 2))), num(0), L0);
+  finish(s, bin(IR_OP_ADD, bin(IR_OP_DIV, ld(x, i, j), bin(IR_OP_MUL, num(2), num(3))), folded), i, j);
+  /* g[j - j % 2] += x[i, j] */
+  s = stmt(g, 1, "g[j - j % 2] += x[i, j]");
+  i = idx(s, "i", IR_IDX_SCATTER, n), j = idx(s, "j", IR_IDX_SCATTER, m);
+  finish(s, ld(x, i, j), sub(j, sym_mod(A, j, 2)));
+  /* z[i, j] = sum(k: x[k, j] * x[k, j] * 2) * sum(k2: x[i, k2] * x[i, k2]) */
+  s = stmt(z, 0, "z");
+  i = idx(s, "i", IR_IDX_FREE, n), j = idx(s, "j", IR_IDX_FREE, m);
+  sym *k = idx(s, "k", IR_IDX_REDUCE, n), *k2 = idx(s, "k2", IR_IDX_REDUCE, m);
+  ir_expr *sq = bin(IR_OP_MUL, bin(IR_OP_MUL, ld(x, k, j), ld(x, k, j)), num(2));
+  finish(s, bin(IR_OP_MUL, red(IR_RED_SUM, sq, 1, k), red(IR_RED_SUM, bin(IR_OP_MUL, ld(x, i, k2), ld(x, i, k2)), 1, k2)), i, j);
+  enum { NN = 3, MM = 301 };
+  int64_t vars[] = {NN, MM};
+  assert_true(run(vars));
+  const double *X = data[x->id];
+  for (int c = 0; c < MM; c++) {
+    double wg = 0;
+    for (int r = 0; r < NN; r++) wg += X[r * MM + c] + (c + 1 < MM ? X[r * MM + c + 1] : 0) * (c % 2 == 0);
+    close_to(data[g->id][c], c % 2 ? 0 : wg);
+  }
+  for (int r = 0; r < NN; r++)
+    for (int c = 0; c < MM; c++) {
+      close_to(data[y->id][r * MM + c], X[r * MM + c] / 6 + X[r * MM + c - c % 2]);
+      double w1 = 0, w2 = 0;
+      for (int u = 0; u < NN; u++) w1 += X[u * MM + c] * X[u * MM + c] * 2;
+      for (int u = 0; u < MM; u++) w2 += X[r * MM + u] * X[r * MM + u];
+      close_to(data[z->id][r * MM + c], w1 * w2);
+    }
+  release();
+}
+
 static int64_t floordiv(int64_t x, int64_t c) { return x / c - (x % c != 0 && x < 0); }
 static int64_t floormod(int64_t x, int64_t c) { return x - c * floordiv(x, c); }
 
@@ -779,6 +897,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_min_max_prod, setup, teardown),
       cmocka_unit_test_setup_teardown(test_row_mode_variants, setup, teardown),
       cmocka_unit_test_setup_teardown(test_non_affine_indices, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_vector_paths, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_edge_paths, setup, teardown),
       cmocka_unit_test_setup_teardown(test_integer_index_exprs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_math_ops_and_scalars, setup, teardown),
       cmocka_unit_test_setup_teardown(test_accumulate_after_write_and_self_read, setup, teardown),

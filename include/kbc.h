@@ -1,0 +1,126 @@
+/* kbc.h — the public C API of kbc, a kernel compiler for tensor
+ * computations written in index notation.
+ *
+ *   kbc_program *p;
+ *   if (kbc_compile_file("softmax.kb", NULL, &p) != KBC_OK) {
+ *     fprintf(stderr, "%s\n", kbc_last_error());
+ *     return 1;
+ *   }
+ *   int64_t shape[3] = {4, 5, 6};
+ *   kbc_arg args[] = {{"x", d_x, 3, shape, KBC_F32}, {"out", d_out, 3, shape, KBC_F32}};
+ *   kbc_status s = kbc_program_launch(p, args, 2, cu_stream);   // asynchronous
+ *   ...
+ *   kbc_program_destroy(p);
+ *
+ * Conventions:
+ *   - every call returns a kbc_status; on failure kbc_last_error() (per
+ *     thread) says what went wrong, with the spec's diagnostics
+ *     (file:line:col: error: ...) for KBC_ERROR_SPEC;
+ *   - the library never prints and never exits;
+ *   - handles are opaque; each kbc_program is released by one call,
+ *     kbc_program_destroy, which frees everything it holds (device
+ *     workspace and modules included);
+ *   - the CUDA driver is loaded on first GPU use (dlopen): compiling and
+ *     emitting code works on machines without a GPU;
+ *   - GPU launches use the device's primary context (shared with PyTorch
+ *     and the CUDA runtime) and the caller's stream.
+ * A kbc_program may be used from one thread at a time. */
+#ifndef KBC_H
+#define KBC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  KBC_OK = 0,
+  KBC_ERROR_SPEC = 1,      /* the spec has errors; kbc_last_error() holds the diagnostics */
+  KBC_ERROR_ARGUMENT = 2,  /* a bad argument: NULL, unknown name, wrong rank, shape or dtype, ... */
+  KBC_ERROR_IO = 3,        /* a file could not be read or written */
+  KBC_ERROR_NO_DEVICE = 4, /* no CUDA driver, no GPU, or no NVRTC */
+  KBC_ERROR_CUDA = 5,      /* an NVRTC or CUDA Driver API call failed */
+  KBC_ERROR_INTERNAL = 6,  /* a bug in kbc */
+} kbc_status;
+
+/* The message of the calling thread's last failed call ("" if none). */
+const char *kbc_last_error(void);
+const char *kbc_status_name(kbc_status s);
+const char *kbc_version(void);
+
+typedef enum { KBC_PRECISION_FP32 = 0, KBC_PRECISION_TF32 = 1 } kbc_precision;
+typedef enum { KBC_F32 = 0 } kbc_dtype;
+
+typedef struct {
+  const char *target;      /* "auto" (NULL means auto), "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a" */
+  kbc_precision precision; /* fp32 (<= 1e-5 relative error) or tf32 (<= 2e-3, faster) */
+  int device;              /* CUDA device ordinal for "auto" and launches */
+} kbc_options;
+
+typedef struct kbc_program kbc_program;
+
+/* Parses, checks and generates code for a spec; the GPU code is compiled
+ * with NVRTC (through the on-disk cache) on first launch or emit. */
+kbc_status kbc_compile_file(const char *path, const kbc_options *opt, kbc_program **out);
+kbc_status kbc_compile_string(const char *source, const char *name, const kbc_options *opt,
+                              kbc_program **out);
+void kbc_program_destroy(kbc_program *p); /* NULL is fine */
+
+/* ---- introspection ---- */
+typedef enum { KBC_ROLE_INPUT = 0, KBC_ROLE_OUTPUT = 1 } kbc_role;
+typedef struct {
+  const char *name;
+  kbc_role role;
+  kbc_dtype dtype;
+  int rank;
+} kbc_arg_info;
+
+/* Arguments: the inputs, then the outputs, each in declaration order. */
+int kbc_program_num_args(const kbc_program *p);
+kbc_status kbc_program_arg_info(const kbc_program *p, int i, kbc_arg_info *out);
+const char *kbc_program_name(const kbc_program *p);
+/* Kernels the GPU code launches (after fusion). */
+int kbc_program_num_kernels(const kbc_program *p);
+
+/* Presets a var axis (like `kbc run --set`): checked against the shapes
+ * of later calls instead of inferred from them.  value 0 clears it. */
+kbc_status kbc_program_bind_axis(kbc_program *p, const char *axis, int64_t value);
+
+/* ---- running ---- */
+typedef struct {
+  const char *name;      /* an input or output of the spec */
+  void *data;            /* device pointer (launch) or host pointer (run_cpu) */
+  int rank;
+  const int64_t *shape;  /* rank extents (NULL for rank 0) */
+  kbc_dtype dtype;
+} kbc_arg;
+
+/* Infers the var axes from the inputs' shapes, checks every argument
+ * (all inputs and outputs present, ranks, shapes, dtypes), and launches
+ * the kernels on `cu_stream` (a CUstream; NULL = the default stream).
+ * Asynchronous: returns once the kernels are queued.  Temporaries live in a
+ * device workspace owned by the program (grown as needed). */
+kbc_status kbc_program_launch(kbc_program *p, const kbc_arg *args, size_t n, void *cu_stream);
+
+/* The same computation on the CPU reference interpreter (host pointers;
+ * accumulates in double). */
+kbc_status kbc_program_run_cpu(kbc_program *p, const kbc_arg *args, size_t n);
+
+/* Shapes of the outputs for the given inputs (for callers that allocate
+ * outputs): fills shape (room for 8 extents) and *rank of output `name`. */
+kbc_status kbc_program_output_shape(kbc_program *p, const kbc_arg *inputs, size_t n, const char *name,
+                                    int64_t *shape, int *rank);
+
+/* ---- inspection ---- */
+/* "ir", "cuda", "ptx" or "cubin": the text (or bytes) into *out, allocated
+ * with malloc (release with kbc_free); *len its length. */
+kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t *len);
+void kbc_free(void *ptr);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
