@@ -24,6 +24,12 @@ static const char preamble[] =
     "__device__ __forceinline__ long long kbc_min_ll(long long a, long long b) { return a < b ? a : b; }\n"
     "__device__ __forceinline__ long long kbc_abs_ll(long long a) { return a < 0 ? -a : a; }\n"
     "__device__ __forceinline__ float kbc_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678f)); }\n"
+    "\n"
+    "// Zero-fills the target of a scatter before it accumulates.\n"
+    "extern \"C\" __global__ void kbc_zero(float *p, long long n) {\n"
+    "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)\n"
+    "    p[i] = 0.0f;\n"
+    "}\n"
     "\n";
 
 int cg_generate(kbc_arena *a, const ir_program *p, const cg_target *t, cg_program *out, kbc_diag *d) {

@@ -34,7 +34,9 @@ typedef struct {
   double est_macs;          /* estimated work with every var axis at CG_EST_VAR */
 } cg_contraction;
 
-enum { CG_EST_VAR = 64 };
+/* Work estimates take every var axis as CG_EST_VAR; a rows group keeps at
+ * least CG_MIN_OUTER estimated outer points when it can. */
+enum { CG_EST_VAR = 64, CG_MIN_OUTER = 4096 };
 int cg_find_contraction(kbc_arena *a, const ir_stmt *s, cg_contraction *c);
 double cg_estimate(const sym *x); /* x with every var axis = CG_EST_VAR */
 

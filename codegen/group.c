@@ -149,6 +149,7 @@ typedef struct {
   int n_outer;
   int outer_ok[CG_MAX_OUTER];
   int *phi;           /* [k * CG_MAX_OUTER + j] */
+  double initial_points; /* estimated outer points of the first statement */
 } builder;
 
 /* The group statement (latest first) that writes tensor t, or -1. */
@@ -185,6 +186,14 @@ static void constrain(const builder *b, const ir_stmt *s, const ir_expr *e, int 
   for (int i = 0; i < ir_op_info[e->op].arity; i++) constrain(b, s, e->arg[i], cand);
 }
 
+static double outer_points(const builder *b, const int *keep) {
+  const ir_stmt *s0 = IR_STMT(b->p, b->first);
+  double n = 1;
+  for (int j = 0; j < b->n_outer; j++)
+    if (keep[j]) n *= cg_estimate(s0->index[b->phi[j]].extent);
+  return n;
+}
+
 static int try_join(builder *b, const ir_stmt *s) {
   int cand[CG_MAX_OUTER];
   for (int j = 0; j < b->n_outer; j++) cand[j] = -2;
@@ -201,6 +210,16 @@ static int try_join(builder *b, const ir_stmt *s) {
     cand[j] = ok ? cand[j] : -1;
   }
   if (!kept) return 0;
+  /* Joining must not starve the group of parallelism: refuse when the
+   * outer points would drop below CG_MIN_OUTER (estimated) and to less
+   * than a quarter of the first statement's or of the joining statement's
+   * own points — they are better off as kernels of their own. */
+  int keep[CG_MAX_OUTER];
+  for (int j = 0; j < b->n_outer; j++) keep[j] = b->outer_ok[j] && cand[j] >= 0;
+  double after = outer_points(b, keep), own = 1;
+  for (int id = 0; id < s->n_index; id++)
+    if (s->index[id].kind == IR_IDX_FREE) own *= cg_estimate(s->index[id].extent);
+  if (after < CG_MIN_OUTER && (after * 4 < b->initial_points || after * 4 < own)) return 0;
   for (int j = 0; j < b->n_outer; j++) {
     if (cand[j] < 0) b->outer_ok[j] = 0;
     b->phi[b->count * CG_MAX_OUTER + j] = cand[j];
@@ -262,6 +281,7 @@ int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, cg_gro
         b.outer_ok[b.n_outer] = 1;
         b.phi[b.n_outer++] = id;
       }
+    b.initial_points = outer_points(&b, b.outer_ok);
     int j = i + 1;
     while (j < n && b.n_outer > 0) {
       const ir_stmt *next = IR_STMT(p, j);

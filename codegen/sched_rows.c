@@ -10,8 +10,10 @@
  *     memory across warps), and one lane stores the result;
  *   - any other statement strides the team's threads over its remaining
  *     (inner) free indices, each thread computing whole elements.
- * Between statements the team synchronizes (nothing for one thread,
- * __syncwarp for a team within a warp, __syncthreads for a whole block),
+ * A team is 1 to 32 threads (several teams share a block of 256) or a
+ * whole block of 64 to 256 threads.  Between statements the team
+ * synchronizes (nothing for one thread, __syncwarp for a team within a
+ * warp, __syncthreads for a whole block),
  * so a statement reads what earlier statements wrote for the same point. */
 #include <string.h>
 
@@ -96,11 +98,13 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_group *g, int k) {
 
 int cg_emit_rows(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   cg_emit E = {.a = C->a, .p = C->p, .names = C->names, .out = C->out, .indent = 1, .team = g->team};
-  int team = g->team, per_block = CG_BLOCK / team;
+  /* A team wider than a warp is the whole block (its reductions and
+   * barriers span the block); narrower teams share a block of CG_BLOCK. */
+  int team = g->team, block = team > 32 ? team : CG_BLOCK, per_block = block / team;
   k->family = CG_FAMILY_ROWS;
   k->first = g->first;
   k->count = g->count;
-  k->block = CG_BLOCK;
+  k->block = block;
   k->smem = 0;
   k->per_block = per_block;
   k->max_blocks = C->t->sm_count * 16;
@@ -113,7 +117,7 @@ int cg_emit_rows(cg_ctx *C, const cg_group *g, cg_kernel *k) {
     kbc_buf_printf(C->out, "// %s\n", cg_stmt_comment(C->a, IR_STMT(C->p, g->first + i)));
   kbc_buf_printf(C->out, "// schedule: rows, %d outer dimension%s, %d thread%s per outer point\n", g->n_outer,
                  g->n_outer == 1 ? "" : "s", team, team == 1 ? "" : "s");
-  cg_signature(C->out, C->a, C->p, C->names, k->name, CG_BLOCK, k->n_tensors, k->tensors, g->first, g->count);
+  cg_signature(C->out, C->a, C->p, C->names, k->name, block, k->n_tensors, k->tensors, g->first, g->count);
   kbc_buf_puts(C->out, "{\n");
   if (team > 1) cg_line(&E, "const int _lane = threadIdx.x %% %d;", team);
   if (team > 1 && team < 32)

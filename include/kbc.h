@@ -35,6 +35,12 @@
 extern "C" {
 #endif
 
+#if defined(KBC_BUILDING)
+#define KBC_API __attribute__((visibility("default")))
+#else
+#define KBC_API
+#endif
+
 typedef enum {
   KBC_OK = 0,
   KBC_ERROR_SPEC = 1,      /* the spec has errors; kbc_last_error() holds the diagnostics */
@@ -46,9 +52,9 @@ typedef enum {
 } kbc_status;
 
 /* The message of the calling thread's last failed call ("" if none). */
-const char *kbc_last_error(void);
-const char *kbc_status_name(kbc_status s);
-const char *kbc_version(void);
+KBC_API const char *kbc_last_error(void);
+KBC_API const char *kbc_status_name(kbc_status s);
+KBC_API const char *kbc_version(void);
 
 typedef enum { KBC_PRECISION_FP32 = 0, KBC_PRECISION_TF32 = 1 } kbc_precision;
 typedef enum { KBC_F32 = 0 } kbc_dtype;
@@ -63,10 +69,10 @@ typedef struct kbc_program kbc_program;
 
 /* Parses, checks and generates code for a spec; the GPU code is compiled
  * with NVRTC (through the on-disk cache) on first launch or emit. */
-kbc_status kbc_compile_file(const char *path, const kbc_options *opt, kbc_program **out);
-kbc_status kbc_compile_string(const char *source, const char *name, const kbc_options *opt,
+KBC_API kbc_status kbc_compile_file(const char *path, const kbc_options *opt, kbc_program **out);
+KBC_API kbc_status kbc_compile_string(const char *source, const char *name, const kbc_options *opt,
                               kbc_program **out);
-void kbc_program_destroy(kbc_program *p); /* NULL is fine */
+KBC_API void kbc_program_destroy(kbc_program *p); /* NULL is fine */
 
 /* ---- introspection ---- */
 typedef enum { KBC_ROLE_INPUT = 0, KBC_ROLE_OUTPUT = 1 } kbc_role;
@@ -78,15 +84,15 @@ typedef struct {
 } kbc_arg_info;
 
 /* Arguments: the inputs, then the outputs, each in declaration order. */
-int kbc_program_num_args(const kbc_program *p);
-kbc_status kbc_program_arg_info(const kbc_program *p, int i, kbc_arg_info *out);
-const char *kbc_program_name(const kbc_program *p);
+KBC_API int kbc_program_num_args(const kbc_program *p);
+KBC_API kbc_status kbc_program_arg_info(const kbc_program *p, int i, kbc_arg_info *out);
+KBC_API const char *kbc_program_name(const kbc_program *p);
 /* Kernels the GPU code launches (after fusion). */
-int kbc_program_num_kernels(const kbc_program *p);
+KBC_API int kbc_program_num_kernels(const kbc_program *p);
 
 /* Presets a var axis (like `kbc run --set`): checked against the shapes
  * of later calls instead of inferred from them.  value 0 clears it. */
-kbc_status kbc_program_bind_axis(kbc_program *p, const char *axis, int64_t value);
+KBC_API kbc_status kbc_program_bind_axis(kbc_program *p, const char *axis, int64_t value);
 
 /* ---- running ---- */
 typedef struct {
@@ -102,22 +108,22 @@ typedef struct {
  * the kernels on `cu_stream` (a CUstream; NULL = the default stream).
  * Asynchronous: returns once the kernels are queued.  Temporaries live in a
  * device workspace owned by the program (grown as needed). */
-kbc_status kbc_program_launch(kbc_program *p, const kbc_arg *args, size_t n, void *cu_stream);
+KBC_API kbc_status kbc_program_launch(kbc_program *p, const kbc_arg *args, size_t n, void *cu_stream);
 
 /* The same computation on the CPU reference interpreter (host pointers;
  * accumulates in double). */
-kbc_status kbc_program_run_cpu(kbc_program *p, const kbc_arg *args, size_t n);
+KBC_API kbc_status kbc_program_run_cpu(kbc_program *p, const kbc_arg *args, size_t n);
 
 /* Shapes of the outputs for the given inputs (for callers that allocate
  * outputs): fills shape (room for 8 extents) and *rank of output `name`. */
-kbc_status kbc_program_output_shape(kbc_program *p, const kbc_arg *inputs, size_t n, const char *name,
+KBC_API kbc_status kbc_program_output_shape(kbc_program *p, const kbc_arg *inputs, size_t n, const char *name,
                                     int64_t *shape, int *rank);
 
 /* ---- inspection ---- */
 /* "ir", "cuda", "ptx" or "cubin": the text (or bytes) into *out, allocated
  * with malloc (release with kbc_free); *len its length. */
-kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t *len);
-void kbc_free(void *ptr);
+KBC_API kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t *len);
+KBC_API void kbc_free(void *ptr);
 
 #ifdef __cplusplus
 }

@@ -8,12 +8,14 @@
  * producer then has no readers and dce removes it.  Elementwise chains
  * thereby fuse into their consumers before kernels are formed.  Padded
  * loads are not inlined (outside the tensor they read 0, not the
- * expression), and an inlining that would grow a statement beyond
- * MAX_NODES nodes is skipped. */
+ * expression), an inlining that would grow a statement beyond MAX_NODES
+ * nodes is skipped, and a producer of more than MAX_IN_REDUCTION nodes is
+ * not inlined where it is read inside a reduction (each element would be
+ * recomputed for every point that reads it). */
 #include "passes.h"
 #include "subst.h"
 
-enum { MAX_NODES = 256 };
+enum { MAX_NODES = 256, MAX_IN_REDUCTION = 4 };
 
 static int has_reduce(const ir_expr *e) {
   if (e->op == IR_OP_REDUCE) return 1;
@@ -26,6 +28,14 @@ static int padded_reads(const ir_expr *e, const ir_tensor *t) {
   int n = e->op == IR_OP_LOAD && e->u.load.tensor == t && e->u.load.padded;
   for (int i = 0; i < ir_op_info[e->op].arity; i++) n += padded_reads(e->arg[i], t);
   return n;
+}
+
+/* Whether a load of t sits inside a reduction of e. */
+static int read_in_reduction(const ir_expr *e, const ir_tensor *t, int inside) {
+  if (e->op == IR_OP_LOAD) return inside && e->u.load.tensor == t;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (read_in_reduction(e->arg[i], t, inside || e->op == IR_OP_REDUCE)) return 1;
+  return 0;
 }
 
 /* The producer's rhs at the consumer's load, or the load itself. */
@@ -64,6 +74,9 @@ int ir_inline(ir_program *p, kbc_diag *d) {
     int size = ir_expr_size(prod->rhs);
     for (int j = i + 1; j < p->stmts.len; j++) {
       ir_stmt *cons = IR_STMT(p, j);
+      /* Inside a reduction an element is read by many of the consumer's
+       * points: only trivial producers (x + y) are worth recomputing there. */
+      if (size > MAX_IN_REDUCTION && read_in_reduction(cons->rhs, prod->out, 0)) continue;
       ir_expr *r = replace(p->arena, ir_expr_subst(p->arena, cons->rhs, 0, NULL, NULL), prod);
       if (ir_expr_size(r) <= MAX_NODES || size <= 1) cons->rhs = r;
     }

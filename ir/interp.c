@@ -5,17 +5,32 @@
  * temporary in data[] (malloc'ed here), computed statement by statement in
  * double.  On failure: an error reported, no non-input buffer left behind.
  *
- * Each statement is compiled for the binding (interp_compile.c) and run:
- * an odometer over its free/scatter indices, row-major; at each point the
- * right side is evaluated by a walk over the plan's node array, reductions
- * looping over their indices and combining from the identity.  Loads read
- * at tracked affine offsets that the loops keep current, plus cached values
- * of non-affine index syms (recomputed only when an index they mention
- * moves); a sum over one flat load or a product of two runs as a strided
- * dot-product loop (or, when that strides badly, row by row).  A load not
- * proven inside its tensor is checked on every read: a padded one reads 0
- * outside, any other is reported as an internal error and never
- * performed. */
+ * Each statement is compiled for the binding (interp_compile.c) and run.
+ * Point by point, eval() walks the plan's node array at one point of the
+ * indices: an odometer over the free/scatter indices (row-major), each
+ * reduction looping over its own indices and combining from the identity.
+ * Loads read at tracked affine offsets that the loops keep current, plus
+ * cached values of non-affine index syms (recomputed only when an index
+ * they mention moves).  To amortize the walk, veval() evaluates a node for
+ * a run of up to INTERP_VW consecutive values of one index at once: a
+ * reduction's innermost index, or the innermost outer index j when loads
+ * stride better along j (reductions then combine elementwise).  Three
+ * special forms: a sum over one flat load or a product of two (DOT) is a
+ * strided loop; a DOT that strides badly runs row by row along j; indices
+ * that walk memory contiguously are merged into one loop.  None of this
+ * changes the order in which any reduction combines its terms, so every
+ * form gives bit-identical results.  A load not proven inside its tensor
+ * is checked on every read: a padded one reads 0 outside, any other is
+ * reported as an internal error and never performed. */
+
+/* Bit-identical forms need a * b + c rounded twice everywhere: no FMA
+ * contraction (which -march=native would allow). */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 #include <stdlib.h>
 #include <string.h>
 

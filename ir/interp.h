@@ -18,6 +18,9 @@
  * exceed this many bytes. */
 #define IR_INTERP_MAX_BYTES ((int64_t)16 << 30)
 
+/* Non-input entries of data[] are overwritten (pass them NULL or
+ * released).  Returns 1 on success; on failure (reported) every non-input
+ * entry is NULL again. */
 int ir_interp(const ir_program *p, const ir_binding *b, double **data, kbc_diag *d);
 /* Frees data[t->id] for every non-input tensor and sets it to NULL. */
 void ir_interp_release(const ir_program *p, double **data);

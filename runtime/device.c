@@ -154,6 +154,13 @@ int rt_device_sync(rt_device *dev, kbc_buf *err) {
 
 /* ---- memory ---------------------------------------------------------------------- */
 
+/* The copies and sets below run on the legacy default stream and may return
+ * before the device has finished them; waiting here makes them complete
+ * when they return, so that work on any other stream sees their result. */
+static int finish(rt_device *dev, kbc_buf *err) {
+  return CHECK(dev, cuStreamSynchronize(NULL), "cuStreamSynchronize");
+}
+
 int rt_mem_alloc(rt_device *dev, size_t bytes, rt_dptr *out, kbc_buf *err) {
   *out = 0;
   if (bytes == 0) return 0;
@@ -180,19 +187,22 @@ int rt_mem_free(rt_device *dev, rt_dptr p, kbc_buf *err) {
 int rt_memset_d8(rt_device *dev, rt_dptr p, unsigned char value, size_t bytes, kbc_buf *err) {
   if (!bytes) return 0;
   if (rt_device_make_current(dev, err) < 0) return -1;
-  return CHECK(dev, cuMemsetD8(p, value, bytes), "cuMemsetD8_v2");
+  if (CHECK(dev, cuMemsetD8(p, value, bytes), "cuMemsetD8_v2") < 0) return -1;
+  return finish(dev, err);
 }
 
 int rt_memset_d32(rt_device *dev, rt_dptr p, unsigned int value, size_t count, kbc_buf *err) {
   if (!count) return 0;
   if (rt_device_make_current(dev, err) < 0) return -1;
-  return CHECK(dev, cuMemsetD32(p, value, count), "cuMemsetD32_v2");
+  if (CHECK(dev, cuMemsetD32(p, value, count), "cuMemsetD32_v2") < 0) return -1;
+  return finish(dev, err);
 }
 
 int rt_memcpy_htod(rt_device *dev, rt_dptr dst, const void *src, size_t bytes, kbc_buf *err) {
   if (!bytes) return 0;
   if (rt_device_make_current(dev, err) < 0) return -1;
-  return CHECK(dev, cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD_v2");
+  if (CHECK(dev, cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD_v2") < 0) return -1;
+  return finish(dev, err);
 }
 
 int rt_memcpy_dtoh(rt_device *dev, void *dst, rt_dptr src, size_t bytes, kbc_buf *err) {
@@ -204,7 +214,8 @@ int rt_memcpy_dtoh(rt_device *dev, void *dst, rt_dptr src, size_t bytes, kbc_buf
 int rt_memcpy_dtod(rt_device *dev, rt_dptr dst, rt_dptr src, size_t bytes, kbc_buf *err) {
   if (!bytes) return 0;
   if (rt_device_make_current(dev, err) < 0) return -1;
-  return CHECK(dev, cuMemcpyDtoD(dst, src, bytes), "cuMemcpyDtoD_v2");
+  if (CHECK(dev, cuMemcpyDtoD(dst, src, bytes), "cuMemcpyDtoD_v2") < 0) return -1;
+  return finish(dev, err);
 }
 
 /* ---- streams and events ------------------------------------------------------------- */
@@ -357,6 +368,7 @@ int rt_module_function(rt_module *mod, const char *name, rt_function **out, kbc_
 }
 
 int rt_function_get_attrs(rt_function *fn, rt_function_attrs *out, kbc_buf *err) {
+  (void)err;
   *out = fn->attrs;
   return 0;
 }

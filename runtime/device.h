@@ -68,7 +68,9 @@ int rt_device_make_current(rt_device *dev, kbc_buf *err);
 /* cuCtxSynchronize: waits for all work; reports asynchronous kernel faults. */
 int rt_device_sync(rt_device *dev, kbc_buf *err);
 
-/* Memory (synchronous with respect to the host, on the default stream). */
+/* Memory.  Sets and copies run on the legacy default stream and are
+ * complete when they return; they do not wait for work on other streams
+ * (sync such a stream before reading what its kernels wrote). */
 int rt_mem_alloc(rt_device *dev, size_t bytes, rt_dptr *out, kbc_buf *err);
 int rt_mem_free(rt_device *dev, rt_dptr p, kbc_buf *err); /* 0 is allowed */
 int rt_memset_d8(rt_device *dev, rt_dptr p, unsigned char value, size_t bytes, kbc_buf *err);

@@ -256,7 +256,14 @@ static int compile_here(const char *src, const char *name, const char *arch,
   int have_ptx = 0;
   int rc = rt_nvrtc_options(arch, extra, n_extra, &opts, err);
   if (rc == 0) {
-    rt_debug(3, "NVRTC options for %s: %s", name, opts.data);
+    if (rt_debug_level() >= 3) {
+      kbc_buf line = {0};
+      kbc_buf_putn(&line, opts.data, opts.len - 1);
+      for (size_t i = 0; i < line.len; i++)
+        if (line.data[i] == '\n') line.data[i] = ' ';
+      rt_debug(3, "NVRTC options for %s: %s", name, line.data);
+      kbc_buf_free(&line);
+    }
     rc = nvrtc_run(src, name, arch, opts.data, cubin, ptx, &have_ptx, log, err);
   }
   if (rc == 0 && ptx && !have_ptx) { /* PTX from a virtual-arch compilation */
@@ -388,7 +395,9 @@ int rt_nvrtc_compile(const char *src, const char *name, const char *arch,
   int rc = iso && *iso && strcmp(iso, "0")
                ? compile_isolated(src, name, arch, extra_opts, n_extra, &c, ptx ? &p : NULL, &mylog, err)
                : compile_here(src, name, arch, extra_opts, n_extra, &c, ptx ? &p : NULL, &mylog, err);
-  if (mylog.len) rt_debug(3, "NVRTC log of %s (%s):\n%s", name, arch, mylog.data);
+  size_t n = mylog.len;
+  while (n && (mylog.data[n - 1] == '\n' || mylog.data[n - 1] == ' ')) n--;
+  if (n) rt_debug(3, "NVRTC log of %s (%s):\n%.*s", name, arch, (int)n, mylog.data);
   if (rc == 0) {
     rt_blob_free(cubin);
     *cubin = c;

@@ -37,25 +37,33 @@ int rt_debug_level(void) {
   return v < 0 ? 0 : v > 4 ? 4 : v;
 }
 
+/* The formatted message as a fresh heap string. */
+static char *vformat(const char *fmt, va_list ap) {
+  va_list again;
+  va_copy(again, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  char *s = malloc(n < 0 ? 1 : (size_t)n + 1);
+  if (!s) {
+    fputs("kbc: out of memory\n", stderr);
+    abort();
+  }
+  if (n < 0) s[0] = 0;
+  else vsnprintf(s, (size_t)n + 1, fmt, again);
+  va_end(again);
+  return s;
+}
+
 void rt_debug(int level, const char *fmt, ...) {
   if (level > rt_debug_level()) return;
-  kbc_buf b = {0};
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  char *s = vformat(fmt, ap);
   va_end(ap);
-  if (n >= 0) {
-    char *s = malloc((size_t)n + 1);
-    if (s) {
-      va_start(ap, fmt);
-      vsnprintf(s, (size_t)n + 1, fmt, ap);
-      va_end(ap);
-      kbc_buf_printf(&b, "kbc: %s\n", s);
-      free(s);
-      fputs(kbc_buf_str(&b), stderr); /* one write per line, so lines of threads do not mix */
-    }
-  }
-  kbc_buf_free(&b);
+  kbc_buf line = {0};
+  kbc_buf_printf(&line, "kbc: %s\n", s);
+  fputs(line.data, stderr); /* one write per line, so that threads' lines do not mix */
+  kbc_buf_free(&line);
+  free(s);
 }
 
 void rt_buf_clear(kbc_buf *b) {
@@ -68,21 +76,9 @@ int rt_fail(kbc_buf *err, const char *fmt, ...) {
   if (!err) return -1;
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  char *s = vformat(fmt, ap);
   va_end(ap);
   rt_buf_clear(err);
-  if (n < 0) {
-    kbc_buf_puts(err, "(unformattable error message)");
-    return -1;
-  }
-  char *s = malloc((size_t)n + 1);
-  if (!s) {
-    fputs("kbc: out of memory\n", stderr);
-    abort();
-  }
-  va_start(ap, fmt);
-  vsnprintf(s, (size_t)n + 1, fmt, ap);
-  va_end(ap);
   kbc_buf_puts(err, s);
   free(s);
   return -1;

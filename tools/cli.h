@@ -32,6 +32,11 @@ int cli_parse_i64(const char *s, int64_t *out);
 int cli_parse_f64(const char *s, double *out);
 
 int cmd_check(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+/* `kbc run --backend cuda` (cmd_gpu.c). */
+int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, const char *precision,
+                 const char *const *sets, int n_sets);
 int cmd_compile(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 

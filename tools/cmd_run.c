@@ -10,18 +10,22 @@
 #include "cli.h"
 #include "ir/bind.h"
 #include "ir/interp.h"
+#include "runtime/device.h"
 #include "runtime/safetensors.h"
 #include "support/diag.h"
 
 static const char run_help[] =
     "usage: kbc run SPEC --inputs IN.safetensors --outputs OUT.safetensors\n"
-    "               [--backend cpu] [--set AXIS=N]... [--scalar NAME=V]...\n"
+    "               [--backend cuda|cpu] [--precision fp32|tf32] [--set AXIS=N]...\n"
+    "               [--scalar NAME=V]...\n"
     "\n"
     "Runs SPEC on the tensors of IN (one per input of the spec, by name, f32)\n"
     "and writes the outputs to OUT (f32), atomically: on any error an existing\n"
     "OUT is left untouched.\n"
     "\n"
+    "  --backend cuda   generated kernels on the GPU (the default where one is present)\n"
     "  --backend cpu    the reference interpreter (accumulates in double)\n"
+    "  --precision P    fp32 (default; <= 1e-5 error) or tf32 (GPU; faster, ~1e-3)\n"
     "  --set AXIS=N     the value of a var axis (otherwise inferred from the\n"
     "                   input shapes; a given value is checked against them)\n"
     "  --scalar NAME=V  a scalar input (else a 0-d tensor NAME in IN)\n";
@@ -29,7 +33,7 @@ static const char run_help[] =
 enum { MAX_ARGS = 256 };
 
 typedef struct {
-  const char *spec, *inputs, *outputs, *backend;
+  const char *spec, *inputs, *outputs, *backend, *precision;
   const char *sets[MAX_ARGS], *scalars[MAX_ARGS];
   int n_sets, n_scalars;
 } run_args;
@@ -48,6 +52,7 @@ static int parse(int argc, char **argv, run_args *r) {
       if (!strcmp(a, "--inputs")) r->inputs = v;
       else if (!strcmp(a, "--outputs")) r->outputs = v;
       else if (!strcmp(a, "--backend")) r->backend = v;
+      else if (!strcmp(a, "--precision")) r->precision = v;
       else if (!strcmp(a, "--set")) {
         if (r->n_sets >= MAX_ARGS) return cli_usage("run", "too many --set options");
         r->sets[r->n_sets++] = v;
@@ -64,14 +69,15 @@ static int parse(int argc, char **argv, run_args *r) {
   if (!r->spec) return cli_usage("run", "no spec file given");
   if (!r->inputs) return cli_usage("run", "--inputs FILE is required");
   if (!r->outputs) return cli_usage("run", "--outputs FILE is required");
-  if (!r->backend) r->backend = "cpu";
-  if (strcmp(r->backend, "cpu")) {
-    if (!strcmp(r->backend, "cuda")) {
-      cli_error("--backend cuda: the CUDA backend is not built into this kbc yet; use --backend cpu");
-      return CLI_FAIL;
-    }
-    return cli_usage("run", "--backend takes cpu or cuda, not '%s'", r->backend);
+  if (r->precision && strcmp(r->precision, "fp32") && strcmp(r->precision, "tf32"))
+    return cli_usage("run", "--precision takes fp32 or tf32, not '%s'", r->precision);
+  if (!r->backend) {
+    /* The GPU where there is one, else the CPU interpreter. */
+    int n = 0;
+    r->backend = rt_device_count(&n, NULL) == 0 && n > 0 ? "cuda" : "cpu";
   }
+  if (strcmp(r->backend, "cpu") && strcmp(r->backend, "cuda"))
+    return cli_usage("run", "--backend takes cpu or cuda, not '%s'", r->backend);
   return 0;
 }
 
@@ -221,5 +227,6 @@ int cmd_run(int argc, char **argv) {
   run_args r = {0};
   int rc = parse(argc, argv, &r);
   if (rc) return rc < 0 ? CLI_OK : rc;
+  if (!strcmp(r.backend, "cuda")) return cli_run_cuda(r.spec, r.inputs, r.outputs, r.precision, r.sets, r.n_sets);
   return run(&r);
 }

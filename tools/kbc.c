@@ -10,11 +10,12 @@
 
 #include "cli.h"
 #include "frontend/ast.h"
-#include "codegen/cg.h"
+#include "kbc.h"
 #include "ir/pipeline.h"
 #include "runtime/safetensors.h"
 
-#define KBC_VERSION_STRING "0.1.0"
+#include "support/version.h"
+#define KBC_VERSION_STRING KBC_VERSION
 
 static const char main_help[] =
     "usage: kbc COMMAND [ARGS]\n"
@@ -25,7 +26,9 @@ static const char main_help[] =
     "commands:\n"
     "  check SPEC             parse and check a spec; print diagnostics\n"
     "  compile SPEC --emit K  print the IR (K = ir) or the syntax tree (K = ast)\n"
-    "  run SPEC ...           run a spec on inputs from a safetensors file\n"
+    "  run SPEC ...           run a spec on inputs from a safetensors file (GPU or CPU)\n"
+    "  bench SPEC --set ...   time a spec on the GPU on random inputs, with its roofline\n"
+    "  info                   versions, targets, driver, devices, kernel cache\n"
     "\n"
     "  kbc COMMAND --help     help for one command\n"
     "  kbc --version          the version\n"
@@ -40,10 +43,14 @@ static const char check_help[] =
     "file:line:col: error: message, with the source line and a caret.\n";
 
 static const char compile_help[] =
-    "usage: kbc compile SPEC --emit ir|ast|cuda [--after PASS] [-o FILE]\n"
+    "usage: kbc compile SPEC [--emit ir|ast|cuda|ptx|cubin] [--target T] [--precision P]\n"
+    "                        [--after PASS] [-o FILE]\n"
     "\n"
     "  --emit ir      the IR after lowering and after every pass\n"
     "  --emit cuda    the generated CUDA C (one kernel per fusion group)\n"
+    "  --emit ptx     its PTX (NVRTC), --emit cubin its cubin\n"
+    "  --target T     sm_80, sm_86, sm_89, sm_90, sm_90a, or auto (the GPU's; default)\n"
+    "  --precision P  fp32 (default) or tf32\n"
     "  --emit ast     the syntax tree as parsed\n"
     "  --after PASS   with --emit ir: only after PASS (lower, check-bounds,\n"
     "                 simplify, dce)\n"
@@ -75,19 +82,19 @@ int cmd_check(int argc, char **argv) {
   return rc;
 }
 
-/* Writes text to path (atomically, via a temporary) or to stdout. */
-static int write_text(const char *path, const char *text) {
+/* Writes n bytes to path (atomically, via a temporary) or to stdout. */
+static int write_bytes(const char *path, const char *text, size_t n) {
   if (!path || !strcmp(path, "-")) {
-    fputs(text, stdout);
+    fwrite(text, 1, n, stdout);
     return fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;
   }
-  size_t n = strlen(path) + 32;
-  char *tmp = malloc(n);
+  size_t room = strlen(path) + 32;
+  char *tmp = malloc(room);
   if (!tmp) return CLI_FAIL;
-  snprintf(tmp, n, "%s.tmp.XXXXXX", path);
+  snprintf(tmp, room, "%s.tmp.XXXXXX", path);
   int fd = mkstemp(tmp);
   FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-  int ok = f && fputs(text, f) >= 0;
+  int ok = f && fwrite(text, 1, n, f) == n;
   if (f) ok = (fclose(f) == 0) && ok;
   if (ok) ok = rename(tmp, path) == 0;
   if (!ok) {
@@ -99,7 +106,7 @@ static int write_text(const char *path, const char *text) {
 }
 
 int cmd_compile(int argc, char **argv) {
-  const char *spec = NULL, *emit = NULL, *after = NULL, *out = NULL;
+  const char *spec = NULL, *emit = NULL, *after = NULL, *out = NULL, *target = "auto", *precision = "fp32";
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -113,6 +120,8 @@ int cmd_compile(int argc, char **argv) {
       if (!strcmp(a, "--emit")) emit = v;
       else if (!strcmp(a, "--after")) after = v;
       else if (!strcmp(a, "-o")) out = v;
+      else if (!strcmp(a, "--target")) target = v;
+      else precision = v;
       continue;
     }
     if (a[0] == '-' && a[1]) return cli_usage("compile", "unknown option '%s'", a);
@@ -121,11 +130,11 @@ int cmd_compile(int argc, char **argv) {
   }
   if (!spec) return cli_usage("compile", "no spec file given");
   if (!emit) emit = "ir";
-  if (strcmp(emit, "ir") && strcmp(emit, "ast") && strcmp(emit, "cuda")) {
-    if (!strcmp(emit, "ptx") || !strcmp(emit, "cubin"))
-      return cli_usage("compile", "--emit %s: NVRTC is not wired into this kbc yet", emit);
-    return cli_usage("compile", "--emit takes ir, ast or cuda, not '%s'", emit);
-  }
+  if (strcmp(emit, "ir") && strcmp(emit, "ast") && strcmp(emit, "cuda") && strcmp(emit, "ptx") &&
+      strcmp(emit, "cubin"))
+    return cli_usage("compile", "--emit takes ir, ast, cuda, ptx or cubin, not '%s'", emit);
+  if (strcmp(precision, "fp32") && strcmp(precision, "tf32"))
+    return cli_usage("compile", "--precision takes fp32 or tf32, not '%s'", precision);
   if (after) {
     int known = !strcmp(after, "all");
     for (int i = 0; ir_pass_names[i]; i++) known |= !strcmp(after, ir_pass_names[i]);
@@ -147,24 +156,31 @@ int cmd_compile(int argc, char **argv) {
       kbc_diag_destroy(d);
       free(src);
     }
-  } else if (!strcmp(emit, "cuda")) {
-    ir_program *p = cli_compile(a, spec, NULL, NULL);
-    if (p) {
-      cg_target t = cg_target_default();
-      cg_program g;
-      kbc_diag *d = kbc_diag_create(spec, NULL);
-      if (cg_generate(a, p, &t, &g, d)) {
-        kbc_buf_puts(&text, kbc_buf_str(&g.source));
-        cg_program_free(&g);
-        rc = CLI_OK;
-      }
-      fputs(kbc_diag_text(d), stderr);
-      kbc_diag_destroy(d);
+  } else if (strcmp(emit, "ir")) {
+    /* cuda, ptx, cubin: through the public API (NVRTC and the cache). */
+    kbc_options opt = {.target = target,
+                       .precision = !strcmp(precision, "tf32") ? KBC_PRECISION_TF32 : KBC_PRECISION_FP32};
+    kbc_program *p;
+    kbc_status st = kbc_compile_file(spec, &opt, &p);
+    char *bytes = NULL;
+    size_t n = 0;
+    if (st == KBC_OK) st = kbc_program_emit(p, emit, &bytes, &n);
+    if (st != KBC_OK) {
+      const char *m = kbc_last_error();
+      fprintf(stderr, "%s%s", st == KBC_ERROR_SPEC ? "" : "kbc: ", m);
+      if (m[0] && m[strlen(m) - 1] != '\n') fputc('\n', stderr);
+    } else {
+      rc = write_bytes(out, bytes, n);
     }
+    kbc_free(bytes);
+    if (st == KBC_OK) kbc_program_destroy(p);
+    kbc_buf_free(&text);
+    kbc_arena_destroy(a);
+    return st == KBC_OK ? rc : (st == KBC_ERROR_ARGUMENT ? CLI_USAGE : CLI_FAIL);
   } else if (cli_compile(a, spec, &text, after)) {
     rc = CLI_OK;
   }
-  if (rc == CLI_OK) rc = write_text(out, kbc_buf_str(&text));
+  if (rc == CLI_OK) rc = write_bytes(out, kbc_buf_str(&text), text.len);
   kbc_buf_free(&text);
   kbc_arena_destroy(a);
   return rc;
@@ -187,6 +203,8 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "check")) return cmd_check(argc - 1, argv + 1);
   if (!strcmp(cmd, "compile")) return cmd_compile(argc - 1, argv + 1);
   if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
+  if (!strcmp(cmd, "bench")) return cmd_bench(argc - 1, argv + 1);
+  if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
   cli_error("unknown command '%s'", cmd);
   fputs("run 'kbc --help' for the list of commands\n", stderr);
   return CLI_USAGE;

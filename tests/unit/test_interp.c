@@ -800,6 +800,10 @@ static void test_bind_assert_and_overflow(void **state) {
   int64_t good[] = {32, 5};
   assert_true(ir_bind(P, A, good, &B, D));
   assert_int_equal(B.numel[0], 25);
+  tensor("u", IR_ROLE_OUTPUT, 1, sub(big, K(5)));
+  int64_t short_u[] = {32, 3};
+  assert_false(ir_bind(P, A, short_u, &B, D));
+  expect_error("tensor 'u': dimension 0 (big - 5) is -2 for big=3; sizes must be positive");
 }
 
 /* spec: x f32[h, w, c], rel f32[2*h - 1, c], bias f32[c]; output out f32[n] */
@@ -884,6 +888,44 @@ static void test_infer_bad_args(void **state) {
   assert_false(ir_infer_vars(P, ok_args, 2, v2, D));
   expect_error("cannot infer axis 'n': no input shape determines it; set it with --set n=N");
   assert_int_equal(kbc_diag_errors(D), 1);
+  /* a repeated input, an empty dimension, a bad preset */
+  kbc_diag_destroy(D);
+  D = kbc_diag_create("test.kb", NULL);
+  int64_t xs0[] = {4, 0, 6};
+  ir_shape_arg twice[] = {{"rel", 2, rs}, {"x", 3, xs0}, {"rel", 2, rs}};
+  int64_t v3[4] = {0, 0, 0, -2};
+  assert_false(ir_infer_vars(P, twice, 3, v3, D));
+  expect_error("input 'rel' is given twice");
+  expect_error("input 'x': dimension 1 has size 0; sizes must be positive");
+  expect_error("axis n is set to -2; sizes must be positive");
+}
+
+/* An inferred value below 1: x f32[h + 5] given size 3. */
+static void test_infer_nonpositive(void **state) {
+  (void)state;
+  sym *h = var("h");
+  tensor("x", IR_ROLE_INPUT, 1, add(h, K(5)));
+  int64_t xs[] = {3};
+  ir_shape_arg args[] = {{"x", 1, xs}};
+  int64_t vars[1] = {0};
+  assert_false(ir_infer_vars(P, args, 1, vars, D));
+  expect_error("input 'x': dimension 0 has size 3, which as h + 5 gives h = -2; sizes must be positive");
+  assert_int_equal(vars[0], 0);
+}
+
+/* A statement that breaks the scoping invariant is refused, not run. */
+static void test_broken_ir_is_internal_error(void **state) {
+  (void)state;
+  sym *n = var("n");
+  ir_tensor *x = tensor("x", IR_ROLE_INPUT, 1, n), *y = tensor("y", IR_ROLE_OUTPUT, 1, n);
+  ir_stmt *s = stmt(y, 0, "y[i] = x[k]");
+  sym *i = idx(s, "i", IR_IDX_FREE, n), *k = idx(s, "k", IR_IDX_REDUCE, n);
+  finish(s, ld(x, k), i);
+  int64_t vars[] = {4};
+  assert_false(run(vars));
+  assert_int_equal(kbc_diag_internal(D), 1);
+  expect_error("index 'k' used outside its loop");
+  release();
 }
 
 int main(void) {
@@ -911,6 +953,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_infer_from_affine_dim, setup, teardown),
       cmocka_unit_test_setup_teardown(test_infer_conflicts, setup, teardown),
       cmocka_unit_test_setup_teardown(test_infer_bad_args, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_infer_nonpositive, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_broken_ir_is_internal_error, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,40 @@
+/* cost.c — see cost.h. */
+#include "cost.h"
+
+static double extent(const ir_stmt *s, const ir_binding *b, int id) {
+  int64_t v;
+  return sym_eval(s->index[id].extent, b->vars, NULL, &v) && v > 0 ? (double)v : 0;
+}
+
+static double expr_cost(const ir_stmt *s, const ir_binding *b, const ir_expr *e) {
+  switch (e->op) {
+  case IR_OP_CONST: case IR_OP_LOAD: case IR_OP_INDEX:
+    return 0;
+  case IR_OP_REDUCE: {
+    double n = 1;
+    for (int i = 0; i < e->u.reduce.n_vars; i++) n *= extent(s, b, e->u.reduce.vars[i]);
+    return n * (expr_cost(s, b, e->arg[0]) + 1);
+  }
+  case IR_OP_WHERE:
+    return expr_cost(s, b, e->arg[0]) + expr_cost(s, b, e->arg[1]) + expr_cost(s, b, e->arg[2]);
+  default: {
+    double c = e->type == IR_TY_FLOAT ? 1 : 0;
+    for (int i = 0; i < ir_op_info[e->op].arity; i++) c += expr_cost(s, b, e->arg[i]);
+    return c;
+  }
+  }
+}
+
+ir_cost ir_program_cost(const ir_program *p, const ir_binding *b) {
+  ir_cost c = {0, 0};
+  for (int i = 0; i < p->stmts.len; i++) {
+    const ir_stmt *s = IR_STMT(p, i);
+    double points = 1;
+    for (int id = 0; id < s->n_index; id++)
+      if (s->index[id].kind != IR_IDX_REDUCE) points *= extent(s, b, id);
+    c.flops += points * expr_cost(s, b, s->rhs);
+  }
+  for (int i = 0; i < p->tensors.len; i++)
+    if (IR_TENSOR(p, i)->role != IR_ROLE_TEMP) c.bytes += 4.0 * (double)b->numel[i];
+  return c;
+}

@@ -1,0 +1,17 @@
+/* cost.h — the work a program does for a binding: floating-point
+ * operations (each arithmetic op or math function of the IR counted once
+ * per evaluation; a multiply-add in a sum is 2) and the fewest bytes it
+ * must move (every input read once, every output written once). */
+#ifndef KBC_COST_H
+#define KBC_COST_H
+
+#include "bind.h"
+
+typedef struct {
+  double flops;
+  double bytes;
+} ir_cost;
+
+ir_cost ir_program_cost(const ir_program *p, const ir_binding *b);
+
+#endif

@@ -1,0 +1,362 @@
+/* api.c — the public C API (include/kbc.h) over the compiler and runtime.
+ *
+ * A kbc_program owns an arena with its IR, the presets of its var axes,
+ * and, after the first launch, an rt_exec (device, module, workspace).
+ * Errors: every entry point returns a kbc_status and leaves the message in
+ * a thread-local buffer read by kbc_last_error(). */
+#include "kbc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/cg.h"
+#include "ir/bind.h"
+#include "ir/interp.h"
+#include "ir/pipeline.h"
+#include "runtime/cache.h"
+#include "runtime/exec.h"
+
+#include "support/version.h"
+#define KBC_VERSION_STRING KBC_VERSION
+
+struct kbc_program {
+  kbc_arena *arena;
+  ir_program *ir;
+  kbc_options opt;
+  char *target;
+  int64_t *preset; /* by var_id; 0 = infer */
+  rt_exec *exec;
+  int n_args;
+  ir_tensor **args; /* inputs then outputs */
+};
+
+static _Thread_local char *last_error;
+
+static kbc_status fail(kbc_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static kbc_status fail(kbc_status s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *m = malloc((size_t)(n > 0 ? n : 0) + 1);
+  if (m) {
+    va_start(ap, fmt);
+    vsnprintf(m, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+  }
+  free(last_error);
+  last_error = m;
+  return s;
+}
+
+const char *kbc_last_error(void) { return last_error ? last_error : ""; }
+const char *kbc_version(void) { return KBC_VERSION_STRING; }
+
+const char *kbc_status_name(kbc_status s) {
+  static const char *const names[] = {"KBC_OK", "KBC_ERROR_SPEC", "KBC_ERROR_ARGUMENT", "KBC_ERROR_IO",
+                                      "KBC_ERROR_NO_DEVICE", "KBC_ERROR_CUDA", "KBC_ERROR_INTERNAL"};
+  return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "KBC_ERROR_UNKNOWN";
+}
+
+/* ---- compiling ---------------------------------------------------------- */
+
+kbc_status kbc_compile_string(const char *source, const char *name, const kbc_options *opt, kbc_program **out) {
+  if (!out) return fail(KBC_ERROR_ARGUMENT, "kbc_compile_string: out is NULL");
+  *out = NULL;
+  if (!source) return fail(KBC_ERROR_ARGUMENT, "kbc_compile_string: source is NULL");
+  if (opt && opt->precision != KBC_PRECISION_FP32 && opt->precision != KBC_PRECISION_TF32)
+    return fail(KBC_ERROR_ARGUMENT, "unknown precision %d", (int)opt->precision);
+  if (opt && opt->target && strcmp(opt->target, "auto")) {
+    kbc_buf err = {0};
+    int bad = rt_arch_check(opt->target, &err);
+    kbc_status s = bad ? fail(KBC_ERROR_ARGUMENT, "%s", kbc_buf_str(&err)) : KBC_OK;
+    kbc_buf_free(&err);
+    if (bad) return s;
+  }
+  const char *file = name ? name : "<string>";
+  kbc_program *p = calloc(1, sizeof *p);
+  if (!p) return fail(KBC_ERROR_INTERNAL, "out of memory");
+  p->arena = kbc_arena_create();
+  kbc_diag *d = kbc_diag_create(file, source);
+  const char *base = strrchr(file, '/');
+  base = base ? base + 1 : file;
+  char *kname = kbc_arena_strdup(p->arena, base);
+  char *dot = strrchr(kname, '.');
+  if (dot && dot != kname) *dot = 0;
+  for (char *c = kname; *c; c++)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9'))) *c = '_';
+  p->ir = ir_pipeline_run(p->arena, d, source, kname, NULL);
+  if (!p->ir) {
+    kbc_status s = fail(kbc_diag_internal(d) ? KBC_ERROR_INTERNAL : KBC_ERROR_SPEC, "%s", kbc_diag_text(d));
+    kbc_diag_destroy(d);
+    kbc_program_destroy(p);
+    return s;
+  }
+  kbc_diag_destroy(d);
+  if (opt) p->opt = *opt;
+  p->target = kbc_arena_strdup(p->arena, p->opt.target ? p->opt.target : "auto");
+  p->opt.target = p->target;
+  p->preset = KBC_NEW_ARRAY(p->arena, int64_t, p->ir->vars.len + 1);
+  int ni = ir_inputs(p->ir, NULL, 0), no = ir_outputs(p->ir, NULL, 0);
+  p->args = KBC_NEW_ARRAY(p->arena, ir_tensor *, ni + no + 1);
+  ir_inputs(p->ir, p->args, ni);
+  ir_outputs(p->ir, p->args + ni, no);
+  p->n_args = ni + no;
+  *out = p;
+  return KBC_OK;
+}
+
+kbc_status kbc_compile_file(const char *path, const kbc_options *opt, kbc_program **out) {
+  if (!out) return fail(KBC_ERROR_ARGUMENT, "kbc_compile_file: out is NULL");
+  *out = NULL;
+  if (!path) return fail(KBC_ERROR_ARGUMENT, "kbc_compile_file: path is NULL");
+  rt_blob text = {0};
+  kbc_buf err = {0};
+  if (rt_read_file(path, 1 << 20, &text, &err)) {
+    kbc_status s = fail(KBC_ERROR_IO, "%s", kbc_buf_str(&err));
+    kbc_buf_free(&err);
+    return s;
+  }
+  kbc_status s;
+  if (memchr(text.data, 0, text.len)) s = fail(KBC_ERROR_SPEC, "%s: a spec is text, but this file has a NUL byte", path);
+  else s = kbc_compile_string((const char *)text.data, path, opt, out);
+  rt_blob_free(&text);
+  return s;
+}
+
+void kbc_program_destroy(kbc_program *p) {
+  if (!p) return;
+  rt_exec_destroy(p->exec);
+  kbc_arena_destroy(p->arena);
+  free(p);
+}
+
+/* ---- introspection ------------------------------------------------------ */
+
+int kbc_program_num_args(const kbc_program *p) { return p ? p->n_args : 0; }
+const char *kbc_program_name(const kbc_program *p) { return p ? p->ir->name : ""; }
+
+kbc_status kbc_program_arg_info(const kbc_program *p, int i, kbc_arg_info *out) {
+  if (!p || !out) return fail(KBC_ERROR_ARGUMENT, "kbc_program_arg_info: NULL argument");
+  if (i < 0 || i >= p->n_args) return fail(KBC_ERROR_ARGUMENT, "argument index %d out of range [0, %d)", i, p->n_args);
+  const ir_tensor *t = p->args[i];
+  *out = (kbc_arg_info){.name = t->name, .role = t->role == IR_ROLE_INPUT ? KBC_ROLE_INPUT : KBC_ROLE_OUTPUT,
+                        .dtype = KBC_F32, .rank = t->rank};
+  return KBC_OK;
+}
+
+int kbc_program_num_kernels(const kbc_program *p) { return p && p->exec ? rt_exec_code(p->exec)->n_kernels : -1; }
+
+kbc_status kbc_program_bind_axis(kbc_program *p, const char *axis, int64_t value) {
+  if (!p || !axis) return fail(KBC_ERROR_ARGUMENT, "kbc_program_bind_axis: NULL argument");
+  const ir_axis *ax = ir_axis_find(p->ir, axis);
+  if (!ax) return fail(KBC_ERROR_ARGUMENT, "the spec has no axis '%s'", axis);
+  if (ax->kind != IR_AXIS_VAR)
+    return fail(KBC_ERROR_ARGUMENT, "axis '%s' is %s; bind the var axes it is computed from", axis,
+                ax->kind == IR_AXIS_CONST ? "a constant" : "derived");
+  if (value < 0) return fail(KBC_ERROR_ARGUMENT, "axis '%s': sizes must be positive, not %lld", axis, (long long)value);
+  p->preset[ax->var_id] = value;
+  return KBC_OK;
+}
+
+/* ---- binding ------------------------------------------------------------ */
+
+/* Matches args to the spec's tensors (by[t->id]), infers and binds the var
+ * axes, and checks the outputs' shapes. */
+static kbc_status bind_args(kbc_program *p, kbc_arena *a, const kbc_arg *args, size_t n, int need_outputs,
+                            const kbc_arg **by, ir_binding *b) {
+  if (n && !args) return fail(KBC_ERROR_ARGUMENT, "args is NULL");
+  for (size_t i = 0; i < n; i++) {
+    const kbc_arg *g = &args[i];
+    if (!g->name) return fail(KBC_ERROR_ARGUMENT, "argument %zu has no name", i);
+    ir_tensor *t = ir_tensor_find(p->ir, g->name);
+    if (!t || t->role == IR_ROLE_TEMP)
+      return fail(KBC_ERROR_ARGUMENT, "'%s' is not an input or output of %s", g->name, p->ir->name);
+    if (by[t->id]) return fail(KBC_ERROR_ARGUMENT, "'%s' is given twice", g->name);
+    if (g->dtype != KBC_F32) return fail(KBC_ERROR_ARGUMENT, "'%s': dtype %d, but the spec declares f32", g->name, (int)g->dtype);
+    if (g->rank != t->rank)
+      return fail(KBC_ERROR_ARGUMENT, "'%s' has rank %d, but the spec declares rank %d", g->name, g->rank, t->rank);
+    if (g->rank > 0 && !g->shape) return fail(KBC_ERROR_ARGUMENT, "'%s': shape is NULL", g->name);
+    if (!g->data) return fail(KBC_ERROR_ARGUMENT, "'%s': data is NULL", g->name);
+    by[t->id] = g;
+  }
+  int n_in = 0;
+  ir_shape_arg *sa = KBC_NEW_ARRAY(a, ir_shape_arg, p->n_args + 1);
+  for (int i = 0; i < p->n_args; i++) {
+    const ir_tensor *t = p->args[i];
+    const kbc_arg *g = by[t->id];
+    if (!g) {
+      if (t->role == IR_ROLE_INPUT || need_outputs)
+        return fail(KBC_ERROR_ARGUMENT, "missing %s '%s'", t->role == IR_ROLE_INPUT ? "input" : "output", t->name);
+      continue;
+    }
+    if (t->role == IR_ROLE_INPUT) sa[n_in++] = (ir_shape_arg){.name = t->name, .rank = g->rank, .shape = g->shape};
+  }
+  int64_t *vars = KBC_NEW_ARRAY(a, int64_t, p->ir->vars.len + 1);
+  memcpy(vars, p->preset, sizeof(int64_t) * (size_t)p->ir->vars.len);
+  kbc_diag *d = kbc_diag_create(p->ir->name, NULL);
+  int ok = ir_infer_vars(p->ir, sa, n_in, vars, d) && ir_bind(p->ir, a, vars, b, d);
+  kbc_status s = ok ? KBC_OK : fail(KBC_ERROR_ARGUMENT, "%s", kbc_diag_text(d));
+  kbc_diag_destroy(d);
+  if (!ok) return s;
+  for (int i = 0; i < p->n_args; i++) {
+    const ir_tensor *t = p->args[i];
+    const kbc_arg *g = by[t->id];
+    if (t->role != IR_ROLE_OUTPUT || !g) continue;
+    for (int k = 0; k < t->rank; k++)
+      if (g->shape[k] != b->shape[t->id][k])
+        return fail(KBC_ERROR_ARGUMENT, "output '%s': dimension %d has size %lld, but the inputs make it %lld", t->name,
+                    k, (long long)g->shape[k], (long long)b->shape[t->id][k]);
+  }
+  return KBC_OK;
+}
+
+kbc_status kbc_program_output_shape(kbc_program *p, const kbc_arg *inputs, size_t n, const char *name, int64_t *shape,
+                                    int *rank) {
+  if (!p || !name || !shape || !rank) return fail(KBC_ERROR_ARGUMENT, "kbc_program_output_shape: NULL argument");
+  ir_tensor *t = ir_tensor_find(p->ir, name);
+  if (!t || t->role != IR_ROLE_OUTPUT) return fail(KBC_ERROR_ARGUMENT, "'%s' is not an output of %s", name, p->ir->name);
+  kbc_arena *a = kbc_arena_create();
+  const kbc_arg **by = KBC_NEW_ARRAY(a, const kbc_arg *, p->ir->tensors.len + 1);
+  ir_binding b;
+  kbc_status s = bind_args(p, a, inputs, n, 0, by, &b);
+  if (s == KBC_OK) {
+    *rank = t->rank;
+    for (int k = 0; k < t->rank; k++) shape[k] = b.shape[t->id][k];
+  }
+  kbc_arena_destroy(a);
+  return s;
+}
+
+/* ---- running ------------------------------------------------------------ */
+
+kbc_status kbc_program_launch(kbc_program *p, const kbc_arg *args, size_t n, void *cu_stream) {
+  if (!p) return fail(KBC_ERROR_ARGUMENT, "kbc_program_launch: program is NULL");
+  kbc_buf err = {0};
+  if (!p->exec) {
+    cg_precision prec = p->opt.precision == KBC_PRECISION_TF32 ? CG_PRECISION_TF32 : CG_PRECISION_FP32;
+    if (rt_exec_create(p->ir, p->opt.device, p->target, prec, &p->exec, &err)) {
+      const char *m = kbc_buf_str(&err);
+      kbc_status s = fail(strstr(m, "no CUDA driver") || strstr(m, "no CUDA device") || strstr(m, "NVRTC")
+                              ? KBC_ERROR_NO_DEVICE : KBC_ERROR_CUDA, "%s", m);
+      kbc_buf_free(&err);
+      return s;
+    }
+  }
+  kbc_arena *a = kbc_arena_create();
+  const kbc_arg **by = KBC_NEW_ARRAY(a, const kbc_arg *, p->ir->tensors.len + 1);
+  ir_binding b;
+  kbc_status s = bind_args(p, a, args, n, 1, by, &b);
+  if (s == KBC_OK) {
+    rt_dptr *ptr = KBC_NEW_ARRAY(a, rt_dptr, p->ir->tensors.len + 1);
+    for (int i = 0; i < p->ir->tensors.len; i++)
+      if (by[i]) ptr[i] = (rt_dptr)(uintptr_t)by[i]->data;
+    if (rt_exec_launch(p->exec, &b, ptr, cu_stream, &err)) s = fail(KBC_ERROR_CUDA, "%s", kbc_buf_str(&err));
+  }
+  kbc_buf_free(&err);
+  kbc_arena_destroy(a);
+  return s;
+}
+
+kbc_status kbc_program_run_cpu(kbc_program *p, const kbc_arg *args, size_t n) {
+  if (!p) return fail(KBC_ERROR_ARGUMENT, "kbc_program_run_cpu: program is NULL");
+  kbc_arena *a = kbc_arena_create();
+  const kbc_arg **by = KBC_NEW_ARRAY(a, const kbc_arg *, p->ir->tensors.len + 1);
+  ir_binding b;
+  kbc_status s = bind_args(p, a, args, n, 1, by, &b);
+  int nt = p->ir->tensors.len;
+  double **data = s == KBC_OK ? calloc((size_t)nt + 1, sizeof *data) : NULL;
+  if (s == KBC_OK && !data) s = fail(KBC_ERROR_INTERNAL, "out of memory");
+  for (int i = 0; s == KBC_OK && i < nt; i++) {
+    if (IR_TENSOR(p->ir, i)->role != IR_ROLE_INPUT) continue;
+    data[i] = malloc(sizeof(double) * (size_t)(b.numel[i] > 0 ? b.numel[i] : 1));
+    if (!data[i]) s = fail(KBC_ERROR_INTERNAL, "out of memory");
+    else
+      for (int64_t k = 0; k < b.numel[i]; k++) data[i][k] = ((const float *)by[i]->data)[k];
+  }
+  if (s == KBC_OK) {
+    kbc_diag *d = kbc_diag_create(p->ir->name, NULL);
+    if (!ir_interp(p->ir, &b, data, d)) s = fail(KBC_ERROR_INTERNAL, "%s", kbc_diag_text(d));
+    kbc_diag_destroy(d);
+  }
+  for (int i = 0; s == KBC_OK && i < nt; i++)
+    if (IR_TENSOR(p->ir, i)->role == IR_ROLE_OUTPUT)
+      for (int64_t k = 0; k < b.numel[i]; k++) ((float *)by[i]->data)[k] = (float)data[i][k];
+  if (data) {
+    ir_interp_release(p->ir, data);
+    for (int i = 0; i < nt; i++)
+      if (IR_TENSOR(p->ir, i)->role == IR_ROLE_INPUT) free(data[i]);
+    free(data);
+  }
+  kbc_arena_destroy(a);
+  return s;
+}
+
+/* ---- emitting ----------------------------------------------------------- */
+
+static kbc_status give(const void *bytes, size_t n, char **out, size_t *len) {
+  char *m = malloc(n + 1);
+  if (!m) return fail(KBC_ERROR_INTERNAL, "out of memory");
+  memcpy(m, bytes, n);
+  m[n] = 0;
+  *out = m;
+  if (len) *len = n;
+  return KBC_OK;
+}
+
+kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t *len) {
+  if (!p || !what || !out) return fail(KBC_ERROR_ARGUMENT, "kbc_program_emit: NULL argument");
+  *out = NULL;
+  if (!strcmp(what, "ir")) {
+    kbc_buf b = {0};
+    ir_print(p->ir, &b);
+    kbc_status s = give(kbc_buf_str(&b), b.len, out, len);
+    kbc_buf_free(&b);
+    return s;
+  }
+  if (strcmp(what, "cuda") && strcmp(what, "ptx") && strcmp(what, "cubin"))
+    return fail(KBC_ERROR_ARGUMENT, "kbc_program_emit: '%s' is not one of ir, cuda, ptx, cubin", what);
+  /* An explicit target needs no device; "auto" asks the device. */
+  const char *arch = p->target;
+  char dev_arch[16];
+  rt_device_props props, *pp = NULL;
+  kbc_buf err = {0};
+  if (!strcmp(arch, "auto")) {
+    if (rt_device_query(p->opt.device, &props, &err)) {
+      kbc_status s = fail(KBC_ERROR_NO_DEVICE, "target auto: %s (give an explicit target such as sm_90)",
+                          kbc_buf_str(&err));
+      kbc_buf_free(&err);
+      return s;
+    }
+    rt_arch_of_cc(props.cc_major, props.cc_minor, dev_arch, sizeof dev_arch);
+    arch = dev_arch;
+    pp = &props;
+  }
+  cg_target t = rt_exec_target(pp, p->opt.precision == KBC_PRECISION_TF32 ? CG_PRECISION_TF32 : CG_PRECISION_FP32);
+  if (!pp) t.sm = atoi(arch + 3); /* "sm_90a" -> 90 */
+  kbc_arena *a = kbc_arena_create();
+  cg_program g;
+  kbc_diag *d = kbc_diag_create(p->ir->name, NULL);
+  kbc_status s = KBC_OK;
+  if (!cg_generate(a, p->ir, &t, &g, d)) s = fail(KBC_ERROR_INTERNAL, "%s", kbc_diag_text(d));
+  kbc_diag_destroy(d);
+  if (s == KBC_OK && !strcmp(what, "cuda")) s = give(kbc_buf_str(&g.source), g.source.len, out, len);
+  else if (s == KBC_OK) {
+    rt_compile_req req = {.src = kbc_buf_str(&g.source), .name = p->ir->name, .arch = arch,
+                          .kbc_version = "kbc-" KBC_VERSION_STRING, .want_ptx = !strcmp(what, "ptx")};
+    rt_compiled c = {0};
+    if (rt_compile(&req, &c, &err)) s = fail(strstr(kbc_buf_str(&err), "NVRTC") ? KBC_ERROR_NO_DEVICE : KBC_ERROR_CUDA,
+                                            "%s", kbc_buf_str(&err));
+    else if (!strcmp(what, "ptx")) s = give(c.ptx.data, c.ptx.len, out, len);
+    else s = give(c.cubin.data, c.cubin.len, out, len);
+    rt_compiled_free(&c);
+  }
+  cg_program_free(&g);
+  kbc_buf_free(&err);
+  kbc_arena_destroy(a);
+  return s;
+}
+
+void kbc_free(void *ptr) { free(ptr); }

@@ -1,0 +1,158 @@
+/* exec.c — see exec.h. */
+#include "runtime/exec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/cache.h"
+
+#include "support/version.h"
+#define KBC_EXEC_VERSION "kbc-" KBC_VERSION
+
+struct rt_exec {
+  const ir_program *p;
+  kbc_arena *arena;      /* codegen's */
+  rt_device *dev;
+  cg_program code;
+  rt_compiled bin;
+  rt_module *mod;
+  rt_function **fn;      /* per kernel */
+  rt_function *zero;     /* kbc_zero */
+  rt_dptr workspace;
+  size_t workspace_bytes;
+};
+
+cg_target rt_exec_target(const rt_device_props *props, cg_precision precision) {
+  cg_target t = cg_target_default();
+  if (props) {
+    t.sm = props->cc_major * 10 + props->cc_minor;
+    t.sm_count = props->sm_count;
+    t.smem_per_block = props->smem_per_block_optin;
+  }
+  t.precision = precision;
+  return t;
+}
+
+rt_device *rt_exec_device(rt_exec *x) { return x->dev; }
+const cg_program *rt_exec_code(const rt_exec *x) { return &x->code; }
+
+void rt_exec_destroy(rt_exec *x) {
+  if (!x) return;
+  if (x->workspace) rt_mem_free(x->dev, x->workspace, NULL);
+  rt_module_unload(x->mod);
+  rt_compiled_free(&x->bin);
+  cg_program_free(&x->code);
+  free(x->fn);
+  kbc_arena_destroy(x->arena);
+  rt_device_close(x->dev);
+  free(x);
+}
+
+int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precision precision, rt_exec **out,
+                   kbc_buf *err) {
+  *out = NULL;
+  rt_exec *x = calloc(1, sizeof *x);
+  if (!x) return rt_fail(err, "out of memory");
+  x->p = p;
+  x->arena = kbc_arena_create();
+  if (rt_device_open(device, &x->dev, err)) goto fail;
+  const rt_device_props *props = rt_device_info(x->dev);
+  char dev_arch[16];
+  rt_arch_of_device(x->dev, dev_arch, sizeof dev_arch);
+  if (!arch || !strcmp(arch, "auto")) arch = dev_arch;
+  cg_target t = rt_exec_target(props, precision);
+  kbc_diag *d = kbc_diag_create(p->name, NULL);
+  int ok = cg_generate(x->arena, p, &t, &x->code, d);
+  if (!ok) rt_fail(err, "%s", kbc_diag_text(d));
+  kbc_diag_destroy(d);
+  if (!ok) goto fail;
+  rt_compile_req req = {.src = kbc_buf_str(&x->code.source), .name = p->name, .arch = arch,
+                        .kbc_version = KBC_EXEC_VERSION};
+  if (rt_compile(&req, &x->bin, err)) goto fail;
+  if (rt_module_load(x->dev, &x->bin.cubin, &x->mod, err)) goto fail;
+  x->fn = calloc((size_t)x->code.n_kernels + 1, sizeof *x->fn);
+  if (!x->fn) {
+    rt_fail(err, "out of memory");
+    goto fail;
+  }
+  for (int i = 0; i < x->code.n_kernels; i++)
+    if (rt_module_function(x->mod, x->code.kernels[i].name, &x->fn[i], err)) goto fail;
+  if (rt_module_function(x->mod, "kbc_zero", &x->zero, err)) goto fail;
+  *out = x;
+  return 0;
+fail:
+  rt_exec_destroy(x);
+  return -1;
+}
+
+static size_t align_up(size_t n) { return (n + 255) & ~(size_t)255; }
+
+/* Places every temporary in the workspace, growing it when needed. */
+static int place_temps(rt_exec *x, const ir_binding *b, rt_dptr *ptr, kbc_buf *err) {
+  size_t need = 0;
+  for (int i = 0; i < x->p->tensors.len; i++)
+    if (IR_TENSOR(x->p, i)->role == IR_ROLE_TEMP) need += align_up(sizeof(float) * (size_t)b->numel[i]);
+  if (need > x->workspace_bytes) {
+    if (x->workspace && rt_mem_free(x->dev, x->workspace, err)) return -1;
+    x->workspace = 0;
+    x->workspace_bytes = 0;
+    if (rt_mem_alloc(x->dev, need, &x->workspace, err)) return -1;
+    x->workspace_bytes = need;
+  }
+  size_t off = 0;
+  for (int i = 0; i < x->p->tensors.len; i++) {
+    if (IR_TENSOR(x->p, i)->role != IR_ROLE_TEMP) continue;
+    ptr[i] = x->workspace + off;
+    off += align_up(sizeof(float) * (size_t)b->numel[i]);
+  }
+  return 0;
+}
+
+static int launch_zero(rt_exec *x, rt_dptr p, long long n, void *stream, kbc_buf *err) {
+  unsigned grid[3] = {(unsigned)(n / 256 + 1 < 4096 ? n / 256 + 1 : 4096), 1, 1}, block[3] = {256, 1, 1};
+  void *args[] = {&p, &n};
+  return rt_launch(x->zero, grid, block, 0, stream, args, err);
+}
+
+int rt_exec_launch(rt_exec *x, const ir_binding *b, const rt_dptr *tensors, void *stream, kbc_buf *err) {
+  const ir_program *p = x->p;
+  int nt = p->tensors.len, nv = p->vars.len;
+  rt_dptr *ptr = calloc((size_t)nt + 1, sizeof *ptr);
+  long long *vars = calloc((size_t)nv + 1, sizeof *vars);
+  void **args = calloc((size_t)(nt + nv) + 1, sizeof *args);
+  int rc = -1;
+  if (!ptr || !vars || !args) {
+    rt_fail(err, "out of memory");
+    goto done;
+  }
+  for (int i = 0; i < nt; i++) ptr[i] = tensors[i];
+  for (int i = 0; i < nv; i++) vars[i] = b->vars[i];
+  if (place_temps(x, b, ptr, err)) goto done;
+  for (int k = 0; k < x->code.n_kernels; k++) {
+    const cg_kernel *kn = &x->code.kernels[k];
+    int64_t work;
+    if (!sym_eval(kn->work, b->vars, NULL, &work)) {
+      rt_fail(err, "kernel %s: its amount of work overflows", kn->name);
+      goto done;
+    }
+    if (kn->zero_tensor >= 0 && b->numel[kn->zero_tensor] > 0 &&
+        launch_zero(x, ptr[kn->zero_tensor], b->numel[kn->zero_tensor], stream, err))
+      goto done;
+    if (work <= 0) continue;
+    int64_t blocks = (work + kn->per_block - 1) / kn->per_block;
+    if (kn->max_blocks > 0 && blocks > kn->max_blocks) blocks = kn->max_blocks;
+    if (blocks > 0x7fffffff) blocks = 0x7fffffff;
+    int n = 0;
+    for (int i = 0; i < kn->n_tensors; i++) args[n++] = &ptr[kn->tensors[i]];
+    for (int i = 0; i < nv; i++) args[n++] = &vars[i];
+    unsigned grid[3] = {(unsigned)blocks, 1, 1}, block[3] = {(unsigned)kn->block, 1, 1};
+    rt_debug(2, "launch %s: grid %lld, block %d, smem %d", kn->name, (long long)blocks, kn->block, kn->smem);
+    if (rt_launch(x->fn[k], grid, block, (size_t)kn->smem, stream, args, err)) goto done;
+  }
+  rc = 0;
+done:
+  free(ptr);
+  free(vars);
+  free(args);
+  return rc;
+}

@@ -1,0 +1,33 @@
+/* exec.h — running a program's generated kernels on a GPU.
+ *
+ * Before: a checked IR program.  rt_exec_create opens the device, generates
+ * the CUDA C for the device's properties (codegen/), compiles it through
+ * the kernel cache (NVRTC), and loads the module.  rt_exec_launch then
+ * queues the kernels for one binding on a stream: temporaries are placed
+ * in a device workspace owned by the rt_exec (grown when a binding needs
+ * more), scatter targets are zeroed first, and every kernel gets its
+ * tensors and the var axes.  rt_exec_destroy releases everything. */
+#ifndef KBC_RUNTIME_EXEC_H
+#define KBC_RUNTIME_EXEC_H
+
+#include "codegen/cg.h"
+#include "ir/bind.h"
+#include "runtime/device.h"
+
+typedef struct rt_exec rt_exec;
+
+/* arch: "auto" or NULL for the device's own. */
+int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precision precision, rt_exec **out,
+                   kbc_buf *err);
+void rt_exec_destroy(rt_exec *x);
+rt_device *rt_exec_device(rt_exec *x);
+const cg_program *rt_exec_code(const rt_exec *x);
+
+/* tensors[t->id]: device pointers of the inputs and outputs (temporaries
+ * are ignored and filled in from the workspace). */
+int rt_exec_launch(rt_exec *x, const ir_binding *b, const rt_dptr *tensors, void *stream, kbc_buf *err);
+
+/* The target of a device (or the default H200-like one for dev == NULL). */
+cg_target rt_exec_target(const rt_device_props *props, cg_precision precision);
+
+#endif

@@ -1,0 +1,359 @@
+/* cmd_gpu.c — the commands that use a GPU: `kbc run --backend cuda`,
+ * `kbc bench` and `kbc info`.
+ *
+ * They go through the public API (include/kbc.h) for compiling and
+ * launching, and through runtime/device.h for device memory and timing.
+ * Without a driver or a GPU they fail at once with the driver's message,
+ * write nothing, and exit 1. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ir/bind.h"
+#include "ir/cost.h"
+#include "kbc.h"
+#include "runtime/device.h"
+#include "runtime/safetensors.h"
+#include "support/version.h"
+
+/* ---- shared ------------------------------------------------------------- */
+
+static int open_device(rt_device **dev) {
+  kbc_buf err = {0};
+  int rc = rt_device_open(0, dev, &err);
+  if (rc) cli_error("no GPU available: %s", kbc_buf_str(&err));
+  kbc_buf_free(&err);
+  return rc ? CLI_FAIL : CLI_OK;
+}
+
+static int compile_api(const char *spec, const char *precision, kbc_program **p) {
+  kbc_options opt = {.target = "auto",
+                     .precision = precision && !strcmp(precision, "tf32") ? KBC_PRECISION_TF32 : KBC_PRECISION_FP32};
+  kbc_status s = kbc_compile_file(spec, &opt, p);
+  if (s != KBC_OK) {
+    fputs(kbc_last_error(), stderr);
+    if (s != KBC_ERROR_SPEC) fputc('\n', stderr);
+    return CLI_FAIL;
+  }
+  return CLI_OK;
+}
+
+/* ---- run --backend cuda ---------------------------------------------------- */
+
+typedef struct {
+  int n;
+  kbc_arg *args;
+  rt_dptr *dptr;
+  int64_t (*shape)[8];
+} gpu_args;
+
+static void free_args(rt_device *dev, gpu_args *g) {
+  for (int i = 0; i < g->n; i++)
+    if (g->dptr[i]) rt_mem_free(dev, g->dptr[i], NULL);
+  free(g->args);
+  free(g->dptr);
+  free(g->shape);
+}
+
+int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, const char *precision,
+                 const char *const *sets, int n_sets) {
+  kbc_program *p = NULL;
+  rt_device *dev = NULL;
+  rt_st_file *in = NULL;
+  gpu_args g = {0};
+  kbc_buf err = {0};
+  char msg[512];
+  int rc = CLI_FAIL;
+  if (open_device(&dev) || compile_api(spec, precision, &p)) goto done;
+  for (int i = 0; i < n_sets; i++) {
+    char name[256];
+    const char *eq = strchr(sets[i], '=');
+    int64_t v;
+    if (!eq || (size_t)(eq - sets[i]) >= sizeof name || !cli_parse_i64(eq + 1, &v)) {
+      rc = cli_usage("run", "--set takes AXIS=N, not '%s'", sets[i]);
+      goto done;
+    }
+    memcpy(name, sets[i], (size_t)(eq - sets[i]));
+    name[eq - sets[i]] = 0;
+    if (kbc_program_bind_axis(p, name, v) != KBC_OK) {
+      cli_error("--set %s: %s", sets[i], kbc_last_error());
+      goto done;
+    }
+  }
+  if (rt_st_load(inputs, &in, msg, sizeof msg)) {
+    cli_error("%s", msg);
+    goto done;
+  }
+  int n_in = rt_st_count(in), n_all = kbc_program_num_args(p);
+  g.args = calloc((size_t)n_all + (size_t)n_in + 1, sizeof *g.args);
+  g.dptr = calloc((size_t)n_all + (size_t)n_in + 1, sizeof *g.dptr);
+  g.shape = calloc((size_t)n_all + (size_t)n_in + 1, sizeof *g.shape);
+  if (!g.args || !g.dptr || !g.shape) goto done;
+  for (int i = 0; i < n_in; i++, g.n++) {
+    const rt_st_tensor *t = rt_st_get(in, i);
+    if (t->dtype != RT_DT_F32) {
+      cli_error("%s: input '%s' has dtype %s, but kbc specs take f32", inputs, t->name, rt_dtype_name(t->dtype));
+      goto done;
+    }
+    for (int k = 0; k < t->rank; k++) g.shape[i][k] = t->shape[k];
+    if (rt_mem_alloc(dev, t->nbytes ? t->nbytes : 4, &g.dptr[i], &err) ||
+        rt_memcpy_htod(dev, g.dptr[i], t->data, t->nbytes, &err)) {
+      cli_error("%s", kbc_buf_str(&err));
+      goto done;
+    }
+    g.args[i] = (kbc_arg){t->name, (void *)(uintptr_t)g.dptr[i], t->rank, g.shape[i], KBC_F32};
+  }
+  /* Outputs, shaped by the inputs. */
+  int first_out = g.n;
+  for (int i = 0; i < n_all; i++) {
+    kbc_arg_info info;
+    kbc_program_arg_info(p, i, &info);
+    if (info.role != KBC_ROLE_OUTPUT) continue;
+    int rank;
+    if (kbc_program_output_shape(p, g.args, (size_t)n_in, info.name, g.shape[g.n], &rank) != KBC_OK) {
+      fprintf(stderr, "%s\n", kbc_last_error());
+      goto done;
+    }
+    int64_t numel = 1;
+    for (int k = 0; k < rank; k++) numel *= g.shape[g.n][k];
+    if (rt_mem_alloc(dev, (size_t)(numel > 0 ? numel : 1) * 4, &g.dptr[g.n], &err)) {
+      cli_error("%s", kbc_buf_str(&err));
+      goto done;
+    }
+    g.args[g.n] = (kbc_arg){info.name, (void *)(uintptr_t)g.dptr[g.n], rank, g.shape[g.n], KBC_F32};
+    g.n++;
+  }
+  if (kbc_program_launch(p, g.args, (size_t)g.n, NULL) != KBC_OK) {
+    fprintf(stderr, "%s\n", kbc_last_error());
+    goto done;
+  }
+  if (rt_device_sync(dev, &err)) {
+    cli_error("%s", kbc_buf_str(&err));
+    goto done;
+  }
+  int n_out = g.n - first_out;
+  rt_st_tensor *ot = calloc((size_t)n_out + 1, sizeof *ot);
+  int ok = ot != NULL;
+  for (int i = 0; ok && i < n_out; i++) {
+    const kbc_arg *a = &g.args[first_out + i];
+    int64_t numel = 1;
+    for (int k = 0; k < a->rank; k++) numel *= a->shape[k];
+    ot[i] = (rt_st_tensor){.name = (char *)a->name, .dtype = RT_DT_F32, .rank = a->rank,
+                           .nbytes = (size_t)numel * 4, .data = malloc((size_t)(numel > 0 ? numel : 1) * 4)};
+    for (int k = 0; k < a->rank; k++) ot[i].shape[k] = a->shape[k];
+    ok = ot[i].data && !rt_memcpy_dtoh(dev, ot[i].data, g.dptr[first_out + i], ot[i].nbytes, &err);
+  }
+  if (!ok) cli_error("%s", err.len ? kbc_buf_str(&err) : "out of memory");
+  else if (rt_st_save(outputs, ot, n_out, msg, sizeof msg)) cli_error("%s", msg);
+  else rc = CLI_OK;
+  for (int i = 0; ot && i < n_out; i++) free(ot[i].data);
+  free(ot);
+done:
+  free_args(dev, &g);
+  rt_st_free(in);
+  kbc_program_destroy(p);
+  rt_device_close(dev);
+  kbc_buf_free(&err);
+  return rc;
+}
+
+/* ---- bench ---------------------------------------------------------------- */
+
+static const char bench_help[] =
+    "usage: kbc bench SPEC --set AXIS=N... [--iters N] [--precision fp32|tf32] [--json]\n"
+    "\n"
+    "Runs SPEC on random inputs (every var axis given with --set) on the GPU:\n"
+    "warm-up, then N timed launches (CUDA events, default 100); prints the\n"
+    "median time, achieved GFLOP/s and GB/s, and the roofline: FLOPs, the\n"
+    "fewest bytes (inputs read and outputs written once), the floor time at\n"
+    "the device's ceilings, and the %% of that floor reached.\n";
+
+/* Ceilings: measured on an H200 (PERFORMANCE.md), else datasheet-style
+ * estimates from the SM count. */
+static void ceilings(const rt_device_props *d, int tf32, double *flops, double *bw) {
+  if (strstr(d->name, "H200") || strstr(d->name, "H100")) {
+    *flops = tf32 ? 368e12 : 51e12;
+    *bw = strstr(d->name, "H200") ? 4.3e12 : 3.0e12;
+  } else {
+    *flops = d->sm_count * 128.0 * 2 * 1.5e9 * (tf32 ? 4 : 1);
+    *bw = 1.0e12;
+  }
+}
+
+static int cmp_float(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return x < y ? -1 : x > y;
+}
+
+int cmd_bench(int argc, char **argv) {
+  const char *spec = NULL, *precision = "fp32", *sets[256];
+  int n_sets = 0, json = 0;
+  int64_t iters = 100;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      fputs(bench_help, stdout);
+      return CLI_OK;
+    }
+    if (!strcmp(a, "--json")) {
+      json = 1;
+      continue;
+    }
+    if (!strcmp(a, "--set") || !strcmp(a, "--iters") || !strcmp(a, "--precision")) {
+      if (i + 1 >= argc) return cli_usage("bench", "%s needs a value", a);
+      const char *v = argv[++i];
+      if (!strcmp(a, "--set")) {
+        if (n_sets >= 256) return cli_usage("bench", "too many --set options");
+        sets[n_sets++] = v;
+      } else if (!strcmp(a, "--iters")) {
+        if (!cli_parse_i64(v, &iters) || iters < 1 || iters > 1000000)
+          return cli_usage("bench", "--iters takes a number from 1 to 1000000, not '%s'", v);
+      } else {
+        if (strcmp(v, "fp32") && strcmp(v, "tf32")) return cli_usage("bench", "--precision takes fp32 or tf32");
+        precision = v;
+      }
+      continue;
+    }
+    if (a[0] == '-' && a[1]) return cli_usage("bench", "unknown option '%s'", a);
+    if (spec) return cli_usage("bench", "more than one spec given");
+    spec = a;
+  }
+  if (!spec) return cli_usage("bench", "no spec file given");
+  /* Shapes from the spec and --set, on the CPU side first (clear errors). */
+  kbc_arena *ar = kbc_arena_create();
+  ir_program *ir = cli_compile(ar, spec, NULL, NULL);
+  int rc = CLI_FAIL;
+  rt_device *dev = NULL;
+  kbc_program *p = NULL;
+  int64_t *vars = ir ? KBC_NEW_ARRAY(ar, int64_t, ir->vars.len + 1) : NULL;
+  ir_binding b;
+  kbc_arg *args = NULL;
+  rt_dptr *dptr = NULL;
+  void *ev[2] = {NULL, NULL};
+  float *times = NULL;
+  kbc_buf err = {0};
+  if (!ir) goto done;
+  for (int i = 0; i < n_sets; i++) {
+    const char *eq = strchr(sets[i], '=');
+    int64_t v;
+    const ir_axis *ax = eq ? ir_axis_find(ir, kbc_arena_strndup(ar, sets[i], (size_t)(eq - sets[i]))) : NULL;
+    if (!eq || !cli_parse_i64(eq + 1, &v)) {
+      rc = cli_usage("bench", "--set takes AXIS=N, not '%s'", sets[i]);
+      goto done;
+    }
+    if (!ax || ax->kind != IR_AXIS_VAR) {
+      cli_error("--set %s: the spec has no var axis of that name", sets[i]);
+      goto done;
+    }
+    vars[ax->var_id] = v;
+  }
+  for (int i = 0; i < ir->vars.len; i++)
+    if (vars[i] < 1) {
+      cli_error("bench needs every var axis: give --set %s=N", IR_VAR(ir, i)->name);
+      goto done;
+    }
+  kbc_diag *d = kbc_diag_create(spec, NULL);
+  int bound = ir_bind(ir, ar, vars, &b, d);
+  fputs(kbc_diag_text(d), stderr);
+  kbc_diag_destroy(d);
+  if (!bound || open_device(&dev) || compile_api(spec, precision, &p)) goto done;
+  /* Random inputs, outputs allocated. */
+  int n = kbc_program_num_args(p);
+  args = calloc((size_t)n + 1, sizeof *args);
+  dptr = calloc((size_t)n + 1, sizeof *dptr);
+  times = calloc((size_t)iters, sizeof *times);
+  if (!args || !dptr || !times) goto done;
+  unsigned long long seed = 0x9e3779b97f4a7c15ULL;
+  for (int i = 0; i < n; i++) {
+    kbc_arg_info info;
+    kbc_program_arg_info(p, i, &info);
+    const ir_tensor *t = ir_tensor_find(ir, info.name);
+    size_t numel = (size_t)b.numel[t->id];
+    if (rt_mem_alloc(dev, (numel ? numel : 1) * 4, &dptr[i], &err)) goto cuda_fail;
+    if (info.role == KBC_ROLE_INPUT) {
+      float *h = malloc((numel ? numel : 1) * 4);
+      if (!h) goto done;
+      for (size_t k = 0; k < numel; k++) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        h[k] = (float)((double)(seed >> 11) / 9007199254740992.0) * 2.0f - 1.0f;
+      }
+      int bad = rt_memcpy_htod(dev, dptr[i], h, numel * 4, &err);
+      free(h);
+      if (bad) goto cuda_fail;
+    }
+    args[i] = (kbc_arg){info.name, (void *)(uintptr_t)dptr[i], t->rank, b.shape[t->id], KBC_F32};
+  }
+  for (int w = 0; w < 3; w++)
+    if (kbc_program_launch(p, args, (size_t)n, NULL) != KBC_OK) {
+      fprintf(stderr, "%s\n", kbc_last_error());
+      goto done;
+    }
+  if (rt_device_sync(dev, &err) || rt_event_create(dev, &ev[0], &err) || rt_event_create(dev, &ev[1], &err))
+    goto cuda_fail;
+  for (int64_t it = 0; it < iters; it++) {
+    if (rt_event_record(dev, ev[0], NULL, &err)) goto cuda_fail;
+    if (kbc_program_launch(p, args, (size_t)n, NULL) != KBC_OK) {
+      fprintf(stderr, "%s\n", kbc_last_error());
+      goto done;
+    }
+    if (rt_event_record(dev, ev[1], NULL, &err) || rt_event_sync(dev, ev[1], &err) ||
+        rt_event_elapsed_ms(dev, ev[0], ev[1], &times[it], &err))
+      goto cuda_fail;
+  }
+  qsort(times, (size_t)iters, sizeof *times, cmp_float);
+  double us = times[iters / 2] * 1e3;
+  ir_cost cost = ir_program_cost(ir, &b);
+  double peak, bw;
+  ceilings(rt_device_info(dev), !strcmp(precision, "tf32"), &peak, &bw);
+  double floor_us = fmax(cost.flops / peak, cost.bytes / bw) * 1e6;
+  if (json)
+    printf("{\"spec\": \"%s\", \"kernel\": \"%s\", \"device\": \"%s\", \"precision\": \"%s\", \"iters\": %lld, "
+           "\"kernels\": %d, \"median_us\": %.3f, \"min_us\": %.3f, \"flops\": %.6g, \"bytes\": %.6g, "
+           "\"gflops\": %.3f, \"gbps\": %.3f, \"floor_us\": %.3f, \"pct_of_floor\": %.2f}\n",
+           spec, ir->name, rt_device_info(dev)->name, precision, (long long)iters, kbc_program_num_kernels(p), us,
+           times[0] * 1e3, cost.flops, cost.bytes, cost.flops / us * 1e-3, cost.bytes / us * 1e-3, floor_us,
+           100.0 * floor_us / us);
+  else
+    printf("%s on %s (%s): %d kernel%s, median %.1f us over %lld runs (min %.1f)\n"
+           "  %.4g FLOP, %.4g bytes: %.1f GFLOP/s, %.1f GB/s\n"
+           "  floor %.1f us (%.0f TFLOP/s, %.1f TB/s): %.1f%% of floor\n",
+           ir->name, rt_device_info(dev)->name, precision, kbc_program_num_kernels(p),
+           kbc_program_num_kernels(p) == 1 ? "" : "s", us, (long long)iters, times[0] * 1e3, cost.flops, cost.bytes,
+           cost.flops / us * 1e-3, cost.bytes / us * 1e-3, floor_us, peak * 1e-12, bw * 1e-12, 100.0 * floor_us / us);
+  rc = CLI_OK;
+  goto done;
+cuda_fail:
+  cli_error("%s", kbc_buf_str(&err));
+done:
+  for (int i = 0; ev[0] && i < 2; i++)
+    if (ev[i]) rt_event_destroy(dev, ev[i], NULL);
+  for (int i = 0; dptr && p && i < kbc_program_num_args(p); i++)
+    if (dptr[i]) rt_mem_free(dev, dptr[i], NULL);
+  free(args);
+  free(dptr);
+  free(times);
+  kbc_program_destroy(p);
+  rt_device_close(dev);
+  kbc_buf_free(&err);
+  kbc_arena_destroy(ar);
+  return rc;
+}
+
+/* ---- info ------------------------------------------------------------------- */
+
+int cmd_info(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      puts("usage: kbc info\n\nkbc and NVRTC versions, targets, the CUDA driver and devices, the kernel cache.");
+      return CLI_OK;
+    }
+    return cli_usage("info", "unexpected argument '%s'", argv[i]);
+  }
+  kbc_buf out = {0};
+  rt_info(KBC_VERSION, &out);
+  fputs(kbc_buf_str(&out), stdout);
+  kbc_buf_free(&out);
+  return CLI_OK;
+}
