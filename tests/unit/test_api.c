@@ -1,0 +1,152 @@
+/* test_api.c — the public C API (include/kbc.h): results on the CPU
+ * interpreter, and every error path (NULLs, unknown names, wrong ranks,
+ * shapes and dtypes, missing arguments, bad options, bad specs) returning
+ * the right status with a message, never crashing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kbc.h"
+
+static const char spec[] =
+    "kernel scale_rows\n"
+    "axis n var\naxis m var\n"
+    "input x f32[n, m]\ninput s f32[m]\n"
+    "output y f32[n, m]\noutput total f32[n]\n"
+    "y[i, j] = x[i, j] * s[j]\n"
+    "total[i] = sum(j: x[i, j] * s[j])\n";
+
+static kbc_program *compile(void) {
+  kbc_program *p = NULL;
+  assert_int_equal(kbc_compile_string(spec, "scale_rows.kb", NULL, &p), KBC_OK);
+  return p;
+}
+
+static void test_run_cpu(void **state) {
+  (void)state;
+  kbc_program *p = compile();
+  assert_string_equal(kbc_program_name(p), "scale_rows");
+  assert_int_equal(kbc_program_num_args(p), 4);
+  kbc_arg_info info;
+  assert_int_equal(kbc_program_arg_info(p, 3, &info), KBC_OK);
+  assert_string_equal(info.name, "total");
+  assert_int_equal(info.role, KBC_ROLE_OUTPUT);
+  int64_t xs[2] = {2, 3}, ss[1] = {3}, ts[1] = {2};
+  float x[6] = {1, 2, 3, 4, 5, 6}, s[3] = {1, 10, 100}, y[6], total[2];
+  kbc_arg args[] = {{"x", x, 2, xs, KBC_F32}, {"s", s, 1, ss, KBC_F32}, {"y", y, 2, xs, KBC_F32},
+                    {"total", total, 1, ts, KBC_F32}};
+  assert_int_equal(kbc_program_run_cpu(p, args, 4), KBC_OK);
+  assert_true(y[5] == 600.0f && total[0] == 321.0f && total[1] == 654.0f);
+  int64_t shape[8];
+  int rank;
+  assert_int_equal(kbc_program_output_shape(p, args, 2, "total", shape, &rank), KBC_OK);
+  assert_int_equal(rank, 1);
+  assert_int_equal(shape[0], 2);
+  kbc_program_destroy(p);
+}
+
+static void expect(kbc_status got, kbc_status want, const char *phrase) {
+  assert_int_equal(got, want);
+  if (!strstr(kbc_last_error(), phrase)) fail_msg("message '%s' lacks '%s'", kbc_last_error(), phrase);
+}
+
+static void test_argument_errors(void **state) {
+  (void)state;
+  kbc_program *p = compile();
+  int64_t xs[2] = {2, 3}, ss[1] = {3}, bad[1] = {4}, ts[1] = {2};
+  float x[6] = {0}, s[3] = {0}, y[6], total[2];
+  kbc_arg ok[] = {{"x", x, 2, xs, KBC_F32}, {"s", s, 1, ss, KBC_F32}, {"y", y, 2, xs, KBC_F32},
+                  {"total", total, 1, ts, KBC_F32}};
+  kbc_arg a[4];
+  memcpy(a, ok, sizeof a);
+  expect(kbc_program_run_cpu(p, a, 3), KBC_ERROR_ARGUMENT, "missing output 'total'");
+  a[1].name = "nope";
+  expect(kbc_program_run_cpu(p, a, 4), KBC_ERROR_ARGUMENT, "'nope' is not an input or output");
+  memcpy(a, ok, sizeof a);
+  a[1].shape = bad;
+  expect(kbc_program_run_cpu(p, a, 4), KBC_ERROR_ARGUMENT, "m");
+  memcpy(a, ok, sizeof a);
+  a[0].rank = 3;
+  expect(kbc_program_run_cpu(p, a, 4), KBC_ERROR_ARGUMENT, "rank 3");
+  memcpy(a, ok, sizeof a);
+  a[0].dtype = (kbc_dtype)7;
+  expect(kbc_program_run_cpu(p, a, 4), KBC_ERROR_ARGUMENT, "dtype");
+  memcpy(a, ok, sizeof a);
+  a[0].data = NULL;
+  expect(kbc_program_run_cpu(p, a, 4), KBC_ERROR_ARGUMENT, "data is NULL");
+  memcpy(a, ok, sizeof a);
+  a[3] = a[2];
+  expect(kbc_program_run_cpu(p, a, 4), KBC_ERROR_ARGUMENT, "given twice");
+  memcpy(a, ok, sizeof a);
+  int64_t ys[2] = {2, 4};
+  a[2].shape = ys;
+  expect(kbc_program_run_cpu(p, a, 4), KBC_ERROR_ARGUMENT, "output 'y'");
+  expect(kbc_program_run_cpu(p, NULL, 4), KBC_ERROR_ARGUMENT, "args is NULL");
+  expect(kbc_program_run_cpu(NULL, ok, 4), KBC_ERROR_ARGUMENT, "NULL");
+  expect(kbc_program_bind_axis(p, "q", 3), KBC_ERROR_ARGUMENT, "no axis 'q'");
+  expect(kbc_program_bind_axis(p, "n", -1), KBC_ERROR_ARGUMENT, "positive");
+  assert_int_equal(kbc_program_bind_axis(p, "n", 5), KBC_OK);
+  expect(kbc_program_run_cpu(p, ok, 4), KBC_ERROR_ARGUMENT, "n");
+  assert_int_equal(kbc_program_bind_axis(p, "n", 0), KBC_OK);
+  assert_int_equal(kbc_program_run_cpu(p, ok, 4), KBC_OK);
+  kbc_arg_info info;
+  expect(kbc_program_arg_info(p, 9, &info), KBC_ERROR_ARGUMENT, "out of range");
+  char *text;
+  size_t len;
+  expect(kbc_program_emit(p, "wat", &text, &len), KBC_ERROR_ARGUMENT, "not one of");
+  assert_int_equal(kbc_program_emit(p, "ir", &text, &len), KBC_OK);
+  assert_non_null(strstr(text, "total[i] = sum(j:"));
+  kbc_free(text);
+  kbc_program_destroy(p);
+  kbc_program_destroy(NULL);
+}
+
+static void test_compile_errors(void **state) {
+  (void)state;
+  kbc_program *p = (kbc_program *)1;
+  expect(kbc_compile_string("input x f32[n]\n", "bad.kb", NULL, &p), KBC_ERROR_SPEC, "bad.kb:1:13: error: unknown name");
+  assert_null(p);
+  expect(kbc_compile_string(NULL, "x", NULL, &p), KBC_ERROR_ARGUMENT, "source is NULL");
+  expect(kbc_compile_string(spec, "x", NULL, NULL), KBC_ERROR_ARGUMENT, "out is NULL");
+  expect(kbc_compile_file("/nonexistent/x.kb", NULL, &p), KBC_ERROR_IO, "/nonexistent/x.kb");
+  kbc_options opt = {.target = "sm_12345"};
+  kbc_status s = kbc_compile_string(spec, "x", &opt, &p);
+  assert_true(s == KBC_ERROR_ARGUMENT);
+  opt = (kbc_options){.precision = (kbc_precision)9};
+  expect(kbc_compile_string(spec, "x", &opt, &p), KBC_ERROR_ARGUMENT, "precision");
+  assert_string_equal(kbc_status_name(KBC_ERROR_CUDA), "KBC_ERROR_CUDA");
+  assert_non_null(kbc_version());
+}
+
+static void test_emit_cuda(void **state) {
+  (void)state;
+  kbc_options opt = {.target = "sm_90"};
+  kbc_program *p;
+  assert_int_equal(kbc_compile_string(spec, "scale_rows.kb", &opt, &p), KBC_OK);
+  char *a, *b;
+  size_t la, lb;
+  assert_int_equal(kbc_program_emit(p, "cuda", &a, &la), KBC_OK);
+  assert_int_equal(kbc_program_emit(p, "cuda", &b, &lb), KBC_OK);
+  assert_int_equal(la, lb);
+  assert_memory_equal(a, b, la); /* deterministic */
+  assert_non_null(strstr(a, "__global__"));
+  assert_non_null(strstr(a, "// total[i] = sum(j: x[i, j] * s[j])"));
+  kbc_free(a);
+  kbc_free(b);
+  kbc_program_destroy(p);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_run_cpu),
+      cmocka_unit_test(test_argument_errors),
+      cmocka_unit_test(test_compile_errors),
+      cmocka_unit_test(test_emit_cuda),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
