@@ -120,8 +120,9 @@ KBC_API kbc_status kbc_program_output_shape(kbc_program *p, const kbc_arg *input
                                     int64_t *shape, int *rank);
 
 /* ---- inspection ---- */
-/* "ir", "cuda", "ptx" or "cubin": the text (or bytes) into *out, allocated
- * with malloc (release with kbc_free); *len its length. */
+/* "ir", "cuda", "ptx", "cubin", or "resources" (per kernel: registers,
+ * spill bytes, stack, shared memory, from ptxas): the text (or bytes) into
+ * *out, allocated with malloc (release with kbc_free); *len its length. */
 KBC_API kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t *len);
 KBC_API void kbc_free(void *ptr);
 

@@ -316,8 +316,8 @@ kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t
     kbc_buf_free(&b);
     return s;
   }
-  if (strcmp(what, "cuda") && strcmp(what, "ptx") && strcmp(what, "cubin"))
-    return fail(KBC_ERROR_ARGUMENT, "kbc_program_emit: '%s' is not one of ir, cuda, ptx, cubin", what);
+  if (strcmp(what, "cuda") && strcmp(what, "ptx") && strcmp(what, "cubin") && strcmp(what, "resources"))
+    return fail(KBC_ERROR_ARGUMENT, "kbc_program_emit: '%s' is not one of ir, cuda, ptx, cubin, resources", what);
   /* An explicit target needs no device; "auto" asks the device. */
   const char *arch = p->target;
   char dev_arch[16];
@@ -350,6 +350,13 @@ kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t
     if (rt_compile(&req, &c, &err)) s = fail(strstr(kbc_buf_str(&err), "NVRTC") ? KBC_ERROR_NO_DEVICE : KBC_ERROR_CUDA,
                                             "%s", kbc_buf_str(&err));
     else if (!strcmp(what, "ptx")) s = give(c.ptx.data, c.ptx.len, out, len);
+    else if (!strcmp(what, "resources")) {
+      kbc_buf r = {0};
+      kbc_buf_printf(&r, "# %s, %s, %d kernels\n", p->ir->name, arch, g.n_kernels);
+      rt_resources_format(&c.res, &r);
+      s = give(kbc_buf_str(&r), r.len, out, len);
+      kbc_buf_free(&r);
+    }
     else s = give(c.cubin.data, c.cubin.len, out, len);
     rt_compiled_free(&c);
   }

@@ -49,6 +49,7 @@ static const char compile_help[] =
     "  --emit ir      the IR after lowering and after every pass\n"
     "  --emit cuda    the generated CUDA C (one kernel per fusion group)\n"
     "  --emit ptx     its PTX (NVRTC), --emit cubin its cubin\n"
+    "  --emit resources  registers, spills, stack and shared memory per kernel\n"
     "  --target T     sm_80, sm_86, sm_89, sm_90, sm_90a, or auto (the GPU's; default)\n"
     "  --precision P  fp32 (default) or tf32\n"
     "  --emit ast     the syntax tree as parsed\n"
@@ -131,8 +132,8 @@ int cmd_compile(int argc, char **argv) {
   if (!spec) return cli_usage("compile", "no spec file given");
   if (!emit) emit = "ir";
   if (strcmp(emit, "ir") && strcmp(emit, "ast") && strcmp(emit, "cuda") && strcmp(emit, "ptx") &&
-      strcmp(emit, "cubin"))
-    return cli_usage("compile", "--emit takes ir, ast, cuda, ptx or cubin, not '%s'", emit);
+      strcmp(emit, "cubin") && strcmp(emit, "resources"))
+    return cli_usage("compile", "--emit takes ir, ast, cuda, ptx, cubin or resources, not '%s'", emit);
   if (strcmp(precision, "fp32") && strcmp(precision, "tf32"))
     return cli_usage("compile", "--precision takes fp32 or tf32, not '%s'", precision);
   if (after) {
