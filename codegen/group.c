@@ -4,7 +4,7 @@
  * the statements partitioned into consecutive groups, each to become one
  * kernel:
  *   - a `+=` statement that is still a scatter: a SCATTER group of its own;
- *   - a large contraction (cg_find_contraction, estimated work >= 2^26
+ * *   - a large contraction (cg_find_contraction, estimated work >= 2^20
  *     multiply-adds with every var axis at CG_EST_VAR): a GEMM group;
  *   - otherwise ROWS groups: a run of statements sharing outer dimensions.
  *     A group starts with all free indices of its first statement as outer
@@ -137,7 +137,7 @@ static int is_gemm(kbc_arena *a, const ir_stmt *s) {
   cg_contraction c;
   if (!cg_find_contraction(a, s, &c)) return 0;
   return product(s, c.m, c.n_m) >= 16 && product(s, c.n, c.n_n) >= 16 && product(s, c.k, c.n_k) >= 8 &&
-         c.est_macs >= (double)(1 << 26);
+         c.est_macs >= (double)(1 << 20);
 }
 
 /* ---- rows groups -------------------------------------------------------- */

@@ -57,6 +57,12 @@ static const struct {
     SYM(cuEventRecord, "cuEventRecord"),
     SYM(cuEventSynchronize, "cuEventSynchronize"),
     SYM(cuEventElapsedTime, "cuEventElapsedTime_v2"),
+    OPT(cuStreamBeginCapture, "cuStreamBeginCapture_v2"),
+    OPT(cuStreamEndCapture, "cuStreamEndCapture"),
+    OPT(cuGraphInstantiate, "cuGraphInstantiateWithFlags"),
+    OPT(cuGraphLaunch, "cuGraphLaunch"),
+    OPT(cuGraphExecDestroy, "cuGraphExecDestroy"),
+    OPT(cuGraphDestroy, "cuGraphDestroy"),
 #undef SYM
 #undef OPT
 };

@@ -31,6 +31,8 @@ typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphExec_st *CUgraphExec;
 
 /* CUresult values (cuda.h 13.0, enum cudaError_enum). */
 enum {
@@ -170,6 +172,13 @@ typedef struct {
   CUresult (*cuEventRecord)(CUevent, CUstream);
   CUresult (*cuEventSynchronize)(CUevent);
   CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);   /* _v2 */
+  /* CUDA graphs, for replaying a program's launches (all optional). */
+  CUresult (*cuStreamBeginCapture)(CUstream, int mode);         /* _v2; mode 2 = relaxed */
+  CUresult (*cuStreamEndCapture)(CUstream, CUgraph *);
+  CUresult (*cuGraphInstantiate)(CUgraphExec *, CUgraph, unsigned long long); /* WithFlags */
+  CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec);
+  CUresult (*cuGraphDestroy)(CUgraph);
 } rt_cuda_api;
 
 /* The loaded driver, or NULL with the reason in *err (see the top comment). */

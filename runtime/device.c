@@ -235,6 +235,39 @@ int rt_stream_destroy(rt_device *dev, void *stream, kbc_buf *err) {
   return CHECK(dev, cuStreamDestroy((CUstream)stream), "cuStreamDestroy_v2");
 }
 
+/* ---- graphs --------------------------------------------------------------- */
+
+int rt_graph_supported(rt_device *dev) {
+  const rt_cuda_api *cu = dev->cu;
+  return cu->cuStreamBeginCapture && cu->cuStreamEndCapture && cu->cuGraphInstantiate && cu->cuGraphLaunch &&
+         cu->cuGraphExecDestroy && cu->cuGraphDestroy;
+}
+
+int rt_graph_capture_begin(rt_device *dev, void *stream, kbc_buf *err) {
+  if (!rt_graph_supported(dev)) return rt_fail(err, "this CUDA driver has no graph capture");
+  if (rt_device_make_current(dev, err) < 0) return -1;
+  return CHECK(dev, cuStreamBeginCapture((CUstream)stream, 2 /* relaxed */), "cuStreamBeginCapture_v2");
+}
+
+int rt_graph_capture_end(rt_device *dev, void *stream, void **exec, kbc_buf *err) {
+  CUgraph g = NULL;
+  CUgraphExec e = NULL;
+  *exec = NULL;
+  if (CHECK(dev, cuStreamEndCapture((CUstream)stream, &g), "cuStreamEndCapture") < 0) return -1;
+  int rc = CHECK(dev, cuGraphInstantiate(&e, g, 0), "cuGraphInstantiateWithFlags");
+  dev->cu->cuGraphDestroy(g);
+  if (rc == 0) *exec = e;
+  return rc;
+}
+
+int rt_graph_launch(rt_device *dev, void *exec, void *stream, kbc_buf *err) {
+  return CHECK(dev, cuGraphLaunch((CUgraphExec)exec, (CUstream)stream), "cuGraphLaunch");
+}
+
+void rt_graph_destroy(rt_device *dev, void *exec) {
+  if (exec && dev && rt_graph_supported(dev)) dev->cu->cuGraphExecDestroy((CUgraphExec)exec);
+}
+
 int rt_stream_sync(rt_device *dev, void *stream, kbc_buf *err) {
   if (rt_device_make_current(dev, err) < 0) return -1;
   return CHECK(dev, cuStreamSynchronize((CUstream)stream), "cuStreamSynchronize");

@@ -110,6 +110,15 @@ const char *rt_function_name(const rt_function *fn);
 /* Resident blocks per SM for a block size and dynamic shared memory. */
 int rt_occupancy(rt_function *fn, int block_threads, size_t smem, int *blocks_per_sm, kbc_buf *err);
 
+/* CUDA graphs: capture the launches queued on a (non-default) stream,
+ * then replay them with one call.  rt_graph_capture_end instantiates the
+ * captured graph into *exec (release with rt_graph_destroy). */
+int rt_graph_supported(rt_device *dev);
+int rt_graph_capture_begin(rt_device *dev, void *stream, kbc_buf *err);
+int rt_graph_capture_end(rt_device *dev, void *stream, void **exec, kbc_buf *err);
+int rt_graph_launch(rt_device *dev, void *exec, void *stream, kbc_buf *err);
+void rt_graph_destroy(rt_device *dev, void *exec);
+
 /* Launches fn with grid x block threads and smem bytes of dynamic shared
  * memory on stream (NULL: legacy default stream); args as for
  * cuLaunchKernel: an array of pointers to each argument's value.  Above

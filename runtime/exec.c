@@ -20,6 +20,13 @@ struct rt_exec {
   rt_function *zero;     /* kbc_zero */
   rt_dptr workspace;
   size_t workspace_bytes;
+  /* Graph replay: the launches of the last argument set (pointers and var
+   * values), captured once the same set came twice in a row. */
+  void *capture_stream;
+  void *graph;
+  unsigned char *key, *graph_key; /* last and captured argument sets */
+  size_t key_len;
+  int repeats;
 };
 
 cg_target rt_exec_target(const rt_device_props *props, cg_precision precision) {
@@ -38,6 +45,10 @@ const cg_program *rt_exec_code(const rt_exec *x) { return &x->code; }
 
 void rt_exec_destroy(rt_exec *x) {
   if (!x) return;
+  rt_graph_destroy(x->dev, x->graph);
+  if (x->capture_stream) rt_stream_destroy(x->dev, x->capture_stream, NULL);
+  free(x->key);
+  free(x->graph_key);
   if (x->workspace) rt_mem_free(x->dev, x->workspace, NULL);
   rt_module_unload(x->mod);
   rt_compiled_free(&x->bin);
@@ -114,6 +125,76 @@ static int launch_zero(rt_exec *x, rt_dptr p, long long n, void *stream, kbc_buf
   return rt_launch(x->zero, grid, block, 0, stream, args, err);
 }
 
+/* Queues every kernel for the binding (ptr: all tensors, temporaries
+ * placed) on stream. */
+static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *vars, void **args, void *stream,
+                   kbc_buf *err) {
+  int nv = x->p->vars.len;
+  for (int k = 0; k < x->code.n_kernels; k++) {
+    const cg_kernel *kn = &x->code.kernels[k];
+    int64_t work;
+    if (!sym_eval(kn->work, b->vars, NULL, &work)) return rt_fail(err, "kernel %s: its amount of work overflows", kn->name);
+    if (kn->zero_tensor >= 0 && b->numel[kn->zero_tensor] > 0 &&
+        launch_zero(x, ptr[kn->zero_tensor], b->numel[kn->zero_tensor], stream, err))
+      return -1;
+    if (work <= 0) continue;
+    int64_t blocks = (work + kn->per_block - 1) / kn->per_block;
+    if (kn->max_blocks > 0 && blocks > kn->max_blocks) blocks = kn->max_blocks;
+    if (blocks > 0x7fffffff) blocks = 0x7fffffff;
+    int n = 0;
+    for (int i = 0; i < kn->n_tensors; i++) args[n++] = &ptr[kn->tensors[i]];
+    for (int i = 0; i < nv; i++) args[n++] = &vars[i];
+    unsigned grid[3] = {(unsigned)blocks, 1, 1}, block[3] = {(unsigned)kn->block, 1, 1};
+    rt_debug(2, "launch %s: grid %lld, block %d, smem %d", kn->name, (long long)blocks, kn->block, kn->smem);
+    if (rt_launch(x->fn[k], grid, block, (size_t)kn->smem, stream, args, err)) return -1;
+  }
+  return 0;
+}
+
+/* Replays a captured graph when the arguments repeat (KBC_NO_GRAPH=1
+ * turns this off).  Returns 1 when it launched, 0 to launch plainly. */
+static int via_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *vars, void **args, void *stream,
+                     kbc_buf *err) {
+  const char *off = getenv("KBC_NO_GRAPH");
+  if ((off && *off && strcmp(off, "0")) || !rt_graph_supported(x->dev) || x->code.n_kernels < 2) return 0;
+  size_t len = sizeof(rt_dptr) * (size_t)x->p->tensors.len + sizeof(long long) * (size_t)x->p->vars.len;
+  unsigned char *key = malloc(len + 1);
+  if (!key) return 0;
+  memcpy(key, ptr, sizeof(rt_dptr) * (size_t)x->p->tensors.len);
+  memcpy(key + sizeof(rt_dptr) * (size_t)x->p->tensors.len, vars, sizeof(long long) * (size_t)x->p->vars.len);
+  if (x->graph && !memcmp(key, x->graph_key, len)) {
+    free(key);
+    return rt_graph_launch(x->dev, x->graph, stream, err) ? -1 : 1;
+  }
+  x->repeats = x->key && x->key_len == len && !memcmp(key, x->key, len) ? x->repeats + 1 : 0;
+  free(x->key);
+  x->key = key;
+  x->key_len = len;
+  if (x->repeats < 1) return 0;
+  /* The same arguments twice in a row: capture on our own stream. */
+  if (!x->capture_stream && rt_stream_create(x->dev, &x->capture_stream, err)) return -1;
+  rt_graph_destroy(x->dev, x->graph);
+  x->graph = NULL;
+  if (rt_graph_capture_begin(x->dev, x->capture_stream, err)) return -1;
+  int rc = enqueue(x, b, ptr, vars, args, x->capture_stream, err);
+  void *g = NULL;
+  if (rt_graph_capture_end(x->dev, x->capture_stream, &g, err) || rc) {
+    rt_graph_destroy(x->dev, g);
+    return -1;
+  }
+  x->graph = g;
+  free(x->graph_key);
+  x->graph_key = malloc(len);
+  if (!x->graph_key) {
+    rt_graph_destroy(x->dev, x->graph);
+    x->graph = NULL;
+    return 0;
+  }
+  memcpy(x->graph_key, x->key, len);
+  rt_debug(1, "captured %d kernels of %s into a CUDA graph", x->code.n_kernels, x->p->name);
+  return rt_graph_launch(x->dev, x->graph, stream, err) ? -1 : 1;
+}
+
 int rt_exec_launch(rt_exec *x, const ir_binding *b, const rt_dptr *tensors, void *stream, kbc_buf *err) {
   const ir_program *p = x->p;
   int nt = p->tensors.len, nv = p->vars.len;
@@ -128,27 +209,9 @@ int rt_exec_launch(rt_exec *x, const ir_binding *b, const rt_dptr *tensors, void
   for (int i = 0; i < nt; i++) ptr[i] = tensors[i];
   for (int i = 0; i < nv; i++) vars[i] = b->vars[i];
   if (place_temps(x, b, ptr, err)) goto done;
-  for (int k = 0; k < x->code.n_kernels; k++) {
-    const cg_kernel *kn = &x->code.kernels[k];
-    int64_t work;
-    if (!sym_eval(kn->work, b->vars, NULL, &work)) {
-      rt_fail(err, "kernel %s: its amount of work overflows", kn->name);
-      goto done;
-    }
-    if (kn->zero_tensor >= 0 && b->numel[kn->zero_tensor] > 0 &&
-        launch_zero(x, ptr[kn->zero_tensor], b->numel[kn->zero_tensor], stream, err))
-      goto done;
-    if (work <= 0) continue;
-    int64_t blocks = (work + kn->per_block - 1) / kn->per_block;
-    if (kn->max_blocks > 0 && blocks > kn->max_blocks) blocks = kn->max_blocks;
-    if (blocks > 0x7fffffff) blocks = 0x7fffffff;
-    int n = 0;
-    for (int i = 0; i < kn->n_tensors; i++) args[n++] = &ptr[kn->tensors[i]];
-    for (int i = 0; i < nv; i++) args[n++] = &vars[i];
-    unsigned grid[3] = {(unsigned)blocks, 1, 1}, block[3] = {(unsigned)kn->block, 1, 1};
-    rt_debug(2, "launch %s: grid %lld, block %d, smem %d", kn->name, (long long)blocks, kn->block, kn->smem);
-    if (rt_launch(x->fn[k], grid, block, (size_t)kn->smem, stream, args, err)) goto done;
-  }
+  int g = via_graph(x, b, ptr, vars, args, stream, err);
+  if (g < 0) goto done;
+  if (g == 0 && enqueue(x, b, ptr, vars, args, stream, err)) goto done;
   rc = 0;
 done:
   free(ptr);
