@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import math
 import sys
 import time
@@ -38,7 +39,6 @@ Row = dict[str, object]
 THRESHOLDS = {"fp32": 1e-5, "tf32": 2e-3}
 L2_DEFAULT = 60 << 20        # H200: 60 MiB
 CPU_CACHE = 8 << 20          # on the CPU: a nominal last-level cache, so that rotation is exercised
-MAX_SETS = 64
 SEED = 20261
 
 
@@ -74,7 +74,7 @@ def make_sets(session: Session, workload: Workload, shape: Shape) -> list[Tensor
     if session.device.type == "cuda":
         free, _ = torch.cuda.mem_get_info(session.device)
         n = min(n, max(1, int(free * 0.25 // size)))
-    n = min(n, MAX_SETS)
+    n = min(n, session.args.max_sets)
     return [base] + [{k: v.clone() for k, v in base.items()} for _ in range(n - 1)]
 
 
@@ -132,9 +132,9 @@ def new_row(workload: Workload, shape: Shape, impl: im.Impl, n_sets: int, set_by
     return {"workload": workload.key, "workload_title": workload.title, "shape": shape.label,
             "axes": dict(shape.axes), "primary": shape.primary, "impl": impl.label, "family": impl.family,
             "precision": impl.precision, "baseline": impl.baseline, "note": impl.note,
-            "status": "N/A", "reason": None, "counts": False, "threshold": THRESHOLDS[impl.precision],
+            "status": "N/A", "reason": None, "built": False, "counts": False, "threshold": THRESHOLDS[impl.precision],
             "median_us": None, "timing": None, "n_sets": n_sets, "set_bytes": set_bytes,
-            "setup_s": None, "first_call_s": None, "kbc_program_s": None,
+            "setup_s": None, "first_call_s": None, "kbc_program_s": None, "compiled_graphs": None,
             "rel_err": None, "max_abs_err": None, "worst_output": None, "errors": None,
             "flops": flops, "min_bytes": min_bytes, "floor_us": None, "floor_bound": None,
             "pct_of_floor": None, "speedup": None}
@@ -155,9 +155,11 @@ def cuda_alive(session: Session) -> bool:
 def set_up(session: Session, impl: im.Impl, sets: list[Tensors], row: Row) -> tuple[object, Tensors]:
     """Build, make the first call on every set (compiles happen here), warm a little; return runner, first outputs."""
     budget = session.args.compile_timeout if impl.family in ("compile", "kbc") else None
+    graphs_before = im.dynamo_graph_count()
     start = time.perf_counter()
     with deadline(budget, f"{impl.label} set-up"):
         runner = impl.build(sets)
+        row["built"] = True
         first = runner(0)
         first = {k: v.detach().clone() for k, v in first.items()}   # CUDA-graph outputs are overwritten later
         synchronize(session.device)
@@ -168,6 +170,8 @@ def set_up(session: Session, impl: im.Impl, sets: list[Tensors], row: Row) -> tu
             runner(i % len(sets))
         synchronize(session.device)
     row["setup_s"] = time.perf_counter() - start
+    if impl.family == "compile" and graphs_before is not None:
+        row["compiled_graphs"] = im.dynamo_graph_count() - graphs_before   # > 1: graph breaks
     return runner, first
 
 
@@ -178,6 +182,8 @@ def check(session: Session, impl: im.Impl, runner: object, first: Tensors, refer
         poisoned = runner.poisoned_run(0)
         synchronize(session.device)
         errors = merge_errors(errors, accuracy(poisoned, reference))
+    if row["errors"]:                       # checked before: keep the worse of the two checks
+        errors = merge_errors(row["errors"], errors)
     rel, mx, name, hard = worst(errors)
     row.update(errors=errors, rel_err=rel, max_abs_err=mx, worst_output=name)
     if hard:
@@ -209,7 +215,10 @@ def run_impl(session: Session, impl: im.Impl, sets: list[Tensors], reference: Te
         row.update(status="N/A", reason=f"{exc} (compile budget, --compile-timeout)", median_us=None)
     except Exception as exc:  # noqa: BLE001 — report, never crash the run
         first_line = (str(exc).strip().splitlines() or [""])[0][:300]
-        row.update(status="N/A", reason=f"{type(exc).__name__}: {first_line}", median_us=None)
+        # kbc that compiled but then raised (a launch error, a crash) failed; anything else could not run.
+        failed = impl.family == "kbc" and row["built"]
+        row.update(status="FAIL" if failed else "N/A", reason=f"{type(exc).__name__}: {first_line}",
+                   median_us=None)
         if session.args.verbose:
             traceback.print_exc()
         cuda_alive(session)
@@ -324,6 +333,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", type=Path, default=HERE / "results" / "latest.json", help="results file")
     p.add_argument("--png", type=Path, default=HERE / "results" / "speedup.png", help="speedup chart")
     p.add_argument("--max-seconds", type=float, default=20.0, help="time cap per implementation and shape")
+    p.add_argument("--max-sets", type=int, default=64,
+                   help="most input sets to rotate over (1 = no rotation; default 64)")
     p.add_argument("--compile-timeout", type=float, default=600.0,
                    help="budget in seconds for one compile (torch.compile or kbc) and its first calls")
     p.add_argument("--no-compile", action="store_true", help="skip the torch.compile rows")
@@ -335,26 +346,44 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sam-shapes", default=None,
                    help="SAM-HQ shapes as HxWxB,... or 'all' (default: all 16; --quick: 3; cpu: 2 small)")
     p.add_argument("--verbose", action="store_true", help="print tracebacks of N/A rows")
+    p.add_argument("--merge", nargs="+", type=Path, metavar="JSON",
+                   help="run nothing: merge earlier results files into --json / --png and print the table")
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the comparison; print the table last; write JSON and PNG."""
-    args = build_parser().parse_args(argv)
-    if args.device == "cuda" and not torch.cuda.is_available():
-        print("compare.py: CUDA is not available (use --device cpu to test without a GPU)", file=sys.stderr)
-        return 2
-    session = Session(args)
-    doc = run_all(session)
+def finish(doc: dict[str, object], args: argparse.Namespace) -> None:
+    """Write the JSON and the chart; print the reasons and, last, the table."""
     report.write_json(args.json, doc)
+    rows = doc["results"]
     titles = {k: w.title for k, w in WORKLOADS.items()}
-    baselines = {r["workload"]: f"PyTorch {r['impl']}" for r in session.rows if r["baseline"]}
-    png_msg = report.write_png(args.png, doc["summary"], titles, baselines)
-    reasons = report.render_reasons(session.rows)
+    baselines = {r["workload"]: f"PyTorch {r['impl']}" for r in rows if r["baseline"]}
+    env = doc["environment"]
+    subtitle = (f"{env['gpu']['name'] if env['gpu'] else 'CPU (test mode)'}, torch {env['torch']}, "
+                f"kbc {str(env['kbc']['commit'])[:10]}, {env['date']}")
+    png_msg = report.write_png(args.png, doc["summary"], titles, baselines, subtitle)
+    reasons = report.render_reasons(rows)
     print(f"\nresults written to {args.json}; {png_msg}")
     if reasons:
         print("N/A and FAIL reasons:\n" + reasons)
-    print("\n" + report.render_table(session.rows, doc["summary"]))
+    print("\n" + report.render_table(rows, doc["summary"]))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the comparison (or merge earlier runs); print the table last; write JSON and PNG."""
+    args = build_parser().parse_args(argv)
+    if args.merge:
+        try:
+            docs = [json.loads(Path(p).read_text()) for p in args.merge]
+            doc = report.merge_documents(docs, [str(p) for p in args.merge])
+        except (OSError, ValueError, KeyError) as exc:
+            print(f"compare.py --merge: {exc}", file=sys.stderr)
+            return 2
+        finish(doc, args)
+        return 0
+    if args.device == "cuda" and not torch.cuda.is_available():
+        print("compare.py: CUDA is not available (use --device cpu to test without a GPU)", file=sys.stderr)
+        return 2
+    finish(run_all(Session(args)), args)
     return 0
 
 

@@ -93,6 +93,15 @@ def compile_module(module: nn.Module, mode: str) -> nn.Module:
     return torch.compile(module, mode=mode, dynamic=False)
 
 
+def dynamo_graph_count() -> int | None:
+    """How many graphs dynamo has captured so far in this process (None without dynamo)."""
+    try:
+        from torch._dynamo.utils import counters
+    except ImportError:
+        return None
+    return int(counters["stats"]["unique_graphs"])
+
+
 def reset_compiler() -> None:
     """Drop compiled code and CUDA-graph pools between implementations and shapes."""
     if hasattr(torch, "_dynamo"):

@@ -96,6 +96,8 @@ def environment(device: torch.device) -> dict[str, object]:
         "triton": package_version("triton"),
         "cpu_threads": torch.get_num_threads(),
         "precision_flags": precision_flags(),
+        "cudnn_benchmark": torch.backends.cudnn.benchmark,
+        "cudnn_deterministic": torch.backends.cudnn.deterministic,
         "kbc": kbc_commit(),
     }
 
@@ -155,6 +157,25 @@ def mean_of(values: Iterable[float]) -> float:
     return sum(values) / len(values)
 
 
+def merge_documents(docs: list[dict[str, object]], sources: list[str]) -> dict[str, object]:
+    """One document from several runs (e.g. one per workload); a later row replaces an earlier one."""
+    for doc, src in zip(docs, sources):
+        if doc.get("schema") != SCHEMA:
+            raise ValueError(f"{src}: schema {doc.get('schema')!r}, expected {SCHEMA!r}")
+    rows: dict[tuple, Row] = {}
+    for doc in docs:
+        for r in doc["results"]:
+            rows[(r["workload"], r["shape"], r["impl"])] = r
+    results = list(rows.values())
+    speedups(results)
+    last = docs[-1]
+    return {"schema": SCHEMA, "complete": all(d.get("complete") for d in docs), "merged_from": sources,
+            "environment": last["environment"], "environments": [d["environment"] for d in docs],
+            "arguments": [d["arguments"] for d in docs], "thresholds": last["thresholds"],
+            "oracle_consistency": [d["oracle_consistency"] for d in docs], "ceilings": last["ceilings"],
+            "ceilings_per_run": [d["ceilings"] for d in docs], "results": results, "summary": summaries(results)}
+
+
 # ------------------------------------------------------------------ the table
 
 def fmt(value: object, spec: str, none: str = "-") -> str:
@@ -205,7 +226,8 @@ def write_json(path: Path, document: dict[str, object]) -> None:
     tmp.replace(path)
 
 
-def write_png(path: Path, summary: list[Row], titles: dict[str, str], baseline_names: dict[str, str]) -> str:
+def write_png(path: Path, summary: list[Row], titles: dict[str, str], baseline_names: dict[str, str],
+              subtitle: str) -> str:
     """Speedup over PyTorch eager per workload (headline shape, or SAM-HQ's mean) for each implementation."""
     try:
         import matplotlib
@@ -219,23 +241,34 @@ def write_png(path: Path, summary: list[Row], titles: dict[str, str], baseline_n
     fig, axes = plt.subplots(len(workloads), 1, figsize=(9, 2.2 + 2.6 * len(workloads)), squeeze=False)
     for ax, wl in zip(axes[:, 0], workloads):
         items = [s for s in summary if s["workload"] == wl]
-        labels = [s["impl"] for s in items]
-        values = [s["speedup"] or 0.0 for s in items]
-        colors = ["tab:red" if s["family"] == "kbc" else "tab:blue" if s["family"] == "compile" else "tab:gray"
-                  for s in items]
-        ax.barh(range(len(items)), values, color=colors)
-        ax.set_yticks(range(len(items)))
-        ax.set_yticklabels(labels, fontsize=8)
-        ax.invert_yaxis()
-        ax.axvline(1.0, color="black", linewidth=0.8)
-        for y, (s, v) in enumerate(zip(items, values)):
-            text = f"{v:.2f}x" if s["speedup"] else ("N/A" if s["median_us"] is None else s["status"])
-            ax.text(v, y, " " + text, va="center", fontsize=8)
-        label = items[0]["label"]
-        ax.set_title(f"{titles.get(wl, wl)} — {label}", fontsize=10)
-        ax.set_xlabel(f"speedup over {baseline_names.get(wl, 'PyTorch eager')} (higher is better)", fontsize=8)
+        chart_workload(ax, items, titles.get(wl, wl), baseline_names.get(wl, "PyTorch eager"))
+    fig.suptitle(subtitle, fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return f"chart written to {path}"
+
+
+def chart_workload(ax: object, items: list[Row], title: str, baseline: str) -> None:
+    """One horizontal bar chart: speedup per implementation (log scale when the range is wide)."""
+    values = [s["speedup"] for s in items]
+    shown = [v for v in values if v]
+    log = bool(shown) and max(shown) / min(shown) > 20
+    colors = ["tab:red" if s["family"] == "kbc" else "tab:blue" if s["family"] == "compile" else "tab:gray"
+              for s in items]
+    ax.barh(range(len(items)), [v or float("nan") for v in values], color=colors)
+    if log:
+        ax.set_xscale("log")
+    left = min(shown) / 2 if log else 0.0
+    for y, (s, v) in enumerate(zip(items, values)):
+        text = f"{v:.2f}x" if v else ("N/A" if s["median_us"] is None else s["status"])
+        ax.text(v or left, y, " " + text, va="center", fontsize=8)
+    ax.set_yticks(range(len(items)))
+    ax.set_yticklabels([s["impl"] for s in items], fontsize=8)
+    ax.invert_yaxis()
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    if log:
+        ax.set_xlim(left=left)
+    ax.set_title(f"{title} — {items[0]['label']}", fontsize=10)
+    ax.set_xlabel(f"speedup over {baseline} (higher is better{', log scale' if log else ''})", fontsize=8)

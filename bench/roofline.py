@@ -60,17 +60,22 @@ def matmul_tf32(enabled: bool) -> Iterator[None]:
 
 
 def precision_flags() -> dict[str, object]:
-    """The fp32 precision settings PyTorch runs with (recorded in the JSON)."""
-    out: dict[str, object] = {"float32_matmul_precision": torch.get_float32_matmul_precision()}
+    """The fp32 precision settings PyTorch runs with (recorded in the JSON; unreadable ones as errors)."""
     matmul, cudnn = torch.backends.cuda.matmul, torch.backends.cudnn
     if has_attr(matmul, "fp32_precision"):
-        out["cuda.matmul.fp32_precision"] = matmul.fp32_precision
-        conv = getattr(cudnn, "conv", None)
-        if conv is not None and has_attr(conv, "fp32_precision"):
-            out["cudnn.conv.fp32_precision"] = conv.fp32_precision
+        getters = {"fp32_precision": lambda: torch.backends.fp32_precision,
+                   "cuda.matmul.fp32_precision": lambda: matmul.fp32_precision,
+                   "cudnn.conv.fp32_precision": lambda: cudnn.conv.fp32_precision}
     else:
-        out["cuda.matmul.allow_tf32"] = matmul.allow_tf32
-        out["cudnn.allow_tf32"] = cudnn.allow_tf32
+        getters = {"float32_matmul_precision": torch.get_float32_matmul_precision,
+                   "cuda.matmul.allow_tf32": lambda: matmul.allow_tf32,
+                   "cudnn.allow_tf32": lambda: cudnn.allow_tf32}
+    out: dict[str, object] = {}
+    for name, get in getters.items():
+        try:
+            out[name] = get()
+        except Exception as exc:  # noqa: BLE001
+            out[name] = f"unreadable: {type(exc).__name__}"
     return out
 
 

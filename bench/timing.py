@@ -68,6 +68,7 @@ class TimingResult:
     reps: int
     warmup_calls: int
     timer: str
+    capped: bool          # fewer reps than the minimum, because of --max-seconds
 
     def as_dict(self) -> dict[str, object]:
         """JSON-ready fields."""
@@ -151,6 +152,7 @@ def measure(run: Runner, n_sets: int, cfg: TimingConfig, device: torch.device) -
     """Warm up, then time ``reps`` calls rotating over ``n_sets`` input sets."""
     warm_calls, spent, per_call = warm_up(run, n_sets, cfg, device)
     reps = plan_reps(per_call, spent, cfg)
+    minimum = cfg.min_reps if per_call <= cfg.slow_s else cfg.min_reps_slow
     if device.type == "cuda":
         times, timer = time_cuda(run, reps, n_sets, device), "cuda-events"
     else:
@@ -158,7 +160,7 @@ def measure(run: Runner, n_sets: int, cfg: TimingConfig, device: torch.device) -
     ordered = sorted(times)
     return TimingResult(median_us=statistics.median(ordered), p10_us=quantile(ordered, 0.1),
                         p90_us=quantile(ordered, 0.9), min_us=ordered[0], mean_us=statistics.fmean(ordered),
-                        reps=reps, warmup_calls=warm_calls, timer=timer)
+                        reps=reps, warmup_calls=warm_calls, timer=timer, capped=reps < minimum)
 
 
 # ------------------------------------------------------------------ deadlines
