@@ -348,8 +348,11 @@ void cg_signature(kbc_buf *out, kbc_arena *a, const ir_program *p, const cg_name
   kbc_buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%d)\n%s(", block, name);
   for (int i = 0; i < n_tensors; i++) {
     const ir_tensor *t = IR_TENSOR(p, ids[i]);
-    kbc_buf_printf(out, "%s%sfloat *__restrict__ %s", i ? ",\n    " : "", written[t->id] ? "" : "const ",
-                   names->tensor[t->id]);
+    /* Only read-only tensors are __restrict__: a tensor the kernel writes is
+     * read back by other threads of the team after a barrier, and restrict
+     * would let the compiler keep (or hoist) loads across it. */
+    kbc_buf_printf(out, "%s%s%s", i ? ",\n    " : "",
+                   written[t->id] ? "float *" : "const float *__restrict__ ", names->tensor[t->id]);
   }
   for (int i = 0; i < p->vars.len; i++)
     kbc_buf_printf(out, "%sconst long long %s", n_tensors + i ? ",\n    " : "", names->axis[i]);

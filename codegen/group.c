@@ -16,6 +16,7 @@
  *     that would leave none starts a new group.
  * The team size (threads per outer point) grows with the estimated work per
  * outer point. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cg_impl.h"
@@ -134,6 +135,8 @@ int cg_find_contraction(kbc_arena *arena, const ir_stmt *s, cg_contraction *c) {
 }
 
 static int is_gemm(kbc_arena *a, const ir_stmt *s) {
+  const char *off = getenv("KBC_NO_GEMM"); /* debugging: rows schedules only */
+  if (off && *off && strcmp(off, "0")) return 0;
   cg_contraction c;
   if (!cg_find_contraction(a, s, &c)) return 0;
   return product(s, c.m, c.n_m) >= 16 && product(s, c.n, c.n_n) >= 16 && product(s, c.k, c.n_k) >= 8 &&
@@ -258,8 +261,10 @@ static void finish_rows(kbc_arena *a, const builder *b, cg_group *g) {
       if (s->index[i].kind == IR_IDX_FREE) inner *= cg_estimate(s->index[i].extent);
     work += inner / (outer > 0 ? outer : 1) * (1 + red_size(s));
   }
-  int team = 1;
-  while (team < CG_BLOCK && team * 16 < work) team *= 2;
+  int team = 1, max_team = CG_BLOCK;
+  const char *cap = getenv("KBC_MAX_TEAM"); /* debugging: cap the team size */
+  if (cap && atoi(cap) >= 1) max_team = atoi(cap);
+  while (team < CG_BLOCK && team * 2 <= max_team && team * 16 < work) team *= 2;
   g->team = team;
 }
 
@@ -283,7 +288,8 @@ int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, cg_gro
       }
     b.initial_points = outer_points(&b, b.outer_ok);
     int j = i + 1;
-    while (j < n && b.n_outer > 0) {
+    const char *nofuse = getenv("KBC_NO_FUSE"); /* debugging: one statement per kernel */
+    while (j < n && b.n_outer > 0 && !(nofuse && *nofuse && strcmp(nofuse, "0"))) {
       const ir_stmt *next = IR_STMT(p, j);
       if (next->accumulate || is_gemm(a, next) || !try_join(&b, next)) break;
       j++;

@@ -1,12 +1,1045 @@
-/* sched_gemm.c — schedule family (b): tiled contraction (placeholder).
+/* sched_gemm.c — schedule family (b): the tiled contraction (implicit GEMM).
  *
- * Until the tiled implicit-GEMM emitter lands, every GEMM group falls back
- * to the rows family (see cg.c). */
+ * Before: a GEMM group, one plain statement `out[...] = epilogue(sum(K: A * B))`
+ * (cg_find_contraction).  After: one kernel computing it as a batched
+ * matrix product acc[batch][m][n] = sum_k A[batch][m][k] * B[batch][k][n],
+ * where m, n, k and batch are the row-major flattenings (last index
+ * fastest) of the statement's M, N, K and batch indices, followed by the
+ * statement's epilogue per output element.
+ *
+ * Kernel structure:
+ *   - 256 threads per block, one BM x BN output tile at a time (a
+ *     grid-stride loop over tiles: n-tiles fastest, then m-tiles, then
+ *     batch);
+ *   - per k-tile of BK reductions, each thread loads a fixed set of A and
+ *     B elements into registers (zero outside M, N, K) and stores them
+ *     into shared memory, k-major (_As[k][m], _Bs[k][n], rows padded
+ *     against bank conflicts), double buffered: the global loads for tile
+ *     kt+1 are issued before the math on tile kt, one barrier per k-tile;
+ *   - math: FFMA on a TM x TN register tile per thread, read from shared
+ *     memory as 4-wide vectors (fp32), or, with --precision tf32, tensor
+ *     cores (mma.sync m16n8k8 TF32, operands rounded with cvt.rna when
+ *     stored to shared memory) on a warp tile per warp;
+ *   - epilogue: the statement's rhs with the main sum replaced by the
+ *     accumulator (cg_emit.known), guarded against partial tiles.
+ * Index decoding: the M / N coordinates a thread loads are fixed per tile
+ * and decoded once per tile; its K coordinates are decoded once per tile
+ * and then advanced by BK per k-tile with carries, so the K loop has no
+ * division.  An operand that is one plain load whose flat offset splits
+ * into a part without K indices plus a part with only K indices (checked
+ * symbolically) is addressed as row offset + k offset; any other operand
+ * (where(), products, padded loads, ...) is evaluated with cg_expr on the
+ * decoded indices.  Whether consecutive threads load along k or along
+ * m / n is chosen per operand from its loads' unit strides.
+ * Tile shapes come from a small cost model over the estimated extents
+ * (constant extents exactly, so N = 24 gets a 24-wide tile).
+ * Shapes with few tiles and a long reduction (matrix-vector like) go to
+ * the rows family with a team per output element instead. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "cg_impl.h"
 
-int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
-  (void)C;
-  (void)g;
-  (void)k;
+enum { GEMM_THREADS = 256, GEMM_MAX_SLOTS = 64, GEMM_SMEM_STATIC = 48 * 1024 };
+
+typedef struct {
+  int mma;        /* TF32 tensor cores instead of FFMA */
+  int bm, bn, bk; /* block tile */
+  int sa, sb;       /* shared-memory row widths of _As / _Bs before padding */
+  int pad_a, pad_b; /* their row padding, floats */
+  /* FFMA: thread tile tm x tn; thread grid tx (along n) x ty (along m);
+   * vm / vn = 4: the tile's rows / columns in 4-wide chunks interleaved
+   * across the threads; else (= tm / tn) contiguous per thread */
+  int tm, tn, tx, ty, vm, vn;
+  /* MMA: warp grid wm x wn, each warp mi m16 tiles x ni n8 tiles */
+  int wm, wn, mi, ni;
+} gemm_cfg;
+
+/* One operand (A or B) of the product. */
+typedef struct {
+  char tag;            /* 'a' or 'b': prefix of its C names */
+  const ir_expr *e;
+  int n_x;             /* its free indices (M for A, N for B) */
+  const int *x;
+  int bx;              /* tile extent along x */
+  const char *X, *x0;  /* C names of the x extent and the tile origin */
+  int kmajor;          /* consecutive threads load consecutive k */
+  int fast;            /* single plain load addressed as row offset + k offset */
+  int table;           /* k offsets / digits from the shared k table */
+  sym *row_off, *k_off;
+  int slots;           /* loads per thread per k-tile */
+  int partial;         /* the last slot is not used by every thread */
+  int n_rows;          /* distinct x coordinates (row slots) per thread */
+  const char *row_expr[GEMM_MAX_SLOTS]; /* local x of each row slot */
+  int row_of[GEMM_MAX_SLOTS], kslot_of[GEMM_MAX_SLOTS];
+  const char *xl[GEMM_MAX_SLOTS], *kl[GEMM_MAX_SLOTS]; /* local x / k of each load slot */
+} gemm_operand;
+
+typedef struct {
+  cg_ctx *C;
+  cg_emit E;
+  const ir_stmt *s;
+  cg_contraction c;
+  gemm_cfg f;
+  gemm_operand op[2];
+  const char **names; /* the statement's index names (E.idx points to a copy) */
+  const char **bind;  /* E.idx: rebound per load / epilogue */
+  int n_kslots;
+  int builder;        /* the k slot (k = base + _tid % BK) that writes the k tables, or -1 */
+  int table_digits;   /* a generic operand reads k digits from the table */
+  /* Epilogue through shared memory (outputs contiguous along m): passes
+   * over groups of nc tile columns, _Cs[bm][nc + 1]. */
+  int staged, passes, nc;
+  const char *kslot_expr[2 * GEMM_MAX_SLOTS];
+} gemm;
+
+/* ---- analysis ------------------------------------------------------------ */
+
+static sym *extent_product(kbc_arena *a, const ir_stmt *s, const int *ids, int n) {
+  sym *p = sym_const(a, 1);
+  for (int i = 0; i < n; i++) p = sym_mul(a, p, s->index[ids[i]].extent);
+  return p;
+}
+
+/* An extent for choosing tiles: constants exactly, var-dependent extents
+ * with every var axis at 256 (a shape big enough to need tiles; the
+ * real binding is unknown). */
+static double tile_estimate(const sym *x) {
+  static int64_t axes[4096];
+  if (!axes[0])
+    for (int i = 0; i < 4096; i++) axes[i] = 256;
+  int64_t v;
+  if (!x || !sym_eval(x, axes, NULL, &v)) return 1e18;
+  return (double)v;
+}
+
+static sym *flat_offset(kbc_arena *a, const ir_tensor *t, sym *const *idx) {
+  if (t->rank == 0) return sym_const(a, 0);
+  sym *off = idx[0];
+  for (int d = 1; d < t->rank; d++) off = sym_add(a, sym_mul(a, off, t->shape[d]), idx[d]);
+  return off;
+}
+
+/* Unit-stride runs of the loads in e along index kid and index xid:
+ * *run_k (*run_x) grows by the estimated extent of kid (xid) for each load
+ * whose flat offset steps by +-1 with it. */
+static void stride_runs(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int kid, int xid, double *run_k,
+                        double *run_x) {
+  if (e->op == IR_OP_LOAD) {
+    sym *off = flat_offset(a, e->u.load.tensor, e->u.load.idx);
+    static int64_t axes[4096];
+    if (!axes[0])
+      for (int i = 0; i < 4096; i++) axes[i] = CG_EST_VAR;
+    int64_t *idx = KBC_NEW_ARRAY(a, int64_t, s->n_index + 1);
+    int64_t base, vk, vx;
+    if (off && sym_eval(off, axes, idx, &base)) {
+      idx[kid] = 1;
+      if (sym_eval(off, axes, idx, &vk) && (vk - base == 1 || vk - base == -1))
+        *run_k += cg_estimate(s->index[kid].extent);
+      idx[kid] = 0;
+      idx[xid] = 1;
+      if (sym_eval(off, axes, idx, &vx) && (vx - base == 1 || vx - base == -1))
+        *run_x += cg_estimate(s->index[xid].extent);
+    }
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) stride_runs(a, s, e->arg[i], kid, xid, run_k, run_x);
+}
+
+/* Whether e is one plain load whose flat offset is (terms without K
+ * indices) + (terms with only K indices); if so, the two parts. */
+static int split_offset(kbc_arena *a, const ir_stmt *s, const cg_contraction *c, const ir_expr *e, sym **row,
+                        sym **kpart) {
+  if (e->op != IR_OP_LOAD || e->u.load.padded) return 0;
+  sym *off = flat_offset(a, e->u.load.tensor, e->u.load.idx);
+  if (!off) return 0;
+  sym *zero = sym_const(a, 0);
+  unsigned char *is_k = KBC_NEW_ARRAY(a, unsigned char, s->n_index + 1);
+  for (int i = 0; i < c->n_k; i++) is_k[c->k[i]] = 1;
+  sym *r = off, *q = off;
+  for (int id = 0; id < s->n_index; id++) {
+    if (is_k[id]) r = sym_subst_index(a, r, id, zero);
+    else q = sym_subst_index(a, q, id, zero);
+  }
+  sym *z = r; /* the offset at every index 0 */
+  for (int id = 0; id < s->n_index; id++) z = sym_subst_index(a, z, id, zero);
+  sym *kq = sym_sub(a, q, z);
+  if (!r || !kq || !sym_equal(off, sym_add(a, r, kq))) return 0;
+  *row = r;
+  *kpart = kq;
+  return 1;
+}
+
+/* ---- tile shapes --------------------------------------------------------- */
+
+static double util(double x, int b) {
+  double tiles = ceil(x / b);
+  return tiles > 0 ? x / (tiles * b) : 1;
+}
+
+typedef struct {
+  double m, n, k, batch; /* tile estimates */
+} gemm_shape;
+
+static double score(const cg_target *t, const gemm_shape *sh, const gemm_cfg *f) {
+  double inner;
+  if (f->mma) {
+    /* shared-memory words per warp per k8 step vs mma count */
+    double r = (double)(f->mi * f->ni) / (4.0 * f->mi + 2.0 * f->ni);
+    inner = fmin(1.0, 0.5 + 0.75 * r);
+  } else {
+    double r = (double)(f->tm * f->tn) / (f->tm + f->tn);
+    inner = fmin(1.0, 0.5 + r / 8.0);
+    if ((f->tm > 4 && f->tm % 4) || (f->tn > 4 && f->tn % 4)) inner *= 0.9; /* reads of padded chunks */
+  }
+  double tiles = ceil(sh->m / f->bm) * ceil(sh->n / f->bn) * sh->batch;
+  int acc = f->mma ? f->mi * f->ni * 4 : f->tm * f->tn;
+  double slots = (double)t->sm_count * (acc >= 48 ? 1 : 2);
+  double par = fmin(1.0, tiles / slots);
+  return util(sh->m, f->bm) * util(sh->n, f->bn) * util(sh->k, f->bk) * inner * par;
+}
+
+static int smem_bytes(const gemm_cfg *f) { return 2 * f->bk * (f->sa + f->pad_a + f->sb + f->pad_b) * 4; }
+
+/* Row padding: FFMA reads rows as float4 (a multiple of 4) and its k-major
+ * stores want rows = 4 mod 32 banks; mma fragment reads (rows k + t4,
+ * columns g) are conflict-free when rows = 8 mod 32 banks. */
+static int pad_for(int mma, int bx) { return mma ? ((8 - bx) % 32 + 32) % 32 : ((4 - bx) % 32 + 32) % 32; }
+
+static int choose_bk(const gemm_shape *sh, gemm_cfg *f) {
+  /* BK 16 when the staging registers stay few and K is not tiny. */
+  f->bk = 8;
+  if (sh->k >= 64 && (f->bm + f->bn) * 16 / GEMM_THREADS <= 24) {
+    f->bk = 16;
+    if (smem_bytes(f) > GEMM_SMEM_STATIC || util(sh->k, 16) < util(sh->k, 8)) f->bk = 8;
+  }
+  return smem_bytes(f) <= GEMM_SMEM_STATIC;
+}
+
+static int choose_cfg(const cg_target *t, const gemm_shape *sh, int mma, gemm_cfg *best) {
+  double best_score = -1;
+  if (!mma) {
+    static const int txs[] = {4, 8, 16, 32, 64};
+    static const int ts[] = {1, 2, 3, 4, 6, 8};
+    for (int a = 0; a < 5; a++)
+      for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) {
+          gemm_cfg f = {.tx = txs[a], .ty = GEMM_THREADS / txs[a], .tm = ts[i], .tn = ts[j]};
+          f.bm = f.ty * f.tm;
+          f.bn = f.tx * f.tn;
+          /* thread tiles of 4k values: 4-wide chunks interleaved across the
+           * threads; others: each thread's values contiguous, padded to a
+           * multiple of 4 so that they are read as float4 too */
+          f.sa = f.tm % 4 ? f.ty * ((f.tm + 3) / 4 * 4) : f.bm;
+          f.sb = f.tn % 4 ? f.tx * ((f.tn + 3) / 4 * 4) : f.bn;
+          f.pad_a = pad_for(0, f.sa);
+          f.pad_b = pad_for(0, f.sb);
+          if (f.tm * f.tn < 8 || f.bm > 256 || f.bn > 256) continue;
+          f.vm = f.tm % 4 ? f.tm : 4;
+          f.vn = f.tn % 4 ? f.tn : 4;
+          if (!choose_bk(sh, &f)) continue;
+          /* ties: square tiles, then fewer threads along n */
+          double sc = score(t, sh, &f) * (1.0 - 0.01 * fabs(log2((double)f.bm / f.bn)));
+          if (sc > best_score + 1e-9) {
+            best_score = sc;
+            *best = f;
+          }
+        }
+  } else {
+    static const int wms[] = {1, 2, 4, 8};
+    static const int mis[] = {1, 2, 4};
+    static const int nis[] = {1, 2, 3, 4, 8};
+    for (int a = 0; a < 4; a++)
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 5; j++) {
+          gemm_cfg f = {.mma = 1, .wm = wms[a], .wn = 8 / wms[a], .mi = mis[i], .ni = nis[j]};
+          f.bm = f.wm * f.mi * 16;
+          f.bn = f.wn * f.ni * 8;
+          f.sa = f.bm;
+          f.sb = f.bn;
+          f.pad_a = pad_for(1, f.bm);
+          f.pad_b = pad_for(1, f.bn);
+          if (f.mi * f.ni > 16 || f.bm > 256 || f.bn > 256) continue;
+          f.bk = 16;
+          if (smem_bytes(&f) > GEMM_SMEM_STATIC) continue;
+          /* ties: square tiles, then fewer threads along n */
+          double sc = score(t, sh, &f) * (1.0 - 0.01 * fabs(log2((double)f.bm / f.bn)));
+          if (sc > best_score + 1e-9) {
+            best_score = sc;
+            *best = f;
+          }
+        }
+  }
+  return best_score > 0;
+}
+
+/* ---- emission helpers ---------------------------------------------------- */
+
+#define L(...) cg_line(&G->E, __VA_ARGS__)
+#define P(...) kbc_arena_printf(G->C->a, __VA_ARGS__)
+
+static const char *ext_c(gemm *G, int id) { return cg_sym(&G->E, G->s->index[id].extent); }
+
+static const char *join_names(gemm *G, const int *ids, int n) {
+  if (n == 0) return "-";
+  const char *r = G->names[ids[0]];
+  for (int i = 1; i < n; i++) r = P("%s*%s", r, G->names[ids[i]]);
+  return r;
+}
+
+/* Assigns the row-major digits of `flat` over ids to the C lvalues
+ * dst[i] (already declared), last index fastest. */
+static void emit_decode(gemm *G, const char *flat, const int *ids, int n, const char *const *dst) {
+  if (n == 1) {
+    L("%s = %s;", dst[0], flat);
+    return;
+  }
+  L("{");
+  G->E.indent++;
+  L("long long _q = %s;", flat);
+  for (int i = n - 1; i > 0; i--) {
+    const char *e = ext_c(G, ids[i]);
+    L("%s = _q %% %s;", dst[i], e);
+    L("_q /= %s;", e);
+  }
+  L("%s = _q;", dst[0]);
+  G->E.indent--;
+  L("}");
+}
+
+/* The C name of digit `id` of k slot ks. */
+static const char *kdigit(gemm *G, int ks, int id) {
+  if (G->c.n_k == 1) return P("_k%d", ks);
+  return P("_k%d_%s", ks, G->names[id]);
+}
+
+static const char *rowdigit(gemm *G, const gemm_operand *o, int r, int id) {
+  if (o->n_x == 1) return P("_%cr%d", o->tag, r);
+  return P("_%cr%d_%s", o->tag, r, G->names[id]);
+}
+
+static int kslot(gemm *G, const char *expr) {
+  for (int i = 0; i < G->n_kslots; i++)
+    if (!strcmp(G->kslot_expr[i], expr)) return i;
+  G->kslot_expr[G->n_kslots] = expr;
+  return G->n_kslots++;
+}
+
+/* Which element of the tile each load slot of o covers.  An operand
+ * whose slots have several k coordinates per thread and K several indices
+ * reads its k offsets (fast path) or k digits (generic) from a per-k-tile
+ * table in shared memory instead of decoding them itself. */
+static void plan_loads(gemm *G, gemm_operand *o) {
+  int T = GEMM_THREADS, bk = G->f.bk, bx = o->bx, total = bx * bk;
+  o->slots = (total + T - 1) / T;
+  o->partial = total % T != 0;
+  o->n_rows = 0;
+  const char *kls[GEMM_MAX_SLOTS];
+  int n_kls = 0;
+  /* k-major: at most 4 rows per thread (each costs a 64-bit offset and a
+   * flag for the whole K loop), so each thread takes kp consecutive k */
+  int kp = 1;
+  while (o->kmajor && !o->partial && o->slots / kp > 4 && kp < 4 && o->slots % (2 * kp) == 0 && bk % (2 * kp) == 0)
+    kp *= 2;
+  for (int j = 0; j < o->slots; j++) {
+    const char *e = j ? P("(_tid + %d)", j * T) : "_tid";
+    const char *xl, *kl;
+    if (o->kmajor && kp > 1) {
+      /* kp consecutive k of each of slots / kp rows */
+      int tr = bk / kp, r = j / kp, q = j % kp;
+      kl = q ? P("_tid %% %d * %d + %d", tr, kp, q) : P("_tid %% %d * %d", tr, kp);
+      xl = r ? P("_tid / %d + %d", tr, r * T / tr) : P("_tid / %d", tr);
+    } else if (o->kmajor) {
+      kl = T % bk == 0 ? P("_tid %% %d", bk) : P("%s %% %d", e, bk);
+      xl = T % bk == 0 ? (j ? P("_tid / %d + %d", bk, j * T / bk) : P("_tid / %d", bk)) : P("%s / %d", e, bk);
+    } else if (T == bx) {
+      xl = "_tid";
+      kl = P("%d", j);
+    } else {
+      xl = T % bx == 0 ? P("_tid %% %d", bx) : P("%s %% %d", e, bx);
+      kl = T % bx == 0 ? (j ? P("_tid / %d + %d", bx, j * T / bx) : P("_tid / %d", bx)) : P("%s / %d", e, bx);
+    }
+    o->xl[j] = xl;
+    o->kl[j] = kl;
+    int r;
+    for (r = 0; r < o->n_rows; r++)
+      if (!strcmp(o->row_expr[r], xl)) break;
+    if (r == o->n_rows) o->row_expr[o->n_rows++] = xl;
+    o->row_of[j] = r;
+    int q;
+    for (q = 0; q < n_kls; q++)
+      if (!strcmp(kls[q], kl)) break;
+    if (q == n_kls) kls[n_kls++] = kl;
+  }
+  o->table = G->c.n_k > 1 && n_kls > 1;
+  if (o->table) {
+    G->table_digits |= !o->fast;
+    G->builder = kslot(G, P("_tid %% %d", bk));
+  }
+  for (int j = 0; j < o->slots; j++) o->kslot_of[j] = o->table ? -1 : kslot(G, o->kl[j]);
+}
+
+/* Row slots: global x coordinate, in-range flag, decoded indices, and
+ * (fast path) the row part of the offset. */
+static void emit_rows(gemm *G, gemm_operand *o) {
+  L("// %c rows this thread loads (%s = %s + local row), decoded once per tile", o->tag == 'a' ? 'A' : 'B',
+    join_names(G, o->x, o->n_x), o->x0);
+  for (int r = 0; r < o->n_rows; r++) {
+    const char *row = P("_%cr%d", o->tag, r);
+    L("const long long %s = %s + %s;", row, o->x0, o->row_expr[r]);
+    L("const bool %sok = %s < %s;", row, row, o->X);
+    if (o->n_x > 1) {
+      const char *decl = NULL;
+      const char **dst = KBC_NEW_ARRAY(G->C->a, const char *, o->n_x);
+      for (int i = 0; i < o->n_x; i++) {
+        dst[i] = rowdigit(G, o, r, o->x[i]);
+        decl = decl ? P("%s, %s", decl, dst[i]) : dst[i];
+      }
+      L("long long %s;", decl);
+      emit_decode(G, row, o->x, o->n_x, dst);
+    }
+    if (o->fast) {
+      for (int i = 0; i < o->n_x; i++) G->bind[o->x[i]] = rowdigit(G, o, r, o->x[i]);
+      L("const long long _%co%d = %s;", o->tag, r, cg_sym(&G->E, o->row_off));
+    }
+  }
+}
+
+static int uses_kslot(const gemm_operand *o, int ks) {
+  for (int j = 0; j < o->slots; j++)
+    if (o->kslot_of[j] == ks) return 1;
   return 0;
+}
+
+static void bind_k(gemm *G, int ks) {
+  for (int i = 0; i < G->c.n_k; i++) G->bind[G->c.k[i]] = kdigit(G, ks, G->c.k[i]);
+}
+
+/* Loads k-tile (flat base _kb) of both operands into the staging
+ * registers; tables from shared buffer tbuf. */
+static void emit_loads(gemm *G, const char *tbuf) {
+  for (int w = 0; w < 2; w++) {
+    gemm_operand *o = &G->op[w];
+    if (!o->fast || o->table) continue;
+    for (int ks = 0; ks < G->n_kslots; ks++) {
+      if (!uses_kslot(o, ks)) continue;
+      bind_k(G, ks);
+      L("const long long _%cq%d = %s;", o->tag, ks, cg_sym(&G->E, o->k_off));
+    }
+  }
+  for (int w = 0; w < 2; w++) {
+    gemm_operand *o = &G->op[w];
+    const ir_tensor *t = o->fast ? o->e->u.load.tensor : NULL;
+    for (int j = 0; j < o->slots; j++) {
+      int r = o->row_of[j], ks = o->kslot_of[j];
+      const char *cond = o->table ? P("_%cr%dok && _kb + %s < _K", o->tag, r, o->kl[j])
+                                  : P("_%cr%dok && _k%d < _K", o->tag, r, ks);
+      if (o->partial && j == o->slots - 1)
+        cond = P("%s && _tid < %d", cond, o->bx * G->f.bk - j * GEMM_THREADS);
+      if (o->fast) {
+        const char *koff = o->table ? P("_%cqt[%s][%s]", o->tag, tbuf, o->kl[j]) : P("_%cq%d", o->tag, ks);
+        L("_%cv[%d] = %s ? %s[_%co%d + %s] : 0.0f;", o->tag, j, cond, G->C->names->tensor[t->id], o->tag, r, koff);
+        continue;
+      }
+      for (int i = 0; i < o->n_x; i++) G->bind[o->x[i]] = rowdigit(G, o, r, o->x[i]);
+      if (o->table)
+        for (int i = 0; i < G->c.n_k; i++) G->bind[G->c.k[i]] = P("_kd[%s][%d][%s]", tbuf, i, o->kl[j]);
+      else
+        bind_k(G, ks);
+      L("_%cv[%d] = 0.0f;", o->tag, j);
+      L("if (%s) {", cond);
+      G->E.indent++;
+      const char *v = cg_expr(&G->E, o->e);
+      if (o->e->type != IR_TY_FLOAT) v = P("(float)(%s)", v);
+      L("_%cv[%d] = %s;", o->tag, j, v);
+      G->E.indent--;
+      L("}");
+    }
+  }
+}
+
+/* The k tables for the k-tile that the builder slot is at, into buffer buf. */
+static void emit_table_write(gemm *G, const char *buf) {
+  if (G->builder < 0) return;
+  L("if (_tid < %d) { // k table: digits / offsets of this k-tile's k = base + _tid", G->f.bk);
+  G->E.indent++;
+  bind_k(G, G->builder);
+  if (G->table_digits)
+    for (int i = 0; i < G->c.n_k; i++) L("_kd[%s][%d][_tid] = %s;", buf, i, kdigit(G, G->builder, G->c.k[i]));
+  for (int w = 0; w < 2; w++) {
+    gemm_operand *o = &G->op[w];
+    if (o->table && o->fast) L("_%cqt[%s][_tid] = %s;", o->tag, buf, cg_sym(&G->E, o->k_off));
+  }
+  G->E.indent--;
+  L("}");
+}
+
+/* Stores the staging registers into shared-memory buffer buf. */
+static void emit_stores(gemm *G, const char *buf) {
+  for (int w = 0; w < 2; w++) {
+    gemm_operand *o = &G->op[w];
+    for (int j = 0; j < o->slots; j++) {
+      const char *v = G->f.mma ? P("kbc_tf32(_%cv[%d])", o->tag, j) : P("_%cv[%d]", o->tag, j);
+      int tt = o->tag == 'a' ? G->f.tm : G->f.tn;
+      const char *col = o->xl[j];
+      if (!G->f.mma && tt % 4) col = P("(%s) / %d * %d + (%s) %% %d", col, tt, (tt + 3) / 4 * 4, col, tt);
+      const char *st = P("_%cs[%s][%s][%s] = %s;", o->tag == 'a' ? 'A' : 'B', buf, o->kl[j], col, v);
+      if (o->partial && j == o->slots - 1)
+        L("if (_tid < %d) %s", o->bx * G->f.bk - j * GEMM_THREADS, st);
+      else
+        L("%s", st);
+    }
+  }
+}
+
+/* Advances every k slot by BK: the flat coordinate, and the digits by the
+ * digits of BK in the same mixed radix (_kinc_*, computed once), each digit
+ * with at most one carry (a digit < extent plus an increment < extent plus
+ * a carry stays below twice the extent). */
+static void emit_k_advance(gemm *G) {
+  const cg_contraction *c = &G->c;
+  for (int ks = 0; ks < G->n_kslots; ks++) {
+    L("_k%d += %d;", ks, G->f.bk);
+    if (c->n_k == 1) continue;
+    for (int i = c->n_k - 1; i > 0; i--) {
+      const char *d = kdigit(G, ks, c->k[i]), *e = ext_c(G, c->k[i]);
+      L("%s += _kinc_%s;", d, G->names[c->k[i]]);
+      L("if (%s >= %s) { %s -= %s; ++%s; }", d, e, d, e, kdigit(G, ks, c->k[i - 1]));
+    }
+    L("%s += _kinc_%s;", kdigit(G, ks, c->k[0]), G->names[c->k[0]]);
+  }
+}
+
+/* The digits of BK in the mixed radix of the K indices. */
+static void emit_k_increments(gemm *G) {
+  const cg_contraction *c = &G->c;
+  if (c->n_k == 1) return;
+  const char *decl = NULL;
+  const char **dst = KBC_NEW_ARRAY(G->C->a, const char *, c->n_k);
+  for (int i = 0; i < c->n_k; i++) {
+    dst[i] = P("_kinc_%s", G->names[c->k[i]]);
+    decl = decl ? P("%s, %s", decl, dst[i]) : dst[i];
+  }
+  L("long long %s; // %d as digits of (%s)", decl, G->f.bk, join_names(G, c->k, c->n_k));
+  emit_decode(G, P("%dLL", G->f.bk), c->k, c->n_k, dst);
+}
+
+static void emit_k_init(gemm *G) {
+  const cg_contraction *c = &G->c;
+  for (int ks = 0; ks < G->n_kslots; ks++) {
+    L("long long _k%d = %s;", ks, G->kslot_expr[ks]);
+    if (c->n_k == 1) continue;
+    const char *decl = NULL;
+    const char **dst = KBC_NEW_ARRAY(G->C->a, const char *, c->n_k);
+    for (int i = 0; i < c->n_k; i++) {
+      dst[i] = kdigit(G, ks, c->k[i]);
+      decl = decl ? P("%s, %s", decl, dst[i]) : dst[i];
+    }
+    L("long long %s;", decl);
+    emit_decode(G, P("_k%d", ks), c->k, c->n_k, dst);
+  }
+}
+
+/* The math on shared-memory buffer _cur. */
+static void emit_math(gemm *G) {
+  const gemm_cfg *f = &G->f;
+  if (!f->mma) {
+    int rm = f->tm / f->vm, rn = f->tn / f->vn;
+    L("#pragma unroll");
+    L("for (int _kk = 0; _kk < %d; ++_kk) {", f->bk);
+    G->E.indent++;
+    L("float _fa[%d], _fb[%d];", f->tm, f->tn);
+    for (int w = 0; w < 2; w++) {
+      char T = w ? 'B' : 'A', v = w ? 'b' : 'a';
+      int vec = w ? f->vn : f->vm, reps = w ? rn : rm, bx = w ? f->bn : f->bm, tt = w ? f->tn : f->tm;
+      const char *tid = w ? "_tx" : "_ty";
+      if (vec == 4) {
+        for (int r = 0; r < reps; r++) {
+          L("{");
+          L("  const float4 _v = *(const float4 *)&_%cs[_cur][_kk][%s * 4 + %d];", T, tid, r * bx / reps);
+          L("  _f%c[%d] = _v.x; _f%c[%d] = _v.y; _f%c[%d] = _v.z; _f%c[%d] = _v.w;", v, 4 * r, v, 4 * r + 1, v,
+            4 * r + 2, v, 4 * r + 3);
+          L("}");
+        }
+      } else {
+        /* this thread's tt values, contiguous in a chunk padded to 4k */
+        static const char comp[] = "xyzw";
+        int cw = (tt + 3) / 4 * 4;
+        for (int r = 0; r < cw / 4; r++) {
+          L("{");
+          L("  const float4 _v = *(const float4 *)&_%cs[_cur][_kk][%s * %d + %d];", T, tid, cw, 4 * r);
+          const char *as = "";
+          for (int q = 0; q < 4 && 4 * r + q < tt; q++) as = P("%s%s_f%c[%d] = _v.%c;", as, q ? " " : "", v, 4 * r + q, comp[q]);
+          L("  %s", as);
+          L("}");
+        }
+      }
+    }
+    L("#pragma unroll");
+    L("for (int _i = 0; _i < %d; ++_i)", f->tm);
+    L("  #pragma unroll");
+    L("  for (int _j = 0; _j < %d; ++_j) _acc[_i][_j] = fmaf(_fa[_i], _fb[_j], _acc[_i][_j]);", f->tn);
+    G->E.indent--;
+    L("}");
+  } else {
+    L("#pragma unroll");
+    L("for (int _kk = 0; _kk < %d; _kk += 8) {", f->bk);
+    G->E.indent++;
+    L("unsigned _fa[%d][4], _fb[%d][2];", f->mi, f->ni);
+    L("#pragma unroll");
+    L("for (int _i = 0; _i < %d; ++_i) {", f->mi);
+    L("  const int _r = _wm0 + _i * 16 + _g;");
+    L("  _fa[_i][0] = __float_as_uint(_As[_cur][_kk + _t4][_r]);");
+    L("  _fa[_i][1] = __float_as_uint(_As[_cur][_kk + _t4][_r + 8]);");
+    L("  _fa[_i][2] = __float_as_uint(_As[_cur][_kk + _t4 + 4][_r]);");
+    L("  _fa[_i][3] = __float_as_uint(_As[_cur][_kk + _t4 + 4][_r + 8]);");
+    L("}");
+    L("#pragma unroll");
+    L("for (int _j = 0; _j < %d; ++_j) {", f->ni);
+    L("  const int _c = _wn0 + _j * 8 + _g;");
+    L("  _fb[_j][0] = __float_as_uint(_Bs[_cur][_kk + _t4][_c]);");
+    L("  _fb[_j][1] = __float_as_uint(_Bs[_cur][_kk + _t4 + 4][_c]);");
+    L("}");
+    L("#pragma unroll");
+    L("for (int _i = 0; _i < %d; ++_i)", f->mi);
+    L("  #pragma unroll");
+    L("  for (int _j = 0; _j < %d; ++_j) kbc_mma_tf32(_acc[_i][_j], _fa[_i], _fb[_j]);", f->ni);
+    G->E.indent--;
+    L("}");
+  }
+}
+
+/* The epilogue through shared memory: per group of columns, the threads
+ * write their accumulators to _Cs, then each thread takes one row
+ * (m = _m0 + _tid % BM, decoded once) and strides over the group's columns,
+ * so that a warp stores 32 consecutive m. */
+static void emit_epilogue_staged(gemm *G) {
+  const gemm_cfg *f = &G->f;
+  const ir_stmt *s = G->s;
+  const cg_contraction *c = &G->c;
+  int T = GEMM_THREADS;
+  for (int id = 0; id < s->n_index; id++) G->bind[id] = G->names[id];
+  L("// epilogue through shared memory (the output is contiguous along m): each thread takes row");
+  L("// _m0 + _tid %% %d and strides over %d column%s at a time", f->bm, G->nc, G->nc == 1 ? "" : "s");
+  L("const int _ml = _tid %% %d;", f->bm);
+  L("const long long _m = _m0 + _ml;");
+  L("const bool _mok = _m < _M;");
+  const char *decl = NULL;
+  const char **mdst = KBC_NEW_ARRAY(G->C->a, const char *, c->n_m);
+  for (int i = 0; i < c->n_m; i++) {
+    mdst[i] = G->names[c->m[i]];
+    decl = decl ? P("%s, %s", decl, mdst[i]) : mdst[i];
+  }
+  L("long long %s;", decl);
+  emit_decode(G, "_m", c->m, c->n_m, mdst);
+  for (int p = 0; p < G->passes; p++) {
+    int j0, j1;
+    const char *row, *cidx, *col;
+    if (!f->mma) {
+      int rn = f->tn / f->vn;
+      row = f->vm == 4 ? P("(_i / 4) * %d + _ty * 4 + _i %% 4", f->bm / (f->tm / 4)) : P("_ty * %d + _i", f->tm);
+      if (f->vn == 4) {
+        j0 = 4 * p, j1 = 4 * p + 4;
+        cidx = "_tx * 4 + _j % 4";
+        col = P("%d + _c", p * (f->bn / rn));
+      } else {
+        int q = f->tn / G->passes;
+        j0 = p * q, j1 = (p + 1) * q;
+        cidx = p ? P("_tx * %d + _j - %d", q, j0) : P("_tx * %d + _j", q);
+        col = G->passes == 1 ? "_c" : P("(_c / %d) * %d + %d + _c %% %d", q, f->tn, j0, q);
+      }
+    } else if (G->passes == 1) {
+      j0 = 0, j1 = 2 * f->ni;
+      row = "_wm0 + (_i / 2) * 16 + (_i % 2) * 8 + _g";
+      cidx = "_wn0 + (_j / 2) * 8 + _t4 * 2 + _j % 2";
+      col = "_c";
+    } else {
+      j0 = 2 * p, j1 = 2 * p + 2;
+      row = "_wm0 + (_i / 2) * 16 + (_i % 2) * 8 + _g";
+      cidx = P("(_warp %% %d) * 8 + _t4 * 2 + _j %% 2", f->wn);
+      col = P("(_c / 8) * %d + %d + _c %% 8", f->ni * 8, p * 8);
+    }
+    L("// %s", G->passes == 1 ? "all columns of the tile" : P("column group %d of %d", p, G->passes));
+    L("#pragma unroll");
+    L("for (int _i = 0; _i < %d; ++_i)", f->mma ? f->mi * 2 : f->tm);
+    L("  #pragma unroll");
+    L("  for (int _j = %d; _j < %d; ++_j) _Cs[%s][%s] = %s;", j0, j1, row, cidx,
+      f->mma ? "_acc[_i / 2][_j / 2][(_i % 2) * 2 + _j % 2]" : "_acc[_i][_j]");
+    L("__syncthreads();");
+    L("for (int _c = _tid / %d; _c < %d; _c += %d) {", f->bm, G->nc, T / f->bm);
+    G->E.indent++;
+    L("const long long _n = _n0 + %s;", col);
+    L("if (!_mok || _n >= _N) continue;");
+    const char *ndecl = NULL;
+    const char **ndst = KBC_NEW_ARRAY(G->C->a, const char *, c->n_n);
+    for (int i = 0; i < c->n_n; i++) {
+      ndst[i] = G->names[c->n[i]];
+      ndecl = ndecl ? P("%s, %s", ndecl, ndst[i]) : ndst[i];
+    }
+    L("long long %s;", ndecl);
+    emit_decode(G, "_n", c->n, c->n_n, ndst);
+    G->E.known = c->reduce;
+    G->E.known_value = "_Cs[_ml][_c]";
+    const char *v = cg_expr(&G->E, s->rhs);
+    if (s->rhs->type != IR_TY_FLOAT) v = P("(float)(%s)", v);
+    L("%s[%s] = %s;", G->C->names->tensor[s->out->id], cg_offset(&G->E, s->out, s->lhs), v);
+    G->E.known = NULL;
+    G->E.indent--;
+    L("}");
+    L("__syncthreads();");
+  }
+}
+
+/* Per output element of the thread: decode, epilogue, store. */
+static void emit_epilogue(gemm *G) {
+  if (G->staged) {
+    emit_epilogue_staged(G);
+    return;
+  }
+  const gemm_cfg *f = &G->f;
+  const ir_stmt *s = G->s;
+  const cg_contraction *c = &G->c;
+  int R, Cn;
+  const char *row, *col, *acc;
+  if (!f->mma) {
+    R = f->tm;
+    Cn = f->tn;
+    row = f->vm == 4 ? P("(_i / 4) * %d + _ty * 4 + _i %% 4", f->bm / (f->tm / 4)) : P("_ty * %d + _i", f->tm);
+    col = f->vn == 4 ? P("(_j / 4) * %d + _tx * 4 + _j %% 4", f->bn / (f->tn / 4)) : P("_tx * %d + _j", f->tn);
+    acc = "_acc[_i][_j]";
+  } else {
+    R = f->mi * 2;
+    Cn = f->ni * 2;
+    row = "_wm0 + (_i / 2) * 16 + (_i % 2) * 8 + _g";
+    col = "_wn0 + (_j / 2) * 8 + _t4 * 2 + _j % 2";
+    acc = "_acc[_i / 2][_j / 2][(_i % 2) * 2 + _j % 2]";
+  }
+  for (int id = 0; id < s->n_index; id++) G->bind[id] = G->names[id];
+  L("// epilogue: each output element of the thread (the main sum is the accumulator)");
+  L("bool _colok[%d];", Cn);
+  for (int i = 0; i < c->n_n; i++) L("long long _col_%s[%d];", G->names[c->n[i]], Cn);
+  L("#pragma unroll");
+  L("for (int _j = 0; _j < %d; ++_j) {", Cn);
+  G->E.indent++;
+  L("const long long _n = _n0 + %s;", col);
+  L("_colok[_j] = _n < _N;");
+  const char **dst = KBC_NEW_ARRAY(G->C->a, const char *, c->n_n);
+  for (int i = 0; i < c->n_n; i++) dst[i] = P("_col_%s[_j]", G->names[c->n[i]]);
+  emit_decode(G, "_n", c->n, c->n_n, dst);
+  G->E.indent--;
+  L("}");
+  L("#pragma unroll");
+  L("for (int _i = 0; _i < %d; ++_i) {", R);
+  G->E.indent++;
+  L("const long long _m = _m0 + %s;", row);
+  L("if (_m >= _M) continue;");
+  const char *decl = NULL;
+  const char **mdst = KBC_NEW_ARRAY(G->C->a, const char *, c->n_m);
+  for (int i = 0; i < c->n_m; i++) {
+    mdst[i] = G->names[c->m[i]];
+    decl = decl ? P("%s, %s", decl, mdst[i]) : mdst[i];
+  }
+  L("long long %s;", decl);
+  emit_decode(G, "_m", c->m, c->n_m, mdst);
+  L("#pragma unroll");
+  L("for (int _j = 0; _j < %d; ++_j) {", Cn);
+  G->E.indent++;
+  L("if (!_colok[_j]) continue;");
+  for (int i = 0; i < c->n_n; i++) L("const long long %s = _col_%s[_j];", G->names[c->n[i]], G->names[c->n[i]]);
+  G->E.known = c->reduce;
+  G->E.known_value = acc;
+  const char *v = cg_expr(&G->E, s->rhs);
+  if (s->rhs->type != IR_TY_FLOAT) v = P("(float)(%s)", v);
+  L("%s[%s] = %s;", G->C->names->tensor[s->out->id], cg_offset(&G->E, s->out, s->lhs), v);
+  G->E.known = NULL;
+  G->E.indent--;
+  L("}");
+  G->E.indent--;
+  L("}");
+}
+
+static const char tf32_helpers[] =
+    "#ifndef KBC_GEMM_TF32_HELPERS\n"
+    "#define KBC_GEMM_TF32_HELPERS\n"
+    "// TF32 tensor cores: x rounded to TF32 (nearest, ties away from zero), kept as a float;\n"
+    "// d += a * b on one m16n8k8 tile (fragments as in the PTX ISA, mma.m16n8k8 .tf32).\n"
+    "__device__ __forceinline__ float kbc_tf32(float x) {\n"
+    "  unsigned u;\n"
+    "  asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(u) : \"f\"(x));\n"
+    "  return __uint_as_float(u);\n"
+    "}\n"
+    "__device__ __forceinline__ void kbc_mma_tf32(float *d, const unsigned *a, const unsigned *b) {\n"
+    "  asm(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, \"\n"
+    "      \"{%0, %1, %2, %3};\"\n"
+    "      : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
+    "      : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), \"r\"(b[1]));\n"
+    "}\n"
+    "#endif\n\n";
+
+/* Matrix-vector like shapes (few tiles, a long reduction): the rows
+ * family with a team of threads per output element splitting the sum. */
+static int emit_as_rows(cg_ctx *C, const cg_group *g, const ir_stmt *s, double k_est, cg_kernel *k) {
+  cg_group rg = {.family = CG_FAMILY_ROWS, .first = g->first, .count = 1};
+  rg.phi = KBC_NEW_ARRAY(C->a, int, CG_MAX_OUTER);
+  for (int id = 0; id < s->n_index && rg.n_outer < CG_MAX_OUTER; id++)
+    if (s->index[id].kind == IR_IDX_FREE) {
+      rg.outer_extent[rg.n_outer] = s->index[id].extent;
+      rg.phi[rg.n_outer++] = id;
+    }
+  rg.team = 1;
+  while (rg.team < CG_BLOCK && rg.team * 16 < k_est) rg.team *= 2;
+  return cg_emit_rows(C, &rg, k);
+}
+
+static void operand_init(gemm *G, gemm_operand *o, char tag) {
+  const cg_contraction *c = &G->c;
+  int is_a = tag == 'a';
+  o->tag = tag;
+  o->e = is_a ? c->a : c->b;
+  o->n_x = is_a ? c->n_m : c->n_n;
+  o->x = is_a ? c->m : c->n;
+  o->bx = is_a ? G->f.bm : G->f.bn;
+  o->X = is_a ? "_M" : "_N";
+  o->x0 = is_a ? "_m0" : "_n0";
+  double run_k = 0, run_x = 0;
+  stride_runs(G->C->a, G->s, o->e, c->k[c->n_k - 1], o->x[o->n_x - 1], &run_k, &run_x);
+  o->kmajor = run_k >= run_x;
+  o->fast = split_offset(G->C->a, G->s, c, o->e, &o->row_off, &o->k_off);
+}
+
+
+/* Bytes of static shared memory besides the tiles: the k tables. */
+static int table_bytes(const gemm *G) {
+  int b = G->table_digits ? 2 * G->c.n_k * G->f.bk * 8 : 0;
+  for (int w = 0; w < 2; w++)
+    if (G->op[w].table && G->op[w].fast) b += 2 * G->f.bk * 8;
+  return b;
+}
+
+/* Whether the epilogue goes through shared memory: when the output is
+ * contiguous along m (a convolution's spatial positions) rather than n,
+ * the thread tiles' stores would hit a separate sector per lane. */
+static void plan_epilogue(gemm *G) {
+  const ir_stmt *s = G->s;
+  const cg_contraction *c = &G->c;
+  const gemm_cfg *f = &G->f;
+  G->staged = 0;
+  double run_m = 0, run_n = 0;
+  ir_expr probe = {.op = IR_OP_LOAD, .type = IR_TY_FLOAT};
+  probe.u.load.tensor = s->out;
+  probe.u.load.idx = s->lhs;
+  stride_runs(G->C->a, s, &probe, c->m[c->n_m - 1], c->n[c->n_n - 1], &run_m, &run_n);
+  if (run_m <= 0 || run_n > 0 || GEMM_THREADS % f->bm) return;
+  int tiles = smem_bytes(f);
+  for (int passes = 1; passes <= (f->mma ? f->ni : f->tn); passes++) {
+    if (f->mma) {
+      /* all columns at once, else a pass per n8 tile of the warps */
+      if (passes != 1 && passes != f->ni) continue;
+      G->passes = passes;
+      G->nc = passes == 1 ? f->bn : f->wn * 8;
+    } else {
+      /* 4-wide column chunks: a pass per chunk; contiguous thread columns:
+       * the smallest split of tn that fits */
+      if (f->vn == 4 ? passes != f->tn / 4 : f->tn % passes) continue;
+      G->passes = passes;
+      G->nc = f->bn / passes;
+    }
+    int cs = f->bm * (G->nc + 1) * 4;
+    if ((tiles > cs ? tiles : cs) + table_bytes(G) <= GEMM_SMEM_STATIC) {
+      G->staged = 1;
+      return;
+    }
+    if (!f->mma && f->vn == 4) return;
+  }
+}
+
+int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
+  if (g->count != 1) return 0;
+  const ir_stmt *s = IR_STMT(C->p, g->first);
+  gemm *G = KBC_NEW(C->a, gemm);
+  G->C = C;
+  G->s = s;
+  cg_contraction *c = &G->c;
+  if (!cg_find_contraction(C->a, s, c) || c->n_m < 1 || c->n_n < 1 || c->n_k < 1) return 0;
+  sym *M = extent_product(C->a, s, c->m, c->n_m), *N = extent_product(C->a, s, c->n, c->n_n);
+  sym *K = extent_product(C->a, s, c->k, c->n_k), *B = extent_product(C->a, s, c->bat, c->n_b);
+  if (!M || !N || !K || !B) return 0;
+  gemm_shape sh = {tile_estimate(M), tile_estimate(N), tile_estimate(K), tile_estimate(B)};
+  int mma = C->t->precision == CG_PRECISION_TF32;
+  if (!choose_cfg(C->t, &sh, mma, &G->f)) return 0;
+  gemm_cfg *f = &G->f;
+
+  /* Few tiles at the estimated extents and a reduction longer than the
+   * output (a projection of a few rows): rows, a team per element. */
+  double me = cg_estimate(M), ne = cg_estimate(N), ke = cg_estimate(K), be = cg_estimate(B);
+  if (ceil(me / f->bm) * ceil(ne / f->bn) * be * 4 < C->t->sm_count && ke >= 4096 && ke > me * ne)
+    return emit_as_rows(C, g, s, ke, k);
+
+  sym *tiles = sym_mul(C->a, sym_mul(C->a, sym_div(C->a, sym_add(C->a, M, sym_const(C->a, f->bm - 1)), f->bm),
+                                     sym_div(C->a, sym_add(C->a, N, sym_const(C->a, f->bn - 1)), f->bn)),
+                       B);
+  if (!tiles) return 0;
+
+  G->names = cg_index_names(C->a, C->names, s);
+  G->bind = KBC_NEW_ARRAY(C->a, const char *, s->n_index + 1);
+  for (int id = 0; id < s->n_index; id++) G->bind[id] = G->names[id];
+  G->E = (cg_emit){.a = C->a, .p = C->p, .names = C->names, .out = C->out, .indent = 1, .s = s, .idx = G->bind};
+  G->builder = -1;
+  operand_init(G, &G->op[0], 'a');
+  operand_init(G, &G->op[1], 'b');
+  plan_loads(G, &G->op[0]);
+  plan_loads(G, &G->op[1]);
+  plan_epilogue(G);
+
+  k->family = CG_FAMILY_GEMM;
+  k->first = g->first;
+  k->count = 1;
+  k->block = GEMM_THREADS;
+  k->smem = 0; /* static __shared__, <= 48 KB */
+  k->work = tiles;
+  k->per_block = 1;
+  k->max_blocks = 0;
+  k->zero_tensor = -1;
+  k->n_tensors = cg_collect_tensors(C->a, C->p, g->first, 1, &k->tensors);
+
+  /* ---- header ---- */
+  if (mma) kbc_buf_puts(C->out, tf32_helpers);
+  kbc_buf_printf(C->out, "// %s\n", cg_stmt_comment(C->a, s));
+  kbc_buf_printf(C->out, "// schedule: gemm (%s), M = %s, N = %s, K = %s, batch = %s\n",
+                 mma ? "TF32 mma.sync m16n8k8, fp32 accumulation" : "FFMA fp32", join_names(G, c->m, c->n_m),
+                 join_names(G, c->n, c->n_n), join_names(G, c->k, c->n_k), join_names(G, c->bat, c->n_b));
+  if (!mma)
+    kbc_buf_printf(C->out, "//   tile %dx%dx%d, %d threads as %d x %d, %dx%d outputs per thread",
+                   f->bm, f->bn, f->bk, GEMM_THREADS, f->ty, f->tx, f->tm, f->tn);
+  else
+    kbc_buf_printf(C->out, "//   tile %dx%dx%d, %d threads: %d x %d warps, warp tile %dx%d (%d x %d mma tiles)", f->bm,
+                   f->bn, f->bk, GEMM_THREADS, f->wm, f->wn, f->mi * 16, f->ni * 8, f->mi, f->ni);
+  kbc_buf_printf(C->out, ", shared memory %d B double-buffered\n", smem_bytes(f));
+  if (G->staged)
+    kbc_buf_printf(C->out, "//   epilogue through shared memory (output contiguous along m), %d pass%s of %d columns\n",
+                   G->passes, G->passes == 1 ? "" : "es", G->nc);
+  for (int w = 0; w < 2; w++) {
+    gemm_operand *o = &G->op[w];
+    kbc_buf_printf(C->out, "//   %c: loaded %s-contiguous, %d per thread per k-tile, %s\n", w ? 'B' : 'A',
+                   o->kmajor ? "k" : (w ? "n" : "m"), o->slots,
+                   o->fast ? "addressed as row offset + k offset" : "evaluated per element");
+  }
+  cg_signature(C->out, C->a, C->p, C->names, k->name, GEMM_THREADS, k->n_tensors, k->tensors, g->first, 1);
+  kbc_buf_puts(C->out, "{\n");
+
+  /* ---- setup ---- */
+  if (!G->staged) {
+    L("__shared__ __align__(16) float _As[2][%d][%d]; // A tile, k-major: _As[k][m]", f->bk, f->sa + f->pad_a);
+    L("__shared__ __align__(16) float _Bs[2][%d][%d]; // B tile, k-major: _Bs[k][n]", f->bk, f->sb + f->pad_b);
+  } else {
+    L("__shared__ __align__(16) union {");
+    L("  struct {");
+    L("    float As[2][%d][%d];", f->bk, f->sa + f->pad_a);
+    L("    float Bs[2][%d][%d];", f->bk, f->sb + f->pad_b);
+    L("  } k;                 // the K loop's tiles");
+    L("  float Cs[%d][%d]; // the epilogue's output tile, one group of columns at a time", f->bm, G->nc + 1);
+    L("} _sm;");
+    L("float (&_As)[2][%d][%d] = _sm.k.As; // A tile, k-major: _As[k][m]", f->bk, f->sa + f->pad_a);
+    L("float (&_Bs)[2][%d][%d] = _sm.k.Bs; // B tile, k-major: _Bs[k][n]", f->bk, f->sb + f->pad_b);
+    L("float (&_Cs)[%d][%d] = _sm.Cs;", f->bm, G->nc + 1);
+  }
+  if (G->table_digits)
+    L("__shared__ long long _kd[2][%d][%d]; // k table: digits of k = k-tile base + i", c->n_k, f->bk);
+  for (int w = 0; w < 2; w++)
+    if (G->op[w].table && G->op[w].fast)
+      L("__shared__ long long _%cqt[2][%d]; // k table: %c offset of k = k-tile base + i", G->op[w].tag, f->bk,
+        w ? 'B' : 'A');
+  L("const long long _M = %s;", cg_sym(&G->E, M));
+  L("const long long _N = %s;", cg_sym(&G->E, N));
+  L("const long long _K = %s;", cg_sym(&G->E, K));
+  L("const long long _tiles_m = (_M + %d) / %d;", f->bm - 1, f->bm);
+  L("const long long _tiles_n = (_N + %d) / %d;", f->bn - 1, f->bn);
+  L("const long long _tiles = _tiles_m * _tiles_n * %s;", cg_sym(&G->E, B));
+  L("const long long _ktiles = (_K + %d) / %d;", f->bk - 1, f->bk);
+  emit_k_increments(G);
+  L("const int _tid = threadIdx.x;");
+  if (!mma) {
+    L("const int _tx = _tid %% %d; // thread column: outputs n = _n0 + %s", f->tx,
+      f->vn == 4 ? P("(j / 4) * %d + _tx * 4 + j %% 4", f->bn / (f->tn / 4)) : P("_tx * %d + j", f->tn));
+    L("const int _ty = _tid / %d; // thread row: outputs m = _m0 + %s", f->tx,
+      f->vm == 4 ? P("(i / 4) * %d + _ty * 4 + i %% 4", f->bm / (f->tm / 4)) : P("_ty * %d + i", f->tm));
+  } else {
+    L("const int _warp = _tid / 32, _lane = _tid %% 32;");
+    L("const int _g = _lane / 4, _t4 = _lane %% 4; // mma fragment row group, thread in group");
+    L("const int _wm0 = (_warp / %d) * %d, _wn0 = (_warp %% %d) * %d; // warp tile origin", f->wn, f->mi * 16, f->wn,
+      f->ni * 8);
+  }
+  L("for (long long _tile = blockIdx.x; _tile < _tiles; _tile += gridDim.x) {");
+  G->E.indent++;
+  L("long long _t = _tile;");
+  L("const long long _n0 = (_t %% _tiles_n) * %d;", f->bn);
+  L("_t /= _tiles_n;");
+  L("const long long _m0 = (_t %% _tiles_m) * %d;", f->bm);
+  L("_t /= _tiles_m;");
+  if (c->n_b > 0) {
+    const char *decl = NULL;
+    const char **dst = KBC_NEW_ARRAY(C->a, const char *, c->n_b);
+    for (int i = 0; i < c->n_b; i++) {
+      dst[i] = G->names[c->bat[i]];
+      decl = decl ? P("%s, %s", decl, dst[i]) : dst[i];
+    }
+    L("long long %s; // batch", decl);
+    emit_decode(G, "_t", c->bat, c->n_b, dst);
+  }
+  emit_rows(G, &G->op[0]);
+  emit_rows(G, &G->op[1]);
+  L("// k coordinates this thread loads (%s = k), advanced by %d per k-tile", join_names(G, c->k, c->n_k), f->bk);
+  emit_k_init(G);
+  L("float _av[%d], _bv[%d]; // staging registers: this thread's A and B elements of one k-tile", G->op[0].slots,
+    G->op[1].slots);
+  if (!mma) {
+    L("float _acc[%d][%d];", f->tm, f->tn);
+    L("#pragma unroll");
+    L("for (int _i = 0; _i < %d; ++_i)", f->tm);
+    L("  #pragma unroll");
+    L("  for (int _j = 0; _j < %d; ++_j) _acc[_i][_j] = 0.0f;", f->tn);
+  } else {
+    L("float _acc[%d][%d][4];", f->mi, f->ni);
+    L("#pragma unroll");
+    L("for (int _i = 0; _i < %d; ++_i)", f->mi);
+    L("  #pragma unroll");
+    L("  for (int _j = 0; _j < %d; ++_j) _acc[_i][_j][0] = _acc[_i][_j][1] = _acc[_i][_j][2] = _acc[_i][_j][3] = 0.0f;",
+      f->ni);
+  }
+  L("// k-tile 0 -> shared buffer 0");
+  if (G->builder >= 0) {
+    emit_table_write(G, "0");
+    L("__syncthreads();");
+  }
+  L("{");
+  G->E.indent++;
+  L("const long long _kb = 0;");
+  emit_loads(G, "0");
+  G->E.indent--;
+  L("}");
+  emit_k_advance(G);
+  emit_table_write(G, "1");
+  emit_stores(G, "0");
+  L("__syncthreads();");
+  L("for (long long _kt = 0; _kt < _ktiles; ++_kt) {");
+  G->E.indent++;
+  L("const int _cur = (int)(_kt & 1);");
+  L("{ // k-tile _kt + 1 -> registers, in flight during the math below (none past the end: k >= K)");
+  G->E.indent++;
+  L("const long long _kb = (_kt + 1) * %d;", f->bk);
+  emit_loads(G, "_cur ^ 1");
+  G->E.indent--;
+  L("}");
+  emit_k_advance(G);
+  emit_table_write(G, "_cur");
+  emit_math(G);
+  emit_stores(G, "_cur ^ 1");
+  L("__syncthreads();");
+  G->E.indent--;
+  L("}");
+  emit_epilogue(G);
+  G->E.indent--;
+  L("}");
+  kbc_buf_puts(C->out, "}\n\n");
+  return 1;
 }

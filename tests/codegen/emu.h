@@ -1,0 +1,87 @@
+// emu.h — runs kbc's generated CUDA C on the CPU, for tests without a GPU
+// (tests/codegen/gemm_emu.c).  Included before the generated translation
+// unit and compiled as C++: one std::thread per CUDA thread, the blocks of
+// a launch one after another, __shared__ arrays as function statics (shared
+// by the block's threads), __syncthreads as a barrier of the block, and
+// kbc_tf32 / kbc_mma_tf32 (mma.sync m16n8k8 TF32, fragments as in the PTX
+// ISA) emulated with a barrier per warp.  Enough for the GEMM family, whose
+// control flow is uniform per block; warp shuffles and atomics abort.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <pthread.h>
+#include <thread>
+#include <vector>
+
+struct dim3 {
+  unsigned x = 0, y = 0, z = 0;
+};
+static thread_local dim3 threadIdx;
+static dim3 blockIdx, blockDim, gridDim;
+static pthread_barrier_t emu_block_barrier, emu_warp_barrier[32];
+
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
+struct float4 {
+  float x, y, z, w;
+};
+static inline void __syncthreads() { pthread_barrier_wait(&emu_block_barrier); }
+static inline void __syncwarp(unsigned = 0xffffffffu) { abort(); }
+static inline float __shfl_xor_sync(unsigned, float, int) { abort(); }
+static inline float atomicAdd(float *, float) { abort(); }
+static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
+static inline float __uint_as_float(unsigned i) { float f; memcpy(&f, &i, 4); return f; }
+static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
+
+#define KBC_GEMM_TF32_HELPERS
+// cvt.rna.tf32.f32: to 10 mantissa bits, nearest, ties away from zero.
+static inline float kbc_tf32(float x) {
+  unsigned u = __float_as_uint(x);
+  if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u;
+  return __uint_as_float(u);
+}
+// d += a * b for one m16n8k8 tile: each lane's fragments go through the
+// warp's scratch; g = lane / 4, t = lane % 4; a0 (g, t), a1 (g + 8, t),
+// a2 (g, t + 4), a3 (g + 8, t + 4); b0 (k = t, n = g), b1 (k = t + 4, n = g);
+// c0 (g, 2t), c1 (g, 2t + 1), c2 (g + 8, 2t), c3 (g + 8, 2t + 1).
+static struct {
+  unsigned a[32][4], b[32][2];
+} emu_mma_scratch[32];
+static inline void kbc_mma_tf32(float *d, const unsigned *a, const unsigned *b) {
+  int lane = threadIdx.x % 32, w = threadIdx.x / 32;
+  auto &s = emu_mma_scratch[w];
+  for (int i = 0; i < 4; i++) s.a[lane][i] = a[i];
+  for (int i = 0; i < 2; i++) s.b[lane][i] = b[i];
+  pthread_barrier_wait(&emu_warp_barrier[w]);
+  int g = lane >> 2, t = lane & 3;
+  for (int r = 0; r < 4; r++) {
+    int row = g + (r >= 2 ? 8 : 0), col = 2 * t + (r & 1);
+    float acc = d[r];
+    for (int k = 0; k < 8; k++)
+      acc += __uint_as_float(s.a[(row % 8) * 4 + k % 4][(row >= 8) + 2 * (k >= 4)]) *
+             __uint_as_float(s.b[col * 4 + k % 4][k >= 4]);
+    d[r] = acc;
+  }
+  pthread_barrier_wait(&emu_warp_barrier[w]);
+}
+
+template <class F> static void emu_launch(unsigned grid, unsigned block, F kernel) {
+  gridDim.x = grid;
+  blockDim.x = block;
+  pthread_barrier_init(&emu_block_barrier, NULL, block);
+  for (unsigned w = 0; w < block / 32; w++) pthread_barrier_init(&emu_warp_barrier[w], NULL, 32);
+  for (unsigned b = 0; b < grid; b++) {
+    blockIdx.x = b;
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < block; t++) threads.emplace_back([=] { threadIdx.x = t; kernel(); });
+    for (auto &th : threads) th.join();
+  }
+  pthread_barrier_destroy(&emu_block_barrier);
+  for (unsigned w = 0; w < block / 32; w++) pthread_barrier_destroy(&emu_warp_barrier[w]);
+}

@@ -1,0 +1,224 @@
+/* gemm_emu.c — checks the generated GEMM kernels (codegen/sched_gemm.c)
+ * on the CPU, without a GPU.
+ *
+ *   gemm_emu SPEC [--tf32] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ...
+ *
+ * Compiles SPEC, binds its var axes, gives the inputs pseudo-random values
+ * and runs the reference interpreter.  Then every GEMM kernel of the
+ * generated CUDA C runs under emu.h (a C++ compiler builds the translation
+ * unit for the CPU; one thread per CUDA thread) on the interpreter's values
+ * of the tensors it reads, with at most N blocks (default 3, so the kernel's
+ * grid-stride loop over tiles is exercised).  Its output must match the
+ * interpreter's float64 values (relative L2 error <= 1e-5, or 2e-3 with
+ * --tf32), every element must be written, and the guard zones around every
+ * buffer must stay untouched (they hold NaNs, so reading them shows too).
+ * Exit status: 0 all match, 1 a kernel failed, 2 usage or setup error,
+ * 77 no C++ compiler (skip). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/cg.h"
+#include "ir/bind.h"
+#include "ir/interp.h"
+#include "ir/pipeline.h"
+
+#ifndef KBC_EMU_HEADER
+#define KBC_EMU_HEADER "emu.h"
+#endif
+
+enum { GUARD = 4096 };
+static const uint32_t SENTINEL = 0x7fc0deadu; /* a NaN */
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = malloc((size_t)n + 1);
+  if (!s || fread(s, 1, (size_t)n, f) != (size_t)n) exit(2);
+  s[n] = 0;
+  fclose(f);
+  return s;
+}
+
+static int fail(const char *msg, const char *detail) {
+  fprintf(stderr, "gemm_emu: %s%s\n", msg, detail ? detail : "");
+  return 2;
+}
+
+int main(int argc, char **argv) {
+  const char *spec = NULL, *dir = "/tmp/kbc_gemm_emu", *cxx = getenv("CXX") ? getenv("CXX") : "c++";
+  int tf32 = 0, gridcap = 3, nsets = 0;
+  const char *sets[64];
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--tf32")) tf32 = 1;
+    else if (!strcmp(argv[i], "--grid") && i + 1 < argc) gridcap = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
+    else if (!strcmp(argv[i], "--cxx") && i + 1 < argc) cxx = argv[++i];
+    else if (strchr(argv[i], '=') && nsets < 64) sets[nsets++] = argv[i];
+    else if (!spec) spec = argv[i];
+    else return fail("usage: gemm_emu SPEC [--tf32] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ...", NULL);
+  }
+  if (!spec) return fail("usage: gemm_emu SPEC [--tf32] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ...", NULL);
+  char cmd[4096], path[2048];
+  snprintf(cmd, sizeof cmd, "command -v '%s' > /dev/null 2>&1", cxx);
+  if (system(cmd)) {
+    printf("SKIP: no C++ compiler (%s)\n", cxx);
+    return 77;
+  }
+
+  kbc_arena *a = kbc_arena_create();
+  char *src = slurp(spec);
+  if (!src) return fail("cannot read ", spec);
+  kbc_diag *d = kbc_diag_create(spec, src);
+  ir_program *p = ir_pipeline_run(a, d, src, "emu", NULL);
+  if (!p) return fail(kbc_diag_text(d), NULL);
+  int64_t *vars = calloc((size_t)p->vars.len + 1, sizeof *vars);
+  for (int s = 0; s < nsets; s++) {
+    const char *eq = strchr(sets[s], '=');
+    int found = 0;
+    for (int i = 0; i < p->vars.len; i++)
+      if (strlen(IR_VAR(p, i)->name) == (size_t)(eq - sets[s]) && !strncmp(IR_VAR(p, i)->name, sets[s], eq - sets[s])) {
+        vars[i] = atoll(eq + 1);
+        found = 1;
+      }
+    if (!found) return fail("no var axis ", sets[s]);
+  }
+  for (int i = 0; i < p->vars.len; i++)
+    if (vars[i] < 1) return fail("unset var axis ", IR_VAR(p, i)->name);
+  cg_target t = cg_target_default();
+  t.precision = tf32 ? CG_PRECISION_TF32 : CG_PRECISION_FP32;
+  cg_program g;
+  if (!cg_generate(a, p, &t, &g, d)) return fail(kbc_diag_text(d), NULL);
+  ir_binding B;
+  if (!ir_bind(p, a, vars, &B, d)) return fail(kbc_diag_text(d), NULL);
+  double **data = calloc((size_t)p->tensors.len + 1, sizeof *data);
+  unsigned seed = 12345;
+  for (int i = 0; i < p->tensors.len; i++)
+    if (IR_TENSOR(p, i)->role == IR_ROLE_INPUT) {
+      data[i] = malloc(sizeof(double) * (size_t)B.numel[i]);
+      for (int64_t e = 0; e < B.numel[i]; e++) {
+        seed = seed * 1103515245u + 12345u;
+        data[i][e] = (double)((seed >> 8) & 0xffff) / 32768.0 - 1.0;
+      }
+    }
+  if (!ir_interp(p, &B, data, d)) return fail(kbc_diag_text(d), NULL);
+
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+  if (system(cmd)) return fail("cannot create ", dir);
+  snprintf(path, sizeof path, "%s/kern.cu", dir);
+  FILE *f = fopen(path, "w");
+  if (!f) return fail("cannot write ", path);
+  fputs(kbc_buf_str(&g.source), f);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/launch.cpp", dir);
+  FILE *L = fopen(path, "w");
+  if (!L) return fail("cannot write ", path);
+  fprintf(L, "#include \"%s\"\n#include \"kern.cu\"\n", KBC_EMU_HEADER);
+  fprintf(L, "static float *rd(FILE *f, long long n) {\n"
+             "  float *p = (float *)malloc(4 * (n + 2 * %d));\n"
+             "  if (!p || fread(p, 4, n + 2 * %d, f) != (size_t)(n + 2 * %d)) abort();\n"
+             "  return p;\n}\n",
+          GUARD, GUARD, GUARD);
+  fprintf(L, "int main(int argc, char **argv) {\n  int which = atoi(argv[1]);\n  char name[64];\n");
+  int ng = 0, *kid = calloc((size_t)g.n_kernels + 1, sizeof *kid);
+  for (int ki = 0; ki < g.n_kernels; ki++) {
+    const cg_kernel *k = &g.kernels[ki];
+    if (k->family != CG_FAMILY_GEMM) continue;
+    const ir_stmt *s = IR_STMT(p, k->first);
+    int64_t work;
+    if (!sym_eval(k->work, vars, NULL, &work)) return fail("cannot evaluate the work of ", k->name);
+    int64_t grid = (work + k->per_block - 1) / k->per_block;
+    if (k->max_blocks && grid > k->max_blocks) grid = k->max_blocks;
+    if (gridcap > 0 && grid > gridcap) grid = gridcap;
+    kid[ng] = ki;
+    fprintf(L, "  if (which == %d) {\n", ng);
+    fprintf(L, "    snprintf(name, sizeof name, \"data%d.bin\");\n    FILE *f = fopen(name, \"rb\");\n", ng);
+    for (int j = 0; j < k->n_tensors; j++)
+      fprintf(L, "    float *t%d = rd(f, %lldLL);\n", j, (long long)B.numel[k->tensors[j]]);
+    fprintf(L, "    fclose(f);\n    emu_launch(%lld, %d, [&] { %s(", (long long)grid, k->block, k->name);
+    for (int j = 0; j < k->n_tensors; j++) fprintf(L, "%st%d + %d", j ? ", " : "", j, GUARD);
+    for (int v = 0; v < p->vars.len; v++) fprintf(L, ", %lldLL", (long long)vars[v]);
+    fprintf(L, "); });\n");
+    for (int j = 0; j < k->n_tensors; j++)
+      if (k->tensors[j] == s->out->id)
+        fprintf(L,
+                "    snprintf(name, sizeof name, \"out%d.bin\");\n    FILE *o = fopen(name, \"wb\");\n"
+                "    fwrite(t%d, 4, %lldLL + 2 * %d, o);\n    fclose(o);\n",
+                ng, j, (long long)B.numel[k->tensors[j]], GUARD);
+    fprintf(L, "  }\n");
+    /* the kernel's tensors: values (as float) between guard zones; its output all sentinels */
+    snprintf(path, sizeof path, "%s/data%d.bin", dir, ng);
+    FILE *D = fopen(path, "wb");
+    if (!D) return fail("cannot write ", path);
+    for (int j = 0; j < k->n_tensors; j++) {
+      int tid = k->tensors[j];
+      int64_t n = B.numel[tid];
+      float *buf = malloc(4 * (size_t)(n + 2 * GUARD));
+      for (int64_t e = 0; e < n + 2 * GUARD; e++) memcpy(&buf[e], &SENTINEL, 4);
+      if (tid != s->out->id)
+        for (int64_t e = 0; e < n; e++) buf[GUARD + e] = (float)data[tid][e];
+      fwrite(buf, 4, (size_t)(n + 2 * GUARD), D);
+      free(buf);
+    }
+    fclose(D);
+    ng++;
+  }
+  fprintf(L, "  (void)argc;\n  return 0;\n}\n");
+  fclose(L);
+  if (!ng) {
+    printf("no GEMM kernels\n");
+    return 0;
+  }
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && '%s' -O1 -std=c++17 -pthread -fno-strict-aliasing -w -o launch launch.cpp", dir, cxx);
+  if (system(cmd)) return fail("the C++ compiler failed on ", dir);
+
+  int bad = 0;
+  for (int i = 0; i < ng; i++) {
+    const cg_kernel *k = &g.kernels[kid[i]];
+    const ir_stmt *s = IR_STMT(p, k->first);
+    snprintf(cmd, sizeof cmd, "cd '%s' && ./launch %d", dir, i);
+    if (system(cmd)) {
+      printf("FAIL %s: the emulated run crashed\n", k->name);
+      bad++;
+      continue;
+    }
+    int64_t n = B.numel[s->out->id];
+    float *o = malloc(4 * (size_t)(n + 2 * GUARD));
+    snprintf(path, sizeof path, "%s/out%d.bin", dir, i);
+    FILE *O = fopen(path, "rb");
+    if (!O || fread(o, 4, (size_t)(n + 2 * GUARD), O) != (size_t)(n + 2 * GUARD)) return fail("cannot read ", path);
+    fclose(O);
+    int64_t guard = 0, unwritten = 0;
+    for (int64_t e = 0; e < GUARD; e++) {
+      guard += memcmp(&o[e], &SENTINEL, 4) != 0;
+      guard += memcmp(&o[GUARD + n + e], &SENTINEL, 4) != 0;
+    }
+    double num = 0, den = 0, maxe = 0;
+    const double *ref = data[s->out->id];
+    for (int64_t e = 0; e < n; e++) {
+      float v = o[GUARD + e];
+      if (!memcmp(&v, &SENTINEL, 4)) {
+        unwritten++;
+        continue;
+      }
+      double err = fabs((double)v - ref[e]);
+      if (!(err == err)) err = 1e30;
+      num += err * err;
+      den += ref[e] * ref[e];
+      if (err > maxe) maxe = err;
+    }
+    double rel = sqrt(num / (den > 0 ? den : 1));
+    int ok = !guard && !unwritten && rel <= (tf32 ? 2e-3 : 1e-5);
+    bad += !ok;
+    printf("%s %s: rel L2 error %.3g, max abs error %.3g, %lld elements, %lld unwritten, %lld guard writes\n",
+           ok ? "ok  " : "FAIL", k->name, rel, maxe, (long long)n, (long long)unwritten, (long long)guard);
+    free(o);
+  }
+  return bad ? 1 : 0;
+}

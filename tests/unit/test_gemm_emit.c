@@ -1,0 +1,322 @@
+/* test_gemm_emit.c — the tiled-contraction (GEMM) schedule family
+ * (codegen/sched_gemm.c) without a GPU: which statements get it, the
+ * kernel record it fills (block, shared memory, work as tiles over the var
+ * axes, tensors), the text it writes (schedule comment, signature, the
+ * k loop free of divisions, TF32 mma), and determinism.
+ *
+ * Before: nothing.  After: each test compiles spec text (ir_pipeline_run,
+ * cg_generate) in its own arena and inspects the result.  Whether the text
+ * compiles is tests/codegen (nvcc) and tests/nvrtc; whether it computes the
+ * right values on the CPU is tests/codegen's emulated run. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "codegen/cg.h"
+#include "codegen/cg_impl.h"
+#include "ir/pipeline.h"
+
+typedef struct {
+  kbc_arena *a;
+  kbc_diag *d;
+  ir_program *p;
+  cg_program g;
+  const char *src; /* generated CUDA */
+} gen;
+
+static char *slurp(const char *rel) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", KBC_SOURCE_DIR, rel);
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = malloc((size_t)n + 1);
+  assert_non_null(s);
+  assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
+  s[n] = 0;
+  fclose(f);
+  return s;
+}
+
+static void generate(gen *G, const char *spec_text, cg_precision prec) {
+  memset(G, 0, sizeof *G);
+  G->a = kbc_arena_create();
+  G->d = kbc_diag_create("test.kb", spec_text);
+  G->p = ir_pipeline_run(G->a, G->d, spec_text, "test", NULL);
+  if (!G->p) fail_msg("pipeline: %s", kbc_diag_text(G->d));
+  cg_target t = cg_target_default();
+  t.precision = prec;
+  if (!cg_generate(G->a, G->p, &t, &G->g, G->d)) fail_msg("codegen: %s", kbc_diag_text(G->d));
+  G->src = kbc_buf_str(&G->g.source);
+}
+
+static void release(gen *G) {
+  cg_program_free(&G->g);
+  kbc_diag_destroy(G->d);
+  kbc_arena_destroy(G->a);
+}
+
+/* The kernel computing tensor `name`. */
+static const cg_kernel *kernel_for(const gen *G, const char *name) {
+  for (int i = 0; i < G->g.n_kernels; i++) {
+    const cg_kernel *k = &G->g.kernels[i];
+    if (!strcmp(IR_STMT(G->p, k->first)->out->name, name)) return k;
+  }
+  fail_msg("no kernel writes '%s'", name);
+  return NULL;
+}
+
+/* The kernel's text: from its leading comments to the end of its body. */
+static char *kernel_text(const gen *G, const cg_kernel *k) {
+  char head[512];
+  snprintf(head, sizeof head, "\n%s(", k->name);
+  const char *at = strstr(G->src, head);
+  assert_non_null(at);
+  /* back to the first comment line of the block before the signature */
+  const char *start = at;
+  while (start > G->src) {
+    const char *prev = start - 1;
+    while (prev > G->src && prev[-1] != '\n') prev--;
+    if (strncmp(prev, "//", 2) && strncmp(prev, "extern", 6)) break;
+    start = prev;
+  }
+  const char *end = strstr(at, "\n}\n");
+  assert_non_null(end);
+  size_t n = (size_t)(end + 3 - start);
+  char *s = malloc(n + 1);
+  memcpy(s, start, n);
+  s[n] = 0;
+  return s;
+}
+
+static int64_t ceil_div(int64_t x, int64_t b) { return (x + b - 1) / b; }
+
+static int64_t product(const ir_stmt *s, const int *ids, int n, const int64_t *vars) {
+  int64_t p = 1, v;
+  for (int i = 0; i < n; i++) {
+    assert_true(sym_eval(s->index[ids[i]].extent, vars, NULL, &v));
+    p *= v;
+  }
+  return p;
+}
+
+/* A GEMM kernel's record and text agree with its statement's contraction:
+ * work = ceil(M / BM) * ceil(N / BN) * batch at the binding vars. */
+static void check_gemm(const gen *G, const cg_kernel *k, const int64_t *vars, int *bm_out, int *bn_out) {
+  assert_int_equal(k->family, CG_FAMILY_GEMM);
+  assert_int_equal(k->count, 1);
+  assert_int_equal(k->block, 256);
+  assert_int_equal(k->per_block, 1);
+  assert_int_equal(k->max_blocks, 0);
+  assert_int_equal(k->zero_tensor, -1);
+  assert_true(k->smem >= 0 && k->smem <= 48 * 1024);
+  const ir_stmt *s = IR_STMT(G->p, k->first);
+  char *text = kernel_text(G, k);
+  assert_non_null(strstr(text, "// schedule: gemm"));
+  assert_non_null(strstr(text, "__launch_bounds__(256)"));
+  const char *tile = strstr(text, "tile ");
+  assert_non_null(tile);
+  int bm = 0, bn = 0, bk = 0;
+  assert_int_equal(sscanf(tile, "tile %dx%dx%d", &bm, &bn, &bk), 3);
+  assert_true(bm > 0 && bn > 0 && (bk == 8 || bk == 16));
+  /* static shared memory stays within the 48 KB a launch gets by default */
+  long smem = 0;
+  for (const char *q = text; (q = strstr(q, "__shared__")); q++) {
+    long dims[4] = {1, 1, 1, 1};
+    int n = 0;
+    const char *b = strchr(q, '[');
+    const char *semi = strchr(q, ';');
+    while (b && b < semi && n < 4) {
+      dims[n++] = strtol(b + 1, NULL, 10);
+      b = strchr(b + 1, '[');
+    }
+    smem += dims[0] * dims[1] * dims[2] * dims[3] * (strstr(q, "long long") == q + 11 ? 8 : 4);
+  }
+  assert_true(smem <= 48 * 1024);
+  /* the K loop: no division or remainder of a long long */
+  const char *loop = strstr(text, "for (long long _kt = 0;");
+  assert_non_null(loop);
+  const char *math = strstr(loop, "for (int _kk");
+  assert_non_null(math);
+  for (const char *ls = loop; ls < math;) {
+    const char *le = strchr(ls, '\n');
+    const char *cm = strstr(ls, "//");
+    if (cm && cm < le) le = cm;
+    for (const char *q = ls; q < le; q++)
+      if ((*q == '/' || *q == '%') && !(q[1] == ' ' && q[2] >= '0' && q[2] <= '9'))
+        fail_msg("division by a non-constant in the K loop of %s: %.100s", k->name, ls);
+    ls = strchr(ls, '\n') + 1;
+  }
+  /* work = tiles */
+  cg_contraction c;
+  assert_true(cg_find_contraction(G->a, s, &c));
+  int64_t M = product(s, c.m, c.n_m, vars), N = product(s, c.n, c.n_n, vars), Bt = product(s, c.bat, c.n_b, vars);
+  int64_t work;
+  assert_true(sym_eval(k->work, vars, NULL, &work));
+  assert_int_equal(work, ceil_div(M, bm) * ceil_div(N, bn) * Bt);
+  /* parameters: the kernel's tensors, then every var axis */
+  const char *sig = strstr(text, k->name);
+  for (int i = 0; i < k->n_tensors; i++) {
+    const char *tn = IR_TENSOR(G->p, k->tensors[i])->name;
+    const char *at = strstr(sig, tn);
+    if (!at) fail_msg("parameter %s missing in %s", tn, k->name);
+    sig = at;
+  }
+  for (int i = 0; i < G->p->vars.len; i++) {
+    char want[128];
+    snprintf(want, sizeof want, "const long long %s", IR_VAR(G->p, i)->name);
+    const char *at = strstr(sig, want);
+    if (!at) fail_msg("var parameter %s missing or out of order in %s", want, k->name);
+    sig = at;
+  }
+  free(text);
+  if (bm_out) *bm_out = bm;
+  if (bn_out) *bn_out = bn;
+}
+
+static void test_batched_matmul(void **state) {
+  (void)state;
+  char *spec = slurp("specs/examples/batched_matmul.kb");
+  gen G;
+  generate(&G, spec, CG_PRECISION_FP32);
+  assert_int_equal(G.g.n_kernels, 1);
+  const cg_kernel *k = kernel_for(&G, "out");
+  assert_int_equal(k->n_tensors, 3);
+  const int64_t shapes[][4] = {{1, 1, 1, 1}, {3, 100, 7, 130}, {2, 4096, 4096, 4096}, {5, 17, 1000, 3}};
+  int bm = 0, bn = 0;
+  for (int i = 0; i < 4; i++) check_gemm(&G, k, shapes[i], &bm, &bn);
+  /* var extents are taken as large: the full 128 x 128 tile */
+  assert_int_equal(bm, 128);
+  assert_int_equal(bn, 128);
+  char *text = kernel_text(&G, k);
+  assert_non_null(strstr(text, "M = i, N = j, K = r, batch = z"));
+  assert_non_null(strstr(text, "// out[z, i, j] = sum(r: a[z, i, r] * b[z, r, j])"));
+  assert_non_null(strstr(text, "fmaf("));
+  assert_null(strstr(text, "mma.sync"));
+  free(text);
+  release(&G);
+  free(spec);
+}
+
+/* N = 24 output channels: a 24-wide tile, no padding to 32 or 64. */
+static void test_conv3d_exact_n(void **state) {
+  (void)state;
+  char *spec = slurp("specs/conv3d_min_softmax.kb");
+  for (int prec = 0; prec < 2; prec++) {
+    gen G;
+    generate(&G, spec, prec ? CG_PRECISION_TF32 : CG_PRECISION_FP32);
+    const cg_kernel *k = kernel_for(&G, "conv");
+    const int64_t vars[][5] = {{128, 3, 24, 32, 32}, {1, 1, 3, 3, 3}, {2, 5, 7, 9, 11}};
+    int bm, bn;
+    for (int i = 0; i < 3; i++) check_gemm(&G, k, vars[i], &bm, &bn);
+    assert_int_equal(bn, 24);
+    char *text = kernel_text(&G, k);
+    assert_non_null(strstr(text, "M = n*z*i*j, N = c, K = ci*dz*di*dj"));
+    /* x is read m-contiguous through the shared k-offset table */
+    assert_non_null(strstr(text, "_aqt["));
+    free(text);
+    release(&G);
+  }
+  free(spec);
+}
+
+static void test_tf32(void **state) {
+  (void)state;
+  char *spec = slurp("specs/examples/batched_matmul.kb");
+  gen G;
+  generate(&G, spec, CG_PRECISION_TF32);
+  const cg_kernel *k = kernel_for(&G, "out");
+  const int64_t vars[4] = {3, 100, 7, 130};
+  check_gemm(&G, k, vars, NULL, NULL);
+  char *text = kernel_text(&G, k);
+  assert_non_null(strstr(text, "TF32 mma.sync m16n8k8"));
+  assert_non_null(strstr(text, "kbc_mma_tf32("));
+  assert_non_null(strstr(text, "kbc_tf32("));
+  free(text);
+  assert_non_null(strstr(G.src, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"));
+  assert_non_null(strstr(G.src, "cvt.rna.tf32.f32"));
+  release(&G);
+  free(spec);
+}
+
+/* Every contraction of the SAM-HQ backward that became a GEMM kernel. */
+static void test_sam_kernels(void **state) {
+  (void)state;
+  char *spec = slurp("specs/sam_hq_attn_relpos_bwd.kb");
+  gen G;
+  generate(&G, spec, CG_PRECISION_FP32);
+  const char *want[] = {"qkv", "s", "o", "dq", "dk", "dv", "grad_hidden_states", "grad_qkv_weight"};
+  for (int i = 0; i < 8; i++) assert_int_equal(kernel_for(&G, want[i])->family, CG_FAMILY_GEMM);
+  const int64_t shapes[][3] = {{1, 7, 7}, {4, 64, 64}, {2, 14, 14}};
+  int n = 0;
+  for (int i = 0; i < G.g.n_kernels; i++) {
+    const cg_kernel *k = &G.g.kernels[i];
+    if (k->family != CG_FAMILY_GEMM) continue;
+    n++;
+    for (int j = 0; j < 3; j++) check_gemm(&G, k, shapes[j], NULL, NULL);
+  }
+  assert_true(n >= 8);
+  /* dq's epilogue keeps its two relative-position sums as loops */
+  char *text = kernel_text(&G, kernel_for(&G, "dq"));
+  assert_non_null(strstr(text, "for (long long ky_"));
+  free(text);
+  release(&G);
+  free(spec);
+}
+
+/* A projection of a few rows with a long reduction: rows, a team per element. */
+static void test_projection_goes_to_rows(void **state) {
+  (void)state;
+  static const char spec[] = "kernel proj\n"
+                             "axis batch var\n"
+                             "axis d_in const 32768\n"
+                             "axis d_out const 128\n"
+                             "input x f32[batch, d_in]\n"
+                             "input w f32[d_out, d_in]\n"
+                             "output y f32[batch, d_out]\n"
+                             "y[b, o] = sum(e: x[b, e] * w[o, e])\n";
+  gen G;
+  generate(&G, spec, CG_PRECISION_FP32);
+  const cg_kernel *k = kernel_for(&G, "y");
+  assert_int_equal(k->family, CG_FAMILY_ROWS);
+  assert_non_null(strstr(G.src, "256 threads per outer point"));
+  release(&G);
+}
+
+static void test_deterministic(void **state) {
+  (void)state;
+  const char *specs[] = {"specs/sam_hq_attn_relpos_bwd.kb", "specs/conv3d_min_softmax.kb", "specs/cvit.kb"};
+  for (int i = 0; i < 3; i++) {
+    char *spec = slurp(specs[i]);
+    for (int prec = 0; prec < 2; prec++) {
+      gen G1, G2;
+      generate(&G1, spec, prec ? CG_PRECISION_TF32 : CG_PRECISION_FP32);
+      generate(&G2, spec, prec ? CG_PRECISION_TF32 : CG_PRECISION_FP32);
+      assert_string_equal(G1.src, G2.src);
+      release(&G1);
+      release(&G2);
+    }
+    free(spec);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_batched_matmul),
+      cmocka_unit_test(test_conv3d_exact_n),
+      cmocka_unit_test(test_tf32),
+      cmocka_unit_test(test_sam_kernels),
+      cmocka_unit_test(test_projection_goes_to_rows),
+      cmocka_unit_test(test_deterministic),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
