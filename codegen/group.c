@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "cg_impl.h"
+#include "../ir/subst.h"
 
 double cg_estimate(const sym *x) {
   static int64_t axes[4096];
@@ -32,15 +33,6 @@ double cg_estimate(const sym *x) {
 
 /* ---- contractions ------------------------------------------------------- */
 
-static int mentions(const ir_expr *e, int id) {
-  if (e->op == IR_OP_LOAD)
-    for (int d = 0; d < e->u.load.tensor->rank; d++)
-      if (sym_mentions_index(e->u.load.idx[d], id)) return 1;
-  if (e->op == IR_OP_INDEX && sym_mentions_index(e->u.index, id)) return 1;
-  for (int i = 0; i < ir_op_info[e->op].arity; i++)
-    if (mentions(e->arg[i], id)) return 1;
-  return 0;
-}
 
 /* The largest sum reachable from the root through arithmetic only. */
 static const ir_expr *main_sum(const ir_stmt *s, const ir_expr *e, double *best_size) {
@@ -89,7 +81,7 @@ int cg_find_contraction(kbc_arena *arena, const ir_stmt *s, cg_contraction *c) {
   unsigned long long in[6] = {0};
   for (int i = 0; i < nf; i++)
     for (int id = 0; id < s->n_index; id++)
-      if (s->index[id].kind == IR_IDX_FREE && mentions(f[i], id)) in[i] |= 1ULL << id;
+      if (s->index[id].kind == IR_IDX_FREE && ir_expr_mentions_index(f[i], id)) in[i] |= 1ULL << id;
   /* The split of the factors into A and B with the most M x N work; A
    * holds the first factor, so each split is tried once. */
   double best = 0;

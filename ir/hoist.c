@@ -15,15 +15,6 @@
 #include "passes.h"
 #include "subst.h"
 
-static int mentions(const ir_expr *e, int id) {
-  if (e->op == IR_OP_LOAD)
-    for (int d = 0; d < e->u.load.tensor->rank; d++)
-      if (sym_mentions_index(e->u.load.idx[d], id)) return 1;
-  if (e->op == IR_OP_INDEX && sym_mentions_index(e->u.index, id)) return 1;
-  for (int i = 0; i < ir_op_info[e->op].arity; i++)
-    if (mentions(e->arg[i], id)) return 1;
-  return 0;
-}
 
 static void mark_reduce_vars(const ir_expr *e, unsigned char *mark) {
   if (e->op == IR_OP_REDUCE)
@@ -73,7 +64,7 @@ static ir_expr *hoist_one(hoister *H, ir_expr *e) {
   for (int i = 0; i < n; i++) {
     if (s->index[i].kind != IR_IDX_FREE) continue;
     n_free++;
-    if (mentions(e, i)) used[n_used++] = i;
+    if (ir_expr_mentions_index(e, i)) used[n_used++] = i;
   }
   if (n_used == n_free) return e;
   unsigned char *mine = KBC_NEW_ARRAY(a, unsigned char, n + 1);
@@ -133,7 +124,7 @@ int ir_hoist(ir_program *p, kbc_diag *d) {
     if (!H.count) continue;
     /* Drop the indices that moved out with the reductions. */
     unsigned char *keep = KBC_NEW_ARRAY(p->arena, unsigned char, s->n_index + 1);
-    for (int k = 0; k < s->n_index; k++) keep[k] = s->index[k].kind != IR_IDX_REDUCE || mentions(s->rhs, k);
+    for (int k = 0; k < s->n_index; k++) keep[k] = s->index[k].kind != IR_IDX_REDUCE || ir_expr_mentions_index(s->rhs, k);
     renumber(p->arena, s, keep);
   }
   for (int i = 0; i < p->stmts.len; i++) IR_STMT(p, i)->id = i;

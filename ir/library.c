@@ -231,25 +231,11 @@ static int expand_softmax(lower *L, const ast_expr *e, lw_view *out) {
 
 /* ---- layernorm ------------------------------------------------------------ */
 
-/* "[a, b]": the shape of a view, for messages. */
-static const char *view_shape(lower *L, const lw_view *v) {
-  kbc_buf b = {0};
-  kbc_buf_putc(&b, '[');
-  for (int i = 0; i < lw_view_rank(v); i++) {
-    if (i) kbc_buf_puts(&b, ", ");
-    sym_print(lw_view_dim(v, i), &b);
-  }
-  kbc_buf_putc(&b, ']');
-  const char *s = kbc_arena_strdup(L->a, kbc_buf_str(&b));
-  kbc_buf_free(&b);
-  return s;
-}
-
 /* A vector of size n (`why`: where n comes from), or reports. */
 static int check_vector(lower *L, const ast_expr *e, const lw_view *v, sym *n, const char *what, const char *why) {
   if (lw_view_rank(v) != 1 || !sym_equal(lw_view_dim(v, 0), n)) {
     kbc_error(L->d, e->loc, "%s must be a vector of size %s (%s), but it has shape %s", what, sym_str(L->a, n), why,
-              view_shape(L, v));
+              lw_shape_str(L, v));
     return 0;
   }
   return 1;

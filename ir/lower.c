@@ -24,6 +24,18 @@ static lw_name *lookup_in(lw_scope *s, const char *name) {
   return NULL;
 }
 
+int lw_caller_owns(lower *L, const lw_name *n, kbc_loc loc) {
+  for (lw_scope *s = L->scope; s; s = s->parent) {
+    for (lw_name *m = s->names; m; m = m->next)
+      if (m == n) return 0;
+    if (s->is_def) {
+      kbc_error(L->d, loc, "cannot assign to '%s' inside a def: it belongs to the caller", n->name);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 lw_name *lw_bind(lower *L, lw_scope *s, const char *name, lw_name_kind kind) {
   lw_name *n = lookup_in(s, name);
   if (!n) {

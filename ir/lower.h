@@ -66,6 +66,11 @@ enum { LW_MAX_DEF_DEPTH = 32, LW_MAX_STMTS = 100000, LW_MAX_LOOP_TRIPS = 4096 };
 /* lower.c */
 lw_name *lw_lookup(lower *L, const char *name);
 lw_name *lw_bind(lower *L, lw_scope *s, const char *name, lw_name_kind kind);
+/* 1 (after reporting at loc) when n lives beyond the innermost def's scope:
+ * a def may not assign its caller's tensors. */
+int lw_caller_owns(lower *L, const lw_name *n, kbc_loc loc);
+/* "[a, b]": a view's shape, for messages. */
+const char *lw_shape_str(lower *L, const lw_view *v);
 const char *lw_fresh_name(lower *L, const char *base);
 int lw_lower_block(lower *L, const ast_block *b);
 

@@ -504,17 +504,7 @@ static int target(lower *L, const ast_item *it, ir_tensor **out, lw_name **bind_
     kbc_error(L->d, it->u.stmt.name_loc, "cannot assign to '%s': it is a slice of '%s'", name, t->name);
     return 0;
   }
-  int outer = 0;
-  for (lw_scope *s = L->scope; s; s = s->parent) {
-    int here = 0;
-    for (lw_name *m = s->names; m; m = m->next) here |= m == n;
-    if (here) break;
-    outer |= s->is_def;
-  }
-  if (outer) {
-    kbc_error(L->d, it->u.stmt.name_loc, "cannot assign to '%s' inside a def: it belongs to the caller", name);
-    return 0;
-  }
+  if (lw_caller_owns(L, n, it->u.stmt.name_loc)) return 0;
   if (t->role == IR_ROLE_INPUT) {
     kbc_error(L->d, it->u.stmt.name_loc, "cannot assign to input '%s'", name);
     return 0;

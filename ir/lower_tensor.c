@@ -17,7 +17,7 @@ static int shape_equal(const lw_view *a, const lw_view *b) {
   return 1;
 }
 
-static const char *shape_str(lower *L, const lw_view *v) {
+const char *lw_shape_str(lower *L, const lw_view *v) {
   kbc_buf b = {0};
   kbc_buf_putc(&b, '[');
   for (int i = 0; i < lw_view_rank(v); i++) {
@@ -226,7 +226,7 @@ static int elementwise(lower *L, const ast_expr *e, lw_view *out) {
     else if (!shape_equal(shape, v)) {
       kbc_error(L->d, e->loc,
                 "elementwise operands have different shapes: %s and %s (only rank-0 operands broadcast)",
-                shape_str(L, shape), shape_str(L, v));
+                lw_shape_str(L, shape), lw_shape_str(L, v));
       return 0;
     }
   }
@@ -426,7 +426,7 @@ static int copy_into(lower *L, const ast_item *it, ir_tensor *t, const lw_view *
   lw_view dst = {.tensor = t};
   if (!shape_equal(&dst, v)) {
     kbc_error(L->d, it->u.stmt.rhs->loc, "'%s' has shape %s but the value has shape %s%s", it->u.stmt.name,
-              shape_str(L, &dst), shape_str(L, v),
+              lw_shape_str(L, &dst), lw_shape_str(L, v),
               lw_view_rank(v) == 0 ? kbc_arena_printf(L->a, "; to set every element to one value use index notation: %s = ...",
                                                       index_example(L, it->u.stmt.name, t->rank))
                                    : "");
@@ -456,15 +456,7 @@ int lw_assign_view(lower *L, const ast_item *it, const lw_view *v) {
   }
   if (n) {
     ir_tensor *t = n->view.tensor;
-    int outer = 0, here = 0;
-    for (lw_scope *s = L->scope; s && !here; s = s->parent) {
-      for (lw_name *m = s->names; m; m = m->next) here |= m == n;
-      if (!here) outer |= s->is_def;
-    }
-    if (outer) {
-      kbc_error(L->d, it->u.stmt.name_loc, "cannot assign to '%s' inside a def: it belongs to the caller", name);
-      return 0;
-    }
+    if (lw_caller_owns(L, n, it->u.stmt.name_loc)) return 0;
     if (t->role == IR_ROLE_INPUT && n->view.n_fixed == 0 && !strcmp(t->name, name)) {
       kbc_error(L->d, it->u.stmt.name_loc, "cannot assign to input '%s'", name);
       return 0;

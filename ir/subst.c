@@ -41,6 +41,16 @@ ir_expr *ir_expr_subst(kbc_arena *a, const ir_expr *e, int n_old, sym *const *by
   return c;
 }
 
+int ir_expr_mentions_index(const ir_expr *e, int id) {
+  if (e->op == IR_OP_LOAD)
+    for (int d = 0; d < e->u.load.tensor->rank; d++)
+      if (sym_mentions_index(e->u.load.idx[d], id)) return 1;
+  if (e->op == IR_OP_INDEX && sym_mentions_index(e->u.index, id)) return 1;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (ir_expr_mentions_index(e->arg[i], id)) return 1;
+  return 0;
+}
+
 int ir_expr_size(const ir_expr *e) {
   int n = 1;
   for (int i = 0; i < ir_op_info[e->op].arity; i++) n += ir_expr_size(e->arg[i]);

@@ -17,6 +17,8 @@
 sym *ir_sym_subst(kbc_arena *a, const sym *x, int n_old, sym *const *by);
 /* A deep copy of e with the substitution applied; NULL on overflow. */
 ir_expr *ir_expr_subst(kbc_arena *a, const ir_expr *e, int n_old, sym *const *by, const int *red_map);
+/* Whether e mentions index variable id anywhere (loads, index values). */
+int ir_expr_mentions_index(const ir_expr *e, int id);
 /* Nodes in e (for size limits). */
 int ir_expr_size(const ir_expr *e);
 
