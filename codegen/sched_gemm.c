@@ -21,27 +21,39 @@
  *     cores (mma.sync m16n8k8 TF32, operands rounded with cvt.rna when
  *     stored to shared memory) on a warp tile per warp;
  *   - epilogue: the statement's rhs with the main sum replaced by the
- *     accumulator (cg_emit.known), guarded against partial tiles.
+ *     accumulator (cg_emit.known), guarded against partial tiles, stored
+ *     from the thread tiles directly, or, when the output is contiguous
+ *     along m (convolutions), through shared memory so that a warp stores
+ *     32 consecutive m.
  * Index decoding: the M / N coordinates a thread loads are fixed per tile
- * and decoded once per tile; its K coordinates are decoded once per tile
- * and then advanced by BK per k-tile with carries, so the K loop has no
- * division.  An operand that is one plain load whose flat offset splits
- * into a part without K indices plus a part with only K indices (checked
- * symbolically) is addressed as row offset + k offset; any other operand
- * (where(), products, padded loads, ...) is evaluated with cg_expr on the
- * decoded indices.  Whether consecutive threads load along k or along
- * m / n is chosen per operand from its loads' unit strides.
- * Tile shapes come from a small cost model over the estimated extents
- * (constant extents exactly, so N = 24 gets a 24-wide tile).
- * Shapes with few tiles and a long reduction (matrix-vector like) go to
- * the rows family with a team per output element instead. */
+ * and decoded once per tile (k-major loads take up to 4 consecutive k per
+ * row, so a thread holds at most 4 rows); its K coordinates are decoded
+ * once per tile and then advanced by BK per k-tile, digit by digit with
+ * one carry each, so the K loop has no division.  When a thread loads
+ * several k of a multi-index K, the threads instead keep k = base + _tid % BK
+ * and the first BK publish a table of k offsets (or digits) per k-tile in
+ * shared memory.
+ * An operand that is one plain load whose flat offset splits into a part
+ * without K indices plus a part with only K indices (checked symbolically)
+ * is addressed as row offset + k offset; any other operand (where(),
+ * products, padded loads, ...) is evaluated with cg_expr on the decoded
+ * indices.  Whether consecutive threads load along k or along m / n is
+ * chosen per operand from its loads' unit strides.
+ * Tile shapes come from a small cost model (padding waste, register-tile
+ * efficiency, tiles vs. multiprocessors) over estimated extents: constant
+ * extents exactly (N = 24 gets a 24-wide tile), var-dependent ones with
+ * every var axis at 256 (large; the binding is unknown).  Shapes with few
+ * tiles and a reduction longer than the output (a projection of a few
+ * rows) go to the rows family with a team per output element instead. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cg_impl.h"
 
-enum { GEMM_THREADS = 256, GEMM_MAX_SLOTS = 64, GEMM_SMEM_STATIC = 48 * 1024 };
+/* 256 threads; static shared memory only (<= 48 KB, no opt-in needed),
+ * of which the A / B tiles leave 4 KB for the k tables. */
+enum { GEMM_THREADS = 256, GEMM_MAX_SLOTS = 64, GEMM_SMEM_STATIC = 48 * 1024, GEMM_SMEM_TILES = 44 * 1024 };
 
 typedef struct {
   int mma;        /* TF32 tensor cores instead of FFMA */
@@ -211,9 +223,9 @@ static int choose_bk(const gemm_shape *sh, gemm_cfg *f) {
   f->bk = 8;
   if (sh->k >= 64 && (f->bm + f->bn) * 16 / GEMM_THREADS <= 24) {
     f->bk = 16;
-    if (smem_bytes(f) > GEMM_SMEM_STATIC || util(sh->k, 16) < util(sh->k, 8)) f->bk = 8;
+    if (smem_bytes(f) > GEMM_SMEM_TILES || util(sh->k, 16) < util(sh->k, 8)) f->bk = 8;
   }
-  return smem_bytes(f) <= GEMM_SMEM_STATIC;
+  return smem_bytes(f) <= GEMM_SMEM_TILES;
 }
 
 static int choose_cfg(const cg_target *t, const gemm_shape *sh, int mma, gemm_cfg *best) {
@@ -261,7 +273,7 @@ static int choose_cfg(const cg_target *t, const gemm_shape *sh, int mma, gemm_cf
           f.pad_b = pad_for(1, f.bn);
           if (f.mi * f.ni > 16 || f.bm > 256 || f.bn > 256) continue;
           f.bk = 16;
-          if (smem_bytes(&f) > GEMM_SMEM_STATIC) continue;
+          if (smem_bytes(&f) > GEMM_SMEM_TILES) continue;
           /* ties: square tiles, then fewer threads along n */
           double sc = score(t, sh, &f) * (1.0 - 0.01 * fabs(log2((double)f.bm / f.bn)));
           if (sc > best_score + 1e-9) {
