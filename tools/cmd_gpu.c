@@ -251,7 +251,7 @@ int cmd_bench(int argc, char **argv) {
   }
   for (int i = 0; i < ir->vars.len; i++)
     if (vars[i] < 1) {
-      cli_error("bench needs every var axis: give --set %s=N", IR_VAR(ir, i)->name);
+      rc = cli_usage("bench", "bench needs every var axis: give --set %s=N", IR_VAR(ir, i)->name);
       goto done;
     }
   kbc_diag *d = kbc_diag_create(spec, NULL);

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# test_nogpu.sh KBC SRCDIR — without a GPU, `run --backend cuda` and `bench`
+# fail at once with a clear message, exit 1, and write nothing; `run`
+# without --backend falls back to the CPU.  Skips (77) where a GPU exists.
+set -u
+kbc=$1 src=$2
+if "$kbc" info | grep -q "device 0"; then echo "SKIP: a GPU is present"; exit 77; fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+spec=$src/specs/examples/softmax_middle.kb
+fail=0
+check() { # check WANT_RC PHRASE CMD...
+  local want=$1 phrase=$2; shift 2
+  "$@" >"$tmp/log" 2>&1
+  local rc=$?
+  if [ $rc -ne "$want" ] || ! grep -q "$phrase" "$tmp/log"; then
+    echo "FAIL: rc $rc (want $want), '$phrase' expected: $*"; cat "$tmp/log"; fail=1
+  fi
+}
+# The device is opened before the inputs are read: no inputs file is needed.
+check 1 "no GPU available" "$kbc" run "$spec" --backend cuda --inputs "$tmp/none" --outputs "$tmp/out"
+[ -e "$tmp/out" ] && { echo "FAIL: run wrote $tmp/out"; fail=1; }
+check 1 "no GPU available" "$kbc" bench "$spec" --set a=2 --set b=3 --set c=4
+check 2 "needs every var axis" "$kbc" bench "$spec" --set a=2
+check 1 "target auto" "$kbc" compile "$spec" --emit cuda
+check 0 "" "$kbc" compile "$spec" --emit cuda --target sm_90
+[ $fail -eq 0 ] && echo "no-GPU behaviour: ok"
+exit $fail
