@@ -8,7 +8,8 @@
 #   3. an ASan+UBSan build in build/asan: the same tests but the oracle
 #      ones (the interpreter is exercised by the unit tests there) and the
 #      NVRTC/nvcc compilations of generated code (their time is NVRTC's;
-#      the Release run has them).
+#      the Release run has them), and the python binding (an instrumented
+#      libkbc.so cannot be loaded into an uninstrumented python).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -22,4 +23,4 @@ ctest --test-dir build/release --output-on-failure -j"$jobs"
 cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKBC_SANITIZE=ON >/dev/null
 cmake --build build/asan
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build/asan --output-on-failure -j"$jobs" -LE "oracle|nvrtc|codegen"
+  ctest --test-dir build/asan --output-on-failure -j"$jobs" -LE "oracle|nvrtc|codegen|python"
