@@ -49,241 +49,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cg_impl.h"
-
-/* 256 threads; static shared memory only (<= 48 KB, no opt-in needed),
- * of which the A / B tiles leave 4 KB for the k tables. */
-enum { GEMM_THREADS = 256, GEMM_MAX_SLOTS = 64, GEMM_SMEM_STATIC = 48 * 1024, GEMM_SMEM_TILES = 44 * 1024 };
-
-typedef struct {
-  int mma;        /* TF32 tensor cores instead of FFMA */
-  int bm, bn, bk; /* block tile */
-  int sa, sb;       /* shared-memory row widths of _As / _Bs before padding */
-  int pad_a, pad_b; /* their row padding, floats */
-  /* FFMA: thread tile tm x tn; thread grid tx (along n) x ty (along m);
-   * vm / vn = 4: the tile's rows / columns in 4-wide chunks interleaved
-   * across the threads; else (= tm / tn) contiguous per thread */
-  int tm, tn, tx, ty, vm, vn;
-  /* MMA: warp grid wm x wn, each warp mi m16 tiles x ni n8 tiles */
-  int wm, wn, mi, ni;
-} gemm_cfg;
-
-/* One operand (A or B) of the product. */
-typedef struct {
-  char tag;            /* 'a' or 'b': prefix of its C names */
-  const ir_expr *e;
-  int n_x;             /* its free indices (M for A, N for B) */
-  const int *x;
-  int bx;              /* tile extent along x */
-  const char *X, *x0;  /* C names of the x extent and the tile origin */
-  int kmajor;          /* consecutive threads load consecutive k */
-  int fast;            /* single plain load addressed as row offset + k offset */
-  int table;           /* k offsets / digits from the shared k table */
-  sym *row_off, *k_off;
-  int slots;           /* loads per thread per k-tile */
-  int partial;         /* the last slot is not used by every thread */
-  int n_rows;          /* distinct x coordinates (row slots) per thread */
-  const char *row_expr[GEMM_MAX_SLOTS]; /* local x of each row slot */
-  int row_of[GEMM_MAX_SLOTS], kslot_of[GEMM_MAX_SLOTS];
-  const char *xl[GEMM_MAX_SLOTS], *kl[GEMM_MAX_SLOTS]; /* local x / k of each load slot */
-} gemm_operand;
-
-typedef struct {
-  cg_ctx *C;
-  cg_emit E;
-  const ir_stmt *s;
-  cg_contraction c;
-  gemm_cfg f;
-  gemm_operand op[2];
-  const char **names; /* the statement's index names (E.idx points to a copy) */
-  const char **bind;  /* E.idx: rebound per load / epilogue */
-  int n_kslots;
-  int builder;        /* the k slot (k = base + _tid % BK) that writes the k tables, or -1 */
-  int table_digits;   /* a generic operand reads k digits from the table */
-  /* Epilogue through shared memory (outputs contiguous along m): passes
-   * over groups of nc tile columns, _Cs[bm][nc + 1]. */
-  int staged, passes, nc;
-  const char *kslot_expr[2 * GEMM_MAX_SLOTS];
-} gemm;
-
-/* ---- analysis ------------------------------------------------------------ */
-
-static sym *extent_product(kbc_arena *a, const ir_stmt *s, const int *ids, int n) {
-  sym *p = sym_const(a, 1);
-  for (int i = 0; i < n; i++) p = sym_mul(a, p, s->index[ids[i]].extent);
-  return p;
-}
-
-/* An extent for choosing tiles: constants exactly, var-dependent extents
- * with every var axis at 256 (a shape big enough to need tiles; the
- * real binding is unknown). */
-static double tile_estimate(const sym *x) {
-  static int64_t axes[4096];
-  if (!axes[0])
-    for (int i = 0; i < 4096; i++) axes[i] = 256;
-  int64_t v;
-  if (!x || !sym_eval(x, axes, NULL, &v)) return 1e18;
-  return (double)v;
-}
-
-static sym *flat_offset(kbc_arena *a, const ir_tensor *t, sym *const *idx) {
-  if (t->rank == 0) return sym_const(a, 0);
-  sym *off = idx[0];
-  for (int d = 1; d < t->rank; d++) off = sym_add(a, sym_mul(a, off, t->shape[d]), idx[d]);
-  return off;
-}
-
-/* Unit-stride runs of the loads in e along index kid and index xid:
- * *run_k (*run_x) grows by the estimated extent of kid (xid) for each load
- * whose flat offset steps by +-1 with it. */
-static void stride_runs(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int kid, int xid, double *run_k,
-                        double *run_x) {
-  if (e->op == IR_OP_LOAD) {
-    sym *off = flat_offset(a, e->u.load.tensor, e->u.load.idx);
-    static int64_t axes[4096];
-    if (!axes[0])
-      for (int i = 0; i < 4096; i++) axes[i] = CG_EST_VAR;
-    int64_t *idx = KBC_NEW_ARRAY(a, int64_t, s->n_index + 1);
-    int64_t base, vk, vx;
-    if (off && sym_eval(off, axes, idx, &base)) {
-      idx[kid] = 1;
-      if (sym_eval(off, axes, idx, &vk) && (vk - base == 1 || vk - base == -1))
-        *run_k += cg_estimate(s->index[kid].extent);
-      idx[kid] = 0;
-      idx[xid] = 1;
-      if (sym_eval(off, axes, idx, &vx) && (vx - base == 1 || vx - base == -1))
-        *run_x += cg_estimate(s->index[xid].extent);
-    }
-  }
-  for (int i = 0; i < ir_op_info[e->op].arity; i++) stride_runs(a, s, e->arg[i], kid, xid, run_k, run_x);
-}
-
-/* Whether e is one plain load whose flat offset is (terms without K
- * indices) + (terms with only K indices); if so, the two parts. */
-static int split_offset(kbc_arena *a, const ir_stmt *s, const cg_contraction *c, const ir_expr *e, sym **row,
-                        sym **kpart) {
-  if (e->op != IR_OP_LOAD || e->u.load.padded) return 0;
-  sym *off = flat_offset(a, e->u.load.tensor, e->u.load.idx);
-  if (!off) return 0;
-  sym *zero = sym_const(a, 0);
-  unsigned char *is_k = KBC_NEW_ARRAY(a, unsigned char, s->n_index + 1);
-  for (int i = 0; i < c->n_k; i++) is_k[c->k[i]] = 1;
-  sym *r = off, *q = off;
-  for (int id = 0; id < s->n_index; id++) {
-    if (is_k[id]) r = sym_subst_index(a, r, id, zero);
-    else q = sym_subst_index(a, q, id, zero);
-  }
-  sym *z = r; /* the offset at every index 0 */
-  for (int id = 0; id < s->n_index; id++) z = sym_subst_index(a, z, id, zero);
-  sym *kq = sym_sub(a, q, z);
-  if (!r || !kq || !sym_equal(off, sym_add(a, r, kq))) return 0;
-  *row = r;
-  *kpart = kq;
-  return 1;
-}
-
-/* ---- tile shapes --------------------------------------------------------- */
-
-static double util(double x, int b) {
-  double tiles = ceil(x / b);
-  return tiles > 0 ? x / (tiles * b) : 1;
-}
-
-typedef struct {
-  double m, n, k, batch; /* tile estimates */
-} gemm_shape;
-
-static double score(const cg_target *t, const gemm_shape *sh, const gemm_cfg *f) {
-  double inner;
-  if (f->mma) {
-    /* shared-memory words per warp per k8 step vs mma count */
-    double r = (double)(f->mi * f->ni) / (4.0 * f->mi + 2.0 * f->ni);
-    inner = fmin(1.0, 0.5 + 0.75 * r);
-  } else {
-    double r = (double)(f->tm * f->tn) / (f->tm + f->tn);
-    inner = fmin(1.0, 0.5 + r / 8.0);
-    if ((f->tm > 4 && f->tm % 4) || (f->tn > 4 && f->tn % 4)) inner *= 0.9; /* reads of padded chunks */
-  }
-  double tiles = ceil(sh->m / f->bm) * ceil(sh->n / f->bn) * sh->batch;
-  int acc = f->mma ? f->mi * f->ni * 4 : f->tm * f->tn;
-  double slots = (double)t->sm_count * (acc >= 48 ? 1 : 2);
-  double par = fmin(1.0, tiles / slots);
-  return util(sh->m, f->bm) * util(sh->n, f->bn) * util(sh->k, f->bk) * inner * par;
-}
-
-static int smem_bytes(const gemm_cfg *f) { return 2 * f->bk * (f->sa + f->pad_a + f->sb + f->pad_b) * 4; }
-
-/* Row padding: FFMA reads rows as float4 (a multiple of 4) and its k-major
- * stores want rows = 4 mod 32 banks; mma fragment reads (rows k + t4,
- * columns g) are conflict-free when rows = 8 mod 32 banks. */
-static int pad_for(int mma, int bx) { return mma ? ((8 - bx) % 32 + 32) % 32 : ((4 - bx) % 32 + 32) % 32; }
-
-static int choose_bk(const gemm_shape *sh, gemm_cfg *f) {
-  /* BK 16 when the staging registers stay few and K is not tiny. */
-  f->bk = 8;
-  if (sh->k >= 64 && (f->bm + f->bn) * 16 / GEMM_THREADS <= 24) {
-    f->bk = 16;
-    if (smem_bytes(f) > GEMM_SMEM_TILES || util(sh->k, 16) < util(sh->k, 8)) f->bk = 8;
-  }
-  return smem_bytes(f) <= GEMM_SMEM_TILES;
-}
-
-static int choose_cfg(const cg_target *t, const gemm_shape *sh, int mma, gemm_cfg *best) {
-  double best_score = -1;
-  if (!mma) {
-    static const int txs[] = {4, 8, 16, 32, 64};
-    static const int ts[] = {1, 2, 3, 4, 6, 8};
-    for (int a = 0; a < 5; a++)
-      for (int i = 0; i < 6; i++)
-        for (int j = 0; j < 6; j++) {
-          gemm_cfg f = {.tx = txs[a], .ty = GEMM_THREADS / txs[a], .tm = ts[i], .tn = ts[j]};
-          f.bm = f.ty * f.tm;
-          f.bn = f.tx * f.tn;
-          /* thread tiles of 4k values: 4-wide chunks interleaved across the
-           * threads; others: each thread's values contiguous, padded to a
-           * multiple of 4 so that they are read as float4 too */
-          f.sa = f.tm % 4 ? f.ty * ((f.tm + 3) / 4 * 4) : f.bm;
-          f.sb = f.tn % 4 ? f.tx * ((f.tn + 3) / 4 * 4) : f.bn;
-          f.pad_a = pad_for(0, f.sa);
-          f.pad_b = pad_for(0, f.sb);
-          if (f.tm * f.tn < 8 || f.bm > 256 || f.bn > 256) continue;
-          f.vm = f.tm % 4 ? f.tm : 4;
-          f.vn = f.tn % 4 ? f.tn : 4;
-          if (!choose_bk(sh, &f)) continue;
-          /* ties: square tiles, then fewer threads along n */
-          double sc = score(t, sh, &f) * (1.0 - 0.01 * fabs(log2((double)f.bm / f.bn)));
-          if (sc > best_score + 1e-9) {
-            best_score = sc;
-            *best = f;
-          }
-        }
-  } else {
-    static const int wms[] = {1, 2, 4, 8};
-    static const int mis[] = {1, 2, 4};
-    static const int nis[] = {1, 2, 3, 4, 8};
-    for (int a = 0; a < 4; a++)
-      for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 5; j++) {
-          gemm_cfg f = {.mma = 1, .wm = wms[a], .wn = 8 / wms[a], .mi = mis[i], .ni = nis[j]};
-          f.bm = f.wm * f.mi * 16;
-          f.bn = f.wn * f.ni * 8;
-          f.sa = f.bm;
-          f.sb = f.bn;
-          f.pad_a = pad_for(1, f.bm);
-          f.pad_b = pad_for(1, f.bn);
-          if (f.mi * f.ni > 16 || f.bm > 256 || f.bn > 256) continue;
-          f.bk = 16;
-          if (smem_bytes(&f) > GEMM_SMEM_TILES) continue;
-          /* ties: square tiles, then fewer threads along n */
-          double sc = score(t, sh, &f) * (1.0 - 0.01 * fabs(log2((double)f.bm / f.bn)));
-          if (sc > best_score + 1e-9) {
-            best_score = sc;
-            *best = f;
-          }
-        }
-  }
-  return best_score > 0;
-}
+#include "gemm_impl.h"
 
 /* ---- emission helpers ---------------------------------------------------- */
 
@@ -814,9 +580,9 @@ static void operand_init(gemm *G, gemm_operand *o, char tag) {
   o->X = is_a ? "_M" : "_N";
   o->x0 = is_a ? "_m0" : "_n0";
   double run_k = 0, run_x = 0;
-  stride_runs(G->C->a, G->s, o->e, c->k[c->n_k - 1], o->x[o->n_x - 1], &run_k, &run_x);
+  gemm_stride_runs(G->C->a, G->s, o->e, c->k[c->n_k - 1], o->x[o->n_x - 1], &run_k, &run_x);
   o->kmajor = run_k >= run_x;
-  o->fast = split_offset(G->C->a, G->s, c, o->e, &o->row_off, &o->k_off);
+  o->fast = gemm_split_offset(G->C->a, G->s, c, o->e, &o->row_off, &o->k_off);
 }
 
 
@@ -840,9 +606,9 @@ static void plan_epilogue(gemm *G) {
   ir_expr probe = {.op = IR_OP_LOAD, .type = IR_TY_FLOAT};
   probe.u.load.tensor = s->out;
   probe.u.load.idx = s->lhs;
-  stride_runs(G->C->a, s, &probe, c->m[c->n_m - 1], c->n[c->n_n - 1], &run_m, &run_n);
+  gemm_stride_runs(G->C->a, s, &probe, c->m[c->n_m - 1], c->n[c->n_n - 1], &run_m, &run_n);
   if (run_m <= 0 || run_n > 0 || GEMM_THREADS % f->bm) return;
-  int tiles = smem_bytes(f);
+  int tiles = gemm_smem_bytes(f);
   for (int passes = 1; passes <= (f->mma ? f->ni : f->tn); passes++) {
     if (f->mma) {
       /* all columns at once, else a pass per n8 tile of the warps */
@@ -873,12 +639,12 @@ int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   G->s = s;
   cg_contraction *c = &G->c;
   if (!cg_find_contraction(C->a, s, c) || c->n_m < 1 || c->n_n < 1 || c->n_k < 1) return 0;
-  sym *M = extent_product(C->a, s, c->m, c->n_m), *N = extent_product(C->a, s, c->n, c->n_n);
-  sym *K = extent_product(C->a, s, c->k, c->n_k), *B = extent_product(C->a, s, c->bat, c->n_b);
+  sym *M = gemm_extent_product(C->a, s, c->m, c->n_m), *N = gemm_extent_product(C->a, s, c->n, c->n_n);
+  sym *K = gemm_extent_product(C->a, s, c->k, c->n_k), *B = gemm_extent_product(C->a, s, c->bat, c->n_b);
   if (!M || !N || !K || !B) return 0;
-  gemm_shape sh = {tile_estimate(M), tile_estimate(N), tile_estimate(K), tile_estimate(B)};
+  gemm_shape sh = {gemm_tile_estimate(M), gemm_tile_estimate(N), gemm_tile_estimate(K), gemm_tile_estimate(B)};
   int mma = C->t->precision == CG_PRECISION_TF32;
-  if (!choose_cfg(C->t, &sh, mma, &G->f)) return 0;
+  if (!gemm_choose_cfg(C->t, &sh, mma, &G->f)) return 0;
   gemm_cfg *f = &G->f;
 
   /* Few tiles at the estimated extents and a reduction longer than the
@@ -926,7 +692,7 @@ int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   else
     kbc_buf_printf(C->out, "//   tile %dx%dx%d, %d threads: %d x %d warps, warp tile %dx%d (%d x %d mma tiles)", f->bm,
                    f->bn, f->bk, GEMM_THREADS, f->wm, f->wn, f->mi * 16, f->ni * 8, f->mi, f->ni);
-  kbc_buf_printf(C->out, ", shared memory %d B double-buffered\n", smem_bytes(f));
+  kbc_buf_printf(C->out, ", shared memory %d B double-buffered\n", gemm_smem_bytes(f));
   if (G->staged)
     kbc_buf_printf(C->out, "//   epilogue through shared memory (output contiguous along m), %d pass%s of %d columns\n",
                    G->passes, G->passes == 1 ? "" : "es", G->nc);
