@@ -33,7 +33,6 @@ static const char preamble[] =
     "\n";
 
 int cg_generate(kbc_arena *a, const ir_program *p, const cg_target *t, cg_program *out, kbc_diag *d) {
-  (void)d;
   memset(out, 0, sizeof *out);
   cg_group *groups;
   int ng = cg_make_groups(a, p, t, &groups);
@@ -47,7 +46,7 @@ int cg_generate(kbc_arena *a, const ir_program *p, const cg_target *t, cg_progra
   for (int i = 0; i < ng; i++) {
     cg_kernel *k = &out->kernels[out->n_kernels];
     const ir_stmt *s = IR_STMT(p, groups[i].first);
-    k->name = kbc_arena_printf(a, "%s_k%d_%s", C.names->tensor[0] ? p->name : "kbc", i, C.names->tensor[s->out->id]);
+    k->name = kbc_arena_printf(a, "%s_k%d_%s", p->name, i, C.names->tensor[s->out->id]);
     for (char *c = (char *)k->name; *c; c++)
       if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9'))) *c = '_';
     int ok = 0;
