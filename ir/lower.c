@@ -24,6 +24,16 @@ static lw_name *lookup_in(lw_scope *s, const char *name) {
   return NULL;
 }
 
+int lw_assignable(lower *L, const lw_name *n, const char *name, kbc_loc loc) {
+  if (n && n->kind == LW_NAME_POISON) return 0;
+  if (n && n->kind != LW_NAME_TENSOR) {
+    kbc_error(L->d, loc, "'%s' is %s and cannot be assigned", name,
+              n->kind == LW_NAME_AXIS ? "an axis" : n->kind == LW_NAME_DEF ? "a def" : "a loop variable");
+    return 0;
+  }
+  return 1;
+}
+
 int lw_caller_owns(lower *L, const lw_name *n, kbc_loc loc) {
   for (lw_scope *s = L->scope; s; s = s->parent) {
     for (lw_name *m = s->names; m; m = m->next)

@@ -66,6 +66,10 @@ enum { LW_MAX_DEF_DEPTH = 32, LW_MAX_STMTS = 100000, LW_MAX_LOOP_TRIPS = 4096 };
 /* lower.c */
 lw_name *lw_lookup(lower *L, const char *name);
 lw_name *lw_bind(lower *L, lw_scope *s, const char *name, lw_name_kind kind);
+/* 0 when `name` (bound to n, or unbound: NULL) cannot be a statement's
+ * target: a poisoned name (silently) or an axis, def or loop variable
+ * (reported at loc). */
+int lw_assignable(lower *L, const lw_name *n, const char *name, kbc_loc loc);
 /* 1 (after reporting at loc) when n lives beyond the innermost def's scope:
  * a def may not assign its caller's tensors. */
 int lw_caller_owns(lower *L, const lw_name *n, kbc_loc loc);

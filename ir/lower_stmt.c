@@ -485,12 +485,7 @@ static int target(lower *L, const ast_item *it, ir_tensor **out, lw_name **bind_
   lw_name *n = lw_lookup(L, name);
   *out = NULL;
   *bind_as = NULL;
-  if (n && n->kind == LW_NAME_POISON) return 0;
-  if (n && n->kind != LW_NAME_TENSOR) {
-    kbc_error(L->d, it->u.stmt.name_loc, "'%s' is %s and cannot be assigned", name,
-              n->kind == LW_NAME_AXIS ? "an axis" : n->kind == LW_NAME_DEF ? "a def" : "a loop variable");
-    return 0;
-  }
+  if (!lw_assignable(L, n, name, it->u.stmt.name_loc)) return 0;
   if (!n) {
     if (it->u.stmt.accumulate) {
       kbc_error(L->d, it->u.stmt.name_loc,

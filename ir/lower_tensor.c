@@ -448,12 +448,7 @@ static int copy_into(lower *L, const ast_item *it, ir_tensor *t, const lw_view *
 int lw_assign_view(lower *L, const ast_item *it, const lw_view *v) {
   const char *name = it->u.stmt.name;
   lw_name *n = lw_lookup(L, name);
-  if (n && n->kind == LW_NAME_POISON) return 0;
-  if (n && n->kind != LW_NAME_TENSOR) {
-    kbc_error(L->d, it->u.stmt.name_loc, "'%s' is %s and cannot be assigned", name,
-              n->kind == LW_NAME_AXIS ? "an axis" : n->kind == LW_NAME_DEF ? "a def" : "a loop variable");
-    return 0;
-  }
+  if (!lw_assignable(L, n, name, it->u.stmt.name_loc)) return 0;
   if (n) {
     ir_tensor *t = n->view.tensor;
     if (lw_caller_owns(L, n, it->u.stmt.name_loc)) return 0;
