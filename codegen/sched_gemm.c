@@ -85,6 +85,22 @@ static void emit_decode(gemm *G, const char *flat, const int *ids, int n, const 
   L("}");
 }
 
+/* `long long d0, d1, ...;` (with an optional comment) then dst decoded from flat. */
+static void declare_decode(gemm *G, const char *flat, const int *ids, int n, const char *const *dst,
+                           const char *comment) {
+  const char *decl = dst[0];
+  for (int i = 1; i < n; i++) decl = P("%s, %s", decl, dst[i]);
+  L("long long %s;%s", decl, comment);
+  emit_decode(G, flat, ids, n, dst);
+}
+
+/* The same into the statement's own index names. */
+static void decode_named(gemm *G, const char *flat, const int *ids, int n, const char *comment) {
+  const char **dst = KBC_NEW_ARRAY(G->C->a, const char *, n);
+  for (int i = 0; i < n; i++) dst[i] = G->names[ids[i]];
+  declare_decode(G, flat, ids, n, dst, comment);
+}
+
 /* The C name of digit `id` of k slot ks. */
 static const char *kdigit(gemm *G, int ks, int id) {
   if (G->c.n_k == 1) return P("_k%d", ks);
@@ -167,14 +183,9 @@ static void emit_rows(gemm *G, gemm_operand *o) {
     L("const long long %s = %s + %s;", row, o->x0, o->row_expr[r]);
     L("const bool %sok = %s < %s;", row, row, o->X);
     if (o->n_x > 1) {
-      const char *decl = NULL;
       const char **dst = KBC_NEW_ARRAY(G->C->a, const char *, o->n_x);
-      for (int i = 0; i < o->n_x; i++) {
-        dst[i] = rowdigit(G, o, r, o->x[i]);
-        decl = decl ? P("%s, %s", decl, dst[i]) : dst[i];
-      }
-      L("long long %s;", decl);
-      emit_decode(G, row, o->x, o->n_x, dst);
+      for (int i = 0; i < o->n_x; i++) dst[i] = rowdigit(G, o, r, o->x[i]);
+      declare_decode(G, row, o->x, o->n_x, dst, "");
     }
     if (o->fast) {
       for (int i = 0; i < o->n_x; i++) G->bind[o->x[i]] = rowdigit(G, o, r, o->x[i]);
@@ -292,14 +303,10 @@ static void emit_k_advance(gemm *G) {
 static void emit_k_increments(gemm *G) {
   const cg_contraction *c = &G->c;
   if (c->n_k == 1) return;
-  const char *decl = NULL;
   const char **dst = KBC_NEW_ARRAY(G->C->a, const char *, c->n_k);
-  for (int i = 0; i < c->n_k; i++) {
-    dst[i] = P("_kinc_%s", G->names[c->k[i]]);
-    decl = decl ? P("%s, %s", decl, dst[i]) : dst[i];
-  }
-  L("long long %s; // %d as digits of (%s)", decl, G->f.bk, join_names(G, c->k, c->n_k));
-  emit_decode(G, P("%dLL", G->f.bk), c->k, c->n_k, dst);
+  for (int i = 0; i < c->n_k; i++) dst[i] = P("_kinc_%s", G->names[c->k[i]]);
+  declare_decode(G, P("%dLL", G->f.bk), c->k, c->n_k, dst,
+                 P(" // %d as digits of (%s)", G->f.bk, join_names(G, c->k, c->n_k)));
 }
 
 static void emit_k_init(gemm *G) {
@@ -307,14 +314,9 @@ static void emit_k_init(gemm *G) {
   for (int ks = 0; ks < G->n_kslots; ks++) {
     L("long long _k%d = %s;", ks, G->kslot_expr[ks]);
     if (c->n_k == 1) continue;
-    const char *decl = NULL;
     const char **dst = KBC_NEW_ARRAY(G->C->a, const char *, c->n_k);
-    for (int i = 0; i < c->n_k; i++) {
-      dst[i] = kdigit(G, ks, c->k[i]);
-      decl = decl ? P("%s, %s", decl, dst[i]) : dst[i];
-    }
-    L("long long %s;", decl);
-    emit_decode(G, P("_k%d", ks), c->k, c->n_k, dst);
+    for (int i = 0; i < c->n_k; i++) dst[i] = kdigit(G, ks, c->k[i]);
+    declare_decode(G, P("_k%d", ks), c->k, c->n_k, dst, "");
   }
 }
 
@@ -402,14 +404,7 @@ static void emit_epilogue_staged(gemm *G) {
   L("const int _ml = _tid %% %d;", f->bm);
   L("const long long _m = _m0 + _ml;");
   L("const bool _mok = _m < _M;");
-  const char *decl = NULL;
-  const char **mdst = KBC_NEW_ARRAY(G->C->a, const char *, c->n_m);
-  for (int i = 0; i < c->n_m; i++) {
-    mdst[i] = G->names[c->m[i]];
-    decl = decl ? P("%s, %s", decl, mdst[i]) : mdst[i];
-  }
-  L("long long %s;", decl);
-  emit_decode(G, "_m", c->m, c->n_m, mdst);
+  decode_named(G, "_m", c->m, c->n_m, "");
   for (int p = 0; p < G->passes; p++) {
     int j0, j1;
     const char *row, *cidx, *col;
@@ -448,14 +443,7 @@ static void emit_epilogue_staged(gemm *G) {
     G->E.indent++;
     L("const long long _n = _n0 + %s;", col);
     L("if (!_mok || _n >= _N) continue;");
-    const char *ndecl = NULL;
-    const char **ndst = KBC_NEW_ARRAY(G->C->a, const char *, c->n_n);
-    for (int i = 0; i < c->n_n; i++) {
-      ndst[i] = G->names[c->n[i]];
-      ndecl = ndecl ? P("%s, %s", ndecl, ndst[i]) : ndst[i];
-    }
-    L("long long %s;", ndecl);
-    emit_decode(G, "_n", c->n, c->n_n, ndst);
+    decode_named(G, "_n", c->n, c->n_n, "");
     G->E.known = c->reduce;
     G->E.known_value = "_Cs[_ml][_c]";
     const char *v = cg_expr(&G->E, s->rhs);
@@ -511,14 +499,7 @@ static void emit_epilogue(gemm *G) {
   G->E.indent++;
   L("const long long _m = _m0 + %s;", row);
   L("if (_m >= _M) continue;");
-  const char *decl = NULL;
-  const char **mdst = KBC_NEW_ARRAY(G->C->a, const char *, c->n_m);
-  for (int i = 0; i < c->n_m; i++) {
-    mdst[i] = G->names[c->m[i]];
-    decl = decl ? P("%s, %s", decl, mdst[i]) : mdst[i];
-  }
-  L("long long %s;", decl);
-  emit_decode(G, "_m", c->m, c->n_m, mdst);
+  decode_named(G, "_m", c->m, c->n_m, "");
   L("#pragma unroll");
   L("for (int _j = 0; _j < %d; ++_j) {", Cn);
   G->E.indent++;
@@ -755,14 +736,7 @@ int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   L("const long long _m0 = (_t %% _tiles_m) * %d;", f->bm);
   L("_t /= _tiles_m;");
   if (c->n_b > 0) {
-    const char *decl = NULL;
-    const char **dst = KBC_NEW_ARRAY(C->a, const char *, c->n_b);
-    for (int i = 0; i < c->n_b; i++) {
-      dst[i] = G->names[c->bat[i]];
-      decl = decl ? P("%s, %s", decl, dst[i]) : dst[i];
-    }
-    L("long long %s; // batch", decl);
-    emit_decode(G, "_t", c->bat, c->n_b, dst);
+    decode_named(G, "_t", c->bat, c->n_b, " // batch");
   }
   emit_rows(G, &G->op[0]);
   emit_rows(G, &G->op[1]);
