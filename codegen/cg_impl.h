@@ -39,6 +39,11 @@ typedef struct {
 enum { CG_EST_VAR = 64, CG_MIN_OUTER = 4096 };
 int cg_find_contraction(kbc_arena *a, const ir_stmt *s, cg_contraction *c);
 double cg_estimate(const sym *x); /* x with every var axis = CG_EST_VAR */
+/* The flat element offset of t[idx], and how far a load's offset moves when
+ * index `id` of s steps by one (every var axis at CG_EST_VAR, the other
+ * indices at 0); 0 when it cannot be evaluated. */
+sym *cg_flat_offset(kbc_arena *a, const ir_tensor *t, sym *const *idx);
+int cg_load_step(kbc_arena *a, const ir_stmt *s, const ir_expr *load, int id, int64_t *step);
 
 /* ---- emission (emit.c) ---- */
 
@@ -62,6 +67,10 @@ typedef struct {
   /* Cooperative reduction (ROWS): this REDUCE node is split over a team. */
   const ir_expr *coop;
   int team;
+  /* The open cg_flat_loop: its indices and the increments' array. */
+  int flat_n;
+  const int *flat_ids;
+  const char *flat_inc;
   /* This node is already computed: cg_expr gives `value` for it (GEMM
    * epilogues: the main sum is the tile's accumulator). */
   const ir_expr *known;
@@ -77,6 +86,12 @@ const char *cg_offset(cg_emit *E, const ir_tensor *t, sym *const *idx); /* flat 
 const char *cg_in_bounds(cg_emit *E, const ir_tensor *t, sym *const *idx);
 /* The C expression of e (emitting loops for reductions before it). */
 const char *cg_expr(cg_emit *E, const ir_expr *e);
+/* A loop over the flattened space of indices ids[0..n) of E->s (the last
+ * fastest) from element `start` in steps of `step`, the indices declared
+ * before it and advanced digit by digit (no division inside the loop);
+ * cg_flat_loop_end closes it.  Not nestable. */
+void cg_flat_loop(cg_emit *E, int n, const int *ids, const char *start, int step);
+void cg_flat_loop_end(cg_emit *E);
 const char *cg_float_literal(kbc_arena *a, double v);
 /* The IR statement as a one-line C comment body. */
 const char *cg_stmt_comment(kbc_arena *a, const ir_stmt *s);

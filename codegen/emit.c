@@ -186,6 +186,59 @@ static const char *combine(cg_emit *E, ir_red op, const char *acc, const char *v
   }
 }
 
+void cg_flat_loop(cg_emit *E, int n, const int *ids, const char *start, int step) {
+  E->flat_n = n;
+  E->flat_ids = ids;
+  E->flat_inc = NULL;
+  if (n == 1) { /* a plain loop */
+    const char *v = E->idx[ids[0]];
+    cg_line(E, "for (long long %s = %s; %s < %s; %s += %d) {", v, start, v, cg_sym(E, E->s->index[ids[0]].extent), v,
+            step);
+    E->indent++;
+    return;
+  }
+  const char *total = "1LL";
+  for (int i = 0; i < n; i++) total = kbc_arena_printf(E->a, "%s * %s", total, cg_sym(E, E->s->index[ids[i]].extent));
+  const char *f = fresh(E, "f"), *q = fresh(E, "q");
+  E->flat_inc = fresh(E, "inc");
+  /* The digits of start (the indices) and of step (the increments). */
+  cg_line(E, "long long %s[%d];", E->flat_inc, n > 0 ? n : 1);
+  for (int i = 0; i < n; i++) cg_line(E, "long long %s;", E->idx[ids[i]]);
+  for (int pass = 0; pass < 2; pass++) {
+    cg_line(E, "{");
+    E->indent++;
+    cg_line(E, "long long %s = %s;", q, pass == 0 ? start : kbc_arena_printf(E->a, "%dLL", step));
+    for (int i = n - 1; i >= 0; i--) {
+      const char *digit = pass == 0 ? E->idx[ids[i]] : kbc_arena_printf(E->a, "%s[%d]", E->flat_inc, i);
+      if (i > 0) {
+        const char *ext = cg_sym(E, E->s->index[ids[i]].extent);
+        cg_line(E, "%s = %s %% %s;", digit, q, ext);
+        cg_line(E, "%s /= %s;", q, ext);
+      } else {
+        cg_line(E, "%s = %s;", digit, q);
+      }
+    }
+    E->indent--;
+    cg_line(E, "}");
+  }
+  cg_line(E, "for (long long %s = %s; %s < %s; %s += %d) {", f, start, f, total, f, step);
+  E->indent++;
+}
+
+void cg_flat_loop_end(cg_emit *E) {
+  /* Advance the digits by the step's, carrying (each digit and increment
+   * is below its extent, so one subtraction suffices). */
+  for (int i = E->flat_n - 1; i >= 0 && E->flat_inc; i--) {
+    const char *v = E->idx[E->flat_ids[i]];
+    cg_line(E, "%s += %s[%d];", v, E->flat_inc, i);
+    if (i > 0)
+      cg_line(E, "if (%s >= %s) { %s -= %s; ++%s; }", v, cg_sym(E, E->s->index[E->flat_ids[i]].extent), v,
+              cg_sym(E, E->s->index[E->flat_ids[i]].extent), E->idx[E->flat_ids[i - 1]]);
+  }
+  E->indent--;
+  cg_line(E, "}");
+}
+
 /* Loops over the reduction's indices (each from 0 to its extent). */
 static const char *reduce(cg_emit *E, const ir_expr *e) {
   const char *acc = fresh(E, "acc");
@@ -195,24 +248,7 @@ static const char *reduce(cg_emit *E, const ir_expr *e) {
   int coop = e == E->coop;
   if (coop) {
     /* One flat loop over the reduction space, strided across the team. */
-    const char *total = "1LL";
-    for (int i = 0; i < n; i++)
-      total = kbc_arena_printf(E->a, "%s * %s", total, cg_sym(E, E->s->index[e->u.reduce.vars[i]].extent));
-    const char *f = fresh(E, "f");
-    cg_line(E, "for (long long %s = _lane; %s < %s; %s += %d) {", f, f, total, f, E->team);
-    E->indent++;
-    const char *q = fresh(E, "q");
-    cg_line(E, "long long %s = %s;", q, f);
-    for (int i = n - 1; i >= 0; i--) {
-      int v = e->u.reduce.vars[i];
-      const char *ext = cg_sym(E, E->s->index[v].extent);
-      if (i > 0) {
-        cg_line(E, "const long long %s = %s %% %s;", E->idx[v], q, ext);
-        cg_line(E, "%s /= %s;", q, ext);
-      } else {
-        cg_line(E, "const long long %s = %s;", E->idx[v], q);
-      }
-    }
+    cg_flat_loop(E, n, e->u.reduce.vars, "_lane", E->team);
   } else {
     for (int i = 0; i < n; i++) {
       int v = e->u.reduce.vars[i];
@@ -223,7 +259,8 @@ static const char *reduce(cg_emit *E, const ir_expr *e) {
   }
   const char *body = as_float(E, e->arg[0], cg_expr(E, e->arg[0]));
   cg_line(E, "%s = %s;", acc, combine(E, op, acc, body));
-  for (int i = 0; i < (coop ? 1 : n); i++) {
+  if (coop) cg_flat_loop_end(E);
+  for (int i = 0; i < (coop ? 0 : n); i++) {
     E->indent--;
     cg_line(E, "}");
   }

@@ -8,6 +8,7 @@
 
 /* 256 threads; static shared memory only (<= 48 KB, no opt-in needed),
  * of which the A / B tiles leave 4 KB for the k tables. */
+enum { GEMM_SPLIT_MAX = 16, GEMM_SPLIT_MIN_KTILES = 8 };
 enum { GEMM_THREADS = 256, GEMM_MAX_SLOTS = 64, GEMM_SMEM_STATIC = 48 * 1024, GEMM_SMEM_TILES = 44 * 1024 };
 
 typedef struct {
@@ -58,11 +59,17 @@ typedef struct {
   /* Epilogue through shared memory (outputs contiguous along m): passes
    * over groups of nc tile columns, _Cs[bm][nc + 1]. */
   int staged, passes, nc;
+  /* Split-K: the output is a plain sum, so when the output tiles are too
+   * few for the GPU the K range is cut into slices whose partial sums are
+   * added atomically into the zeroed output (the slice count is chosen at
+   * run time, from the tile count). */
+  int split;
   const char *kslot_expr[2 * GEMM_MAX_SLOTS];
 } gemm;
 
 typedef struct {
   double m, n, k, batch; /* tile estimates */
+  int splittable;        /* split-K may add slices of K to too few tiles */
 } gemm_shape;
 
 /* ---- gemm_plan.c ---- */

@@ -29,34 +29,15 @@ double gemm_tile_estimate(const sym *x) {
   return (double)v;
 }
 
-static sym *flat_offset(kbc_arena *a, const ir_tensor *t, sym *const *idx) {
-  if (t->rank == 0) return sym_const(a, 0);
-  sym *off = idx[0];
-  for (int d = 1; d < t->rank; d++) off = sym_add(a, sym_mul(a, off, t->shape[d]), idx[d]);
-  return off;
-}
-
 /* Unit-stride runs of the loads in e along index kid and index xid:
  * *run_k (*run_x) grows by the estimated extent of kid (xid) for each load
  * whose flat offset steps by +-1 with it. */
 void gemm_stride_runs(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int kid, int xid, double *run_k,
                         double *run_x) {
   if (e->op == IR_OP_LOAD) {
-    sym *off = flat_offset(a, e->u.load.tensor, e->u.load.idx);
-    static int64_t axes[4096];
-    if (!axes[0])
-      for (int i = 0; i < 4096; i++) axes[i] = CG_EST_VAR;
-    int64_t *idx = KBC_NEW_ARRAY(a, int64_t, s->n_index + 1);
-    int64_t base, vk, vx;
-    if (off && sym_eval(off, axes, idx, &base)) {
-      idx[kid] = 1;
-      if (sym_eval(off, axes, idx, &vk) && (vk - base == 1 || vk - base == -1))
-        *run_k += cg_estimate(s->index[kid].extent);
-      idx[kid] = 0;
-      idx[xid] = 1;
-      if (sym_eval(off, axes, idx, &vx) && (vx - base == 1 || vx - base == -1))
-        *run_x += cg_estimate(s->index[xid].extent);
-    }
+    int64_t vk, vx;
+    if (cg_load_step(a, s, e, kid, &vk) && (vk == 1 || vk == -1)) *run_k += cg_estimate(s->index[kid].extent);
+    if (cg_load_step(a, s, e, xid, &vx) && (vx == 1 || vx == -1)) *run_x += cg_estimate(s->index[xid].extent);
   }
   for (int i = 0; i < ir_op_info[e->op].arity; i++) gemm_stride_runs(a, s, e->arg[i], kid, xid, run_k, run_x);
 }
@@ -66,7 +47,7 @@ void gemm_stride_runs(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int kid,
 int gemm_split_offset(kbc_arena *a, const ir_stmt *s, const cg_contraction *c, const ir_expr *e, sym **row,
                         sym **kpart) {
   if (e->op != IR_OP_LOAD || e->u.load.padded) return 0;
-  sym *off = flat_offset(a, e->u.load.tensor, e->u.load.idx);
+  sym *off = cg_flat_offset(a, e->u.load.tensor, e->u.load.idx);
   if (!off) return 0;
   sym *zero = sym_const(a, 0);
   unsigned char *is_k = KBC_NEW_ARRAY(a, unsigned char, s->n_index + 1);
@@ -107,7 +88,10 @@ static double score(const cg_target *t, const gemm_shape *sh, const gemm_cfg *f)
   double tiles = ceil(sh->m / f->bm) * ceil(sh->n / f->bn) * sh->batch;
   int acc = f->mma ? f->mi * f->ni * 4 : f->tm * f->tn;
   double slots = (double)t->sm_count * (acc >= 48 ? 1 : 2);
-  double par = fmin(1.0, tiles / slots);
+  /* with split-K, up to GEMM_SPLIT_MAX slices of at least
+   * GEMM_SPLIT_MIN_KTILES k-tiles per output tile */
+  double slices = sh->splittable ? fmax(1.0, fmin(GEMM_SPLIT_MAX, floor(sh->k / f->bk / GEMM_SPLIT_MIN_KTILES))) : 1;
+  double par = fmin(1.0, tiles * slices / slots);
   return util(sh->m, f->bm) * util(sh->n, f->bn) * util(sh->k, f->bk) * inner * par;
 }
 

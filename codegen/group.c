@@ -15,7 +15,9 @@
  *     its own elements).  Dimensions that fail are dropped; a statement
  *     that would leave none starts a new group.
  * The team size (threads per outer point) grows with the estimated work per
- * outer point. */
+ * outer point, except that a group whose loads are contiguous only along
+ * its last outer dimension gets one thread per point (coalescing), when
+ * it has points enough to fill the GPU. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +31,26 @@ double cg_estimate(const sym *x) {
   int64_t v;
   if (!x || !sym_eval(x, axes, NULL, &v)) return 1e18;
   return (double)v;
+}
+
+sym *cg_flat_offset(kbc_arena *a, const ir_tensor *t, sym *const *idx) {
+  if (t->rank == 0) return sym_const(a, 0);
+  sym *off = idx[0];
+  for (int d = 1; d < t->rank; d++) off = sym_add(a, sym_mul(a, off, t->shape[d]), idx[d]);
+  return off;
+}
+
+int cg_load_step(kbc_arena *a, const ir_stmt *s, const ir_expr *load, int id, int64_t *step) {
+  static int64_t axes[4096];
+  if (!axes[0])
+    for (int i = 0; i < 4096; i++) axes[i] = CG_EST_VAR;
+  sym *off = cg_flat_offset(a, load->u.load.tensor, load->u.load.idx);
+  int64_t *idx = KBC_NEW_ARRAY(a, int64_t, s->n_index + 1), base, moved;
+  if (!off || !sym_eval(off, axes, idx, &base)) return 0;
+  idx[id] = 1;
+  if (!sym_eval(off, axes, idx, &moved)) return 0;
+  *step = moved - base;
+  return 1;
 }
 
 /* ---- contractions ------------------------------------------------------- */
@@ -230,6 +252,39 @@ static double red_size(const ir_stmt *s) {
   return r;
 }
 
+/* Loads in e that step by one element along index `along` (*with) or along
+ * some index marked in `inner` (*across). */
+static void count_unit_loads(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int along, const unsigned char *inner,
+                             int *with, int *across) {
+  if (e->op == IR_OP_LOAD) {
+    int64_t st;
+    if (along >= 0 && cg_load_step(a, s, e, along, &st) && (st == 1 || st == -1)) (*with)++;
+    for (int id = 0; id < s->n_index; id++)
+      if (inner[id] && cg_load_step(a, s, e, id, &st) && (st == 1 || st == -1)) {
+        (*across)++;
+        break;
+      }
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) count_unit_loads(a, s, e->arg[i], along, inner, with, across);
+}
+
+/* Whether a team per outer point would break coalescing: the group's loads
+ * are contiguous along the last outer dimension (neighbouring threads with
+ * one thread per point read neighbouring elements) and not along the
+ * indices a team would split. */
+static int coalesce_across_points(kbc_arena *a, const builder *b, const cg_group *g) {
+  if (g->n_outer == 0) return 0;
+  int with = 0, across = 0;
+  for (int k = 0; k < b->count; k++) {
+    const ir_stmt *s = IR_STMT(b->p, b->first + k);
+    unsigned char *inner = KBC_NEW_ARRAY(a, unsigned char, s->n_index + 1);
+    for (int i = 0; i < s->n_index; i++) inner[i] = 1;
+    for (int j = 0; j < g->n_outer; j++) inner[g->phi[k * CG_MAX_OUTER + j]] = 0;
+    count_unit_loads(a, s, s->rhs, g->phi[k * CG_MAX_OUTER + g->n_outer - 1], inner, &with, &across);
+  }
+  return with > 0 && across == 0;
+}
+
 static void finish_rows(kbc_arena *a, const builder *b, cg_group *g) {
   const ir_stmt *s0 = IR_STMT(b->p, b->first);
   g->family = CG_FAMILY_ROWS;
@@ -256,6 +311,9 @@ static void finish_rows(kbc_arena *a, const builder *b, cg_group *g) {
   int team = 1, max_team = CG_BLOCK;
   const char *cap = getenv("KBC_MAX_TEAM"); /* debugging: cap the team size */
   if (cap && atoi(cap) >= 1) max_team = atoi(cap);
+  /* With enough outer points for the whole GPU, one thread per point when
+   * that is what keeps the loads coalesced. */
+  if (outer >= CG_MIN_OUTER * 16 && coalesce_across_points(a, b, g)) max_team = 1;
   while (team < CG_BLOCK && team * 2 <= max_team && team * 16 < work) team *= 2;
   g->team = team;
 }

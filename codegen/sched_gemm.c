@@ -221,8 +221,8 @@ static void emit_loads(gemm *G, const char *tbuf) {
     const ir_tensor *t = o->fast ? o->e->u.load.tensor : NULL;
     for (int j = 0; j < o->slots; j++) {
       int r = o->row_of[j], ks = o->kslot_of[j];
-      const char *cond = o->table ? P("_%cr%dok && _kb + %s < _K", o->tag, r, o->kl[j])
-                                  : P("_%cr%dok && _k%d < _K", o->tag, r, ks);
+      const char *cond = o->table ? P("_%cr%dok && _kb + %s < _kend", o->tag, r, o->kl[j])
+                                  : P("_%cr%dok && _k%d < _kend", o->tag, r, ks);
       if (o->partial && j == o->slots - 1)
         cond = P("%s && _tid < %d", cond, o->bx * G->f.bk - j * GEMM_THREADS);
       if (o->fast) {
@@ -312,7 +312,7 @@ static void emit_k_increments(gemm *G) {
 static void emit_k_init(gemm *G) {
   const cg_contraction *c = &G->c;
   for (int ks = 0; ks < G->n_kslots; ks++) {
-    L("long long _k%d = %s;", ks, G->kslot_expr[ks]);
+    L("long long _k%d = _kt0 * %d + %s;", ks, G->f.bk, G->kslot_expr[ks]);
     if (c->n_k == 1) continue;
     const char **dst = KBC_NEW_ARRAY(G->C->a, const char *, c->n_k);
     for (int i = 0; i < c->n_k; i++) dst[i] = kdigit(G, ks, c->k[i]);
@@ -393,6 +393,15 @@ static void emit_math(gemm *G) {
  * write their accumulators to _Cs, then each thread takes one row
  * (m = _m0 + _tid % BM, decoded once) and strides over the group's columns,
  * so that a warp stores 32 consecutive m. */
+/* The output element's store (an atomic add of a K slice's partial sum
+ * when split). */
+static void store(gemm *G, const char *v) {
+  const ir_stmt *s = G->s;
+  const char *dst = P("%s[%s]", G->C->names->tensor[s->out->id], cg_offset(&G->E, s->out, s->lhs));
+  if (G->split) L("if (_splits > 1) atomicAdd(&%s, %s); else %s = %s;", dst, v, dst, v);
+  else L("%s = %s;", dst, v);
+}
+
 static void emit_epilogue_staged(gemm *G) {
   const gemm_cfg *f = &G->f;
   const ir_stmt *s = G->s;
@@ -448,7 +457,7 @@ static void emit_epilogue_staged(gemm *G) {
     G->E.known_value = "_Cs[_ml][_c]";
     const char *v = cg_expr(&G->E, s->rhs);
     if (s->rhs->type != IR_TY_FLOAT) v = P("(float)(%s)", v);
-    L("%s[%s] = %s;", G->C->names->tensor[s->out->id], cg_offset(&G->E, s->out, s->lhs), v);
+    store(G, v);
     G->E.known = NULL;
     G->E.indent--;
     L("}");
@@ -509,7 +518,7 @@ static void emit_epilogue(gemm *G) {
   G->E.known_value = acc;
   const char *v = cg_expr(&G->E, s->rhs);
   if (s->rhs->type != IR_TY_FLOAT) v = P("(float)(%s)", v);
-  L("%s[%s] = %s;", G->C->names->tensor[s->out->id], cg_offset(&G->E, s->out, s->lhs), v);
+  store(G, v);
   G->E.known = NULL;
   G->E.indent--;
   L("}");
@@ -623,7 +632,9 @@ int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   sym *M = gemm_extent_product(C->a, s, c->m, c->n_m), *N = gemm_extent_product(C->a, s, c->n, c->n_n);
   sym *K = gemm_extent_product(C->a, s, c->k, c->n_k), *B = gemm_extent_product(C->a, s, c->bat, c->n_b);
   if (!M || !N || !K || !B) return 0;
-  gemm_shape sh = {gemm_tile_estimate(M), gemm_tile_estimate(N), gemm_tile_estimate(K), gemm_tile_estimate(B)};
+  gemm_shape sh = {gemm_tile_estimate(M), gemm_tile_estimate(N), gemm_tile_estimate(K), gemm_tile_estimate(B), 0};
+  /* Split-K needs an output that is the bare sum and a K that may be long. */
+  sh.splittable = s->rhs == c->reduce && !s->accumulate && sh.k >= 2.0 * GEMM_SPLIT_MIN_KTILES * 16;
   int mma = C->t->precision == CG_PRECISION_TF32;
   if (!gemm_choose_cfg(C->t, &sh, mma, &G->f)) return 0;
   gemm_cfg *f = &G->f;
@@ -650,15 +661,22 @@ int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   plan_loads(G, &G->op[1]);
   plan_epilogue(G);
 
+  /* Split-K when the output is the bare sum, K may be long enough to cut,
+   * and the output tiles may be fewer than the GPU holds. */
+  /* (the slice count is decided at run time; only output tiles known
+   * to be plenty rule it out here) */
+  int64_t cm, cn, cb;
+  int known = sym_is_const(M, &cm) && sym_is_const(N, &cn) && sym_is_const(B, &cb);
+  G->split = sh.splittable && !(known && ceil(me / f->bm) * ceil(ne / f->bn) * be >= 4.0 * C->t->sm_count);
   k->family = CG_FAMILY_GEMM;
   k->first = g->first;
   k->count = 1;
   k->block = GEMM_THREADS;
   k->smem = 0; /* static __shared__, <= 48 KB */
-  k->work = tiles;
+  k->work = G->split ? sym_scale(C->a, tiles, GEMM_SPLIT_MAX) : tiles;
   k->per_block = 1;
-  k->max_blocks = 0;
-  k->zero_tensor = -1;
+  k->max_blocks = G->split ? 2 * C->t->sm_count : 0;
+  k->zero_tensor = G->split ? s->out->id : -1;
   k->n_tensors = cg_collect_tensors(C->a, C->p, g->first, 1, &k->tensors);
 
   /* ---- header ---- */
@@ -713,8 +731,26 @@ int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   L("const long long _K = %s;", cg_sym(&G->E, K));
   L("const long long _tiles_m = (_M + %d) / %d;", f->bm - 1, f->bm);
   L("const long long _tiles_n = (_N + %d) / %d;", f->bn - 1, f->bn);
-  L("const long long _tiles = _tiles_m * _tiles_n * %s;", cg_sym(&G->E, B));
   L("const long long _ktiles = (_K + %d) / %d;", f->bk - 1, f->bk);
+  if (G->split) {
+    int slots = 2 * C->t->sm_count;
+    L("// split-K: with fewer output tiles than %d, K is cut into up to %d slices of at least %d k-tiles,", 2 * slots,
+      GEMM_SPLIT_MAX, GEMM_SPLIT_MIN_KTILES);
+    L("// the count that best fills waves of %d blocks (two per multiprocessor); the slices' sums", slots);
+    L("// are added atomically into the zeroed output");
+    L("const long long _out_tiles = _tiles_m * _tiles_n * %s;", cg_sym(&G->E, B));
+    L("long long _splits = 1;");
+    L("for (long long _s = 1, _best = 0; _s <= %d && _out_tiles < %d && _s * %d <= _ktiles; ++_s) {", GEMM_SPLIT_MAX,
+      2 * slots, GEMM_SPLIT_MIN_KTILES);
+    L("  const long long _fill = 1000 * _out_tiles * _s / ((_out_tiles * _s + %d) / %d * %d); // per mille", slots - 1,
+      slots, slots);
+    L("  if (_fill > _best + 50) { _best = _fill; _splits = _s; }");
+    L("}");
+    L("const long long _kper = (_ktiles + _splits - 1) / _splits; // k-tiles per slice");
+    L("const long long _tiles = _out_tiles * _splits;");
+  } else {
+    L("const long long _tiles = _tiles_m * _tiles_n * %s;", cg_sym(&G->E, B));
+  }
   emit_k_increments(G);
   L("const int _tid = threadIdx.x;");
   if (!mma) {
@@ -731,6 +767,15 @@ int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   L("for (long long _tile = blockIdx.x; _tile < _tiles; _tile += gridDim.x) {");
   G->E.indent++;
   L("long long _t = _tile;");
+  if (G->split) {
+    L("const long long _kt0 = (_t %% _splits) * _kper; // this slice: k-tiles [_kt0, _kt0 + _nkt)");
+    L("_t /= _splits;");
+    L("const long long _nkt = _ktiles - _kt0 < _kper ? _ktiles - _kt0 : _kper;");
+    L("if (_nkt <= 0) continue;");
+    L("const long long _kend = (_kt0 + _nkt) * %d < _K ? (_kt0 + _nkt) * %d : _K;", f->bk, f->bk);
+  } else {
+    L("const long long _kt0 = 0, _nkt = _ktiles, _kend = _K; // the whole K range");
+  }
   L("const long long _n0 = (_t %% _tiles_n) * %d;", f->bn);
   L("_t /= _tiles_n;");
   L("const long long _m0 = (_t %% _tiles_m) * %d;", f->bm);
@@ -765,7 +810,7 @@ int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   }
   L("{");
   G->E.indent++;
-  L("const long long _kb = 0;");
+  L("const long long _kb = _kt0 * %d;", f->bk);
   emit_loads(G, "0");
   G->E.indent--;
   L("}");
@@ -773,12 +818,12 @@ int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   emit_table_write(G, "1");
   emit_stores(G, "0");
   L("__syncthreads();");
-  L("for (long long _kt = 0; _kt < _ktiles; ++_kt) {");
+  L("for (long long _kt = 0; _kt < _nkt; ++_kt) {");
   G->E.indent++;
   L("const int _cur = (int)(_kt & 1);");
   L("{ // k-tile _kt + 1 -> registers, in flight during the math below (none past the end: k >= K)");
   G->E.indent++;
-  L("const long long _kb = (_kt + 1) * %d;", f->bk);
+  L("const long long _kb = (_kt0 + _kt + 1) * %d;", f->bk);
   emit_loads(G, "_cur ^ 1");
   G->E.indent--;
   L("}");

@@ -72,25 +72,11 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_group *g, int k) {
     if (g->team > 1) cg_line(E, "if (_lane == 0) %s = %s;", store, v);
     else cg_line(E, "%s = %s;", store, v);
   } else {
-    const char *total = "1LL";
-    for (int i = 0; i < n_inner; i++) total = kbc_arena_printf(C->a, "%s * %s", total, cg_sym(E, s->index[inner[i]].extent));
-    cg_line(E, "for (long long _f = %s; _f < %s; _f += %d) {", g->team > 1 ? "_lane" : "0", total, g->team);
-    E->indent++;
-    cg_line(E, "long long _q = _f;");
-    for (int i = n_inner - 1; i >= 0; i--) {
-      const char *ext = cg_sym(E, s->index[inner[i]].extent);
-      if (i > 0) {
-        cg_line(E, "const long long %s = _q %% %s;", E->idx[inner[i]], ext);
-        cg_line(E, "_q /= %s;", ext);
-      } else {
-        cg_line(E, "const long long %s = _q;", E->idx[inner[i]]);
-      }
-    }
+    cg_flat_loop(E, n_inner, inner, g->team > 1 ? "_lane" : "0", g->team);
     const char *v = cg_expr(E, s->rhs);
     if (s->rhs->type != IR_TY_FLOAT) v = kbc_arena_printf(C->a, "(float)(%s)", v);
     cg_line(E, "%s = %s;", store, v);
-    E->indent--;
-    cg_line(E, "}");
+    cg_flat_loop_end(E);
   }
   E->indent--;
   cg_line(E, "}");

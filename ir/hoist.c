@@ -49,12 +49,6 @@ typedef struct {
   int count;  /* reductions hoisted out of s so far */
 } hoister;
 
-static const char *fresh_tensor_name(const ir_program *p, const char *base) {
-  const char *name = base;
-  for (int k = 1; ir_tensor_find(p, name); k++) name = kbc_arena_printf(p->arena, "%s%d", base, k);
-  return name;
-}
-
 /* Replaces a hoistable reduction e by a load of a new temporary. */
 static ir_expr *hoist_one(hoister *H, ir_expr *e) {
   ir_stmt *s = H->s;
@@ -91,7 +85,7 @@ static ir_expr *hoist_one(hoister *H, ir_expr *e) {
   }
   t->n_index = m;
   t->rhs = ir_expr_subst(a, e, n, by, red_map);
-  const char *name = fresh_tensor_name(H->p, kbc_arena_printf(a, "%s.red", s->out->name));
+  const char *name = ir_tensor_fresh_name(H->p, kbc_arena_printf(a, "%s.red", s->out->name));
   t->out = ir_tensor_add(H->p, name, IR_ROLE_TEMP, IR_DT_F32, n_used, shape, s->loc);
   t->lhs = KBC_NEW_ARRAY(a, sym *, n_used + 1);
   for (int k = 0; k < n_used; k++) t->lhs[k] = sym_index(a, k, t->index[k].name);

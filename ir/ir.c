@@ -76,6 +76,12 @@ ir_tensor *ir_tensor_find(const ir_program *p, const char *name) {
   return NULL;
 }
 
+const char *ir_tensor_fresh_name(const ir_program *p, const char *base) {
+  const char *name = base;
+  for (int k = 1; ir_tensor_find(p, name); k++) name = kbc_arena_printf(p->arena, "%s%d", base, k);
+  return name;
+}
+
 const ir_axis *ir_axis_find(const ir_program *p, const char *name) {
   for (int i = 0; i < p->axes.len; i++)
     if (!strcmp(IR_AXIS(p, i)->name, name)) return IR_AXIS(p, i);

@@ -14,6 +14,8 @@ ir_program *ir_lower(kbc_arena *a, kbc_diag *d, const ast_program *ast, const ch
 int ir_check_bounds(ir_program *p, kbc_diag *d);
 /* Folds constants and trivial arithmetic; forwards copies into outputs. */
 int ir_simplify(ir_program *p, kbc_diag *d);
+/* A scatter's indices absent from its target summed first, into a temporary. */
+int ir_factor(ir_program *p, kbc_diag *d);
 /* Scatter-accumulate statements solved into deterministic gathers. */
 int ir_gather(ir_program *p, kbc_diag *d);
 /* Elementwise temporaries substituted into their readers. */

@@ -14,13 +14,14 @@ typedef struct {
 static const pass passes[] = {
     {"check-bounds", ir_check_bounds},
     {"simplify", ir_simplify},
+    {"factor", ir_factor},
     {"gather", ir_gather},
     {"inline", ir_inline},
     {"hoist", ir_hoist},
     {"dce", ir_dce},
 };
 
-const char *const ir_pass_names[] = {"lower", "check-bounds", "simplify", "gather", "inline", "hoist", "dce", NULL};
+const char *const ir_pass_names[] = {"lower", "check-bounds", "simplify", "factor", "gather", "inline", "hoist", "dce", NULL};
 
 static void dump(const ir_pipeline_opts *o, const ir_program *p, const char *after) {
   if (!o || !o->dump) return;

@@ -17,7 +17,8 @@
  *   (c*A + B + k) mod c = (B + k mod c) mod c;
  *   (g*B + k) mod c = g*((B + floor(k/g)) mod (c/g)) + k mod g;
  *   ((X mod d) + k) mod c = (X + k) mod c when c divides d.
- * Rule in sums: k*c*floor(X/c) + k*(X mod c) = k*X.
+ * Rules in sums: k*c*floor(X/c) + k*(X mod c) = k*X;
+ *   k*c*(floor(X/c) mod d) + k*(X mod c) = k*(X mod c*d).
  *
  * sym_print_c emits plain C `/` and `%` for floor(X/c) and X mod c only when
  * X is obviously non-negative: every coefficient of X is positive and every
@@ -106,18 +107,39 @@ static const sym_term *div_partner(const sym *s, const sym_term *m) {
   return NULL;
 }
 
-/* k*c*floor(X/c) + k*(X mod c) = k*X. */
-static sym *recombine(kbc_arena *a, sym *s) {
+/* The term k*c*(floor(X/c) mod d) that pairs with k*(X mod c) in s, if
+ * any (*d set). */
+static const sym_term *mod_partner(const sym *s, const sym_term *m, int64_t *d) {
+  int64_t want;
+  if (mul_ovf(m->coeff, m->f[0]->c, &want)) return NULL;
   for (int i = 0; i < s->n; i++) {
+    const sym_term *t = &s->t[i];
+    if (t->n != 1 || t->coeff != want || t->f[0]->kind != SYM_ATOM_MOD) continue;
+    const sym *in = t->f[0]->arg;
+    if (in->n == 1 && in->t[0].coeff == 1 && in->t[0].n == 1 && in->t[0].f[0]->kind == SYM_ATOM_DIV &&
+        in->t[0].f[0]->c == m->f[0]->c && sym_cmp(in->t[0].f[0]->arg, m->f[0]->arg) == 0 &&
+        !mul_ovf(t->f[0]->c, m->f[0]->c, d))
+      return t;
+  }
+  return NULL;
+}
+
+/* k*c*floor(X/c) + k*(X mod c) = k*X, and
+ * k*c*(floor(X/c) mod d) + k*(X mod c) = k*(X mod c*d) — the digits of a
+ * mixed-radix decomposition put back together. */
+static sym *recombine(kbc_arena *a, sym *s) {
+  for (int i = 0; s && i < s->n; i++) {
     const sym_term *m = &s->t[i];
     if (m->n != 1 || m->f[0]->kind != SYM_ATOM_MOD) continue;
-    const sym_term *d = div_partner(s, m);
-    if (!d) continue;
+    int64_t d = 0;
+    const sym_term *p = div_partner(s, m);
+    if (!p) p = mod_partner(s, m, &d);
+    if (!p) continue;
     sym_builder b = {.a = a};
     for (int j = 0; j < s->n; j++)
-      if (&s->t[j] != m && &s->t[j] != d) sym_builder_term(&b, s->t[j].coeff, s->t[j].n, s->t[j].f);
-    sym_builder_add(&b, m->f[0]->arg, m->coeff);
-    return sym_builder_finish(&b);
+      if (&s->t[j] != m && &s->t[j] != p) sym_builder_term(&b, s->t[j].coeff, s->t[j].n, s->t[j].f);
+    sym_builder_add(&b, d ? sym_mod(a, m->f[0]->arg, d) : m->f[0]->arg, m->coeff);
+    return recombine(a, sym_builder_finish(&b));
   }
   return s;
 }

@@ -1,6 +1,7 @@
 /* exec.c — see exec.h. */
 #include "runtime/exec.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,12 @@ struct rt_exec {
   unsigned char *key, *graph_key; /* last and captured argument sets */
   size_t key_len;
   int repeats;
+  /* KBC_PROFILE=1: every launch is timed kernel by kernel (events around
+   * each, no graph) and the totals printed to stderr on destroy. */
+  int profile;
+  void **prof_ev;        /* 2 per kernel */
+  double *prof_ms;       /* per kernel, summed */
+  long long prof_runs;
 };
 
 cg_target rt_exec_target(const rt_device_props *props, cg_precision precision) {
@@ -43,8 +50,25 @@ cg_target rt_exec_target(const rt_device_props *props, cg_precision precision) {
 rt_device *rt_exec_device(rt_exec *x) { return x->dev; }
 const cg_program *rt_exec_code(const rt_exec *x) { return &x->code; }
 
+static void profile_report(rt_exec *x) {
+  if (!x->prof_runs) return;
+  double total = 0;
+  for (int k = 0; k < x->code.n_kernels; k++) total += x->prof_ms[k];
+  fprintf(stderr, "kbc: profile of %s, %lld runs, mean per run (events around each kernel):\n", x->p->name,
+          x->prof_runs);
+  for (int k = 0; k < x->code.n_kernels; k++)
+    fprintf(stderr, "kbc:   %10.1f us %5.1f%%  %s\n", 1e3 * x->prof_ms[k] / (double)x->prof_runs,
+            total > 0 ? 100.0 * x->prof_ms[k] / total : 0.0, x->code.kernels[k].name);
+  fprintf(stderr, "kbc:   %10.1f us total\n", 1e3 * total / (double)x->prof_runs);
+}
+
 void rt_exec_destroy(rt_exec *x) {
   if (!x) return;
+  profile_report(x);
+  for (int k = 0; x->prof_ev && k < 2 * x->code.n_kernels; k++)
+    if (x->prof_ev[k]) rt_event_destroy(x->dev, x->prof_ev[k], NULL);
+  free(x->prof_ev);
+  free(x->prof_ms);
   rt_graph_destroy(x->dev, x->graph);
   if (x->capture_stream) rt_stream_destroy(x->dev, x->capture_stream, NULL);
   free(x->key);
@@ -89,6 +113,18 @@ int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precisi
   for (int i = 0; i < x->code.n_kernels; i++)
     if (rt_module_function(x->mod, x->code.kernels[i].name, &x->fn[i], err)) goto fail;
   if (rt_module_function(x->mod, "kbc_zero", &x->zero, err)) goto fail;
+  const char *prof = getenv("KBC_PROFILE");
+  if (prof && *prof && strcmp(prof, "0")) {
+    x->profile = 1;
+    x->prof_ev = calloc(2 * (size_t)x->code.n_kernels + 1, sizeof *x->prof_ev);
+    x->prof_ms = calloc((size_t)x->code.n_kernels + 1, sizeof *x->prof_ms);
+    if (!x->prof_ev || !x->prof_ms) {
+      rt_fail(err, "out of memory");
+      goto fail;
+    }
+    for (int k = 0; k < 2 * x->code.n_kernels; k++)
+      if (rt_event_create(x->dev, &x->prof_ev[k], err)) goto fail;
+  }
   *out = x;
   return 0;
 fail:
@@ -125,6 +161,21 @@ static int launch_zero(rt_exec *x, rt_dptr p, long long n, void *stream, kbc_buf
   return rt_launch(x->zero, grid, block, 0, stream, args, err);
 }
 
+/* Waits for one profiled run and adds each kernel's time (kernels with no
+ * work this binding count zero). */
+static int profile_collect(rt_exec *x, const ir_binding *b, void *stream, kbc_buf *err) {
+  if (rt_stream_sync(x->dev, stream, err)) return -1;
+  for (int k = 0; k < x->code.n_kernels; k++) {
+    int64_t work;
+    float ms = 0;
+    if (!sym_eval(x->code.kernels[k].work, b->vars, NULL, &work) || work <= 0) continue;
+    if (rt_event_elapsed_ms(x->dev, x->prof_ev[2 * k], x->prof_ev[2 * k + 1], &ms, err)) return -1;
+    x->prof_ms[k] += ms;
+  }
+  x->prof_runs++;
+  return 0;
+}
+
 /* Queues every kernel for the binding (ptr: all tensors, temporaries
  * placed) on stream. */
 static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *vars, void **args, void *stream,
@@ -146,9 +197,11 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
     for (int i = 0; i < nv; i++) args[n++] = &vars[i];
     unsigned grid[3] = {(unsigned)blocks, 1, 1}, block[3] = {(unsigned)kn->block, 1, 1};
     rt_debug(2, "launch %s: grid %lld, block %d, smem %d", kn->name, (long long)blocks, kn->block, kn->smem);
+    if (x->profile && rt_event_record(x->dev, x->prof_ev[2 * k], stream, err)) return -1;
     if (rt_launch(x->fn[k], grid, block, (size_t)kn->smem, stream, args, err)) return -1;
+    if (x->profile && rt_event_record(x->dev, x->prof_ev[2 * k + 1], stream, err)) return -1;
   }
-  return 0;
+  return x->profile ? profile_collect(x, b, stream, err) : 0;
 }
 
 /* Replays a captured graph when the arguments repeat (KBC_NO_GRAPH=1
@@ -156,7 +209,7 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
 static int via_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *vars, void **args, void *stream,
                      kbc_buf *err) {
   const char *off = getenv("KBC_NO_GRAPH");
-  if ((off && *off && strcmp(off, "0")) || !rt_graph_supported(x->dev) || x->code.n_kernels < 2) return 0;
+  if ((off && *off && strcmp(off, "0")) || x->profile || !rt_graph_supported(x->dev) || x->code.n_kernels < 2) return 0;
   size_t len = sizeof(rt_dptr) * (size_t)x->p->tensors.len + sizeof(long long) * (size_t)x->p->vars.len;
   unsigned char *key = malloc(len + 1);
   if (!key) return 0;

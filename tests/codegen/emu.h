@@ -5,7 +5,8 @@
 // by the block's threads), __syncthreads as a barrier of the block, and
 // kbc_tf32 / kbc_mma_tf32 (mma.sync m16n8k8 TF32, fragments as in the PTX
 // ISA) emulated with a barrier per warp.  Enough for the GEMM family, whose
-// control flow is uniform per block; warp shuffles and atomics abort.
+// control flow is uniform per block (atomicAdd under one lock, for split-K);
+// warp shuffles abort.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -34,7 +35,14 @@ struct float4 {
 static inline void __syncthreads() { pthread_barrier_wait(&emu_block_barrier); }
 static inline void __syncwarp(unsigned = 0xffffffffu) { abort(); }
 static inline float __shfl_xor_sync(unsigned, float, int) { abort(); }
-static inline float atomicAdd(float *, float) { abort(); }
+static pthread_mutex_t emu_atomic_lock = PTHREAD_MUTEX_INITIALIZER;
+static inline float atomicAdd(float *p, float v) {
+  pthread_mutex_lock(&emu_atomic_lock);
+  float old = *p;
+  *p = old + v;
+  pthread_mutex_unlock(&emu_atomic_lock);
+  return old;
+}
 static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
 static inline float __uint_as_float(unsigned i) { float f; memcpy(&f, &i, 4); return f; }
 static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }

@@ -10,7 +10,8 @@
  * of the tensors it reads, with at most N blocks (default 3, so the kernel's
  * grid-stride loop over tiles is exercised).  Its output must match the
  * interpreter's float64 values (relative L2 error <= 1e-5, or 2e-3 with
- * --tf32), every element must be written, and the guard zones around every
+ * --tf32), every element must be written (except where the kernel adds
+ * into a zeroed output: split-K), and the guard zones around every
  * buffer must stay untouched (they hold NaNs, so reading them shows too).
  * Exit status: 0 all match, 1 a kernel failed, 2 usage or setup error,
  * 77 no C++ compiler (skip). */
@@ -162,6 +163,8 @@ int main(int argc, char **argv) {
       for (int64_t e = 0; e < n + 2 * GUARD; e++) memcpy(&buf[e], &SENTINEL, 4);
       if (tid != s->out->id)
         for (int64_t e = 0; e < n; e++) buf[GUARD + e] = (float)data[tid][e];
+      else if (k->zero_tensor == tid) /* split-K adds into it: zeroed first, as the runtime does */
+        for (int64_t e = 0; e < n; e++) buf[GUARD + e] = 0.0f;
       fwrite(buf, 4, (size_t)(n + 2 * GUARD), D);
       free(buf);
     }

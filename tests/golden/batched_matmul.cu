@@ -42,13 +42,28 @@ batched_matmul_k0_out(const float *__restrict__ a,
   const long long _K = k;
   const long long _tiles_m = (_M + 127) / 128;
   const long long _tiles_n = (_N + 127) / 128;
-  const long long _tiles = _tiles_m * _tiles_n * batch;
   const long long _ktiles = (_K + 15) / 16;
+  // split-K: with fewer output tiles than 528, K is cut into up to 16 slices of at least 8 k-tiles,
+  // the count that best fills waves of 264 blocks (two per multiprocessor); the slices' sums
+  // are added atomically into the zeroed output
+  const long long _out_tiles = _tiles_m * _tiles_n * batch;
+  long long _splits = 1;
+  for (long long _s = 1, _best = 0; _s <= 16 && _out_tiles < 528 && _s * 8 <= _ktiles; ++_s) {
+    const long long _fill = 1000 * _out_tiles * _s / ((_out_tiles * _s + 263) / 264 * 264); // per mille
+    if (_fill > _best + 50) { _best = _fill; _splits = _s; }
+  }
+  const long long _kper = (_ktiles + _splits - 1) / _splits; // k-tiles per slice
+  const long long _tiles = _out_tiles * _splits;
   const int _tid = threadIdx.x;
   const int _tx = _tid % 16; // thread column: outputs n = _n0 + (j / 4) * 64 + _tx * 4 + j % 4
   const int _ty = _tid / 16; // thread row: outputs m = _m0 + (i / 4) * 64 + _ty * 4 + i % 4
   for (long long _tile = blockIdx.x; _tile < _tiles; _tile += gridDim.x) {
     long long _t = _tile;
+    const long long _kt0 = (_t % _splits) * _kper; // this slice: k-tiles [_kt0, _kt0 + _nkt)
+    _t /= _splits;
+    const long long _nkt = _ktiles - _kt0 < _kper ? _ktiles - _kt0 : _kper;
+    if (_nkt <= 0) continue;
+    const long long _kend = (_kt0 + _nkt) * 16 < _K ? (_kt0 + _nkt) * 16 : _K;
     const long long _n0 = (_t % _tiles_n) * 128;
     _t /= _tiles_n;
     const long long _m0 = (_t % _tiles_m) * 128;
@@ -73,16 +88,16 @@ batched_matmul_k0_out(const float *__restrict__ a,
     const bool _br0ok = _br0 < _N;
     const long long _bo0 = (k*n*z + _br0);
     // k coordinates this thread loads (r = k), advanced by 16 per k-tile
-    long long _k0 = _tid % 8 * 2;
-    long long _k1 = _tid % 8 * 2 + 1;
-    long long _k2 = _tid / 128;
-    long long _k3 = _tid / 128 + 2;
-    long long _k4 = _tid / 128 + 4;
-    long long _k5 = _tid / 128 + 6;
-    long long _k6 = _tid / 128 + 8;
-    long long _k7 = _tid / 128 + 10;
-    long long _k8 = _tid / 128 + 12;
-    long long _k9 = _tid / 128 + 14;
+    long long _k0 = _kt0 * 16 + _tid % 8 * 2;
+    long long _k1 = _kt0 * 16 + _tid % 8 * 2 + 1;
+    long long _k2 = _kt0 * 16 + _tid / 128;
+    long long _k3 = _kt0 * 16 + _tid / 128 + 2;
+    long long _k4 = _kt0 * 16 + _tid / 128 + 4;
+    long long _k5 = _kt0 * 16 + _tid / 128 + 6;
+    long long _k6 = _kt0 * 16 + _tid / 128 + 8;
+    long long _k7 = _kt0 * 16 + _tid / 128 + 10;
+    long long _k8 = _kt0 * 16 + _tid / 128 + 12;
+    long long _k9 = _kt0 * 16 + _tid / 128 + 14;
     float _av[8], _bv[8]; // staging registers: this thread's A and B elements of one k-tile
     float _acc[8][8];
     #pragma unroll
@@ -91,7 +106,7 @@ batched_matmul_k0_out(const float *__restrict__ a,
       for (int _j = 0; _j < 8; ++_j) _acc[_i][_j] = 0.0f;
     // k-tile 0 -> shared buffer 0
     {
-      const long long _kb = 0;
+      const long long _kb = _kt0 * 16;
       const long long _aq0 = _k0;
       const long long _aq1 = _k1;
       const long long _bq2 = n*_k2;
@@ -102,22 +117,22 @@ batched_matmul_k0_out(const float *__restrict__ a,
       const long long _bq7 = n*_k7;
       const long long _bq8 = n*_k8;
       const long long _bq9 = n*_k9;
-      _av[0] = _ar0ok && _k0 < _K ? a[_ao0 + _aq0] : 0.0f;
-      _av[1] = _ar0ok && _k1 < _K ? a[_ao0 + _aq1] : 0.0f;
-      _av[2] = _ar1ok && _k0 < _K ? a[_ao1 + _aq0] : 0.0f;
-      _av[3] = _ar1ok && _k1 < _K ? a[_ao1 + _aq1] : 0.0f;
-      _av[4] = _ar2ok && _k0 < _K ? a[_ao2 + _aq0] : 0.0f;
-      _av[5] = _ar2ok && _k1 < _K ? a[_ao2 + _aq1] : 0.0f;
-      _av[6] = _ar3ok && _k0 < _K ? a[_ao3 + _aq0] : 0.0f;
-      _av[7] = _ar3ok && _k1 < _K ? a[_ao3 + _aq1] : 0.0f;
-      _bv[0] = _br0ok && _k2 < _K ? b[_bo0 + _bq2] : 0.0f;
-      _bv[1] = _br0ok && _k3 < _K ? b[_bo0 + _bq3] : 0.0f;
-      _bv[2] = _br0ok && _k4 < _K ? b[_bo0 + _bq4] : 0.0f;
-      _bv[3] = _br0ok && _k5 < _K ? b[_bo0 + _bq5] : 0.0f;
-      _bv[4] = _br0ok && _k6 < _K ? b[_bo0 + _bq6] : 0.0f;
-      _bv[5] = _br0ok && _k7 < _K ? b[_bo0 + _bq7] : 0.0f;
-      _bv[6] = _br0ok && _k8 < _K ? b[_bo0 + _bq8] : 0.0f;
-      _bv[7] = _br0ok && _k9 < _K ? b[_bo0 + _bq9] : 0.0f;
+      _av[0] = _ar0ok && _k0 < _kend ? a[_ao0 + _aq0] : 0.0f;
+      _av[1] = _ar0ok && _k1 < _kend ? a[_ao0 + _aq1] : 0.0f;
+      _av[2] = _ar1ok && _k0 < _kend ? a[_ao1 + _aq0] : 0.0f;
+      _av[3] = _ar1ok && _k1 < _kend ? a[_ao1 + _aq1] : 0.0f;
+      _av[4] = _ar2ok && _k0 < _kend ? a[_ao2 + _aq0] : 0.0f;
+      _av[5] = _ar2ok && _k1 < _kend ? a[_ao2 + _aq1] : 0.0f;
+      _av[6] = _ar3ok && _k0 < _kend ? a[_ao3 + _aq0] : 0.0f;
+      _av[7] = _ar3ok && _k1 < _kend ? a[_ao3 + _aq1] : 0.0f;
+      _bv[0] = _br0ok && _k2 < _kend ? b[_bo0 + _bq2] : 0.0f;
+      _bv[1] = _br0ok && _k3 < _kend ? b[_bo0 + _bq3] : 0.0f;
+      _bv[2] = _br0ok && _k4 < _kend ? b[_bo0 + _bq4] : 0.0f;
+      _bv[3] = _br0ok && _k5 < _kend ? b[_bo0 + _bq5] : 0.0f;
+      _bv[4] = _br0ok && _k6 < _kend ? b[_bo0 + _bq6] : 0.0f;
+      _bv[5] = _br0ok && _k7 < _kend ? b[_bo0 + _bq7] : 0.0f;
+      _bv[6] = _br0ok && _k8 < _kend ? b[_bo0 + _bq8] : 0.0f;
+      _bv[7] = _br0ok && _k9 < _kend ? b[_bo0 + _bq9] : 0.0f;
     }
     _k0 += 16;
     _k1 += 16;
@@ -146,10 +161,10 @@ batched_matmul_k0_out(const float *__restrict__ a,
     _Bs[0][_tid / 128 + 12][_tid % 128] = _bv[6];
     _Bs[0][_tid / 128 + 14][_tid % 128] = _bv[7];
     __syncthreads();
-    for (long long _kt = 0; _kt < _ktiles; ++_kt) {
+    for (long long _kt = 0; _kt < _nkt; ++_kt) {
       const int _cur = (int)(_kt & 1);
       { // k-tile _kt + 1 -> registers, in flight during the math below (none past the end: k >= K)
-        const long long _kb = (_kt + 1) * 16;
+        const long long _kb = (_kt0 + _kt + 1) * 16;
         const long long _aq0 = _k0;
         const long long _aq1 = _k1;
         const long long _bq2 = n*_k2;
@@ -160,22 +175,22 @@ batched_matmul_k0_out(const float *__restrict__ a,
         const long long _bq7 = n*_k7;
         const long long _bq8 = n*_k8;
         const long long _bq9 = n*_k9;
-        _av[0] = _ar0ok && _k0 < _K ? a[_ao0 + _aq0] : 0.0f;
-        _av[1] = _ar0ok && _k1 < _K ? a[_ao0 + _aq1] : 0.0f;
-        _av[2] = _ar1ok && _k0 < _K ? a[_ao1 + _aq0] : 0.0f;
-        _av[3] = _ar1ok && _k1 < _K ? a[_ao1 + _aq1] : 0.0f;
-        _av[4] = _ar2ok && _k0 < _K ? a[_ao2 + _aq0] : 0.0f;
-        _av[5] = _ar2ok && _k1 < _K ? a[_ao2 + _aq1] : 0.0f;
-        _av[6] = _ar3ok && _k0 < _K ? a[_ao3 + _aq0] : 0.0f;
-        _av[7] = _ar3ok && _k1 < _K ? a[_ao3 + _aq1] : 0.0f;
-        _bv[0] = _br0ok && _k2 < _K ? b[_bo0 + _bq2] : 0.0f;
-        _bv[1] = _br0ok && _k3 < _K ? b[_bo0 + _bq3] : 0.0f;
-        _bv[2] = _br0ok && _k4 < _K ? b[_bo0 + _bq4] : 0.0f;
-        _bv[3] = _br0ok && _k5 < _K ? b[_bo0 + _bq5] : 0.0f;
-        _bv[4] = _br0ok && _k6 < _K ? b[_bo0 + _bq6] : 0.0f;
-        _bv[5] = _br0ok && _k7 < _K ? b[_bo0 + _bq7] : 0.0f;
-        _bv[6] = _br0ok && _k8 < _K ? b[_bo0 + _bq8] : 0.0f;
-        _bv[7] = _br0ok && _k9 < _K ? b[_bo0 + _bq9] : 0.0f;
+        _av[0] = _ar0ok && _k0 < _kend ? a[_ao0 + _aq0] : 0.0f;
+        _av[1] = _ar0ok && _k1 < _kend ? a[_ao0 + _aq1] : 0.0f;
+        _av[2] = _ar1ok && _k0 < _kend ? a[_ao1 + _aq0] : 0.0f;
+        _av[3] = _ar1ok && _k1 < _kend ? a[_ao1 + _aq1] : 0.0f;
+        _av[4] = _ar2ok && _k0 < _kend ? a[_ao2 + _aq0] : 0.0f;
+        _av[5] = _ar2ok && _k1 < _kend ? a[_ao2 + _aq1] : 0.0f;
+        _av[6] = _ar3ok && _k0 < _kend ? a[_ao3 + _aq0] : 0.0f;
+        _av[7] = _ar3ok && _k1 < _kend ? a[_ao3 + _aq1] : 0.0f;
+        _bv[0] = _br0ok && _k2 < _kend ? b[_bo0 + _bq2] : 0.0f;
+        _bv[1] = _br0ok && _k3 < _kend ? b[_bo0 + _bq3] : 0.0f;
+        _bv[2] = _br0ok && _k4 < _kend ? b[_bo0 + _bq4] : 0.0f;
+        _bv[3] = _br0ok && _k5 < _kend ? b[_bo0 + _bq5] : 0.0f;
+        _bv[4] = _br0ok && _k6 < _kend ? b[_bo0 + _bq6] : 0.0f;
+        _bv[5] = _br0ok && _k7 < _kend ? b[_bo0 + _bq7] : 0.0f;
+        _bv[6] = _br0ok && _k8 < _kend ? b[_bo0 + _bq8] : 0.0f;
+        _bv[7] = _br0ok && _k9 < _kend ? b[_bo0 + _bq9] : 0.0f;
       }
       _k0 += 16;
       _k1 += 16;
@@ -248,7 +263,7 @@ batched_matmul_k0_out(const float *__restrict__ a,
       for (int _j = 0; _j < 8; ++_j) {
         if (!_colok[_j]) continue;
         const long long j = _col_j[_j];
-        out[((z) * m + i) * n + j] = _acc[_i][_j];
+        if (_splits > 1) atomicAdd(&out[((z) * m + i) * n + j], _acc[_i][_j]); else out[((z) * m + i) * n + j] = _acc[_i][_j];
       }
     }
   }

@@ -40,31 +40,27 @@ layernorm_k0_mean(const float *__restrict__ x,
     { // mean[r] = sum(c: x[r, c]) / (cols)
       const long long r = _o0;
       float _acc0 = 0.0f;
-      for (long long _f1 = _lane; _f1 < 1LL * cols; _f1 += 16) {
-        long long _q2 = _f1;
-        const long long c = _q2;
+      for (long long c = _lane; c < cols; c += 16) {
         _acc0 = _acc0 + x[(r) * cols + c];
       }
       for (int _s = 8; _s > 0; _s >>= 1) {
-        const float _o3 = __shfl_xor_sync(_mask, _acc0, _s);
-        _acc0 = _acc0 + _o3;
+        const float _o1 = __shfl_xor_sync(_mask, _acc0, _s);
+        _acc0 = _acc0 + _o1;
       }
       if (_lane == 0) mean[r] = (_acc0 / (float)((cols)));
     }
     __syncwarp(_mask);
     { // variance[r] = sum(c: (x[r, c] - mean[r]) * (x[r, c] - mean[r])) / (cols)
       const long long r = _o0;
-      float _acc4 = 0.0f;
-      for (long long _f5 = _lane; _f5 < 1LL * cols; _f5 += 16) {
-        long long _q6 = _f5;
-        const long long c = _q6;
-        _acc4 = _acc4 + ((x[(r) * cols + c] - mean[r]) * (x[(r) * cols + c] - mean[r]));
+      float _acc2 = 0.0f;
+      for (long long c = _lane; c < cols; c += 16) {
+        _acc2 = _acc2 + ((x[(r) * cols + c] - mean[r]) * (x[(r) * cols + c] - mean[r]));
       }
       for (int _s = 8; _s > 0; _s >>= 1) {
-        const float _o7 = __shfl_xor_sync(_mask, _acc4, _s);
-        _acc4 = _acc4 + _o7;
+        const float _o3 = __shfl_xor_sync(_mask, _acc2, _s);
+        _acc2 = _acc2 + _o3;
       }
-      if (_lane == 0) variance[r] = (_acc4 / (float)((cols)));
+      if (_lane == 0) variance[r] = (_acc2 / (float)((cols)));
     }
   }
 }

@@ -42,14 +42,12 @@ relpos_scatter_k0_grad_table(const float *__restrict__ q,
       const long long i_at = _o0;
       const long long c = _o1;
       float _acc0 = 0.0f;
-      for (long long _f1 = _lane; _f1 < 1LL * n; _f1 += 8) {
-        long long _q2 = _f1;
-        const long long j = _q2;
+      for (long long j = _lane; j < n; j += 8) {
         _acc0 = _acc0 + (((((-n + i_at + j + 1LL)) >= (0LL)) && (((-n + i_at + j + 1LL)) < (n))) ? (q[((-n + i_at + j + 1LL)) * d + c] * grad[((-n + i_at + j + 1LL)) * n + j]) : 0.0f);
       }
       for (int _s = 4; _s > 0; _s >>= 1) {
-        const float _o3 = __shfl_xor_sync(_mask, _acc0, _s);
-        _acc0 = _acc0 + _o3;
+        const float _o1 = __shfl_xor_sync(_mask, _acc0, _s);
+        _acc0 = _acc0 + _o1;
       }
       if (_lane == 0) grad_table[(i_at) * d + c] = _acc0;
     }
