@@ -3,7 +3,8 @@
 # (KBC_PROFILE=1 kbc bench) of the three workloads at their benchmark
 # shapes, then the correctness check at those shapes; logs under $OUT.
 set -u
-B=${1:-build/gpu}/kbc
+BUILD=${1:-build/gpu}
+B=$BUILD/kbc
 export KBC_CACHE_DIR=${KBC_CACHE_DIR:-/tmp/kbc-cache}
 OUT=${OUT:-/tmp}
 S=specs/sam_hq_attn_relpos_bwd.kb
@@ -15,6 +16,6 @@ S=specs/sam_hq_attn_relpos_bwd.kb
   done
   KBC_PROFILE=1 $B bench specs/cvit.kb --set batch_size=10 --set in_channels=3 --set image_size=32 --iters 50
 } >$OUT/prof.txt 2>&1
-timeout 400 tests/gpu/device_check.sh ${1:-build/gpu} tests/gpu/cases_bench.txt >$OUT/check_bench.txt 2>&1
+timeout 400 tests/gpu/device_check.sh $BUILD tests/gpu/cases_bench.txt >$OUT/check_bench.txt 2>&1
 tail -3 $OUT/check_bench.txt
 grep -v "^kbc:   .*  0.0%" $OUT/prof.txt | grep -v "^kbc: .*cvit_k[0-9]*_l"

@@ -8,7 +8,7 @@
 #include "../ir/ir.h"
 #include "cg.h"
 
-enum { CG_MAX_OUTER = 8, CG_BLOCK = 256 };
+enum { CG_MAX_OUTER = 8, CG_BLOCK = 256, CG_MAX_HOISTED = 16 };
 
 /* ---- fusion groups (group.c) ---- */
 
@@ -75,6 +75,11 @@ typedef struct {
    * epilogues: the main sum is the tile's accumulator). */
   const ir_expr *known;
   const char *known_value;
+  /* Values computed before the loop being emitted (cg_hoist_invariants):
+   * cg_expr gives hoisted_name[i] for hoisted[i]. */
+  int n_hoisted;
+  const ir_expr *hoisted[CG_MAX_HOISTED];
+  const char *hoisted_name[CG_MAX_HOISTED];
 } cg_emit;
 
 /* Gives every index of s a C name distinct from tensors, axes, keywords. */
@@ -92,6 +97,12 @@ const char *cg_expr(cg_emit *E, const ir_expr *e);
  * cg_flat_loop_end closes it.  Not nestable. */
 void cg_flat_loop(cg_emit *E, int n, const int *ids, const char *start, int step);
 void cg_flat_loop_end(cg_emit *E);
+/* Before a loop over index ids vars[0..nv) whose body is e: computes into
+ * registers the largest float subexpressions of e that read memory and
+ * mention none of vars (outside where() branches and reductions, so that
+ * nothing is read that e would not read); returns the previous
+ * E->n_hoisted, to restore when the loop closes. */
+int cg_hoist_invariants(cg_emit *E, const ir_expr *e, const int *vars, int nv);
 const char *cg_float_literal(kbc_arena *a, double v);
 /* The IR statement as a one-line C comment body. */
 const char *cg_stmt_comment(kbc_arena *a, const ir_stmt *s);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cg_impl.h"
+#include "../ir/subst.h"
 
 static const char *const reserved[] = {
     "auto", "bool", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
@@ -186,12 +187,20 @@ static const char *combine(cg_emit *E, ir_red op, const char *acc, const char *v
   }
 }
 
+/* Unroll factor of flattened loops (KBC_UNROLL=N overrides, for tuning). */
+static int flat_unroll(void) {
+  const char *u = getenv("KBC_UNROLL");
+  int v = u ? atoi(u) : 0;
+  return v >= 1 && v <= 64 ? v : 4;
+}
+
 void cg_flat_loop(cg_emit *E, int n, const int *ids, const char *start, int step) {
   E->flat_n = n;
   E->flat_ids = ids;
   E->flat_inc = NULL;
   if (n == 1) { /* a plain loop */
     const char *v = E->idx[ids[0]];
+    cg_line(E, "#pragma unroll %d", flat_unroll());
     cg_line(E, "for (long long %s = %s; %s < %s; %s += %d) {", v, start, v, cg_sym(E, E->s->index[ids[0]].extent), v,
             step);
     E->indent++;
@@ -221,6 +230,7 @@ void cg_flat_loop(cg_emit *E, int n, const int *ids, const char *start, int step
     E->indent--;
     cg_line(E, "}");
   }
+  cg_line(E, "#pragma unroll %d", flat_unroll());
   cg_line(E, "for (long long %s = %s; %s < %s; %s += %d) {", f, start, f, total, f, step);
   E->indent++;
 }
@@ -239,6 +249,33 @@ void cg_flat_loop_end(cg_emit *E) {
   cg_line(E, "}");
 }
 
+static int has_load(const ir_expr *e, int *padded_or_reduce) {
+  if (e->op == IR_OP_REDUCE || (e->op == IR_OP_LOAD && e->u.load.padded)) *padded_or_reduce = 1;
+  int n = e->op == IR_OP_LOAD;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) n += has_load(e->arg[i], padded_or_reduce);
+  return n;
+}
+
+static void hoist(cg_emit *E, const ir_expr *e, const int *vars, int nv) {
+  if (e->op == IR_OP_WHERE || e->op == IR_OP_REDUCE || E->n_hoisted >= CG_MAX_HOISTED) return;
+  int invariant = e->type == IR_TY_FLOAT, unsafe = 0;
+  for (int i = 0; i < nv && invariant; i++) invariant = !ir_expr_mentions_index(e, vars[i]);
+  if (invariant && has_load(e, &unsafe) && !unsafe) {
+    const char *v = cg_expr(E, e), *name = fresh(E, "h");
+    cg_line(E, "const float %s = %s; // invariant in the loop below", name, v);
+    E->hoisted[E->n_hoisted] = e;
+    E->hoisted_name[E->n_hoisted++] = name;
+    return;
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) hoist(E, e->arg[i], vars, nv);
+}
+
+int cg_hoist_invariants(cg_emit *E, const ir_expr *e, const int *vars, int nv) {
+  int before = E->n_hoisted;
+  hoist(E, e, vars, nv);
+  return before;
+}
+
 /* Loops over the reduction's indices (each from 0 to its extent). */
 static const char *reduce(cg_emit *E, const ir_expr *e) {
   const char *acc = fresh(E, "acc");
@@ -246,6 +283,7 @@ static const char *reduce(cg_emit *E, const ir_expr *e) {
   cg_line(E, "float %s = %s;", acc, cg_float_literal(E->a, ir_red_identity(op)));
   int n = e->u.reduce.n_vars;
   int coop = e == E->coop;
+  int hoisted = cg_hoist_invariants(E, e->arg[0], e->u.reduce.vars, n);
   if (coop) {
     /* One flat loop over the reduction space, strided across the team. */
     cg_flat_loop(E, n, e->u.reduce.vars, "_lane", E->team);
@@ -264,6 +302,7 @@ static const char *reduce(cg_emit *E, const ir_expr *e) {
     E->indent--;
     cg_line(E, "}");
   }
+  E->n_hoisted = hoisted;
   if (coop) {
     const char *other = fresh(E, "o");
     if (E->team <= 32) {
@@ -327,6 +366,8 @@ static const char *binary(cg_emit *E, const ir_expr *e, const char *x, const cha
 
 const char *cg_expr(cg_emit *E, const ir_expr *e) {
   if (e == E->known) return E->known_value;
+  for (int i = 0; i < E->n_hoisted; i++)
+    if (e == E->hoisted[i]) return E->hoisted_name[i];
   switch (e->op) {
   case IR_OP_CONST:
     return cg_float_literal(E->a, e->u.value);

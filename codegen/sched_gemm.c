@@ -465,6 +465,24 @@ static void emit_epilogue_staged(gemm *G) {
   }
 }
 
+/* Whether the output's flat offset steps by exactly one along the
+ * flattened N indices (then a thread's consecutive columns are
+ * consecutive floats and can be stored as one vector). */
+static int out_contiguous_along_n(gemm *G) {
+  const ir_stmt *s = G->s;
+  const cg_contraction *c = &G->c;
+  kbc_arena *a = G->C->a;
+  sym *off = cg_flat_offset(a, s->out, s->lhs), *rest;
+  sym **coeff = KBC_NEW_ARRAY(a, sym *, s->n_index + 1);
+  if (!off || !sym_split_affine(a, off, s->n_index, coeff, &rest)) return 0;
+  sym *want = sym_const(a, 1);
+  for (int i = c->n_n - 1; i >= 0; i--) {
+    if (!coeff[c->n[i]] || !sym_equal(coeff[c->n[i]], want)) return 0;
+    want = sym_mul(a, want, s->index[c->n[i]].extent);
+  }
+  return 1;
+}
+
 /* Per output element of the thread: decode, epilogue, store. */
 static void emit_epilogue(gemm *G) {
   if (G->staged) {
@@ -509,8 +527,16 @@ static void emit_epilogue(gemm *G) {
   L("const long long _m = _m0 + %s;", row);
   L("if (_m >= _M) continue;");
   decode_named(G, "_m", c->m, c->n_m, "");
+  /* Vector stores: a thread's columns come in runs of V consecutive n (4
+   * for FFMA tiles of 4-wide chunks, 2 for mma fragments). */
+  int V = f->mma ? 2 : f->vn == 4 ? 4 : 1;
+  if (G->split || !out_contiguous_along_n(G)) V = 1;
   L("#pragma unroll");
-  L("for (int _j = 0; _j < %d; ++_j) {", Cn);
+  L("for (int _j0 = 0; _j0 < %d; _j0 += %d) {", Cn, V);
+  G->E.indent++;
+  if (V > 1) L("float _v[%d];", V);
+  L("#pragma unroll");
+  L("for (int _j = _j0; _j < _j0 + %d; ++_j) {", V);
   G->E.indent++;
   L("if (!_colok[_j]) continue;");
   for (int i = 0; i < c->n_n; i++) L("const long long %s = _col_%s[_j];", G->names[c->n[i]], G->names[c->n[i]]);
@@ -518,8 +544,24 @@ static void emit_epilogue(gemm *G) {
   G->E.known_value = acc;
   const char *v = cg_expr(&G->E, s->rhs);
   if (s->rhs->type != IR_TY_FLOAT) v = P("(float)(%s)", v);
-  store(G, v);
+  if (V == 1) store(G, v);
+  else L("_v[_j - _j0] = %s;", v);
   G->E.known = NULL;
+  G->E.indent--;
+  L("}");
+  if (V > 1) {
+    /* the run's first element: its address, then one vector store when
+     * the whole run is in range and aligned */
+    L("if (!_colok[_j0]) continue;");
+    for (int i = 0; i < c->n_n; i++) L("const long long %s = _col_%s[_j0];", G->names[c->n[i]], G->names[c->n[i]]);
+    L("float *_p = &%s[%s];", G->C->names->tensor[s->out->id], cg_offset(&G->E, s->out, s->lhs));
+    L("if (_colok[_j0 + %d] && ((unsigned long long)_p & %dULL) == 0) {", V - 1, 4 * V - 1);
+    if (V == 4) L("  *(float4 *)_p = make_float4(_v[0], _v[1], _v[2], _v[3]);");
+    else L("  *(float2 *)_p = make_float2(_v[0], _v[1]);");
+    L("} else { // one by one, each in range (columns in range form a prefix of the run)");
+    for (int k = 0; k < V; k++) L("  if (_colok[_j0 + %d]) _p[%d] = _v[%d];", k, k, k);
+    L("}");
+  }
   G->E.indent--;
   L("}");
   G->E.indent--;

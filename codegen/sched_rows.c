@@ -72,11 +72,13 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_group *g, int k) {
     if (g->team > 1) cg_line(E, "if (_lane == 0) %s = %s;", store, v);
     else cg_line(E, "%s = %s;", store, v);
   } else {
+    int hoisted = cg_hoist_invariants(E, s->rhs, inner, n_inner);
     cg_flat_loop(E, n_inner, inner, g->team > 1 ? "_lane" : "0", g->team);
     const char *v = cg_expr(E, s->rhs);
     if (s->rhs->type != IR_TY_FLOAT) v = kbc_arena_printf(C->a, "(float)(%s)", v);
     cg_line(E, "%s = %s;", store, v);
     cg_flat_loop_end(E);
+    E->n_hoisted = hoisted;
   }
   E->indent--;
   cg_line(E, "}");

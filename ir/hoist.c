@@ -9,6 +9,9 @@
  *     p[b, y, k]  = exp(s[b, y, k]) / p.red[b, y]
  * so that every reduction outside other reductions depends on all of its
  * statement's free indices (kernels then compute each once per point).
+ * Likewise the smaller sums added to a contraction (a sum of a product of
+ * two loads) move out, so that the contraction's epilogue stays a few
+ * loads per element.
  * `+=` statements are left alone. */
 #include <string.h>
 
@@ -47,6 +50,8 @@ typedef struct {
   ir_stmt *s;
   int at;     /* position of s in the program */
   int count;  /* reductions hoisted out of s so far */
+  const ir_expr *force[8]; /* moved out even though they use every free index */
+  int n_force;
 } hoister;
 
 /* Replaces a hoistable reduction e by a load of a new temporary. */
@@ -60,7 +65,9 @@ static ir_expr *hoist_one(hoister *H, ir_expr *e) {
     n_free++;
     if (ir_expr_mentions_index(e, i)) used[n_used++] = i;
   }
-  if (n_used == n_free) return e;
+  int forced = 0;
+  for (int i = 0; i < H->n_force; i++) forced |= H->force[i] == e;
+  if (n_used == n_free && !forced) return e;
   unsigned char *mine = KBC_NEW_ARRAY(a, unsigned char, n + 1);
   mark_reduce_vars(e, mine);
   /* The new statement: the used free indices, then the reductions' own. */
@@ -101,6 +108,47 @@ static ir_expr *hoist_one(hoister *H, ir_expr *e) {
   return ir_load(a, t->out, ld, 0, e->loc);
 }
 
+/* The sums at the top of e (reached through arithmetic only). */
+static int top_sums(ir_expr *e, ir_expr **out, int n, int max) {
+  if (e->op == IR_OP_REDUCE) {
+    if (e->u.reduce.op == IR_RED_SUM && n < max) out[n++] = e;
+    return n;
+  }
+  if (e->op == IR_OP_WHERE) return n;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) n = top_sums(e->arg[i], out, n, max);
+  return n;
+}
+
+static double extent_estimate(const sym *x) {
+  static int64_t axes[4096];
+  if (!axes[0])
+    for (int i = 0; i < 4096; i++) axes[i] = 64;
+  int64_t v;
+  return x && sym_eval(x, axes, NULL, &v) ? (double)v : 1e18;
+}
+
+/* A statement adding a contraction (a sum of a product of two loads) to
+ * other, smaller sums: the smaller ones go to statements of their own, so
+ * that the contraction's epilogue is not a loop per output element (each
+ * becomes a kernel of the right shape, often a contraction too). */
+static void mark_secondary_sums(hoister *H) {
+  ir_expr *sums[9];
+  int n = top_sums(H->s->rhs, sums, 0, 9);
+  if (n < 2 || n > 8) return;
+  int main = -1;
+  double best = -1;
+  for (int i = 0; i < n; i++) {
+    double size = 1;
+    for (int v = 0; v < sums[i]->u.reduce.n_vars; v++)
+      size *= extent_estimate(H->s->index[sums[i]->u.reduce.vars[v]].extent);
+    if (size > best) best = size, main = i;
+  }
+  const ir_expr *body = sums[main]->arg[0];
+  if (body->op != IR_OP_MUL || body->arg[0]->op != IR_OP_LOAD || body->arg[1]->op != IR_OP_LOAD) return;
+  for (int i = 0; i < n; i++)
+    if (i != main) H->force[H->n_force++] = sums[i];
+}
+
 static ir_expr *walk(hoister *H, ir_expr *e) {
   if (e->op == IR_OP_REDUCE) return hoist_one(H, e); /* nested ones stay inside */
   for (int i = 0; i < ir_op_info[e->op].arity; i++) e->arg[i] = walk(H, e->arg[i]);
@@ -113,6 +161,7 @@ int ir_hoist(ir_program *p, kbc_diag *d) {
     ir_stmt *s = IR_STMT(p, i);
     if (s->accumulate) continue;
     hoister H = {.p = p, .s = s, .at = i};
+    mark_secondary_sums(&H);
     s->rhs = walk(&H, s->rhs);
     i = H.at;
     if (!H.count) continue;

@@ -32,6 +32,11 @@ static pthread_barrier_t emu_block_barrier, emu_warp_barrier[32];
 struct float4 {
   float x, y, z, w;
 };
+struct float2 {
+  float x, y;
+};
+static inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+static inline float2 make_float2(float x, float y) { return float2{x, y}; }
 static inline void __syncthreads() { pthread_barrier_wait(&emu_block_barrier); }
 static inline void __syncwarp(unsigned = 0xffffffffu) { abort(); }
 static inline float __shfl_xor_sync(unsigned, float, int) { abort(); }

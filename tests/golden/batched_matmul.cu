@@ -260,10 +260,13 @@ batched_matmul_k0_out(const float *__restrict__ a,
       long long i;
       i = _m;
       #pragma unroll
-      for (int _j = 0; _j < 8; ++_j) {
-        if (!_colok[_j]) continue;
-        const long long j = _col_j[_j];
-        if (_splits > 1) atomicAdd(&out[((z) * m + i) * n + j], _acc[_i][_j]); else out[((z) * m + i) * n + j] = _acc[_i][_j];
+      for (int _j0 = 0; _j0 < 8; _j0 += 1) {
+        #pragma unroll
+        for (int _j = _j0; _j < _j0 + 1; ++_j) {
+          if (!_colok[_j]) continue;
+          const long long j = _col_j[_j];
+          if (_splits > 1) atomicAdd(&out[((z) * m + i) * n + j], _acc[_i][_j]); else out[((z) * m + i) * n + j] = _acc[_i][_j];
+        }
       }
     }
   }

@@ -40,6 +40,7 @@ layernorm_k0_mean(const float *__restrict__ x,
     { // mean[r] = sum(c: x[r, c]) / (cols)
       const long long r = _o0;
       float _acc0 = 0.0f;
+      #pragma unroll 4
       for (long long c = _lane; c < cols; c += 16) {
         _acc0 = _acc0 + x[(r) * cols + c];
       }
@@ -53,12 +54,15 @@ layernorm_k0_mean(const float *__restrict__ x,
     { // variance[r] = sum(c: (x[r, c] - mean[r]) * (x[r, c] - mean[r])) / (cols)
       const long long r = _o0;
       float _acc2 = 0.0f;
+      const float _h3 = mean[r]; // invariant in the loop below
+      const float _h4 = mean[r]; // invariant in the loop below
+      #pragma unroll 4
       for (long long c = _lane; c < cols; c += 16) {
-        _acc2 = _acc2 + ((x[(r) * cols + c] - mean[r]) * (x[(r) * cols + c] - mean[r]));
+        _acc2 = _acc2 + ((x[(r) * cols + c] - _h3) * (x[(r) * cols + c] - _h4));
       }
       for (int _s = 8; _s > 0; _s >>= 1) {
-        const float _o3 = __shfl_xor_sync(_mask, _acc2, _s);
-        _acc2 = _acc2 + _o3;
+        const float _o5 = __shfl_xor_sync(_mask, _acc2, _s);
+        _acc2 = _acc2 + _o5;
       }
       if (_lane == 0) variance[r] = (_acc2 / (float)((cols)));
     }

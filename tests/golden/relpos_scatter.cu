@@ -42,6 +42,7 @@ relpos_scatter_k0_grad_table(const float *__restrict__ q,
       const long long i_at = _o0;
       const long long c = _o1;
       float _acc0 = 0.0f;
+      #pragma unroll 4
       for (long long j = _lane; j < n; j += 8) {
         _acc0 = _acc0 + (((((-n + i_at + j + 1LL)) >= (0LL)) && (((-n + i_at + j + 1LL)) < (n))) ? (q[((-n + i_at + j + 1LL)) * d + c] * grad[((-n + i_at + j + 1LL)) * n + j]) : 0.0f);
       }
