@@ -71,15 +71,17 @@ typedef struct {
   int flat_n;
   const int *flat_ids;
   const char *flat_inc;
+  int flat_saved; /* n_hoisted before the loop's pointers */
   /* This node is already computed: cg_expr gives `value` for it (GEMM
    * epilogues: the main sum is the tile's accumulator). */
   const ir_expr *known;
   const char *known_value;
-  /* Values computed before the loop being emitted (cg_hoist_invariants):
-   * cg_expr gives hoisted_name[i] for hoisted[i]. */
+  /* Values computed before the loop being emitted (cg_hoist_invariants,
+   * cg_flat_loop): cg_expr gives hoisted_name[i] for hoisted[i]. */
   int n_hoisted;
   const ir_expr *hoisted[CG_MAX_HOISTED];
   const char *hoisted_name[CG_MAX_HOISTED];
+  unsigned char hoisted_recip[CG_MAX_HOISTED]; /* a division x / d: x times the reciprocal named */
 } cg_emit;
 
 /* Gives every index of s a C name distinct from tensors, axes, keywords. */
@@ -94,8 +96,11 @@ const char *cg_expr(cg_emit *E, const ir_expr *e);
 /* A loop over the flattened space of indices ids[0..n) of E->s (the last
  * fastest) from element `start` in steps of `step`, the indices declared
  * before it and advanced digit by digit (no division inside the loop);
+ * the loads in body[0..n_body) that are contiguous along that space read
+ * through a pointer set before the loop, indexed by the loop counter.
  * cg_flat_loop_end closes it.  Not nestable. */
-void cg_flat_loop(cg_emit *E, int n, const int *ids, const char *start, int step);
+void cg_flat_loop(cg_emit *E, int n, const int *ids, const char *start, int step, const ir_expr *const *body,
+                  int n_body);
 void cg_flat_loop_end(cg_emit *E);
 /* Before a loop over index ids vars[0..nv) whose body is e: computes into
  * registers the largest float subexpressions of e that read memory and

@@ -194,12 +194,58 @@ static int flat_unroll(void) {
   return v >= 1 && v <= 64 ? v : 4;
 }
 
-void cg_flat_loop(cg_emit *E, int n, const int *ids, const char *start, int step) {
+/* Whether load e's flat offset steps by one along the flattened loop
+ * indices ids[0..n) (the last fastest); if so, its offset with those
+ * indices at zero. */
+static sym *contiguous_base(cg_emit *E, const ir_expr *e, int n, const int *ids) {
+  kbc_arena *a = E->a;
+  const ir_stmt *s = E->s;
+  sym *off = cg_flat_offset(a, e->u.load.tensor, e->u.load.idx), *rest;
+  sym **coeff = KBC_NEW_ARRAY(a, sym *, s->n_index + 1);
+  if (!off || !sym_split_affine(a, off, s->n_index, coeff, &rest)) return NULL;
+  sym *want = sym_const(a, 1);
+  for (int i = n - 1; i >= 0; i--) {
+    if (!coeff[ids[i]] || !sym_equal(coeff[ids[i]], want)) return NULL;
+    want = sym_mul(a, want, s->index[ids[i]].extent);
+  }
+  sym **by = KBC_NEW_ARRAY(a, sym *, s->n_index + 1);
+  for (int i = 0; i < s->n_index; i++) by[i] = sym_index(a, i, s->index[i].name);
+  for (int i = 0; i < n; i++) by[ids[i]] = sym_const(a, 0);
+  return ir_sym_subst(a, off, s->n_index, by);
+}
+
+/* Loads in e (outside nested reductions) contiguous along the loop: a
+ * pointer to their row before the loop, indexed by the loop counter. */
+static void flat_pointers(cg_emit *E, const ir_expr *e, int n, const int *ids, const char *counter) {
+  if (e->op == IR_OP_REDUCE || E->n_hoisted >= CG_MAX_HOISTED) return;
+  if (e->op == IR_OP_LOAD && !e->u.load.padded) {
+    int mentions = 0;
+    for (int i = 0; i < n; i++) mentions |= ir_expr_mentions_index(e, ids[i]);
+    for (int i = 0; i < E->n_hoisted; i++)
+      if (E->hoisted[i] == e) mentions = 0;
+    sym *base = mentions ? contiguous_base(E, e, n, ids) : NULL;
+    if (base) {
+      const char *ptr = fresh(E, "row");
+      cg_line(E, "auto *%s = %s + %s; // %s, contiguous along the loop below", ptr,
+              E->names->tensor[e->u.load.tensor->id], cg_sym(E, base), e->u.load.tensor->name);
+      E->hoisted[E->n_hoisted] = e;
+      E->hoisted_recip[E->n_hoisted] = 0;
+      E->hoisted_name[E->n_hoisted++] = kbc_arena_printf(E->a, "%s[%s]", ptr, counter);
+    }
+    return;
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) flat_pointers(E, e->arg[i], n, ids, counter);
+}
+
+void cg_flat_loop(cg_emit *E, int n, const int *ids, const char *start, int step, const ir_expr *const *body,
+                  int n_body) {
   E->flat_n = n;
   E->flat_ids = ids;
   E->flat_inc = NULL;
+  E->flat_saved = E->n_hoisted;
   if (n == 1) { /* a plain loop */
     const char *v = E->idx[ids[0]];
+    for (int i = 0; i < n_body; i++) flat_pointers(E, body[i], n, ids, v);
     cg_line(E, "#pragma unroll %d", flat_unroll());
     cg_line(E, "for (long long %s = %s; %s < %s; %s += %d) {", v, start, v, cg_sym(E, E->s->index[ids[0]].extent), v,
             step);
@@ -230,6 +276,7 @@ void cg_flat_loop(cg_emit *E, int n, const int *ids, const char *start, int step
     E->indent--;
     cg_line(E, "}");
   }
+  for (int i = 0; i < n_body; i++) flat_pointers(E, body[i], n, ids, f);
   cg_line(E, "#pragma unroll %d", flat_unroll());
   cg_line(E, "for (long long %s = %s; %s < %s; %s += %d) {", f, start, f, total, f, step);
   E->indent++;
@@ -247,6 +294,7 @@ void cg_flat_loop_end(cg_emit *E) {
   }
   E->indent--;
   cg_line(E, "}");
+  E->n_hoisted = E->flat_saved;
 }
 
 static int has_load(const ir_expr *e, int *padded_or_reduce) {
@@ -256,15 +304,30 @@ static int has_load(const ir_expr *e, int *padded_or_reduce) {
   return n;
 }
 
-static void hoist(cg_emit *E, const ir_expr *e, const int *vars, int nv) {
-  if (e->op == IR_OP_WHERE || e->op == IR_OP_REDUCE || E->n_hoisted >= CG_MAX_HOISTED) return;
+static int hoistable(const ir_expr *e, const int *vars, int nv) {
   int invariant = e->type == IR_TY_FLOAT, unsafe = 0;
   for (int i = 0; i < nv && invariant; i++) invariant = !ir_expr_mentions_index(e, vars[i]);
-  if (invariant && has_load(e, &unsafe) && !unsafe) {
+  return invariant && has_load(e, &unsafe) && !unsafe;
+}
+
+static void hoist(cg_emit *E, const ir_expr *e, const int *vars, int nv) {
+  if (e->op == IR_OP_WHERE || e->op == IR_OP_REDUCE || E->n_hoisted + 2 > CG_MAX_HOISTED) return;
+  if (hoistable(e, vars, nv)) {
     const char *v = cg_expr(E, e), *name = fresh(E, "h");
     cg_line(E, "const float %s = %s; // invariant in the loop below", name, v);
     E->hoisted[E->n_hoisted] = e;
+    E->hoisted_recip[E->n_hoisted] = 0;
     E->hoisted_name[E->n_hoisted++] = name;
+    return;
+  }
+  if (e->op == IR_OP_DIV && e->type == IR_TY_FLOAT && hoistable(e->arg[1], vars, nv)) {
+    /* x / d with d invariant: x times 1/d, the reciprocal computed once */
+    hoist(E, e->arg[0], vars, nv);
+    const char *r = fresh(E, "r");
+    cg_line(E, "const float %s = 1.0f / %s; // invariant in the loop below", r, cg_expr(E, e->arg[1]));
+    E->hoisted[E->n_hoisted] = e;
+    E->hoisted_recip[E->n_hoisted] = 1;
+    E->hoisted_name[E->n_hoisted++] = r;
     return;
   }
   for (int i = 0; i < ir_op_info[e->op].arity; i++) hoist(E, e->arg[i], vars, nv);
@@ -286,7 +349,8 @@ static const char *reduce(cg_emit *E, const ir_expr *e) {
   int hoisted = cg_hoist_invariants(E, e->arg[0], e->u.reduce.vars, n);
   if (coop) {
     /* One flat loop over the reduction space, strided across the team. */
-    cg_flat_loop(E, n, e->u.reduce.vars, "_lane", E->team);
+    const ir_expr *body = e->arg[0];
+    cg_flat_loop(E, n, e->u.reduce.vars, "_lane", E->team, &body, 1);
   } else {
     for (int i = 0; i < n; i++) {
       int v = e->u.reduce.vars[i];
@@ -366,8 +430,10 @@ static const char *binary(cg_emit *E, const ir_expr *e, const char *x, const cha
 
 const char *cg_expr(cg_emit *E, const ir_expr *e) {
   if (e == E->known) return E->known_value;
-  for (int i = 0; i < E->n_hoisted; i++)
-    if (e == E->hoisted[i]) return E->hoisted_name[i];
+  for (int i = E->n_hoisted - 1; i >= 0; i--)
+    if (e == E->hoisted[i])
+      return E->hoisted_recip[i] ? kbc_arena_printf(E->a, "(%s * %s)", cg_expr(E, e->arg[0]), E->hoisted_name[i])
+                                 : E->hoisted_name[i];
   switch (e->op) {
   case IR_OP_CONST:
     return cg_float_literal(E->a, e->u.value);

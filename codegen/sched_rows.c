@@ -73,10 +73,15 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_group *g, int k) {
     else cg_line(E, "%s = %s;", store, v);
   } else {
     int hoisted = cg_hoist_invariants(E, s->rhs, inner, n_inner);
-    cg_flat_loop(E, n_inner, inner, g->team > 1 ? "_lane" : "0", g->team);
+    /* the target, as a load, so that a contiguous one goes through a pointer too */
+    ir_expr target = {.op = IR_OP_LOAD, .type = IR_TY_FLOAT};
+    target.u.load.tensor = s->out;
+    target.u.load.idx = s->lhs;
+    const ir_expr *body[2] = {s->rhs, &target};
+    cg_flat_loop(E, n_inner, inner, g->team > 1 ? "_lane" : "0", g->team, body, 2);
     const char *v = cg_expr(E, s->rhs);
     if (s->rhs->type != IR_TY_FLOAT) v = kbc_arena_printf(C->a, "(float)(%s)", v);
-    cg_line(E, "%s = %s;", store, v);
+    cg_line(E, "%s = %s;", cg_expr(E, &target), v);
     cg_flat_loop_end(E);
     E->n_hoisted = hoisted;
   }

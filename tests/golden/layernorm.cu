@@ -40,31 +40,34 @@ layernorm_k0_mean(const float *__restrict__ x,
     { // mean[r] = sum(c: x[r, c]) / (cols)
       const long long r = _o0;
       float _acc0 = 0.0f;
+      auto *_row1 = x + cols*r; // x, contiguous along the loop below
       #pragma unroll 4
       for (long long c = _lane; c < cols; c += 16) {
-        _acc0 = _acc0 + x[(r) * cols + c];
+        _acc0 = _acc0 + _row1[c];
       }
       for (int _s = 8; _s > 0; _s >>= 1) {
-        const float _o1 = __shfl_xor_sync(_mask, _acc0, _s);
-        _acc0 = _acc0 + _o1;
+        const float _o2 = __shfl_xor_sync(_mask, _acc0, _s);
+        _acc0 = _acc0 + _o2;
       }
       if (_lane == 0) mean[r] = (_acc0 / (float)((cols)));
     }
     __syncwarp(_mask);
     { // variance[r] = sum(c: (x[r, c] - mean[r]) * (x[r, c] - mean[r])) / (cols)
       const long long r = _o0;
-      float _acc2 = 0.0f;
-      const float _h3 = mean[r]; // invariant in the loop below
+      float _acc3 = 0.0f;
       const float _h4 = mean[r]; // invariant in the loop below
+      const float _h5 = mean[r]; // invariant in the loop below
+      auto *_row6 = x + cols*r; // x, contiguous along the loop below
+      auto *_row7 = x + cols*r; // x, contiguous along the loop below
       #pragma unroll 4
       for (long long c = _lane; c < cols; c += 16) {
-        _acc2 = _acc2 + ((x[(r) * cols + c] - _h3) * (x[(r) * cols + c] - _h4));
+        _acc3 = _acc3 + ((_row6[c] - _h4) * (_row7[c] - _h5));
       }
       for (int _s = 8; _s > 0; _s >>= 1) {
-        const float _o5 = __shfl_xor_sync(_mask, _acc2, _s);
-        _acc2 = _acc2 + _o5;
+        const float _o8 = __shfl_xor_sync(_mask, _acc3, _s);
+        _acc3 = _acc3 + _o8;
       }
-      if (_lane == 0) variance[r] = (_acc2 / (float)((cols)));
+      if (_lane == 0) variance[r] = (_acc3 / (float)((cols)));
     }
   }
 }
