@@ -6,8 +6,11 @@
 #   rest:  bench/compare.py for CViT and conv3d, with torch.compile
 #          ($COMPILE_MODES, default: default);
 #   check+rest: both.
-# Logs and JSON under $OUT.
+# Logs and JSON under $OUT.  The commit measured: write it beside the build
+# before the build folder is carried (git rev-parse HEAD >build/gpu/kbc_commit),
+# since the device copy's .git may lag.
 set -u
+[ -f build/gpu/kbc_commit ] && export KBC_COMMIT=$(cat build/gpu/kbc_commit)
 OUT=${OUT:-/tmp}
 export KBC_LIB=$PWD/build/gpu/libkbc.so KBC_CACHE_DIR=${KBC_CACHE_DIR:-/tmp/kbc-cache}
 case "${1:-}" in

@@ -47,13 +47,16 @@ def nvidia_smi() -> dict[str, str] | None:
 
 
 def kbc_commit() -> dict[str, object]:
-    """git HEAD of the repository (and whether the tree is dirty), else $KBC_COMMIT."""
+    """$KBC_COMMIT when set (a copy whose .git is missing or stale), else git HEAD
+    of the repository and whether the tree is dirty."""
+    env = os.environ.get("KBC_COMMIT")
+    if env:
+        return {"commit": env, "dirty": None, "source": "KBC_COMMIT"}
     head = command_output(["git", "rev-parse", "HEAD"], cwd=REPO)
     if head:
         dirty = command_output(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO)
         return {"commit": head, "dirty": bool(dirty), "source": "git"}
-    env = os.environ.get("KBC_COMMIT")
-    return {"commit": env, "dirty": None, "source": "KBC_COMMIT" if env else "unknown"}
+    return {"commit": None, "dirty": None, "source": "unknown"}
 
 
 def package_version(name: str) -> str | None:

@@ -218,6 +218,13 @@ static void test_conv3d_exact_n(void **state) {
     /* conv is contiguous along m (j): stores go through shared memory */
     assert_non_null(strstr(text, "epilogue through shared memory"));
     free(text);
+    /* the min over depth and the softmax read conv contiguously along j, the
+     * last outer dimension, and strided along c and z: a thread per (n, i, j) */
+    const cg_kernel *m = kernel_for(&G, "m");
+    assert_int_equal(m->family, CG_FAMILY_ROWS);
+    text = kernel_text(&G, m);
+    assert_non_null(strstr(text, "schedule: rows, 3 outer dimensions, 1 thread per outer point"));
+    free(text);
     release(&G);
   }
   free(spec);
@@ -273,6 +280,37 @@ static void test_sam_kernels(void **state) {
   free(spec);
 }
 
+/* A scatter over indices its target does not use (b here) sums them first:
+ * the factor pass makes that sum a contraction of its own (t.part, tiled
+ * with split-K, its output a bare sum) and the gather pass turns what
+ * remains into a gather over the diagonal. */
+static void test_factor_scatter(void **state) {
+  (void)state;
+  static const char spec[] = "kernel diag\n"
+                             "axis batch var\n"
+                             "axis n var\n"
+                             "axis d const 64\n"
+                             "axis r = 2*n - 1\n"
+                             "input q f32[batch, n, d]\n"
+                             "input g f32[batch, n, n]\n"
+                             "output t f32[r, d]\n"
+                             "t[i - j + n - 1, c] += q[b, i, c] * g[b, i, j]\n";
+  gen G;
+  generate(&G, spec, CG_PRECISION_FP32);
+  const cg_kernel *part = kernel_for(&G, "t.part");
+  assert_int_equal(part->family, CG_FAMILY_GEMM);
+  const int64_t shapes[][2] = {{1, 3}, {8, 40}, {64, 65}};
+  for (int i = 0; i < 3; i++) check_gemm(&G, part, shapes[i], NULL, NULL);
+  assert_non_null(strstr(G.src, "// t.part[i, j, c] = sum(b: q[b, i, c] * g[b, i, j])"));
+  const cg_kernel *t = kernel_for(&G, "t");
+  assert_int_equal(t->family, CG_FAMILY_ROWS); /* a gather, no atomics */
+  char *text = kernel_text(&G, t);
+  assert_non_null(strstr(text, "t_part["));
+  assert_null(strstr(text, "atomicAdd"));
+  free(text);
+  release(&G);
+}
+
 /* A projection of a few rows with a long reduction: rows, a team per element. */
 static void test_projection_goes_to_rows(void **state) {
   (void)state;
@@ -315,6 +353,7 @@ int main(void) {
       cmocka_unit_test(test_conv3d_exact_n),
       cmocka_unit_test(test_tf32),
       cmocka_unit_test(test_sam_kernels),
+      cmocka_unit_test(test_factor_scatter),
       cmocka_unit_test(test_projection_goes_to_rows),
       cmocka_unit_test(test_deterministic),
   };

@@ -168,6 +168,12 @@ static void test_div_mod_rules(void **state) {
   assert_true(sym_equal(add(scale(divc(v, 4), 4), modc(v, 4)), v));
   assert_true(sym_equal(add(scale(divc(v, 4), 12), scale(modc(v, 4), 3)), scale(v, 3)));
   assert_true(sym_equal(add(scale(divc(scale(v, 2), 4), 4), modc(scale(v, 2), 4)), scale(v, 2)));
+  /* the digits of a mixed radix put back together: 64*((v/64) % 12) + v % 64
+   * = v % 768, then 768*(v/768) + v % 768 = v (SAM-HQ's qkv column j) */
+  assert_true(sym_equal(add(scale(modc(divc(v, 64), 12), 64), modc(v, 64)), modc(v, 768)));
+  assert_true(sym_equal(add(add(scale(divc(v, 768), 768), scale(modc(divc(v, 64), 12), 64)), modc(v, 64)), v));
+  assert_true(sym_equal(add(scale(modc(divc(v, 4), 3), 8), scale(modc(v, 4), 2)), scale(modc(v, 12), 2)));
+  assert_false(sym_equal(add(scale(modc(divc(v, 4), 3), 4), modc(v, 8)), modc(v, 12)));
   /* bad divisors and NULL */
   assert_null(divc(v, 0));
   assert_null(divc(v, -2));
