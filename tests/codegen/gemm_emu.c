@@ -51,7 +51,34 @@ static int fail(const char *msg, const char *detail) {
   return 2;
 }
 
-int main(int argc, char **argv) {
+/* What a run holds, released by emu_free whichever way the run ended. */
+typedef struct {
+  kbc_arena *a;
+  char *src;
+  kbc_diag *d;
+  ir_program *p;
+  int64_t *vars;
+  double **data;
+  int *kid;
+  cg_program g;
+  int have_g;
+} emu;
+
+static void emu_free(emu *E) {
+  if (E->p && E->data) {
+    ir_interp_release(E->p, E->data);
+    for (int i = 0; i < E->p->tensors.len; i++) free(E->data[i]);
+  }
+  free(E->data);
+  free(E->kid);
+  free(E->vars);
+  if (E->have_g) cg_program_free(&E->g);
+  kbc_diag_destroy(E->d);
+  free(E->src);
+  kbc_arena_destroy(E->a);
+}
+
+static int emu_run(emu *E, int argc, char **argv) {
   const char *spec = NULL, *dir = "/tmp/kbc_gemm_emu", *cxx = getenv("CXX") ? getenv("CXX") : "c++";
   int tf32 = 0, gridcap = 3, nsets = 0;
   const char *sets[64];
@@ -72,13 +99,13 @@ int main(int argc, char **argv) {
     return 77;
   }
 
-  kbc_arena *a = kbc_arena_create();
-  char *src = slurp(spec);
+  kbc_arena *a = E->a = kbc_arena_create();
+  char *src = E->src = slurp(spec);
   if (!src) return fail("cannot read ", spec);
-  kbc_diag *d = kbc_diag_create(spec, src);
-  ir_program *p = ir_pipeline_run(a, d, src, "emu", NULL);
+  kbc_diag *d = E->d = kbc_diag_create(spec, src);
+  ir_program *p = E->p = ir_pipeline_run(a, d, src, "emu", NULL);
   if (!p) return fail(kbc_diag_text(d), NULL);
-  int64_t *vars = calloc((size_t)p->vars.len + 1, sizeof *vars);
+  int64_t *vars = E->vars = calloc((size_t)p->vars.len + 1, sizeof *vars);
   for (int s = 0; s < nsets; s++) {
     const char *eq = strchr(sets[s], '=');
     int found = 0;
@@ -93,11 +120,13 @@ int main(int argc, char **argv) {
     if (vars[i] < 1) return fail("unset var axis ", IR_VAR(p, i)->name);
   cg_target t = cg_target_default();
   t.precision = tf32 ? CG_PRECISION_TF32 : CG_PRECISION_FP32;
-  cg_program g;
-  if (!cg_generate(a, p, &t, &g, d)) return fail(kbc_diag_text(d), NULL);
+  cg_program *gp = &E->g;
+  if (!cg_generate(a, p, &t, gp, d)) return fail(kbc_diag_text(d), NULL);
+  E->have_g = 1;
+  cg_program g = *gp;
   ir_binding B;
   if (!ir_bind(p, a, vars, &B, d)) return fail(kbc_diag_text(d), NULL);
-  double **data = calloc((size_t)p->tensors.len + 1, sizeof *data);
+  double **data = E->data = calloc((size_t)p->tensors.len + 1, sizeof *data);
   unsigned seed = 12345;
   for (int i = 0; i < p->tensors.len; i++)
     if (IR_TENSOR(p, i)->role == IR_ROLE_INPUT) {
@@ -126,7 +155,7 @@ int main(int argc, char **argv) {
              "  return p;\n}\n",
           GUARD, GUARD, GUARD);
   fprintf(L, "int main(int argc, char **argv) {\n  int which = atoi(argv[1]);\n  char name[64];\n");
-  int ng = 0, *kid = calloc((size_t)g.n_kernels + 1, sizeof *kid);
+  int ng = 0, *kid = E->kid = calloc((size_t)g.n_kernels + 1, sizeof *kid);
   for (int ki = 0; ki < g.n_kernels; ki++) {
     const cg_kernel *k = &g.kernels[ki];
     if (k->family != CG_FAMILY_GEMM) continue;
@@ -195,7 +224,11 @@ int main(int argc, char **argv) {
     float *o = malloc(4 * (size_t)(n + 2 * GUARD));
     snprintf(path, sizeof path, "%s/out%d.bin", dir, i);
     FILE *O = fopen(path, "rb");
-    if (!O || fread(o, 4, (size_t)(n + 2 * GUARD), O) != (size_t)(n + 2 * GUARD)) return fail("cannot read ", path);
+    if (!O || fread(o, 4, (size_t)(n + 2 * GUARD), O) != (size_t)(n + 2 * GUARD)) {
+      if (O) fclose(O);
+      free(o);
+      return fail("cannot read ", path);
+    }
     fclose(O);
     int64_t guard = 0, unwritten = 0;
     for (int64_t e = 0; e < GUARD; e++) {
@@ -224,4 +257,11 @@ int main(int argc, char **argv) {
     free(o);
   }
   return bad ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+  emu E = {0};
+  int rc = emu_run(&E, argc, argv);
+  emu_free(&E);
+  return rc;
 }
