@@ -1,12 +1,12 @@
 // emu.h — runs kbc's generated CUDA C on the CPU, for tests without a GPU
-// (tests/codegen/gemm_emu.c).  Included before the generated translation
+// (tests/codegen/kernel_emu.c).  Included before the generated translation
 // unit and compiled as C++: one std::thread per CUDA thread, the blocks of
 // a launch one after another, __shared__ arrays as function statics (shared
 // by the block's threads), __syncthreads as a barrier of the block, and
 // kbc_tf32 / kbc_mma_tf32 (mma.sync m16n8k8 TF32, fragments as in the PTX
-// ISA) emulated with a barrier per warp.  Enough for the GEMM family, whose
-// control flow is uniform per block (atomicAdd under one lock, for split-K);
-// warp shuffles abort.
+// ISA) emulated with a barrier per warp, warp shuffles and __syncwarp with a
+// barrier per group of lanes, atomicAdd under one lock.  Enough for kbc's
+// kernels, whose barriers are reached by every thread of their group.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -14,6 +14,7 @@
 #include <cstring>
 #include <pthread.h>
 #include <thread>
+#include <map>
 #include <vector>
 
 struct dim3 {
@@ -38,8 +39,30 @@ struct float2 {
 static inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
 static inline float2 make_float2(float x, float y) { return float2{x, y}; }
 static inline void __syncthreads() { pthread_barrier_wait(&emu_block_barrier); }
-static inline void __syncwarp(unsigned = 0xffffffffu) { abort(); }
-static inline float __shfl_xor_sync(unsigned, float, int) { abort(); }
+// Warp-level operations of a group of lanes (the mask: a warp, or an
+// aligned team within it): a barrier per warp and mask, made on first use.
+static pthread_mutex_t emu_group_lock = PTHREAD_MUTEX_INITIALIZER;
+static std::map<unsigned, pthread_barrier_t *> emu_groups[32];
+static float emu_shfl_scratch[32][32];
+static inline void __syncwarp(unsigned mask = 0xffffffffu) {
+  unsigned w = threadIdx.x / 32;
+  pthread_mutex_lock(&emu_group_lock);
+  pthread_barrier_t *&b = emu_groups[w][mask];
+  if (!b) {
+    b = new pthread_barrier_t;
+    pthread_barrier_init(b, NULL, (unsigned)__builtin_popcount(mask));
+  }
+  pthread_mutex_unlock(&emu_group_lock);
+  pthread_barrier_wait(b);
+}
+static inline float __shfl_xor_sync(unsigned mask, float v, int lane_mask) {
+  unsigned w = threadIdx.x / 32, lane = threadIdx.x % 32;
+  emu_shfl_scratch[w][lane] = v;
+  __syncwarp(mask);
+  float r = emu_shfl_scratch[w][lane ^ (unsigned)lane_mask];
+  __syncwarp(mask);
+  return r;
+}
 static pthread_mutex_t emu_atomic_lock = PTHREAD_MUTEX_INITIALIZER;
 static inline float atomicAdd(float *p, float v) {
   pthread_mutex_lock(&emu_atomic_lock);

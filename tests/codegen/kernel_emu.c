@@ -1,18 +1,19 @@
-/* gemm_emu.c — checks the generated GEMM kernels (codegen/sched_gemm.c)
- * on the CPU, without a GPU.
+/* kernel_emu.c — checks the generated kernels on the CPU, without a GPU.
  *
- *   gemm_emu SPEC [--tf32] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ...
+ *   kernel_emu SPEC [--tf32] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ...
  *
  * Compiles SPEC, binds its var axes, gives the inputs pseudo-random values
- * and runs the reference interpreter.  Then every GEMM kernel of the
- * generated CUDA C runs under emu.h (a C++ compiler builds the translation
- * unit for the CPU; one thread per CUDA thread) on the interpreter's values
- * of the tensors it reads, with at most N blocks (default 3, so the kernel's
- * grid-stride loop over tiles is exercised).  Its output must match the
- * interpreter's float64 values (relative L2 error <= 1e-5, or 2e-3 with
- * --tf32), every element must be written (except where the kernel adds
- * into a zeroed output: split-K), and the guard zones around every
- * buffer must stay untouched (they hold NaNs, so reading them shows too).
+ * and runs the reference interpreter.  Then every kernel of the generated
+ * CUDA C — tiled contractions, rows kernels, and scatters whose target the
+ * runtime zeroes — runs under emu.h (a C++ compiler builds the translation
+ * unit for the CPU; one thread per CUDA thread, warp shuffles and barriers
+ * emulated) on the interpreter's values of the tensors it reads, with at
+ * most N blocks (default 3, so the grid-stride loops are exercised).  Every
+ * tensor it writes must match the interpreter's float64 values (relative
+ * L2 error <= 1e-5, or 2e-3 with --tf32), every element must be written
+ * (except where the kernel adds into a zeroed output: split-K, scatters),
+ * and the guard zones around every buffer must stay untouched (they hold
+ * NaNs, so reading them shows too).
  * Exit status: 0 all match, 1 a kernel failed, 2 usage or setup error,
  * 77 no C++ compiler (skip). */
 #include <math.h>
@@ -47,8 +48,60 @@ static char *slurp(const char *path) {
 }
 
 static int fail(const char *msg, const char *detail) {
-  fprintf(stderr, "gemm_emu: %s%s\n", msg, detail ? detail : "");
+  fprintf(stderr, "kernel_emu: %s%s\n", msg, detail ? detail : "");
   return 2;
+}
+
+/* Kernels run here: GEMM and rows kernels, and scatters whose target the
+ * runtime zeroes (one that adds into earlier values is left out). */
+static int emulated(const ir_program *p, const cg_kernel *k) {
+  (void)p;
+  return k->family != CG_FAMILY_SCATTER || k->zero_tensor >= 0;
+}
+
+/* Whether kernel k writes tensor t. */
+static int written(const ir_program *p, const cg_kernel *k, int t) {
+  for (int i = k->first; i < k->first + k->count; i++)
+    if (IR_STMT(p, i)->out->id == t) return 1;
+  return 0;
+}
+
+/* Compares one written tensor (guard zones included) with the
+ * interpreter's values: 1 ok, 0 wrong (reported), -1 unreadable. */
+static int check_output(const char *path, const char *tensor, const cg_kernel *k, const double *ref, int64_t n,
+                        int tf32) {
+  float *o = malloc(4 * (size_t)(n + 2 * GUARD));
+  FILE *O = fopen(path, "rb");
+  if (!o || !O || fread(o, 4, (size_t)(n + 2 * GUARD), O) != (size_t)(n + 2 * GUARD)) {
+    if (O) fclose(O);
+    free(o);
+    return -1;
+  }
+  fclose(O);
+  int64_t guard = 0, unwritten = 0;
+  for (int64_t e = 0; e < GUARD; e++) {
+    guard += memcmp(&o[e], &SENTINEL, 4) != 0;
+    guard += memcmp(&o[GUARD + n + e], &SENTINEL, 4) != 0;
+  }
+  double num = 0, den = 0, maxe = 0;
+  for (int64_t e = 0; e < n; e++) {
+    float v = o[GUARD + e];
+    if (!memcmp(&v, &SENTINEL, 4)) {
+      unwritten++;
+      continue;
+    }
+    double err = fabs((double)v - ref[e]);
+    if (!(err == err)) err = 1e30;
+    num += err * err;
+    den += ref[e] * ref[e];
+    if (err > maxe) maxe = err;
+  }
+  free(o);
+  double rel = sqrt(num / (den > 0 ? den : 1));
+  int ok = !guard && !unwritten && rel <= (tf32 ? 2e-3 : 1e-5);
+  printf("%s %s (%s): rel L2 error %.3g, max abs error %.3g, %lld elements, %lld unwritten, %lld guard writes\n",
+         ok ? "ok  " : "FAIL", k->name, tensor, rel, maxe, (long long)n, (long long)unwritten, (long long)guard);
+  return ok;
 }
 
 /* What a run holds, released by emu_free whichever way the run ended. */
@@ -79,7 +132,7 @@ static void emu_free(emu *E) {
 }
 
 static int emu_run(emu *E, int argc, char **argv) {
-  const char *spec = NULL, *dir = "/tmp/kbc_gemm_emu", *cxx = getenv("CXX") ? getenv("CXX") : "c++";
+  const char *spec = NULL, *dir = "/tmp/kbc_kernel_emu", *cxx = getenv("CXX") ? getenv("CXX") : "c++";
   int tf32 = 0, gridcap = 3, nsets = 0;
   const char *sets[64];
   for (int i = 1; i < argc; i++) {
@@ -89,9 +142,9 @@ static int emu_run(emu *E, int argc, char **argv) {
     else if (!strcmp(argv[i], "--cxx") && i + 1 < argc) cxx = argv[++i];
     else if (strchr(argv[i], '=') && nsets < 64) sets[nsets++] = argv[i];
     else if (!spec) spec = argv[i];
-    else return fail("usage: gemm_emu SPEC [--tf32] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ...", NULL);
+    else return fail("usage: kernel_emu SPEC [--tf32] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ...", NULL);
   }
-  if (!spec) return fail("usage: gemm_emu SPEC [--tf32] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ...", NULL);
+  if (!spec) return fail("usage: kernel_emu SPEC [--tf32] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ...", NULL);
   char cmd[4096], path[2048];
   snprintf(cmd, sizeof cmd, "command -v '%s' > /dev/null 2>&1", cxx);
   if (system(cmd)) {
@@ -158,8 +211,7 @@ static int emu_run(emu *E, int argc, char **argv) {
   int ng = 0, *kid = E->kid = calloc((size_t)g.n_kernels + 1, sizeof *kid);
   for (int ki = 0; ki < g.n_kernels; ki++) {
     const cg_kernel *k = &g.kernels[ki];
-    if (k->family != CG_FAMILY_GEMM) continue;
-    const ir_stmt *s = IR_STMT(p, k->first);
+    if (!emulated(p, k)) continue;
     int64_t work;
     if (!sym_eval(k->work, vars, NULL, &work)) return fail("cannot evaluate the work of ", k->name);
     int64_t grid = (work + k->per_block - 1) / k->per_block;
@@ -175,11 +227,11 @@ static int emu_run(emu *E, int argc, char **argv) {
     for (int v = 0; v < p->vars.len; v++) fprintf(L, ", %lldLL", (long long)vars[v]);
     fprintf(L, "); });\n");
     for (int j = 0; j < k->n_tensors; j++)
-      if (k->tensors[j] == s->out->id)
+      if (written(p, k, k->tensors[j]))
         fprintf(L,
-                "    snprintf(name, sizeof name, \"out%d.bin\");\n    FILE *o = fopen(name, \"wb\");\n"
-                "    fwrite(t%d, 4, %lldLL + 2 * %d, o);\n    fclose(o);\n",
-                ng, j, (long long)B.numel[k->tensors[j]], GUARD);
+                "    snprintf(name, sizeof name, \"out%d_%d.bin\");\n    FILE *o%d = fopen(name, \"wb\");\n"
+                "    fwrite(t%d, 4, %lldLL + 2 * %d, o%d);\n    fclose(o%d);\n",
+                ng, j, j, j, (long long)B.numel[k->tensors[j]], GUARD, j, j);
     fprintf(L, "  }\n");
     /* the kernel's tensors: values (as float) between guard zones; its output all sentinels */
     snprintf(path, sizeof path, "%s/data%d.bin", dir, ng);
@@ -190,9 +242,9 @@ static int emu_run(emu *E, int argc, char **argv) {
       int64_t n = B.numel[tid];
       float *buf = malloc(4 * (size_t)(n + 2 * GUARD));
       for (int64_t e = 0; e < n + 2 * GUARD; e++) memcpy(&buf[e], &SENTINEL, 4);
-      if (tid != s->out->id)
+      if (!written(p, k, tid))
         for (int64_t e = 0; e < n; e++) buf[GUARD + e] = (float)data[tid][e];
-      else if (k->zero_tensor == tid) /* split-K adds into it: zeroed first, as the runtime does */
+      else if (k->zero_tensor == tid) /* split-K and scatters add into it: zeroed first, as the runtime does */
         for (int64_t e = 0; e < n; e++) buf[GUARD + e] = 0.0f;
       fwrite(buf, 4, (size_t)(n + 2 * GUARD), D);
       free(buf);
@@ -203,7 +255,7 @@ static int emu_run(emu *E, int argc, char **argv) {
   fprintf(L, "  (void)argc;\n  return 0;\n}\n");
   fclose(L);
   if (!ng) {
-    printf("no GEMM kernels\n");
+    printf("no kernels to emulate\n");
     return 0;
   }
   snprintf(cmd, sizeof cmd,
@@ -213,48 +265,20 @@ static int emu_run(emu *E, int argc, char **argv) {
   int bad = 0;
   for (int i = 0; i < ng; i++) {
     const cg_kernel *k = &g.kernels[kid[i]];
-    const ir_stmt *s = IR_STMT(p, k->first);
     snprintf(cmd, sizeof cmd, "cd '%s' && ./launch %d", dir, i);
     if (system(cmd)) {
       printf("FAIL %s: the emulated run crashed\n", k->name);
       bad++;
       continue;
     }
-    int64_t n = B.numel[s->out->id];
-    float *o = malloc(4 * (size_t)(n + 2 * GUARD));
-    snprintf(path, sizeof path, "%s/out%d.bin", dir, i);
-    FILE *O = fopen(path, "rb");
-    if (!O || fread(o, 4, (size_t)(n + 2 * GUARD), O) != (size_t)(n + 2 * GUARD)) {
-      if (O) fclose(O);
-      free(o);
-      return fail("cannot read ", path);
+    for (int j = 0; j < k->n_tensors; j++) {
+      int tid = k->tensors[j];
+      if (!written(p, k, tid)) continue;
+      snprintf(path, sizeof path, "%s/out%d_%d.bin", dir, i, j);
+      int c = check_output(path, IR_TENSOR(p, tid)->name, k, data[tid], B.numel[tid], tf32);
+      if (c < 0) return fail("cannot read ", path);
+      bad += !c;
     }
-    fclose(O);
-    int64_t guard = 0, unwritten = 0;
-    for (int64_t e = 0; e < GUARD; e++) {
-      guard += memcmp(&o[e], &SENTINEL, 4) != 0;
-      guard += memcmp(&o[GUARD + n + e], &SENTINEL, 4) != 0;
-    }
-    double num = 0, den = 0, maxe = 0;
-    const double *ref = data[s->out->id];
-    for (int64_t e = 0; e < n; e++) {
-      float v = o[GUARD + e];
-      if (!memcmp(&v, &SENTINEL, 4)) {
-        unwritten++;
-        continue;
-      }
-      double err = fabs((double)v - ref[e]);
-      if (!(err == err)) err = 1e30;
-      num += err * err;
-      den += ref[e] * ref[e];
-      if (err > maxe) maxe = err;
-    }
-    double rel = sqrt(num / (den > 0 ? den : 1));
-    int ok = !guard && !unwritten && rel <= (tf32 ? 2e-3 : 1e-5);
-    bad += !ok;
-    printf("%s %s: rel L2 error %.3g, max abs error %.3g, %lld elements, %lld unwritten, %lld guard writes\n",
-           ok ? "ok  " : "FAIL", k->name, rel, maxe, (long long)n, (long long)unwritten, (long long)guard);
-    free(o);
   }
   return bad ? 1 : 0;
 }
