@@ -196,25 +196,6 @@ def conv3d_module(inputs: Tensors, dtype: torch.dtype = torch.float32) -> nn.Mod
     return ow.load_module(model, {"conv.weight": inputs["weight"], "conv.bias": inputs["bias"]}).to(dtype)
 
 
-def cvit_state(inputs: Tensors) -> Tensors:
-    """CViTModel's state dict from the spec's inputs (the mapping of oracle_workloads.cvit)."""
-    e = CVIT["embed"]
-    state = {"conv1.weight": inputs["conv_w"], "conv1.bias": inputs["conv_b"],
-             "linear_proj.weight": inputs["proj_w"], "linear_proj.bias": inputs["proj_b"],
-             "cls_token": inputs["cls_token"].view(1, 1, e),
-             "fc_out.weight": inputs["fc_w"], "fc_out.bias": inputs["fc_b"]}
-    per_layer = {"self_attn.in_proj_weight": "attn_in_w", "self_attn.in_proj_bias": "attn_in_b",
-                 "self_attn.out_proj.weight": "attn_out_w", "self_attn.out_proj.bias": "attn_out_b",
-                 "norm1.weight": "norm1_w", "norm1.bias": "norm1_b",
-                 "norm2.weight": "norm2_w", "norm2.bias": "norm2_b",
-                 "linear1.weight": "ff1_w", "linear1.bias": "ff1_b",
-                 "linear2.weight": "ff2_w", "linear2.bias": "ff2_b"}
-    for i in range(CVIT["layers"]):
-        for param, name in per_layer.items():
-            state[f"transformer_layers.{i}.{param}"] = inputs[name][i]
-    return state
-
-
 def cvit_module(inputs: Tensors, dtype: torch.dtype = torch.float32) -> nn.Module:
     """The oracle's CViTModel (KernelBench L3/32, verbatim), left in training mode as constructed."""
     x = inputs["x"]
@@ -222,7 +203,7 @@ def cvit_module(inputs: Tensors, dtype: torch.dtype = torch.float32) -> nn.Modul
                          num_layers=CVIT["layers"], mlp_ratio=CVIT["ff"] / CVIT["embed"],
                          patch_size=CVIT["patch"], in_channels=x.shape[1], image_size=x.shape[-1])
     model = model.to(device=x.device, dtype=dtype)
-    return ow.load_module(model, cvit_state(inputs)).to(dtype)
+    return ow.load_module(model, ow.cvit_state(inputs)).to(dtype)
 
 
 # ------------------------------------------------------------------ float64 references (oracle functions)

@@ -150,6 +150,25 @@ class CViTModel(nn.Module):
         return self.fc_out(x[:, 0])
 
 
+def cvit_state(inputs: Tensors) -> Tensors:
+    """CViTModel's state dict from the spec's inputs (the per-layer tensors stacked on dim 0)."""
+    e, layers = inputs["cls_token"].shape[0], inputs["attn_in_w"].shape[0]
+    state = {"conv1.weight": inputs["conv_w"], "conv1.bias": inputs["conv_b"],
+             "linear_proj.weight": inputs["proj_w"], "linear_proj.bias": inputs["proj_b"],
+             "cls_token": inputs["cls_token"].view(1, 1, e),
+             "fc_out.weight": inputs["fc_w"], "fc_out.bias": inputs["fc_b"]}
+    per_layer = {"self_attn.in_proj_weight": "attn_in_w", "self_attn.in_proj_bias": "attn_in_b",
+                 "self_attn.out_proj.weight": "attn_out_w", "self_attn.out_proj.bias": "attn_out_b",
+                 "norm1.weight": "norm1_w", "norm1.bias": "norm1_b",
+                 "norm2.weight": "norm2_w", "norm2.bias": "norm2_b",
+                 "linear1.weight": "ff1_w", "linear1.bias": "ff1_b",
+                 "linear2.weight": "ff2_w", "linear2.bias": "ff2_b"}
+    for i in range(layers):
+        for param, name in per_layer.items():
+            state[f"transformer_layers.{i}.{param}"] = inputs[name][i]
+    return state
+
+
 @workload(batch_size=2, in_channels=3, image_size=32)
 def cvit(ax: Axes, g: torch.Generator) -> tuple[Tensors, Tensors]:
     """KernelBench L3/32 ConvolutionalVisionTransformer (embed 128, 4 heads, 6 layers, ff 512, 1000 classes)."""
@@ -170,19 +189,7 @@ def cvit(ax: Axes, g: torch.Generator) -> tuple[Tensors, Tensors]:
         "ff2_w": weight(g, ff, layers, e, ff), "ff2_b": bias(g, layers, e),
         "fc_w": weight(g, e, classes, e), "fc_b": bias(g, classes),
     }
-    state = {"conv1.weight": inputs["conv_w"], "conv1.bias": inputs["conv_b"],
-             "linear_proj.weight": inputs["proj_w"], "linear_proj.bias": inputs["proj_b"],
-             "cls_token": inputs["cls_token"].view(1, 1, e),
-             "fc_out.weight": inputs["fc_w"], "fc_out.bias": inputs["fc_b"]}
-    per_layer = {"self_attn.in_proj_weight": "attn_in_w", "self_attn.in_proj_bias": "attn_in_b",
-                 "self_attn.out_proj.weight": "attn_out_w", "self_attn.out_proj.bias": "attn_out_b",
-                 "norm1.weight": "norm1_w", "norm1.bias": "norm1_b",
-                 "norm2.weight": "norm2_w", "norm2.bias": "norm2_b",
-                 "linear1.weight": "ff1_w", "linear1.bias": "ff1_b",
-                 "linear2.weight": "ff2_w", "linear2.bias": "ff2_b"}
-    for i in range(layers):
-        for param, name in per_layer.items():
-            state[f"transformer_layers.{i}.{param}"] = inputs[name][i]
+    state = cvit_state(inputs)
     model = CViTModel(num_classes=classes, embed_dim=e, num_heads=heads, num_layers=layers, mlp_ratio=4.0,
                       patch_size=patch, in_channels=c, image_size=s).double()
     load_module(model, state)  # left in training mode, as KernelBench runs it (dropout is 0)
