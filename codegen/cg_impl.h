@@ -44,6 +44,8 @@ double cg_estimate(const sym *x); /* x with every var axis = CG_EST_VAR */
  * indices at 0); 0 when it cannot be evaluated. */
 sym *cg_flat_offset(kbc_arena *a, const ir_tensor *t, sym *const *idx);
 int cg_load_step(kbc_arena *a, const ir_stmt *s, const ir_expr *load, int id, int64_t *step);
+/* Whether some load in e steps by one element along index id. */
+int cg_reads_contiguously(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int id);
 
 /* ---- emission (emit.c) ---- */
 
@@ -67,11 +69,8 @@ typedef struct {
   /* Cooperative reduction (ROWS): this REDUCE node is split over a team. */
   const ir_expr *coop;
   int team;
-  /* The open cg_flat_loop: its indices and the increments' array. */
-  int flat_n;
-  const int *flat_ids;
-  const char *flat_inc;
-  int flat_saved; /* n_hoisted before the loop's pointers */
+  /* Cooperative reductions: the lane variable and the shuffle mask. */
+  const char *lane, *mask;
   /* This node is already computed: cg_expr gives `value` for it (GEMM
    * epilogues: the main sum is the tile's accumulator). */
   const ir_expr *known;
@@ -98,10 +97,16 @@ const char *cg_expr(cg_emit *E, const ir_expr *e);
  * before it and advanced digit by digit (no division inside the loop);
  * the loads in body[0..n_body) that are contiguous along that space read
  * through a pointer set before the loop, indexed by the loop counter.
- * cg_flat_loop_end closes it.  Not nestable. */
-void cg_flat_loop(cg_emit *E, int n, const int *ids, const char *start, int step, const ir_expr *const *body,
-                  int n_body);
-void cg_flat_loop_end(cg_emit *E);
+ * cg_flat_loop_end closes it; L holds the loop's state (loops nest). */
+typedef struct {
+  int n;
+  const int *ids;
+  const char *inc; /* the increments' array (NULL for one index) */
+  int saved;       /* E->n_hoisted before the loop's pointers */
+} cg_flat;
+void cg_flat_loop(cg_emit *E, cg_flat *L, int n, const int *ids, const char *start, int step,
+                  const ir_expr *const *body, int n_body);
+void cg_flat_loop_end(cg_emit *E, const cg_flat *L);
 /* Before a loop over index ids vars[0..nv) whose body is e: computes into
  * registers the largest float subexpressions of e that read memory and
  * mention none of vars (outside where() branches and reductions, so that

@@ -237,12 +237,9 @@ static void flat_pointers(cg_emit *E, const ir_expr *e, int n, const int *ids, c
   for (int i = 0; i < ir_op_info[e->op].arity; i++) flat_pointers(E, e->arg[i], n, ids, counter);
 }
 
-void cg_flat_loop(cg_emit *E, int n, const int *ids, const char *start, int step, const ir_expr *const *body,
-                  int n_body) {
-  E->flat_n = n;
-  E->flat_ids = ids;
-  E->flat_inc = NULL;
-  E->flat_saved = E->n_hoisted;
+void cg_flat_loop(cg_emit *E, cg_flat *L, int n, const int *ids, const char *start, int step,
+                  const ir_expr *const *body, int n_body) {
+  *L = (cg_flat){.n = n, .ids = ids, .inc = NULL, .saved = E->n_hoisted};
   if (n == 1) { /* a plain loop */
     const char *v = E->idx[ids[0]];
     for (int i = 0; i < n_body; i++) flat_pointers(E, body[i], n, ids, v);
@@ -255,16 +252,16 @@ void cg_flat_loop(cg_emit *E, int n, const int *ids, const char *start, int step
   const char *total = "1LL";
   for (int i = 0; i < n; i++) total = kbc_arena_printf(E->a, "%s * %s", total, cg_sym(E, E->s->index[ids[i]].extent));
   const char *f = fresh(E, "f"), *q = fresh(E, "q");
-  E->flat_inc = fresh(E, "inc");
+  L->inc = fresh(E, "inc");
   /* The digits of start (the indices) and of step (the increments). */
-  cg_line(E, "long long %s[%d];", E->flat_inc, n > 0 ? n : 1);
+  cg_line(E, "long long %s[%d];", L->inc, n > 0 ? n : 1);
   for (int i = 0; i < n; i++) cg_line(E, "long long %s;", E->idx[ids[i]]);
   for (int pass = 0; pass < 2; pass++) {
     cg_line(E, "{");
     E->indent++;
     cg_line(E, "long long %s = %s;", q, pass == 0 ? start : kbc_arena_printf(E->a, "%dLL", step));
     for (int i = n - 1; i >= 0; i--) {
-      const char *digit = pass == 0 ? E->idx[ids[i]] : kbc_arena_printf(E->a, "%s[%d]", E->flat_inc, i);
+      const char *digit = pass == 0 ? E->idx[ids[i]] : kbc_arena_printf(E->a, "%s[%d]", L->inc, i);
       if (i > 0) {
         const char *ext = cg_sym(E, E->s->index[ids[i]].extent);
         cg_line(E, "%s = %s %% %s;", digit, q, ext);
@@ -282,19 +279,19 @@ void cg_flat_loop(cg_emit *E, int n, const int *ids, const char *start, int step
   E->indent++;
 }
 
-void cg_flat_loop_end(cg_emit *E) {
+void cg_flat_loop_end(cg_emit *E, const cg_flat *L) {
   /* Advance the digits by the step's, carrying (each digit and increment
    * is below its extent, so one subtraction suffices). */
-  for (int i = E->flat_n - 1; i >= 0 && E->flat_inc; i--) {
-    const char *v = E->idx[E->flat_ids[i]];
-    cg_line(E, "%s += %s[%d];", v, E->flat_inc, i);
+  for (int i = L->n - 1; i >= 0 && L->inc; i--) {
+    const char *v = E->idx[L->ids[i]];
+    cg_line(E, "%s += %s[%d];", v, L->inc, i);
     if (i > 0)
-      cg_line(E, "if (%s >= %s) { %s -= %s; ++%s; }", v, cg_sym(E, E->s->index[E->flat_ids[i]].extent), v,
-              cg_sym(E, E->s->index[E->flat_ids[i]].extent), E->idx[E->flat_ids[i - 1]]);
+      cg_line(E, "if (%s >= %s) { %s -= %s; ++%s; }", v, cg_sym(E, E->s->index[L->ids[i]].extent), v,
+              cg_sym(E, E->s->index[L->ids[i]].extent), E->idx[L->ids[i - 1]]);
   }
   E->indent--;
   cg_line(E, "}");
-  E->n_hoisted = E->flat_saved;
+  E->n_hoisted = L->saved;
 }
 
 static int has_load(const ir_expr *e, int *padded_or_reduce) {
@@ -347,10 +344,11 @@ static const char *reduce(cg_emit *E, const ir_expr *e) {
   int n = e->u.reduce.n_vars;
   int coop = e == E->coop;
   int hoisted = cg_hoist_invariants(E, e->arg[0], e->u.reduce.vars, n);
+  cg_flat loop;
   if (coop) {
     /* One flat loop over the reduction space, strided across the team. */
     const ir_expr *body = e->arg[0];
-    cg_flat_loop(E, n, e->u.reduce.vars, "_lane", E->team, &body, 1);
+    cg_flat_loop(E, &loop, n, e->u.reduce.vars, E->lane ? E->lane : "_lane", E->team, &body, 1);
   } else {
     for (int i = 0; i < n; i++) {
       int v = e->u.reduce.vars[i];
@@ -361,7 +359,7 @@ static const char *reduce(cg_emit *E, const ir_expr *e) {
   }
   const char *body = as_float(E, e->arg[0], cg_expr(E, e->arg[0]));
   cg_line(E, "%s = %s;", acc, combine(E, op, acc, body));
-  if (coop) cg_flat_loop_end(E);
+  if (coop) cg_flat_loop_end(E, &loop);
   for (int i = 0; i < (coop ? 0 : n); i++) {
     E->indent--;
     cg_line(E, "}");
@@ -371,7 +369,7 @@ static const char *reduce(cg_emit *E, const ir_expr *e) {
     const char *other = fresh(E, "o");
     if (E->team <= 32) {
       cg_line(E, "for (int _s = %d; _s > 0; _s >>= 1) {", E->team / 2);
-      cg_line(E, "  const float %s = __shfl_xor_sync(_mask, %s, _s);", other, acc);
+      cg_line(E, "  const float %s = __shfl_xor_sync(%s, %s, _s);", other, E->mask ? E->mask : "_mask", acc);
       cg_line(E, "  %s = %s;", acc, combine(E, op, acc, other));
       cg_line(E, "}");
     } else {

@@ -53,6 +53,16 @@ int cg_load_step(kbc_arena *a, const ir_stmt *s, const ir_expr *load, int id, in
   return 1;
 }
 
+int cg_reads_contiguously(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int id) {
+  if (e->op == IR_OP_LOAD) {
+    int64_t st;
+    return cg_load_step(a, s, e, id, &st) && (st == 1 || st == -1);
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (cg_reads_contiguously(a, s, e->arg[i], id)) return 1;
+  return 0;
+}
+
 /* ---- contractions ------------------------------------------------------- */
 
 

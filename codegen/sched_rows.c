@@ -8,6 +8,9 @@
  *     reduction (max/sum of a softmax or layernorm row) splits that
  *     reduction across the team (strided loop, then shuffles, or shared
  *     memory across warps), and one lane stores the result;
+ *   - a statement whose inner elements are each a sum read contiguously
+ *     along its last index (team a multiple of 32) gives each inner element
+ *     to a warp, whose lanes split the sum;
  *   - any other statement strides the team's threads over its remaining
  *     (inner) free indices, each thread computing whole elements.
  * A team is 1 to 32 threads (several teams share a block of 256) or a
@@ -43,6 +46,21 @@ static void team_sync(cg_emit *E, int team) {
   cg_line(E, team <= 32 ? "__syncwarp(_mask);" : "__syncthreads();");
 }
 
+/* Whether a statement with inner free indices computes each inner element
+ * with a warp: its value is a reduction (over at least a warp's worth of
+ * elements, estimated) read contiguously along its last index — lanes
+ * over that index read neighbouring elements, where a thread per inner
+ * element would read a row of its own. */
+static int warp_per_element(cg_ctx *C, const cg_group *g, const ir_stmt *s) {
+  const ir_expr *r = top_reduce(s->rhs);
+  if (g->team < 32 || g->team % 32 || !r || r->u.reduce.op == IR_RED_PROD) return 0;
+  double size = 1;
+  for (int i = 0; i < r->u.reduce.n_vars; i++) size *= cg_estimate(s->index[r->u.reduce.vars[i]].extent);
+  if (size < 16) return 0;
+  int last = r->u.reduce.vars[r->u.reduce.n_vars - 1];
+  return cg_reads_contiguously(C->a, s, r->arg[0], last);
+}
+
 static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_group *g, int k) {
   const ir_stmt *s = IR_STMT(C->p, g->first + k);
   E->s = s;
@@ -71,6 +89,25 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_group *g, int k) {
     if (s->rhs->type != IR_TY_FLOAT) v = kbc_arena_printf(C->a, "(float)(%s)", v);
     if (g->team > 1) cg_line(E, "if (_lane == 0) %s = %s;", store, v);
     else cg_line(E, "%s = %s;", store, v);
+  } else if (warp_per_element(C, g, s)) {
+    /* A warp per inner element: warps stride over the inner elements, the
+     * lanes of each split its reduction and shuffle it together. */
+    int hoisted = cg_hoist_invariants(E, s->rhs, inner, n_inner);
+    cg_line(E, "const int _wl = threadIdx.x %% 32; // lane in the warp: warps take inner elements");
+    cg_flat L;
+    cg_flat_loop(E, &L, n_inner, inner, g->team > 32 ? "_lane / 32" : "0", g->team / 32, NULL, 0);
+    E->coop = top_reduce(s->rhs);
+    E->team = 32;
+    E->lane = "_wl";
+    E->mask = "0xffffffffu";
+    const char *v = cg_expr(E, s->rhs);
+    if (s->rhs->type != IR_TY_FLOAT) v = kbc_arena_printf(C->a, "(float)(%s)", v);
+    cg_line(E, "if (_wl == 0) %s = %s;", store, v);
+    E->team = g->team;
+    E->lane = E->mask = NULL;
+    E->coop = NULL;
+    cg_flat_loop_end(E, &L);
+    E->n_hoisted = hoisted;
   } else {
     int hoisted = cg_hoist_invariants(E, s->rhs, inner, n_inner);
     /* the target, as a load, so that a contiguous one goes through a pointer too */
@@ -78,11 +115,12 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_group *g, int k) {
     target.u.load.tensor = s->out;
     target.u.load.idx = s->lhs;
     const ir_expr *body[2] = {s->rhs, &target};
-    cg_flat_loop(E, n_inner, inner, g->team > 1 ? "_lane" : "0", g->team, body, 2);
+    cg_flat L;
+    cg_flat_loop(E, &L, n_inner, inner, g->team > 1 ? "_lane" : "0", g->team, body, 2);
     const char *v = cg_expr(E, s->rhs);
     if (s->rhs->type != IR_TY_FLOAT) v = kbc_arena_printf(C->a, "(float)(%s)", v);
     cg_line(E, "%s = %s;", cg_expr(E, &target), v);
-    cg_flat_loop_end(E);
+    cg_flat_loop_end(E, &L);
     E->n_hoisted = hoisted;
   }
   E->indent--;
