@@ -28,10 +28,19 @@ static double estimate(const sym *x) {
   return x && sym_eval(x, axes, NULL, &v) ? (double)v : 1e18;
 }
 
+static int reads(const ir_expr *e, const ir_tensor *t) {
+  if (e->op == IR_OP_LOAD && e->u.load.tensor == t) return 1;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (reads(e->arg[i], t)) return 1;
+  return 0;
+}
+
 /* Splits s when it has private scatter indices; returns the new
- * statement (to insert before s) or NULL. */
+ * statement (to insert before s) or NULL.  A body that reads the target
+ * is left alone (its sum would be taken before any of it is added). */
 static ir_stmt *factor_one(ir_program *p, ir_stmt *s) {
   kbc_arena *a = p->arena;
+  if (reads(s->rhs, s->out)) return NULL;
   int n = s->n_index, n_l = 0, n_r = 0;
   int *l = KBC_NEW_ARRAY(a, int, n + 1), *r = KBC_NEW_ARRAY(a, int, n + 1);
   double size_l = 1, size_r = 1;
