@@ -5,7 +5,10 @@
 #   sam:   bench/compare.py for all 16 SAM-HQ shapes (eager peers, kbc);
 #   rest:  bench/compare.py for CViT and conv3d, with torch.compile
 #          ($COMPILE_MODES, default: default);
-#   check+rest: both.
+#   check+rest: both;
+#   sam-compile-1..4: torch.compile (default) for SAM-HQ, four shapes a call;
+#   autotune: max-autotune for CViT and conv3d.
+# Then: python3 bench/compare.py --merge A.json B.json ... --json ... --png ...
 # Logs and JSON under $OUT.  The commit measured: write it beside the build
 # before the build folder is carried (git rev-parse HEAD >build/gpu/kbc_commit),
 # since the device copy's .git may lag.
@@ -27,5 +30,21 @@ case "${1:-}" in
     tail -40 $OUT/rest.txt ;;
   check+rest)
     $0 check; $0 rest ;;
-  *) echo "usage: bench/device_run.sh check|sam|rest|check+rest" >&2; exit 2 ;;
+  sam-compile-1|sam-compile-2|sam-compile-3|sam-compile-4)
+    # torch.compile (default) for SAM-HQ, a quarter of the shapes per call
+    case "$1" in
+      *1) shapes=7x7x1,7x7x64,14x14x1,14x14x2 ;;
+      *2) shapes=14x14x8,16x16x1,16x16x32,28x28x4 ;;
+      *3) shapes=32x32x1,32x32x2,32x32x4,32x32x8 ;;
+      *4) shapes=48x48x1,48x48x2,56x56x1,64x64x4 ;;
+    esac
+    python3 bench/compare.py --workloads sam --sam-shapes $shapes --compile-modes default \
+      --compile-timeout 120 --json $OUT/$1.json --png $OUT/$1.png >$OUT/$1.txt 2>&1
+    tail -30 $OUT/$1.txt ;;
+  autotune)
+    # max-autotune for the headline shapes of CViT and conv3d
+    python3 bench/compare.py --workloads cvit,conv3d --compile-modes max-autotune --compile-timeout 240 \
+      --json $OUT/autotune.json --png $OUT/autotune.png >$OUT/autotune.txt 2>&1
+    tail -30 $OUT/autotune.txt ;;
+  *) echo "usage: bench/device_run.sh check|sam|rest|check+rest|sam-compile-N|autotune" >&2; exit 2 ;;
 esac
