@@ -36,7 +36,7 @@ typedef struct {
 
 /* Work estimates take every var axis as CG_EST_VAR; a rows group keeps at
  * least CG_MIN_OUTER estimated outer points when it can. */
-enum { CG_EST_VAR = 64, CG_MIN_OUTER = 4096 };
+enum { CG_EST_VAR = 64, CG_MIN_OUTER = 4096, CG_JOIN_DROP = 1024 };
 int cg_find_contraction(kbc_arena *a, const ir_stmt *s, cg_contraction *c);
 double cg_estimate(const sym *x); /* x with every var axis = CG_EST_VAR */
 /* The flat element offset of t[idx], and how far a load's offset moves when

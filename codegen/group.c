@@ -240,13 +240,36 @@ static int try_join(builder *b, const ir_stmt *s) {
   /* Joining must not starve the group of parallelism: refuse when the
    * outer points would drop below CG_MIN_OUTER (estimated) and to less
    * than a quarter of the first statement's or of the joining statement's
-   * own points — they are better off as kernels of their own. */
+   * own points — they are better off as kernels of their own — unless what
+   * a team would then cover (the group's dimensions dropped, the joining
+   * statement's other free indices) is constant and at most CG_JOIN_DROP
+   * points each: the parallelism lost is a bounded factor, worth less than
+   * a launch (a residual add, its layer norm and the normalization). */
   int keep[CG_MAX_OUTER];
   for (int j = 0; j < b->n_outer; j++) keep[j] = b->outer_ok[j] && cand[j] >= 0;
   double after = outer_points(b, keep), own = 1;
   for (int id = 0; id < s->n_index; id++)
     if (s->index[id].kind == IR_IDX_FREE) own *= cg_estimate(s->index[id].extent);
-  if (after < CG_MIN_OUTER && (after * 4 < b->initial_points || after * 4 < own)) return 0;
+  /* The points a team would cover: the group's dimensions the join drops,
+   * and the joining statement's free indices outside the kept ones. */
+  int64_t dropped = 1, lost = 1, c;
+  int bounded = 1;
+  const ir_stmt *s0 = IR_STMT(b->p, b->first);
+  for (int j = 0; j < b->n_outer && bounded; j++)
+    if (b->outer_ok[j] && !keep[j]) {
+      bounded = sym_is_const(s0->index[b->phi[j]].extent, &c) && c <= CG_JOIN_DROP;
+      dropped *= bounded ? c : 1;
+    }
+  for (int id = 0; id < s->n_index && bounded; id++) {
+    if (s->index[id].kind != IR_IDX_FREE) continue;
+    int kept_here = 0;
+    for (int j = 0; j < b->n_outer; j++) kept_here |= keep[j] && cand[j] == id;
+    if (kept_here) continue;
+    bounded = sym_is_const(s->index[id].extent, &c) && c <= CG_JOIN_DROP;
+    lost *= bounded ? c : 1;
+  }
+  bounded = bounded && dropped <= CG_JOIN_DROP && lost <= CG_JOIN_DROP;
+  if (after < CG_MIN_OUTER && (after * 4 < b->initial_points || after * 4 < own) && !bounded) return 0;
   for (int j = 0; j < b->n_outer; j++) {
     if (cand[j] < 0) b->outer_ok[j] = 0;
     b->phi[b->count * CG_MAX_OUTER + j] = cand[j];
