@@ -5,6 +5,7 @@
 #ifndef KBC_CG_IMPL_H
 #define KBC_CG_IMPL_H
 
+#include "../ir/cost.h"
 #include "../ir/ir.h"
 #include "cg.h"
 
@@ -31,16 +32,15 @@ typedef struct {
   const ir_expr *reduce;    /* the main sum */
   const ir_expr *a, *b;     /* its two factors (A carries M, B carries N) */
   int n_m, m[CG_MAX_OUTER], n_n, n[CG_MAX_OUTER], n_b, bat[CG_MAX_OUTER], n_k, k[CG_MAX_OUTER];
-  double est_macs;          /* estimated work with every var axis at CG_EST_VAR */
+  double est_macs;          /* estimated work with every var axis at IR_EST_VAR */
 } cg_contraction;
 
-/* Work estimates take every var axis as CG_EST_VAR; a rows group keeps at
+/* Work estimates take every var axis as IR_EST_VAR; a rows group keeps at
  * least CG_MIN_OUTER estimated outer points when it can. */
-enum { CG_EST_VAR = 64, CG_MIN_OUTER = 4096, CG_JOIN_DROP = 1024 };
+enum { CG_MIN_OUTER = 4096, CG_JOIN_DROP = 1024 };
 int cg_find_contraction(kbc_arena *a, const ir_stmt *s, cg_contraction *c);
-double cg_estimate(const sym *x); /* x with every var axis = CG_EST_VAR */
 /* The flat element offset of t[idx], and how far a load's offset moves when
- * index `id` of s steps by one (every var axis at CG_EST_VAR, the other
+ * index `id` of s steps by one (every var axis at IR_EST_VAR, the other
  * indices at 0); 0 when it cannot be evaluated. */
 sym *cg_flat_offset(kbc_arena *a, const ir_tensor *t, sym *const *idx);
 int cg_load_step(kbc_arena *a, const ir_stmt *s, const ir_expr *load, int id, int64_t *step);

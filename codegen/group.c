@@ -5,7 +5,7 @@
  * kernel:
  *   - a `+=` statement that is still a scatter: a SCATTER group of its own;
  * *   - a large contraction (cg_find_contraction, estimated work >= 2^20
- *     multiply-adds with every var axis at CG_EST_VAR): a GEMM group;
+ *     multiply-adds with every var axis at IR_EST_VAR): a GEMM group;
  *   - otherwise ROWS groups: a run of statements sharing outer dimensions.
  *     A group starts with all free indices of its first statement as outer
  *     dimensions; a following statement joins when, for every outer
@@ -24,15 +24,6 @@
 #include "cg_impl.h"
 #include "../ir/subst.h"
 
-double cg_estimate(const sym *x) {
-  static int64_t axes[4096];
-  if (!axes[0])
-    for (int i = 0; i < 4096; i++) axes[i] = CG_EST_VAR;
-  int64_t v;
-  if (!x || !sym_eval(x, axes, NULL, &v)) return 1e18;
-  return (double)v;
-}
-
 sym *cg_flat_offset(kbc_arena *a, const ir_tensor *t, sym *const *idx) {
   if (t->rank == 0) return sym_const(a, 0);
   sym *off = idx[0];
@@ -41,9 +32,7 @@ sym *cg_flat_offset(kbc_arena *a, const ir_tensor *t, sym *const *idx) {
 }
 
 int cg_load_step(kbc_arena *a, const ir_stmt *s, const ir_expr *load, int id, int64_t *step) {
-  static int64_t axes[4096];
-  if (!axes[0])
-    for (int i = 0; i < 4096; i++) axes[i] = CG_EST_VAR;
+  const int64_t *axes = ir_estimate_axes();
   sym *off = cg_flat_offset(a, load->u.load.tensor, load->u.load.idx);
   int64_t *idx = KBC_NEW_ARRAY(a, int64_t, s->n_index + 1), base, moved;
   if (!off || !sym_eval(off, axes, idx, &base)) return 0;
@@ -71,7 +60,7 @@ static const ir_expr *main_sum(const ir_stmt *s, const ir_expr *e, double *best_
   if (e->op == IR_OP_REDUCE) {
     if (e->u.reduce.op != IR_RED_SUM) return NULL;
     double size = 1;
-    for (int i = 0; i < e->u.reduce.n_vars; i++) size *= cg_estimate(s->index[e->u.reduce.vars[i]].extent);
+    for (int i = 0; i < e->u.reduce.n_vars; i++) size *= ir_estimate(s->index[e->u.reduce.vars[i]].extent);
     if (size <= *best_size) return NULL;
     *best_size = size;
     return e;
@@ -97,7 +86,7 @@ static int factors(const ir_expr *e, const ir_expr **f, int n, int max) {
 
 static double product(const ir_stmt *s, const int *ids, int n) {
   double p = 1;
-  for (int i = 0; i < n; i++) p *= cg_estimate(s->index[ids[i]].extent);
+  for (int i = 0; i < n; i++) p *= ir_estimate(s->index[ids[i]].extent);
   return p;
 }
 
@@ -217,7 +206,7 @@ static double outer_points(const builder *b, const int *keep) {
   const ir_stmt *s0 = IR_STMT(b->p, b->first);
   double n = 1;
   for (int j = 0; j < b->n_outer; j++)
-    if (keep[j]) n *= cg_estimate(s0->index[b->phi[j]].extent);
+    if (keep[j]) n *= ir_estimate(s0->index[b->phi[j]].extent);
   return n;
 }
 
@@ -249,7 +238,7 @@ static int try_join(builder *b, const ir_stmt *s) {
   for (int j = 0; j < b->n_outer; j++) keep[j] = b->outer_ok[j] && cand[j] >= 0;
   double after = outer_points(b, keep), own = 1;
   for (int id = 0; id < s->n_index; id++)
-    if (s->index[id].kind == IR_IDX_FREE) own *= cg_estimate(s->index[id].extent);
+    if (s->index[id].kind == IR_IDX_FREE) own *= ir_estimate(s->index[id].extent);
   /* The points a team would cover: the group's dimensions the join drops,
    * and the joining statement's free indices outside the kept ones. */
   int64_t dropped = 1, lost = 1, c;
@@ -281,7 +270,7 @@ static int try_join(builder *b, const ir_stmt *s) {
 static double red_size(const ir_stmt *s) {
   double r = 1;
   for (int i = 0; i < s->n_index; i++)
-    if (s->index[i].kind == IR_IDX_REDUCE) r *= cg_estimate(s->index[i].extent);
+    if (s->index[i].kind == IR_IDX_REDUCE) r *= ir_estimate(s->index[i].extent);
   return r;
 }
 
@@ -333,12 +322,12 @@ static void finish_rows(kbc_arena *a, const builder *b, cg_group *g) {
   }
   /* Work per outer point -> threads per outer point. */
   double work = 0, outer = 1;
-  for (int j = 0; j < g->n_outer; j++) outer *= cg_estimate(g->outer_extent[j]);
+  for (int j = 0; j < g->n_outer; j++) outer *= ir_estimate(g->outer_extent[j]);
   for (int k = 0; k < b->count; k++) {
     const ir_stmt *s = IR_STMT(b->p, b->first + k);
     double inner = 1;
     for (int i = 0; i < s->n_index; i++)
-      if (s->index[i].kind == IR_IDX_FREE) inner *= cg_estimate(s->index[i].extent);
+      if (s->index[i].kind == IR_IDX_FREE) inner *= ir_estimate(s->index[i].extent);
     work += inner / (outer > 0 ? outer : 1) * (1 + red_size(s));
   }
   int team = 1, max_team = CG_BLOCK;

@@ -683,7 +683,7 @@ int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
 
   /* Few tiles at the estimated extents and a reduction longer than the
    * output (a projection of a few rows): rows, a team per element. */
-  double me = cg_estimate(M), ne = cg_estimate(N), ke = cg_estimate(K), be = cg_estimate(B);
+  double me = ir_estimate(M), ne = ir_estimate(N), ke = ir_estimate(K), be = ir_estimate(B);
   if (ceil(me / f->bm) * ceil(ne / f->bn) * be * 4 < C->t->sm_count && ke >= 4096 && ke > me * ne)
     return emit_as_rows(C, g, s, ke, k);
 

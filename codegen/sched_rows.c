@@ -55,7 +55,7 @@ static int warp_per_element(cg_ctx *C, const cg_group *g, const ir_stmt *s) {
   const ir_expr *r = top_reduce(s->rhs);
   if (g->team < 32 || g->team % 32 || !r || r->u.reduce.op == IR_RED_PROD) return 0;
   double size = 1;
-  for (int i = 0; i < r->u.reduce.n_vars; i++) size *= cg_estimate(s->index[r->u.reduce.vars[i]].extent);
+  for (int i = 0; i < r->u.reduce.n_vars; i++) size *= ir_estimate(s->index[r->u.reduce.vars[i]].extent);
   if (size < 16) return 0;
   int last = r->u.reduce.vars[r->u.reduce.n_vars - 1];
   return cg_reads_contiguously(C->a, s, r->arg[0], last);

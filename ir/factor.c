@@ -13,34 +13,20 @@
  * scatter (or, after the gather pass, the gather) does |R| times less
  * work.  Applied when R's estimated extent is at least FACTOR_MIN_R and
  * the temporary stays below FACTOR_MAX_TEMP elements (every var axis
- * estimated at FACTOR_EST_VAR). */
+ * estimated at IR_EST_VAR). */
+#include "cost.h"
 #include "passes.h"
 #include "subst.h"
 
-enum { FACTOR_MIN_R = 8, FACTOR_EST_VAR = 64 };
+enum { FACTOR_MIN_R = 8 };
 #define FACTOR_MAX_TEMP (1LL << 28)
-
-static double estimate(const sym *x) {
-  static int64_t axes[4096];
-  if (!axes[0])
-    for (int i = 0; i < 4096; i++) axes[i] = FACTOR_EST_VAR;
-  int64_t v;
-  return x && sym_eval(x, axes, NULL, &v) ? (double)v : 1e18;
-}
-
-static int reads(const ir_expr *e, const ir_tensor *t) {
-  if (e->op == IR_OP_LOAD && e->u.load.tensor == t) return 1;
-  for (int i = 0; i < ir_op_info[e->op].arity; i++)
-    if (reads(e->arg[i], t)) return 1;
-  return 0;
-}
 
 /* Splits s when it has private scatter indices; returns the new
  * statement (to insert before s) or NULL.  A body that reads the target
  * is left alone (its sum would be taken before any of it is added). */
 static ir_stmt *factor_one(ir_program *p, ir_stmt *s) {
   kbc_arena *a = p->arena;
-  if (reads(s->rhs, s->out)) return NULL;
+  if (ir_expr_reads(s->rhs, s->out)) return NULL;
   int n = s->n_index, n_l = 0, n_r = 0;
   int *l = KBC_NEW_ARRAY(a, int, n + 1), *r = KBC_NEW_ARRAY(a, int, n + 1);
   double size_l = 1, size_r = 1;
@@ -50,10 +36,10 @@ static ir_stmt *factor_one(ir_program *p, ir_stmt *s) {
     for (int d = 0; d < s->out->rank; d++) in_target |= sym_mentions_index(s->lhs[d], v);
     if (in_target) {
       l[n_l++] = v;
-      size_l *= estimate(s->index[v].extent);
+      size_l *= ir_estimate(s->index[v].extent);
     } else {
       r[n_r++] = v;
-      size_r *= estimate(s->index[v].extent);
+      size_r *= ir_estimate(s->index[v].extent);
     }
   }
   if (!n_r || size_r < FACTOR_MIN_R || size_l >= (double)FACTOR_MAX_TEMP) return NULL;

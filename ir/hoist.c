@@ -15,6 +15,7 @@
  * `+=` statements are left alone. */
 #include <string.h>
 
+#include "cost.h"
 #include "passes.h"
 #include "subst.h"
 
@@ -119,14 +120,6 @@ static int top_sums(ir_expr *e, ir_expr **out, int n, int max) {
   return n;
 }
 
-static double extent_estimate(const sym *x) {
-  static int64_t axes[4096];
-  if (!axes[0])
-    for (int i = 0; i < 4096; i++) axes[i] = 64;
-  int64_t v;
-  return x && sym_eval(x, axes, NULL, &v) ? (double)v : 1e18;
-}
-
 /* A statement adding a contraction (a sum of a product of two loads) to
  * other, smaller sums: the smaller ones go to statements of their own, so
  * that the contraction's epilogue is not a loop per output element (each
@@ -140,7 +133,7 @@ static void mark_secondary_sums(hoister *H) {
   for (int i = 0; i < n; i++) {
     double size = 1;
     for (int v = 0; v < sums[i]->u.reduce.n_vars; v++)
-      size *= extent_estimate(H->s->index[sums[i]->u.reduce.vars[v]].extent);
+      size *= ir_estimate(H->s->index[sums[i]->u.reduce.vars[v]].extent);
     if (size > best) best = size, main = i;
   }
   const ir_expr *body = sums[main]->arg[0];

@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "passes.h"
+#include "subst.h"
 
 static int is_const(const ir_expr *e, double v) { return e->op == IR_OP_CONST && e->u.value == v; }
 
@@ -50,13 +51,6 @@ static ir_expr *fold(kbc_arena *a, ir_expr *e) {
   return e;
 }
 
-static int reads(const ir_expr *e, const ir_tensor *t) {
-  if (e->op == IR_OP_LOAD && e->u.load.tensor == t) return 1;
-  for (int i = 0; i < ir_op_info[e->op].arity; i++)
-    if (reads(e->arg[i], t)) return 1;
-  return 0;
-}
-
 /* s copies a whole temporary into its target, index for index. */
 static ir_tensor *copy_source(const ir_stmt *s) {
   const ir_expr *e = s->rhs;
@@ -81,8 +75,8 @@ static void forward_copies(ir_program *p) {
         writer = o;
         n_writers++;
       }
-      if (o != s && reads(o->rhs, t)) other_readers++;
-      if (j < i && (o->out == s->out || reads(o->rhs, s->out))) out_used_before = 1;
+      if (o != s && ir_expr_reads(o->rhs, t)) other_readers++;
+      if (j < i && (o->out == s->out || ir_expr_reads(o->rhs, s->out))) out_used_before = 1;
     }
     if (n_writers != 1 || writer->accumulate || other_readers || out_used_before) continue;
     writer->out = s->out;

@@ -51,6 +51,13 @@ int ir_expr_mentions_index(const ir_expr *e, int id) {
   return 0;
 }
 
+int ir_expr_reads(const ir_expr *e, const ir_tensor *t) {
+  if (e->op == IR_OP_LOAD && e->u.load.tensor == t) return 1;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (ir_expr_reads(e->arg[i], t)) return 1;
+  return 0;
+}
+
 int ir_expr_size(const ir_expr *e) {
   int n = 1;
   for (int i = 0; i < ir_op_info[e->op].arity; i++) n += ir_expr_size(e->arg[i]);

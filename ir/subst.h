@@ -19,6 +19,8 @@ sym *ir_sym_subst(kbc_arena *a, const sym *x, int n_old, sym *const *by);
 ir_expr *ir_expr_subst(kbc_arena *a, const ir_expr *e, int n_old, sym *const *by, const int *red_map);
 /* Whether e mentions index variable id anywhere (loads, index values). */
 int ir_expr_mentions_index(const ir_expr *e, int id);
+/* Whether e loads from tensor t anywhere. */
+int ir_expr_reads(const ir_expr *e, const ir_tensor *t);
 /* Nodes in e (for size limits). */
 int ir_expr_size(const ir_expr *e);
 
