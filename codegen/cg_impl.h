@@ -39,13 +39,16 @@ typedef struct {
  * least CG_MIN_OUTER estimated outer points when it can. */
 enum { CG_MIN_OUTER = 4096, CG_JOIN_DROP = 1024 };
 int cg_find_contraction(kbc_arena *a, const ir_stmt *s, cg_contraction *c);
-/* The flat element offset of t[idx], and how far a load's offset moves when
- * index `id` of s steps by one (every var axis at IR_EST_VAR, the other
- * indices at 0); 0 when it cannot be evaluated. */
+/* The flat element offset of t[idx]; whether a load's offset moves by one
+ * element when index `id` of s steps by one (every var axis at IR_EST_VAR,
+ * the other indices at 0); whether some load in e does; and whether an
+ * offset steps by exactly one along the flattened indices ids[0..n) (the
+ * last fastest: its coefficients are 1, then the products of the extents
+ * after each). */
 sym *cg_flat_offset(kbc_arena *a, const ir_tensor *t, sym *const *idx);
-int cg_load_step(kbc_arena *a, const ir_stmt *s, const ir_expr *load, int id, int64_t *step);
-/* Whether some load in e steps by one element along index id. */
+int cg_load_unit_step(kbc_arena *a, const ir_stmt *s, const ir_expr *load, int id);
 int cg_reads_contiguously(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int id);
+int cg_offset_contiguous(kbc_arena *a, const ir_stmt *s, const sym *off, const int *ids, int n);
 
 /* ---- emission (emit.c) ---- */
 

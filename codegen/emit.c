@@ -194,20 +194,22 @@ static int flat_unroll(void) {
   return v >= 1 && v <= 64 ? v : 4;
 }
 
+/* From here until E->n_hoisted is restored, cg_expr gives `name` for e
+ * (recip: e is x / d, given as x times the reciprocal `name`). */
+static void remember(cg_emit *E, const ir_expr *e, const char *name, int recip) {
+  E->hoisted[E->n_hoisted] = e;
+  E->hoisted_recip[E->n_hoisted] = (unsigned char)recip;
+  E->hoisted_name[E->n_hoisted++] = name;
+}
+
 /* Whether load e's flat offset steps by one along the flattened loop
  * indices ids[0..n) (the last fastest); if so, its offset with those
  * indices at zero. */
 static sym *contiguous_base(cg_emit *E, const ir_expr *e, int n, const int *ids) {
   kbc_arena *a = E->a;
   const ir_stmt *s = E->s;
-  sym *off = cg_flat_offset(a, e->u.load.tensor, e->u.load.idx), *rest;
-  sym **coeff = KBC_NEW_ARRAY(a, sym *, s->n_index + 1);
-  if (!off || !sym_split_affine(a, off, s->n_index, coeff, &rest)) return NULL;
-  sym *want = sym_const(a, 1);
-  for (int i = n - 1; i >= 0; i--) {
-    if (!coeff[ids[i]] || !sym_equal(coeff[ids[i]], want)) return NULL;
-    want = sym_mul(a, want, s->index[ids[i]].extent);
-  }
+  sym *off = cg_flat_offset(a, e->u.load.tensor, e->u.load.idx);
+  if (!cg_offset_contiguous(a, s, off, ids, n)) return NULL;
   sym **by = KBC_NEW_ARRAY(a, sym *, s->n_index + 1);
   for (int i = 0; i < s->n_index; i++) by[i] = sym_index(a, i, s->index[i].name);
   for (int i = 0; i < n; i++) by[ids[i]] = sym_const(a, 0);
@@ -228,9 +230,7 @@ static void flat_pointers(cg_emit *E, const ir_expr *e, int n, const int *ids, c
       const char *ptr = fresh(E, "row");
       cg_line(E, "auto *%s = %s + %s; // %s, contiguous along the loop below", ptr,
               E->names->tensor[e->u.load.tensor->id], cg_sym(E, base), e->u.load.tensor->name);
-      E->hoisted[E->n_hoisted] = e;
-      E->hoisted_recip[E->n_hoisted] = 0;
-      E->hoisted_name[E->n_hoisted++] = kbc_arena_printf(E->a, "%s[%s]", ptr, counter);
+      remember(E, e, kbc_arena_printf(E->a, "%s[%s]", ptr, counter), 0);
     }
     return;
   }
@@ -312,9 +312,7 @@ static void hoist(cg_emit *E, const ir_expr *e, const int *vars, int nv) {
   if (hoistable(e, vars, nv)) {
     const char *v = cg_expr(E, e), *name = fresh(E, "h");
     cg_line(E, "const float %s = %s; // invariant in the loop below", name, v);
-    E->hoisted[E->n_hoisted] = e;
-    E->hoisted_recip[E->n_hoisted] = 0;
-    E->hoisted_name[E->n_hoisted++] = name;
+    remember(E, e, name, 0);
     return;
   }
   if (e->op == IR_OP_DIV && e->type == IR_TY_FLOAT && hoistable(e->arg[1], vars, nv)) {
@@ -322,9 +320,7 @@ static void hoist(cg_emit *E, const ir_expr *e, const int *vars, int nv) {
     hoist(E, e->arg[0], vars, nv);
     const char *r = fresh(E, "r");
     cg_line(E, "const float %s = 1.0f / %s; // invariant in the loop below", r, cg_expr(E, e->arg[1]));
-    E->hoisted[E->n_hoisted] = e;
-    E->hoisted_recip[E->n_hoisted] = 1;
-    E->hoisted_name[E->n_hoisted++] = r;
+    remember(E, e, r, 1);
     return;
   }
   for (int i = 0; i < ir_op_info[e->op].arity; i++) hoist(E, e->arg[i], vars, nv);

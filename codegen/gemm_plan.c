@@ -35,9 +35,8 @@ double gemm_tile_estimate(const sym *x) {
 void gemm_stride_runs(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int kid, int xid, double *run_k,
                         double *run_x) {
   if (e->op == IR_OP_LOAD) {
-    int64_t vk, vx;
-    if (cg_load_step(a, s, e, kid, &vk) && (vk == 1 || vk == -1)) *run_k += ir_estimate(s->index[kid].extent);
-    if (cg_load_step(a, s, e, xid, &vx) && (vx == 1 || vx == -1)) *run_x += ir_estimate(s->index[xid].extent);
+    if (cg_load_unit_step(a, s, e, kid)) *run_k += ir_estimate(s->index[kid].extent);
+    if (cg_load_unit_step(a, s, e, xid)) *run_x += ir_estimate(s->index[xid].extent);
   }
   for (int i = 0; i < ir_op_info[e->op].arity; i++) gemm_stride_runs(a, s, e->arg[i], kid, xid, run_k, run_x);
 }

@@ -4,7 +4,7 @@
  * the statements partitioned into consecutive groups, each to become one
  * kernel:
  *   - a `+=` statement that is still a scatter: a SCATTER group of its own;
- * *   - a large contraction (cg_find_contraction, estimated work >= 2^20
+ *   - a large contraction (cg_find_contraction, estimated work >= 2^20
  *     multiply-adds with every var axis at IR_EST_VAR): a GEMM group;
  *   - otherwise ROWS groups: a run of statements sharing outer dimensions.
  *     A group starts with all free indices of its first statement as outer
@@ -31,25 +31,31 @@ sym *cg_flat_offset(kbc_arena *a, const ir_tensor *t, sym *const *idx) {
   return off;
 }
 
-int cg_load_step(kbc_arena *a, const ir_stmt *s, const ir_expr *load, int id, int64_t *step) {
+int cg_load_unit_step(kbc_arena *a, const ir_stmt *s, const ir_expr *load, int id) {
   const int64_t *axes = ir_estimate_axes();
   sym *off = cg_flat_offset(a, load->u.load.tensor, load->u.load.idx);
   int64_t *idx = KBC_NEW_ARRAY(a, int64_t, s->n_index + 1), base, moved;
   if (!off || !sym_eval(off, axes, idx, &base)) return 0;
   idx[id] = 1;
-  if (!sym_eval(off, axes, idx, &moved)) return 0;
-  *step = moved - base;
-  return 1;
+  return sym_eval(off, axes, idx, &moved) && (moved - base == 1 || moved - base == -1);
 }
 
 int cg_reads_contiguously(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int id) {
-  if (e->op == IR_OP_LOAD) {
-    int64_t st;
-    return cg_load_step(a, s, e, id, &st) && (st == 1 || st == -1);
-  }
+  if (e->op == IR_OP_LOAD) return cg_load_unit_step(a, s, e, id);
   for (int i = 0; i < ir_op_info[e->op].arity; i++)
     if (cg_reads_contiguously(a, s, e->arg[i], id)) return 1;
   return 0;
+}
+
+int cg_offset_contiguous(kbc_arena *a, const ir_stmt *s, const sym *off, const int *ids, int n) {
+  sym *rest, **coeff = KBC_NEW_ARRAY(a, sym *, s->n_index + 1);
+  if (!off || !sym_split_affine(a, off, s->n_index, coeff, &rest)) return 0;
+  sym *want = sym_const(a, 1);
+  for (int i = n - 1; i >= 0; i--) {
+    if (!coeff[ids[i]] || !sym_equal(coeff[ids[i]], want)) return 0;
+    want = sym_mul(a, want, s->index[ids[i]].extent);
+  }
+  return 1;
 }
 
 /* ---- contractions ------------------------------------------------------- */
@@ -279,10 +285,9 @@ static double red_size(const ir_stmt *s) {
 static void count_unit_loads(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int along, const unsigned char *inner,
                              int *with, int *across) {
   if (e->op == IR_OP_LOAD) {
-    int64_t st;
-    if (along >= 0 && cg_load_step(a, s, e, along, &st) && (st == 1 || st == -1)) (*with)++;
+    if (along >= 0 && cg_load_unit_step(a, s, e, along)) (*with)++;
     for (int id = 0; id < s->n_index; id++)
-      if (inner[id] && cg_load_step(a, s, e, id, &st) && (st == 1 || st == -1)) {
+      if (inner[id] && cg_load_unit_step(a, s, e, id)) {
         (*across)++;
         break;
       }

@@ -469,18 +469,7 @@ static void emit_epilogue_staged(gemm *G) {
  * flattened N indices (then a thread's consecutive columns are
  * consecutive floats and can be stored as one vector). */
 static int out_contiguous_along_n(gemm *G) {
-  const ir_stmt *s = G->s;
-  const cg_contraction *c = &G->c;
-  kbc_arena *a = G->C->a;
-  sym *off = cg_flat_offset(a, s->out, s->lhs), *rest;
-  sym **coeff = KBC_NEW_ARRAY(a, sym *, s->n_index + 1);
-  if (!off || !sym_split_affine(a, off, s->n_index, coeff, &rest)) return 0;
-  sym *want = sym_const(a, 1);
-  for (int i = c->n_n - 1; i >= 0; i--) {
-    if (!coeff[c->n[i]] || !sym_equal(coeff[c->n[i]], want)) return 0;
-    want = sym_mul(a, want, s->index[c->n[i]].extent);
-  }
-  return 1;
+  return cg_offset_contiguous(G->C->a, G->s, cg_flat_offset(G->C->a, G->s->out, G->s->lhs), G->c.n, G->c.n_n);
 }
 
 /* Per output element of the thread: decode, epilogue, store. */
