@@ -64,6 +64,7 @@ typedef struct {
    * added atomically into the zeroed output (the slice count is chosen at
    * run time, from the tile count). */
   int split;
+  int slots;          /* blocks resident at once, two per multiprocessor: a wave */
   const char *kslot_expr[2 * GEMM_MAX_SLOTS];
 } gemm;
 

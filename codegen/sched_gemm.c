@@ -693,12 +693,12 @@ int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   plan_epilogue(G);
 
   /* Split-K when the output is the bare sum, K may be long enough to cut,
-   * and the output tiles may be fewer than the GPU holds. */
-  /* (the slice count is decided at run time; only output tiles known
-   * to be plenty rule it out here) */
-  int64_t cm, cn, cb;
-  int known = sym_is_const(M, &cm) && sym_is_const(N, &cn) && sym_is_const(B, &cb);
-  G->split = sh.splittable && !(known && ceil(me / f->bm) * ceil(ne / f->bn) * be >= 4.0 * C->t->sm_count);
+   * and the output tiles may be fewer than two waves of block slots (the
+   * slice count is decided at run time; only output tiles known to be
+   * plenty rule it out here). */
+  G->slots = 2 * C->t->sm_count;
+  int known = sym_is_const(M, NULL) && sym_is_const(N, NULL) && sym_is_const(B, NULL);
+  G->split = sh.splittable && !(known && ceil(me / f->bm) * ceil(ne / f->bn) * be >= 2.0 * G->slots);
   k->family = CG_FAMILY_GEMM;
   k->first = g->first;
   k->count = 1;
@@ -706,7 +706,7 @@ int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   k->smem = 0; /* static __shared__, <= 48 KB */
   k->work = G->split ? sym_scale(C->a, tiles, GEMM_SPLIT_MAX) : tiles;
   k->per_block = 1;
-  k->max_blocks = G->split ? 2 * C->t->sm_count : 0;
+  k->max_blocks = G->split ? G->slots : 0;
   k->zero_tensor = G->split ? s->out->id : -1;
   k->n_tensors = cg_collect_tensors(C->a, C->p, g->first, 1, &k->tensors);
 
@@ -764,7 +764,7 @@ int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   L("const long long _tiles_n = (_N + %d) / %d;", f->bn - 1, f->bn);
   L("const long long _ktiles = (_K + %d) / %d;", f->bk - 1, f->bk);
   if (G->split) {
-    int slots = 2 * C->t->sm_count;
+    int slots = G->slots;
     L("// split-K: with fewer output tiles than %d, K is cut into up to %d slices of at least %d k-tiles,", 2 * slots,
       GEMM_SPLIT_MAX, GEMM_SPLIT_MIN_KTILES);
     L("// the count that best fills waves of %d blocks (two per multiprocessor); the slices' sums", slots);
