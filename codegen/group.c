@@ -61,25 +61,6 @@ int cg_offset_contiguous(kbc_arena *a, const ir_stmt *s, const sym *off, const i
 /* ---- contractions ------------------------------------------------------- */
 
 
-/* The largest sum reachable from the root through arithmetic only. */
-static const ir_expr *main_sum(const ir_stmt *s, const ir_expr *e, double *best_size) {
-  if (e->op == IR_OP_REDUCE) {
-    if (e->u.reduce.op != IR_RED_SUM) return NULL;
-    double size = 1;
-    for (int i = 0; i < e->u.reduce.n_vars; i++) size *= ir_estimate(s->index[e->u.reduce.vars[i]].extent);
-    if (size <= *best_size) return NULL;
-    *best_size = size;
-    return e;
-  }
-  if (e->op == IR_OP_WHERE) return NULL;
-  const ir_expr *best = NULL;
-  for (int i = 0; i < ir_op_info[e->op].arity; i++) {
-    const ir_expr *r = main_sum(s, e->arg[i], best_size);
-    if (r) best = r;
-  }
-  return best;
-}
-
 static int factors(const ir_expr *e, const ir_expr **f, int n, int max) {
   if (e->op == IR_OP_MUL && e->type == IR_TY_FLOAT) {
     n = factors(e->arg[0], f, n, max);
@@ -99,8 +80,7 @@ static double product(const ir_stmt *s, const int *ids, int n) {
 int cg_find_contraction(kbc_arena *arena, const ir_stmt *s, cg_contraction *c) {
   memset(c, 0, sizeof *c);
   if (s->accumulate || s->n_index > 63) return 0;
-  double size = 0;
-  c->reduce = main_sum(s, s->rhs, &size);
+  c->reduce = ir_main_sum(s, s->rhs);
   if (!c->reduce || c->reduce->u.reduce.n_vars > CG_MAX_OUTER) return 0;
   const ir_expr *f[6];
   int nf = factors(c->reduce->arg[0], f, 0, 6);

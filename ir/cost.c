@@ -50,3 +50,36 @@ double ir_estimate(const sym *x) {
   int64_t v;
   return x && sym_eval(x, ir_estimate_axes(), NULL, &v) ? (double)v : 1e18;
 }
+
+static const ir_expr *largest_sum(const ir_stmt *s, const ir_expr *e, double *best_size) {
+  if (e->op == IR_OP_REDUCE) {
+    if (e->u.reduce.op != IR_RED_SUM) return NULL;
+    double size = 1;
+    for (int i = 0; i < e->u.reduce.n_vars; i++) size *= ir_estimate(s->index[e->u.reduce.vars[i]].extent);
+    if (size <= *best_size) return NULL;
+    *best_size = size;
+    return e;
+  }
+  if (e->op == IR_OP_WHERE) return NULL;
+  const ir_expr *best = NULL;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) {
+    const ir_expr *r = largest_sum(s, e->arg[i], best_size);
+    if (r) best = r;
+  }
+  return best;
+}
+
+const ir_expr *ir_main_sum(const ir_stmt *s, const ir_expr *e) {
+  double size = 0;
+  return largest_sum(s, e, &size);
+}
+
+int ir_top_sums(const ir_expr *e, const ir_expr **out, int n, int max) {
+  if (e->op == IR_OP_REDUCE) {
+    if (e->u.reduce.op == IR_RED_SUM && n < max) out[n++] = e;
+    return n;
+  }
+  if (e->op == IR_OP_WHERE) return n;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) n = ir_top_sums(e->arg[i], out, n, max);
+  return n;
+}

@@ -21,5 +21,11 @@ ir_cost ir_program_cost(const ir_program *p, const ir_binding *b);
 enum { IR_EST_VAR = 64 };
 const int64_t *ir_estimate_axes(void);
 double ir_estimate(const sym *x);
+/* The sums at the top of e, reached through arithmetic only (not through
+ * where() or other reductions): appended to out[n..max), the new count
+ * returned; and the one of them whose reduced extent (estimated) is the
+ * largest, the first of equals, or NULL. */
+int ir_top_sums(const ir_expr *e, const ir_expr **out, int n, int max);
+const ir_expr *ir_main_sum(const ir_stmt *s, const ir_expr *e);
 
 #endif

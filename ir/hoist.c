@@ -19,7 +19,6 @@
 #include "passes.h"
 #include "subst.h"
 
-
 static void mark_reduce_vars(const ir_expr *e, unsigned char *mark) {
   if (e->op == IR_OP_REDUCE)
     for (int i = 0; i < e->u.reduce.n_vars; i++) mark[e->u.reduce.vars[i]] = 1;
@@ -109,37 +108,18 @@ static ir_expr *hoist_one(hoister *H, ir_expr *e) {
   return ir_load(a, t->out, ld, 0, e->loc);
 }
 
-/* The sums at the top of e (reached through arithmetic only). */
-static int top_sums(ir_expr *e, ir_expr **out, int n, int max) {
-  if (e->op == IR_OP_REDUCE) {
-    if (e->u.reduce.op == IR_RED_SUM && n < max) out[n++] = e;
-    return n;
-  }
-  if (e->op == IR_OP_WHERE) return n;
-  for (int i = 0; i < ir_op_info[e->op].arity; i++) n = top_sums(e->arg[i], out, n, max);
-  return n;
-}
-
 /* A statement adding a contraction (a sum of a product of two loads) to
  * other, smaller sums: the smaller ones go to statements of their own, so
  * that the contraction's epilogue is not a loop per output element (each
  * becomes a kernel of the right shape, often a contraction too). */
 static void mark_secondary_sums(hoister *H) {
-  ir_expr *sums[9];
-  int n = top_sums(H->s->rhs, sums, 0, 9);
+  const ir_expr *sums[9], *main = ir_main_sum(H->s, H->s->rhs);
+  int n = ir_top_sums(H->s->rhs, sums, 0, 9);
   if (n < 2 || n > 8) return;
-  int main = -1;
-  double best = -1;
-  for (int i = 0; i < n; i++) {
-    double size = 1;
-    for (int v = 0; v < sums[i]->u.reduce.n_vars; v++)
-      size *= ir_estimate(H->s->index[sums[i]->u.reduce.vars[v]].extent);
-    if (size > best) best = size, main = i;
-  }
-  const ir_expr *body = sums[main]->arg[0];
+  const ir_expr *body = main->arg[0];
   if (body->op != IR_OP_MUL || body->arg[0]->op != IR_OP_LOAD || body->arg[1]->op != IR_OP_LOAD) return;
   for (int i = 0; i < n; i++)
-    if (i != main) H->force[H->n_force++] = sums[i];
+    if (sums[i] != main) H->force[H->n_force++] = sums[i];
 }
 
 static ir_expr *walk(hoister *H, ir_expr *e) {
