@@ -30,8 +30,7 @@ struct rt_exec {
   int repeats;
   /* KBC_PROFILE=1: every launch is timed kernel by kernel (events around
    * each, no graph) and the totals printed to stderr on destroy. */
-  int profile;
-  void **prof_ev;        /* 2 per kernel */
+  void **prof_ev;        /* 2 per kernel; NULL when not profiling */
   double *prof_ms;       /* per kernel, summed */
   long long prof_runs;
 };
@@ -115,7 +114,6 @@ int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precisi
   if (rt_module_function(x->mod, "kbc_zero", &x->zero, err)) goto fail;
   const char *prof = getenv("KBC_PROFILE");
   if (prof && *prof && strcmp(prof, "0")) {
-    x->profile = 1;
     x->prof_ev = calloc(2 * (size_t)x->code.n_kernels + 1, sizeof *x->prof_ev);
     x->prof_ms = calloc((size_t)x->code.n_kernels + 1, sizeof *x->prof_ms);
     if (!x->prof_ev || !x->prof_ms) {
@@ -161,14 +159,11 @@ static int launch_zero(rt_exec *x, rt_dptr p, long long n, void *stream, kbc_buf
   return rt_launch(x->zero, grid, block, 0, stream, args, err);
 }
 
-/* Waits for one profiled run and adds each kernel's time (kernels with no
- * work this binding count zero). */
-static int profile_collect(rt_exec *x, const ir_binding *b, void *stream, kbc_buf *err) {
+/* Waits for one profiled run and adds each kernel's time. */
+static int profile_collect(rt_exec *x, void *stream, kbc_buf *err) {
   if (rt_stream_sync(x->dev, stream, err)) return -1;
   for (int k = 0; k < x->code.n_kernels; k++) {
-    int64_t work;
     float ms = 0;
-    if (!sym_eval(x->code.kernels[k].work, b->vars, NULL, &work) || work <= 0) continue;
     if (rt_event_elapsed_ms(x->dev, x->prof_ev[2 * k], x->prof_ev[2 * k + 1], &ms, err)) return -1;
     x->prof_ms[k] += ms;
   }
@@ -188,20 +183,22 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
     if (kn->zero_tensor >= 0 && b->numel[kn->zero_tensor] > 0 &&
         launch_zero(x, ptr[kn->zero_tensor], b->numel[kn->zero_tensor], stream, err))
       return -1;
-    if (work <= 0) continue;
-    int64_t blocks = (work + kn->per_block - 1) / kn->per_block;
-    if (kn->max_blocks > 0 && blocks > kn->max_blocks) blocks = kn->max_blocks;
-    if (blocks > 0x7fffffff) blocks = 0x7fffffff;
-    int n = 0;
-    for (int i = 0; i < kn->n_tensors; i++) args[n++] = &ptr[kn->tensors[i]];
-    for (int i = 0; i < nv; i++) args[n++] = &vars[i];
-    unsigned grid[3] = {(unsigned)blocks, 1, 1}, block[3] = {(unsigned)kn->block, 1, 1};
-    rt_debug(2, "launch %s: grid %lld, block %d, smem %d", kn->name, (long long)blocks, kn->block, kn->smem);
-    if (x->profile && rt_event_record(x->dev, x->prof_ev[2 * k], stream, err)) return -1;
-    if (rt_launch(x->fn[k], grid, block, (size_t)kn->smem, stream, args, err)) return -1;
-    if (x->profile && rt_event_record(x->dev, x->prof_ev[2 * k + 1], stream, err)) return -1;
+    /* profiling: events around the kernel (around nothing when it has no work) */
+    if (x->prof_ev && rt_event_record(x->dev, x->prof_ev[2 * k], stream, err)) return -1;
+    if (work > 0) {
+      int64_t blocks = (work + kn->per_block - 1) / kn->per_block;
+      if (kn->max_blocks > 0 && blocks > kn->max_blocks) blocks = kn->max_blocks;
+      if (blocks > 0x7fffffff) blocks = 0x7fffffff;
+      int n = 0;
+      for (int i = 0; i < kn->n_tensors; i++) args[n++] = &ptr[kn->tensors[i]];
+      for (int i = 0; i < nv; i++) args[n++] = &vars[i];
+      unsigned grid[3] = {(unsigned)blocks, 1, 1}, block[3] = {(unsigned)kn->block, 1, 1};
+      rt_debug(2, "launch %s: grid %lld, block %d, smem %d", kn->name, (long long)blocks, kn->block, kn->smem);
+      if (rt_launch(x->fn[k], grid, block, (size_t)kn->smem, stream, args, err)) return -1;
+    }
+    if (x->prof_ev && rt_event_record(x->dev, x->prof_ev[2 * k + 1], stream, err)) return -1;
   }
-  return x->profile ? profile_collect(x, b, stream, err) : 0;
+  return x->prof_ev ? profile_collect(x, stream, err) : 0;
 }
 
 /* Replays a captured graph when the arguments repeat (KBC_NO_GRAPH=1
@@ -209,7 +206,7 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
 static int via_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *vars, void **args, void *stream,
                      kbc_buf *err) {
   const char *off = getenv("KBC_NO_GRAPH");
-  if ((off && *off && strcmp(off, "0")) || x->profile || !rt_graph_supported(x->dev) || x->code.n_kernels < 2) return 0;
+  if ((off && *off && strcmp(off, "0")) || x->prof_ev || !rt_graph_supported(x->dev) || x->code.n_kernels < 2) return 0;
   size_t len = sizeof(rt_dptr) * (size_t)x->p->tensors.len + sizeof(long long) * (size_t)x->p->vars.len;
   unsigned char *key = malloc(len + 1);
   if (!key) return 0;
