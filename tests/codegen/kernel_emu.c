@@ -54,8 +54,7 @@ static int fail(const char *msg, const char *detail) {
 
 /* Kernels run here: GEMM and rows kernels, and scatters whose target the
  * runtime zeroes (one that adds into earlier values is left out). */
-static int emulated(const ir_program *p, const cg_kernel *k) {
-  (void)p;
+static int emulated(const cg_kernel *k) {
   return k->family != CG_FAMILY_SCATTER || k->zero_tensor >= 0;
 }
 
@@ -113,8 +112,7 @@ typedef struct {
   int64_t *vars;
   double **data;
   int *kid;
-  cg_program g;
-  int have_g;
+  cg_program g; /* all zero until generated: released either way */
 } emu;
 
 static void emu_free(emu *E) {
@@ -125,7 +123,7 @@ static void emu_free(emu *E) {
   free(E->data);
   free(E->kid);
   free(E->vars);
-  if (E->have_g) cg_program_free(&E->g);
+  cg_program_free(&E->g);
   kbc_diag_destroy(E->d);
   free(E->src);
   kbc_arena_destroy(E->a);
@@ -173,10 +171,8 @@ static int emu_run(emu *E, int argc, char **argv) {
     if (vars[i] < 1) return fail("unset var axis ", IR_VAR(p, i)->name);
   cg_target t = cg_target_default();
   t.precision = tf32 ? CG_PRECISION_TF32 : CG_PRECISION_FP32;
-  cg_program *gp = &E->g;
-  if (!cg_generate(a, p, &t, gp, d)) return fail(kbc_diag_text(d), NULL);
-  E->have_g = 1;
-  cg_program g = *gp;
+  if (!cg_generate(a, p, &t, &E->g, d)) return fail(kbc_diag_text(d), NULL);
+  const cg_program g = E->g;
   ir_binding B;
   if (!ir_bind(p, a, vars, &B, d)) return fail(kbc_diag_text(d), NULL);
   double **data = E->data = calloc((size_t)p->tensors.len + 1, sizeof *data);
@@ -211,7 +207,7 @@ static int emu_run(emu *E, int argc, char **argv) {
   int ng = 0, *kid = E->kid = calloc((size_t)g.n_kernels + 1, sizeof *kid);
   for (int ki = 0; ki < g.n_kernels; ki++) {
     const cg_kernel *k = &g.kernels[ki];
-    if (!emulated(p, k)) continue;
+    if (!emulated(k)) continue;
     int64_t work;
     if (!sym_eval(k->work, vars, NULL, &work)) return fail("cannot evaluate the work of ", k->name);
     int64_t grid = (work + k->per_block - 1) / k->per_block;
