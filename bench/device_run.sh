@@ -2,6 +2,7 @@
 # bench/device_run.sh PART — the device-side runs behind docs/BENCHMARKS.md
 # (on the GPU machine, from the repository root, build in build/gpu):
 #   check: every spec vs PyTorch at the small/odd and the benchmark shapes;
+#   profile: per-kernel times of the three workloads (KBC_PROFILE=1);
 #   sam:   bench/compare.py for all 16 SAM-HQ shapes (eager peers, kbc);
 #   rest:  bench/compare.py for CViT and conv3d, with torch.compile
 #          ($COMPILE_MODES, default: default);
@@ -21,6 +22,19 @@ case "${1:-}" in
     tests/gpu/device_check.sh build/gpu tests/gpu/cases.txt >$OUT/check_small.txt 2>&1
     tests/gpu/device_check.sh build/gpu tests/gpu/cases_bench.txt >$OUT/check_bench.txt 2>&1
     tail -1 $OUT/check_small.txt $OUT/check_bench.txt ;;
+  profile)
+    # per-kernel times (KBC_PROFILE=1 kbc bench) at the benchmark shapes
+    B=build/gpu/kbc S=specs/sam_hq_attn_relpos_bwd.kb
+    {
+      KBC_PROFILE=1 $B bench specs/conv3d_min_softmax.kb --set batch_size=128 --set in_channels=3 --set d=24 \
+        --set h=32 --set w=32 --iters 50
+      for sh in ${SAM_SHAPES:-"4 64 64" "2 32 32" "8 14 14" "64 7 7"}; do
+        set -- $sh
+        KBC_PROFILE=1 $B bench $S --set batch_size=$1 --set height=$2 --set width=$3 --iters 10
+      done
+      KBC_PROFILE=1 $B bench specs/cvit.kb --set batch_size=10 --set in_channels=3 --set image_size=32 --iters 50
+    } >$OUT/prof.txt 2>&1
+    grep -v "^kbc:   .*  0.0%" $OUT/prof.txt ;;
   sam)
     python3 bench/compare.py --workloads sam --no-compile --json $OUT/sam.json --png $OUT/sam.png \
       >$OUT/sam.txt 2>&1; tail -40 $OUT/sam.txt ;;
@@ -46,5 +60,5 @@ case "${1:-}" in
     python3 bench/compare.py --workloads cvit,conv3d --compile-modes max-autotune --compile-timeout 240 \
       --json $OUT/autotune.json --png $OUT/autotune.png >$OUT/autotune.txt 2>&1
     tail -30 $OUT/autotune.txt ;;
-  *) echo "usage: bench/device_run.sh check|sam|rest|check+rest|sam-compile-N|autotune" >&2; exit 2 ;;
+  *) echo "usage: bench/device_run.sh check|profile|sam|rest|check+rest|sam-compile-N|autotune" >&2; exit 2 ;;
 esac
