@@ -2,7 +2,8 @@
 # bench/device_run.sh PART — the device-side runs behind docs/BENCHMARKS.md
 # (on the GPU machine, from the repository root, build in build/gpu):
 #   check: every spec vs PyTorch at the small/odd and the benchmark shapes;
-#   profile: per-kernel times of the three workloads (KBC_PROFILE=1);
+#   profile: per-kernel times of the three workloads (KBC_PROFILE=1), of the
+#            build in $KBC_BUILD (default build/gpu), into $OUT/prof${TAG}.txt;
 #   sam:   bench/compare.py for all 16 SAM-HQ shapes (eager peers, kbc);
 #   rest:  bench/compare.py for CViT and conv3d, with torch.compile
 #          ($COMPILE_MODES, default: default);
@@ -24,7 +25,7 @@ case "${1:-}" in
     tail -1 $OUT/check_small.txt $OUT/check_bench.txt ;;
   profile)
     # per-kernel times (KBC_PROFILE=1 kbc bench) at the benchmark shapes
-    B=build/gpu/kbc S=specs/sam_hq_attn_relpos_bwd.kb
+    B=${KBC_BUILD:-build/gpu}/kbc S=specs/sam_hq_attn_relpos_bwd.kb
     {
       KBC_PROFILE=1 $B bench specs/conv3d_min_softmax.kb --set batch_size=128 --set in_channels=3 --set d=24 \
         --set h=32 --set w=32 --iters 50
@@ -33,8 +34,8 @@ case "${1:-}" in
         KBC_PROFILE=1 $B bench $S --set batch_size=$1 --set height=$2 --set width=$3 --iters 10
       done
       KBC_PROFILE=1 $B bench specs/cvit.kb --set batch_size=10 --set in_channels=3 --set image_size=32 --iters 50
-    } >$OUT/prof.txt 2>&1
-    grep -v "^kbc:   .*  0.0%" $OUT/prof.txt ;;
+    } >$OUT/prof${TAG:-}.txt 2>&1
+    grep -v "^kbc:   .*  0.0%" $OUT/prof${TAG:-}.txt ;;
   sam)
     python3 bench/compare.py --workloads sam --no-compile --json $OUT/sam.json --png $OUT/sam.png \
       >$OUT/sam.txt 2>&1; tail -40 $OUT/sam.txt ;;

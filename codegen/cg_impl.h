@@ -49,6 +49,11 @@ sym *cg_flat_offset(kbc_arena *a, const ir_tensor *t, sym *const *idx);
 int cg_load_unit_step(kbc_arena *a, const ir_stmt *s, const ir_expr *load, int id);
 int cg_reads_contiguously(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int id);
 int cg_offset_contiguous(kbc_arena *a, const ir_stmt *s, const sym *off, const int *ids, int n);
+/* Whether off depends on the indices ids[0..n) of s only through their
+ * flattening f = (..(i0*E1 + i1)*E2 + ..) (the last fastest), checked
+ * symbolically; if so, off with i0..i(n-2) at zero, in which i(n-1) stands
+ * for f (a flattened space addressed without its digits); else NULL. */
+sym *cg_collapse(kbc_arena *a, const ir_stmt *s, const sym *off, const int *ids, int n);
 
 /* ---- emission (emit.c) ---- */
 
@@ -84,6 +89,12 @@ typedef struct {
   const ir_expr *hoisted[CG_MAX_HOISTED];
   const char *hoisted_name[CG_MAX_HOISTED];
   unsigned char hoisted_recip[CG_MAX_HOISTED]; /* a division x / d: x times the reciprocal named */
+  /* Flattened index spaces addressed without their digits (GEMM
+   * epilogues): cg_offset gives flat offsets through cg_collapse, the last
+   * index of each space standing for the flat coordinate. */
+  int n_flat;
+  const int *flat_ids[2];
+  int flat_n[2];
 } cg_emit;
 
 /* Gives every index of s a C name distinct from tensors, axes, keywords. */

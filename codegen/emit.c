@@ -129,6 +129,11 @@ const char *cg_sym(cg_emit *E, const sym *x) {
 
 const char *cg_offset(cg_emit *E, const ir_tensor *t, sym *const *idx) {
   if (t->rank == 0) return "0";
+  if (E->n_flat) {
+    sym *off = cg_flat_offset(E->a, t, idx);
+    for (int i = 0; i < E->n_flat && off; i++) off = cg_collapse(E->a, E->s, off, E->flat_ids[i], E->flat_n[i]);
+    return off ? cg_sym(E, off) : "kbc_uncollapsed_offset"; /* callers check first: never emitted */
+  }
   const char *off = cg_sym(E, idx[0]);
   for (int d = 1; d < t->rank; d++)
     off = kbc_arena_printf(E->a, "(%s) * %s + %s", off, cg_sym(E, t->shape[d]), cg_sym(E, idx[d]));
@@ -237,6 +242,22 @@ static void flat_pointers(cg_emit *E, const ir_expr *e, int n, const int *ids, c
   for (int i = 0; i < ir_op_info[e->op].arity; i++) flat_pointers(E, e->arg[i], n, ids, counter);
 }
 
+/* Whether e, as cg_expr would now emit it, still mentions one of the
+ * indices ids[0..n) (a hoisted subexpression or a load through a row
+ * pointer does not). */
+static int mentions_unhoisted(const cg_emit *E, const ir_expr *e, const int *ids, int n) {
+  for (int i = 0; i < E->n_hoisted; i++)
+    if (E->hoisted[i] == e) return E->hoisted_recip[i] ? mentions_unhoisted(E, e->arg[0], ids, n) : 0;
+  if (e->op == IR_OP_LOAD || e->op == IR_OP_INDEX) {
+    for (int i = 0; i < n; i++)
+      if (ir_expr_mentions_index(e, ids[i])) return 1;
+    return 0;
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (mentions_unhoisted(E, e->arg[i], ids, n)) return 1;
+  return 0;
+}
+
 void cg_flat_loop(cg_emit *E, cg_flat *L, int n, const int *ids, const char *start, int step,
                   const ir_expr *const *body, int n_body) {
   *L = (cg_flat){.n = n, .ids = ids, .inc = NULL, .saved = E->n_hoisted};
@@ -252,28 +273,34 @@ void cg_flat_loop(cg_emit *E, cg_flat *L, int n, const int *ids, const char *sta
   const char *total = "1LL";
   for (int i = 0; i < n; i++) total = kbc_arena_printf(E->a, "%s * %s", total, cg_sym(E, E->s->index[ids[i]].extent));
   const char *f = fresh(E, "f"), *q = fresh(E, "q");
-  L->inc = fresh(E, "inc");
-  /* The digits of start (the indices) and of step (the increments). */
-  cg_line(E, "long long %s[%d];", L->inc, n > 0 ? n : 1);
-  for (int i = 0; i < n; i++) cg_line(E, "long long %s;", E->idx[ids[i]]);
-  for (int pass = 0; pass < 2; pass++) {
-    cg_line(E, "{");
-    E->indent++;
-    cg_line(E, "long long %s = %s;", q, pass == 0 ? start : kbc_arena_printf(E->a, "%dLL", step));
-    for (int i = n - 1; i >= 0; i--) {
-      const char *digit = pass == 0 ? E->idx[ids[i]] : kbc_arena_printf(E->a, "%s[%d]", L->inc, i);
-      if (i > 0) {
-        const char *ext = cg_sym(E, E->s->index[ids[i]].extent);
-        cg_line(E, "%s = %s %% %s;", digit, q, ext);
-        cg_line(E, "%s /= %s;", q, ext);
-      } else {
-        cg_line(E, "%s = %s;", digit, q);
-      }
-    }
-    E->indent--;
-    cg_line(E, "}");
-  }
   for (int i = 0; i < n_body; i++) flat_pointers(E, body[i], n, ids, f);
+  /* With the body known and every use of the indices through a row
+   * pointer, the loop counter alone: no digits to maintain. */
+  int digits = n_body == 0;
+  for (int i = 0; i < n_body; i++) digits |= mentions_unhoisted(E, body[i], ids, n);
+  if (digits) {
+    L->inc = fresh(E, "inc");
+    /* The digits of start (the indices) and of step (the increments). */
+    cg_line(E, "long long %s[%d];", L->inc, n > 0 ? n : 1);
+    for (int i = 0; i < n; i++) cg_line(E, "long long %s;", E->idx[ids[i]]);
+    for (int pass = 0; pass < 2; pass++) {
+      cg_line(E, "{");
+      E->indent++;
+      cg_line(E, "long long %s = %s;", q, pass == 0 ? start : kbc_arena_printf(E->a, "%dLL", step));
+      for (int i = n - 1; i >= 0; i--) {
+        const char *digit = pass == 0 ? E->idx[ids[i]] : kbc_arena_printf(E->a, "%s[%d]", L->inc, i);
+        if (i > 0) {
+          const char *ext = cg_sym(E, E->s->index[ids[i]].extent);
+          cg_line(E, "%s = %s %% %s;", digit, q, ext);
+          cg_line(E, "%s /= %s;", q, ext);
+        } else {
+          cg_line(E, "%s = %s;", digit, q);
+        }
+      }
+      E->indent--;
+      cg_line(E, "}");
+    }
+  }
   cg_line(E, "#pragma unroll %d", flat_unroll());
   cg_line(E, "for (long long %s = %s; %s < %s; %s += %d) {", f, start, f, total, f, step);
   E->indent++;

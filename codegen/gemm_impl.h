@@ -35,6 +35,7 @@ typedef struct {
   int kmajor;          /* consecutive threads load consecutive k */
   int fast;            /* single plain load addressed as row offset + k offset */
   int table;           /* k offsets / digits from the shared k table */
+  int flat_rows;       /* row_off depends on x only through its flattening: rows not decoded */
   sym *row_off, *k_off;
   int slots;           /* loads per thread per k-tile */
   int partial;         /* the last slot is not used by every thread */
@@ -53,6 +54,9 @@ typedef struct {
   gemm_operand op[2];
   const char **names; /* the statement's index names (E.idx points to a copy) */
   const char **bind;  /* E.idx: rebound per load / epilogue */
+  /* Both operands address K only through its flattening (cg_collapse):
+   * k is one coordinate, its digits are neither decoded nor carried. */
+  int kflat;
   int n_kslots;
   int builder;        /* the k slot (k = base + _tid % BK) that writes the k tables, or -1 */
   int table_digits;   /* a generic operand reads k digits from the table */

@@ -58,6 +58,16 @@ int cg_offset_contiguous(kbc_arena *a, const ir_stmt *s, const sym *off, const i
   return 1;
 }
 
+sym *cg_collapse(kbc_arena *a, const ir_stmt *s, const sym *off, const int *ids, int n) {
+  if (!off || n <= 1) return (sym *)off;
+  sym *zero = sym_const(a, 0), *c = (sym *)off, *flat = sym_index(a, ids[0], s->index[ids[0]].name);
+  for (int i = 0; i < n - 1 && c; i++) c = sym_subst_index(a, c, ids[i], zero);
+  for (int i = 1; i < n && flat; i++)
+    flat = sym_add(a, sym_mul(a, flat, s->index[ids[i]].extent), sym_index(a, ids[i], s->index[ids[i]].name));
+  sym *back = c && flat ? sym_subst_index(a, c, ids[n - 1], flat) : NULL;
+  return back && sym_equal(back, off) ? c : NULL;
+}
+
 /* ---- contractions ------------------------------------------------------- */
 
 

@@ -50,6 +50,7 @@
 #include <string.h>
 
 #include "gemm_impl.h"
+#include "../ir/subst.h"
 
 /* ---- emission helpers ---------------------------------------------------- */
 
@@ -103,7 +104,7 @@ static void decode_named(gemm *G, const char *flat, const int *ids, int n, const
 
 /* The C name of digit `id` of k slot ks. */
 static const char *kdigit(gemm *G, int ks, int id) {
-  if (G->c.n_k == 1) return P("_k%d", ks);
+  if (G->c.n_k == 1 || G->kflat) return P("_k%d", ks);
   return P("_k%d_%s", ks, G->names[id]);
 }
 
@@ -165,7 +166,7 @@ static void plan_loads(gemm *G, gemm_operand *o) {
       if (!strcmp(kls[q], kl)) break;
     if (q == n_kls) kls[n_kls++] = kl;
   }
-  o->table = G->c.n_k > 1 && n_kls > 1;
+  o->table = G->c.n_k > 1 && !G->kflat && n_kls > 1;
   if (o->table) {
     G->table_digits |= !o->fast;
     G->builder = kslot(G, P("_tid %% %d", bk));
@@ -176,12 +177,18 @@ static void plan_loads(gemm *G, gemm_operand *o) {
 /* Row slots: global x coordinate, in-range flag, decoded indices, and
  * (fast path) the row part of the offset. */
 static void emit_rows(gemm *G, gemm_operand *o) {
-  L("// %c rows this thread loads (%s = %s + local row), decoded once per tile", o->tag == 'a' ? 'A' : 'B',
-    join_names(G, o->x, o->n_x), o->x0);
+  L("// %c rows this thread loads (%s = %s + local row)%s", o->tag == 'a' ? 'A' : 'B',
+    join_names(G, o->x, o->n_x), o->x0,
+    o->n_x == 1 ? "" : o->flat_rows ? ", addressed through the flat row" : ", decoded once per tile");
   for (int r = 0; r < o->n_rows; r++) {
     const char *row = P("_%cr%d", o->tag, r);
     L("const long long %s = %s + %s;", row, o->x0, o->row_expr[r]);
     L("const bool %sok = %s < %s;", row, row, o->X);
+    if (o->flat_rows) { /* the row offset is a function of the flat row */
+      G->bind[o->x[o->n_x - 1]] = row;
+      L("const long long _%co%d = %s;", o->tag, r, cg_sym(&G->E, o->row_off));
+      continue;
+    }
     if (o->n_x > 1) {
       const char **dst = KBC_NEW_ARRAY(G->C->a, const char *, o->n_x);
       for (int i = 0; i < o->n_x; i++) dst[i] = rowdigit(G, o, r, o->x[i]);
@@ -289,7 +296,7 @@ static void emit_k_advance(gemm *G) {
   const cg_contraction *c = &G->c;
   for (int ks = 0; ks < G->n_kslots; ks++) {
     L("_k%d += %d;", ks, G->f.bk);
-    if (c->n_k == 1) continue;
+    if (c->n_k == 1 || G->kflat) continue;
     for (int i = c->n_k - 1; i > 0; i--) {
       const char *d = kdigit(G, ks, c->k[i]), *e = ext_c(G, c->k[i]);
       L("%s += _kinc_%s;", d, G->names[c->k[i]]);
@@ -302,7 +309,7 @@ static void emit_k_advance(gemm *G) {
 /* The digits of BK in the mixed radix of the K indices. */
 static void emit_k_increments(gemm *G) {
   const cg_contraction *c = &G->c;
-  if (c->n_k == 1) return;
+  if (c->n_k == 1 || G->kflat) return;
   const char **dst = KBC_NEW_ARRAY(G->C->a, const char *, c->n_k);
   for (int i = 0; i < c->n_k; i++) dst[i] = P("_kinc_%s", G->names[c->k[i]]);
   declare_decode(G, P("%dLL", G->f.bk), c->k, c->n_k, dst,
@@ -313,7 +320,7 @@ static void emit_k_init(gemm *G) {
   const cg_contraction *c = &G->c;
   for (int ks = 0; ks < G->n_kslots; ks++) {
     L("long long _k%d = _kt0 * %d + %s;", ks, G->f.bk, G->kslot_expr[ks]);
-    if (c->n_k == 1) continue;
+    if (c->n_k == 1 || G->kflat) continue;
     const char **dst = KBC_NEW_ARRAY(G->C->a, const char *, c->n_k);
     for (int i = 0; i < c->n_k; i++) dst[i] = kdigit(G, ks, c->k[i]);
     declare_decode(G, P("_k%d", ks), c->k, c->n_k, dst, "");
@@ -472,6 +479,36 @@ static int out_contiguous_along_n(gemm *G) {
   return cg_offset_contiguous(G->C->a, G->s, cg_flat_offset(G->C->a, G->s->out, G->s->lhs), G->c.n, G->c.n_n);
 }
 
+/* The tile column of the thread's output j (a C expression in j). */
+static const char *column(gemm *G, const char *j) {
+  const gemm_cfg *f = &G->f;
+  if (f->mma) return P("_wn0 + (%s / 2) * 8 + _t4 * 2 + %s %% 2", j, j);
+  if (f->vn == 4) return P("(%s / 4) * %d + _tx * 4 + %s %% 4", j, f->bn / (f->tn / 4), j);
+  return P("_tx * %d + %s", f->tn, j);
+}
+
+/* Whether every address of the epilogue (its loads outside the main sum,
+ * and the output) depends on the indices ids only through their
+ * flattening, and no value uses them: then they need no decoding. */
+static int collapses(gemm *G, const ir_expr *e, const int *ids, int n) {
+  if (e == G->c.reduce) return 1;
+  int mentions = 0;
+  if (e->op == IR_OP_LOAD || e->op == IR_OP_INDEX)
+    for (int i = 0; i < n; i++) mentions |= ir_expr_mentions_index(e, ids[i]);
+  if (e->op == IR_OP_INDEX) return !mentions;
+  if (e->op == IR_OP_LOAD)
+    return !mentions || (!e->u.load.padded &&
+                         cg_collapse(G->C->a, G->s, cg_flat_offset(G->C->a, e->u.load.tensor, e->u.load.idx), ids, n));
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (!collapses(G, e->arg[i], ids, n)) return 0;
+  return 1;
+}
+
+static int epilogue_collapses(gemm *G, const int *ids, int n) {
+  const ir_stmt *s = G->s;
+  return collapses(G, s->rhs, ids, n) && cg_collapse(G->C->a, s, cg_flat_offset(G->C->a, s->out, s->lhs), ids, n);
+}
+
 /* Per output element of the thread: decode, epilogue, store. */
 static void emit_epilogue(gemm *G) {
   if (G->staged) {
@@ -487,35 +524,81 @@ static void emit_epilogue(gemm *G) {
     R = f->tm;
     Cn = f->tn;
     row = f->vm == 4 ? P("(_i / 4) * %d + _ty * 4 + _i %% 4", f->bm / (f->tm / 4)) : P("_ty * %d + _i", f->tm);
-    col = f->vn == 4 ? P("(_j / 4) * %d + _tx * 4 + _j %% 4", f->bn / (f->tn / 4)) : P("_tx * %d + _j", f->tn);
+    col = column(G, "_j");
     acc = "_acc[_i][_j]";
   } else {
     R = f->mi * 2;
     Cn = f->ni * 2;
     row = "_wm0 + (_i / 2) * 16 + (_i % 2) * 8 + _g";
-    col = "_wn0 + (_j / 2) * 8 + _t4 * 2 + _j % 2";
+    col = column(G, "_j");
     acc = "_acc[_i / 2][_j / 2][(_i % 2) * 2 + _j % 2]";
   }
   for (int id = 0; id < s->n_index; id++) G->bind[id] = G->names[id];
+  /* Row and column digits are decoded only where some address needs them
+   * (flat spaces: cg_offset addresses through _m / _n). */
+  int mflat = c->n_m > 1 && epilogue_collapses(G, c->m, c->n_m);
+  int nflat = c->n_n > 1 && epilogue_collapses(G, c->n, c->n_n);
+  /* a thread's columns come in runs of `run` consecutive n */
+  int run = f->mma ? 2 : f->vn == 4 ? 4 : f->tn;
   L("// epilogue: each output element of the thread (the main sum is the accumulator)");
+  int free_ids[2 * CG_MAX_OUTER + 64], n_free = 0;
+  for (int i = 0; i < c->n_m; i++) free_ids[n_free++] = c->m[i];
+  for (int i = 0; i < c->n_n; i++) free_ids[n_free++] = c->n[i];
+  int hoisted = cg_hoist_invariants(&G->E, s->rhs, free_ids, n_free);
   L("bool _colok[%d];", Cn);
-  for (int i = 0; i < c->n_n; i++) L("long long _col_%s[%d];", G->names[c->n[i]], Cn);
+  if (!nflat && c->n_n > 1) L("// columns decoded at the start of each run of %d, then carried", run);
+  for (int i = 0; i < c->n_n && !nflat; i++) L("long long _col_%s[%d];", G->names[c->n[i]], Cn);
   L("#pragma unroll");
   L("for (int _j = 0; _j < %d; ++_j) {", Cn);
   G->E.indent++;
   L("const long long _n = _n0 + %s;", col);
   L("_colok[_j] = _n < _N;");
-  const char **dst = KBC_NEW_ARRAY(G->C->a, const char *, c->n_n);
-  for (int i = 0; i < c->n_n; i++) dst[i] = P("_col_%s[_j]", G->names[c->n[i]]);
-  emit_decode(G, "_n", c->n, c->n_n, dst);
+  if (!nflat) {
+    const char **dst = KBC_NEW_ARRAY(G->C->a, const char *, c->n_n);
+    for (int i = 0; i < c->n_n; i++) dst[i] = P("_col_%s[_j]", G->names[c->n[i]]);
+    if (c->n_n > 1 && run > 1) {
+      L("if (_j %% %d == 0) {", run);
+      G->E.indent++;
+      emit_decode(G, "_n", c->n, c->n_n, dst);
+      G->E.indent--;
+      L("} else { // the previous column plus one");
+      G->E.indent++;
+      for (int i = 0; i < c->n_n; i++)
+        L("%s = _col_%s[_j - 1]%s;", dst[i], G->names[c->n[i]], i == c->n_n - 1 ? " + 1" : "");
+      for (int i = c->n_n - 1; i > 0; i--) {
+        L("if (%s >= %s) {", dst[i], ext_c(G, c->n[i]));
+        G->E.indent++;
+        L("%s = 0;", dst[i]);
+        L("++%s;", dst[i - 1]);
+      }
+      for (int i = c->n_n - 1; i > 0; i--) {
+        G->E.indent--;
+        L("}");
+      }
+      G->E.indent--;
+      L("}");
+    } else {
+      emit_decode(G, "_n", c->n, c->n_n, dst);
+    }
+  }
   G->E.indent--;
   L("}");
+  G->E.n_flat = 0;
+  if (mflat) {
+    G->E.flat_ids[G->E.n_flat] = c->m;
+    G->E.flat_n[G->E.n_flat++] = c->n_m;
+    G->bind[c->m[c->n_m - 1]] = "_m";
+  }
+  if (nflat) {
+    G->E.flat_ids[G->E.n_flat] = c->n;
+    G->E.flat_n[G->E.n_flat++] = c->n_n;
+  }
   L("#pragma unroll");
   L("for (int _i = 0; _i < %d; ++_i) {", R);
   G->E.indent++;
   L("const long long _m = _m0 + %s;", row);
   L("if (_m >= _M) continue;");
-  decode_named(G, "_m", c->m, c->n_m, "");
+  if (!mflat) decode_named(G, "_m", c->m, c->n_m, "");
   /* Vector stores: a thread's columns come in runs of V consecutive n (4
    * for FFMA tiles of 4-wide chunks, 2 for mma fragments). */
   int V = f->mma ? 2 : f->vn == 4 ? 4 : 1;
@@ -528,7 +611,12 @@ static void emit_epilogue(gemm *G) {
   L("for (int _j = _j0; _j < _j0 + %d; ++_j) {", V);
   G->E.indent++;
   L("if (!_colok[_j]) continue;");
-  for (int i = 0; i < c->n_n; i++) L("const long long %s = _col_%s[_j];", G->names[c->n[i]], G->names[c->n[i]]);
+  if (nflat) {
+    L("const long long _n = _n0 + %s;", col);
+    G->bind[c->n[c->n_n - 1]] = "_n";
+  } else {
+    for (int i = 0; i < c->n_n; i++) L("const long long %s = _col_%s[_j];", G->names[c->n[i]], G->names[c->n[i]]);
+  }
   G->E.known = c->reduce;
   G->E.known_value = acc;
   const char *v = cg_expr(&G->E, s->rhs);
@@ -542,7 +630,10 @@ static void emit_epilogue(gemm *G) {
     /* the run's first element: its address, then one vector store when
      * the whole run is in range and aligned */
     L("if (!_colok[_j0]) continue;");
-    for (int i = 0; i < c->n_n; i++) L("const long long %s = _col_%s[_j0];", G->names[c->n[i]], G->names[c->n[i]]);
+    if (nflat)
+      L("const long long _n = _n0 + %s;", column(G, "_j0"));
+    else
+      for (int i = 0; i < c->n_n; i++) L("const long long %s = _col_%s[_j0];", G->names[c->n[i]], G->names[c->n[i]]);
     L("float *_p = &%s[%s];", G->C->names->tensor[s->out->id], cg_offset(&G->E, s->out, s->lhs));
     L("if (_colok[_j0 + %d] && ((unsigned long long)_p & %dULL) == 0) {", V - 1, 4 * V - 1);
     if (V == 4) L("  *(float4 *)_p = make_float4(_v[0], _v[1], _v[2], _v[3]);");
@@ -555,6 +646,8 @@ static void emit_epilogue(gemm *G) {
   L("}");
   G->E.indent--;
   L("}");
+  G->E.n_flat = 0;
+  G->E.n_hoisted = hoisted;
 }
 
 static const char tf32_helpers[] =
@@ -604,6 +697,23 @@ static void operand_init(gemm *G, gemm_operand *o, char tag) {
   gemm_stride_runs(G->C->a, G->s, o->e, c->k[c->n_k - 1], o->x[o->n_x - 1], &run_k, &run_x);
   o->kmajor = run_k >= run_x;
   o->fast = gemm_split_offset(G->C->a, G->s, c, o->e, &o->row_off, &o->k_off);
+  sym *rows = o->fast && o->n_x > 1 ? cg_collapse(G->C->a, G->s, o->row_off, o->x, o->n_x) : NULL;
+  o->flat_rows = rows != NULL;
+  if (rows) o->row_off = rows;
+}
+
+/* K is one flat coordinate when both operands' k offsets depend on its
+ * indices only through their flattening (p[.., ky, kx] with K = ky*kx). */
+static void plan_kflat(gemm *G) {
+  const cg_contraction *c = &G->c;
+  sym *ka = NULL, *kb = NULL;
+  if (c->n_k < 2 || !G->op[0].fast || !G->op[1].fast) return;
+  ka = cg_collapse(G->C->a, G->s, G->op[0].k_off, c->k, c->n_k);
+  kb = cg_collapse(G->C->a, G->s, G->op[1].k_off, c->k, c->n_k);
+  if (!ka || !kb) return;
+  G->kflat = 1;
+  G->op[0].k_off = ka;
+  G->op[1].k_off = kb;
 }
 
 
@@ -688,6 +798,7 @@ int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   G->builder = -1;
   operand_init(G, &G->op[0], 'a');
   operand_init(G, &G->op[1], 'b');
+  plan_kflat(G);
   plan_loads(G, &G->op[0]);
   plan_loads(G, &G->op[1]);
   plan_epilogue(G);
@@ -816,7 +927,8 @@ int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   }
   emit_rows(G, &G->op[0]);
   emit_rows(G, &G->op[1]);
-  L("// k coordinates this thread loads (%s = k), advanced by %d per k-tile", join_names(G, c->k, c->n_k), f->bk);
+  L("// k coordinates this thread loads (%s = k%s), advanced by %d per k-tile", join_names(G, c->k, c->n_k),
+    G->kflat ? ", addressed through the flat k" : "", f->bk);
   emit_k_init(G);
   L("float _av[%d], _bv[%d]; // staging registers: this thread's A and B elements of one k-tile", G->op[0].slots,
     G->op[1].slots);

@@ -70,7 +70,7 @@ batched_matmul_k0_out(const float *__restrict__ a,
     _t /= _tiles_m;
     long long z; // batch
     z = _t;
-    // A rows this thread loads (i = _m0 + local row), decoded once per tile
+    // A rows this thread loads (i = _m0 + local row)
     const long long _ar0 = _m0 + _tid / 8;
     const bool _ar0ok = _ar0 < _M;
     const long long _ao0 = (m*k*z + k*_ar0);
@@ -83,7 +83,7 @@ batched_matmul_k0_out(const float *__restrict__ a,
     const long long _ar3 = _m0 + _tid / 8 + 96;
     const bool _ar3ok = _ar3 < _M;
     const long long _ao3 = (m*k*z + k*_ar3);
-    // B rows this thread loads (j = _n0 + local row), decoded once per tile
+    // B rows this thread loads (j = _n0 + local row)
     const long long _br0 = _n0 + _tid % 128;
     const bool _br0ok = _br0 < _N;
     const long long _bo0 = (k*n*z + _br0);
