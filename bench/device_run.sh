@@ -22,7 +22,7 @@ case "${1:-}" in
   check)
     tests/gpu/device_check.sh build/gpu tests/gpu/cases.txt >$OUT/check_small.txt 2>&1
     tests/gpu/device_check.sh build/gpu tests/gpu/cases_bench.txt >$OUT/check_bench.txt 2>&1
-    tail -1 $OUT/check_small.txt $OUT/check_bench.txt ;;
+    tail -n 1 $OUT/check_small.txt; tail -n 1 $OUT/check_bench.txt ;;
   profile)
     # per-kernel times (KBC_PROFILE=1 kbc bench) at the benchmark shapes
     B=${KBC_BUILD:-build/gpu}/kbc S=specs/sam_hq_attn_relpos_bwd.kb

@@ -33,6 +33,12 @@
  * several k of a multi-index K, the threads instead keep k = base + _tid % BK
  * and the first BK publish a table of k offsets (or digits) per k-tile in
  * shared memory.
+ * Flat spaces: where every address depends on a multi-index M, N or K only
+ * through its flattening (cg_collapse), the flat coordinate is used as is:
+ * rows are not decoded, K has no digits or tables (single K: a load's k is
+ * the k-tile base _kb plus its local k, nothing carried across k-tiles),
+ * and the epilogue decodes rows / columns only for the addresses that need
+ * them (columns once per run of consecutive columns, then carried).
  * An operand that is one plain load whose flat offset splits into a part
  * without K indices plus a part with only K indices (checked symbolically)
  * is addressed as row offset + k offset; any other operand (where(),
@@ -102,9 +108,16 @@ static void decode_named(gemm *G, const char *flat, const int *ids, int n, const
   declare_decode(G, flat, ids, n, dst, comment);
 }
 
-/* The C name of digit `id` of k slot ks. */
+/* K is one coordinate: one index (each k slot a variable advanced by BK per
+ * k-tile), or flat (each load's k is the k-tile base _kb plus its slot's
+ * local offset, nothing carried across k-tiles: flat K comes with many
+ * slots, m-contiguous loads of 16 k per thread, where carried variables
+ * cost registers the FFMA tile needs). */
+static int k_single(const gemm *G) { return G->c.n_k == 1 || G->kflat; }
+
+/* The C name of digit `id` of k slot ks (single K: its k). */
 static const char *kdigit(gemm *G, int ks, int id) {
-  if (G->c.n_k == 1 || G->kflat) return P("_k%d", ks);
+  if (k_single(G)) return P("_k%d", ks);
   return P("_k%d_%s", ks, G->names[id]);
 }
 
@@ -214,6 +227,8 @@ static void bind_k(gemm *G, int ks) {
 /* Loads k-tile (flat base _kb) of both operands into the staging
  * registers; tables from shared buffer tbuf. */
 static void emit_loads(gemm *G, const char *tbuf) {
+  for (int ks = 0; ks < G->n_kslots && G->kflat; ks++)
+    if (uses_kslot(&G->op[0], ks) || uses_kslot(&G->op[1], ks)) L("const long long _k%d = _kb + %s;", ks, G->kslot_expr[ks]);
   for (int w = 0; w < 2; w++) {
     gemm_operand *o = &G->op[w];
     if (!o->fast || o->table) continue;
@@ -294,9 +309,10 @@ static void emit_stores(gemm *G, const char *buf) {
  * a carry stays below twice the extent). */
 static void emit_k_advance(gemm *G) {
   const cg_contraction *c = &G->c;
+  if (G->kflat) return;
   for (int ks = 0; ks < G->n_kslots; ks++) {
     L("_k%d += %d;", ks, G->f.bk);
-    if (c->n_k == 1 || G->kflat) continue;
+    if (c->n_k == 1) continue;
     for (int i = c->n_k - 1; i > 0; i--) {
       const char *d = kdigit(G, ks, c->k[i]), *e = ext_c(G, c->k[i]);
       L("%s += _kinc_%s;", d, G->names[c->k[i]]);
@@ -309,7 +325,7 @@ static void emit_k_advance(gemm *G) {
 /* The digits of BK in the mixed radix of the K indices. */
 static void emit_k_increments(gemm *G) {
   const cg_contraction *c = &G->c;
-  if (c->n_k == 1 || G->kflat) return;
+  if (k_single(G)) return;
   const char **dst = KBC_NEW_ARRAY(G->C->a, const char *, c->n_k);
   for (int i = 0; i < c->n_k; i++) dst[i] = P("_kinc_%s", G->names[c->k[i]]);
   declare_decode(G, P("%dLL", G->f.bk), c->k, c->n_k, dst,
@@ -318,9 +334,15 @@ static void emit_k_increments(gemm *G) {
 
 static void emit_k_init(gemm *G) {
   const cg_contraction *c = &G->c;
+  if (G->kflat) {
+    L("// k of each load: the k-tile base _kb plus the load's local k (%s = k, addressed through the flat k)",
+      join_names(G, c->k, c->n_k));
+    return;
+  }
+  L("// k coordinates this thread loads (%s = k), advanced by %d per k-tile", join_names(G, c->k, c->n_k), G->f.bk);
   for (int ks = 0; ks < G->n_kslots; ks++) {
     L("long long _k%d = _kt0 * %d + %s;", ks, G->f.bk, G->kslot_expr[ks]);
-    if (c->n_k == 1 || G->kflat) continue;
+    if (c->n_k == 1) continue;
     const char **dst = KBC_NEW_ARRAY(G->C->a, const char *, c->n_k);
     for (int i = 0; i < c->n_k; i++) dst[i] = kdigit(G, ks, c->k[i]);
     declare_decode(G, P("_k%d", ks), c->k, c->n_k, dst, "");
@@ -927,8 +949,6 @@ int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   }
   emit_rows(G, &G->op[0]);
   emit_rows(G, &G->op[1]);
-  L("// k coordinates this thread loads (%s = k%s), advanced by %d per k-tile", join_names(G, c->k, c->n_k),
-    G->kflat ? ", addressed through the flat k" : "", f->bk);
   emit_k_init(G);
   L("float _av[%d], _bv[%d]; // staging registers: this thread's A and B elements of one k-tile", G->op[0].slots,
     G->op[1].slots);
