@@ -725,19 +725,36 @@ static void operand_init(gemm *G, gemm_operand *o, char tag) {
 }
 
 /* K is one flat coordinate when both operands' k offsets depend on its
- * indices only through their flattening (p[.., ky, kx] with K = ky*kx). */
-static void plan_kflat(gemm *G) {
+ * indices only through their flattening (p[.., ky, kx] with K = ky*kx) —
+ * unless the thread's loads then cover many distinct k: each flat load
+ * computes its own offset, where the k table computes each k-tile's
+ * offsets once for the block.  Measured on the H200 (SAM-HQ 64x64 b4):
+ * flat K took o and dq (8 distinct k per thread) from 3.6 / 4.4 ms to
+ * 3.1 / 2.9 ms, but dk and dv (20: m-contiguous loads of all 16 k of a
+ * row, plus B's) from 3.1 / 3.3 ms to 3.9 / 3.6 ms. */
+enum { GEMM_KFLAT_MAX_SLOTS = 16 };
+static void plan_operand_loads(gemm *G) {
   const cg_contraction *c = &G->c;
   sym *ka = NULL, *kb = NULL;
-  if (c->n_k < 2 || !G->op[0].fast || !G->op[1].fast) return;
-  ka = cg_collapse(G->C->a, G->s, G->op[0].k_off, c->k, c->n_k);
-  kb = cg_collapse(G->C->a, G->s, G->op[1].k_off, c->k, c->n_k);
-  if (!ka || !kb) return;
-  G->kflat = 1;
-  G->op[0].k_off = ka;
-  G->op[1].k_off = kb;
+  if (c->n_k > 1 && G->op[0].fast && G->op[1].fast) {
+    ka = cg_collapse(G->C->a, G->s, G->op[0].k_off, c->k, c->n_k);
+    kb = cg_collapse(G->C->a, G->s, G->op[1].k_off, c->k, c->n_k);
+  }
+  if (ka && kb) {
+    gemm flat = *G;
+    flat.kflat = 1;
+    flat.op[0].k_off = ka;
+    flat.op[1].k_off = kb;
+    plan_loads(&flat, &flat.op[0]);
+    plan_loads(&flat, &flat.op[1]);
+    if (flat.n_kslots <= GEMM_KFLAT_MAX_SLOTS) {
+      *G = flat;
+      return;
+    }
+  }
+  plan_loads(G, &G->op[0]);
+  plan_loads(G, &G->op[1]);
 }
-
 
 /* Bytes of static shared memory besides the tiles: the k tables. */
 static int table_bytes(const gemm *G) {
@@ -820,9 +837,7 @@ int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   G->builder = -1;
   operand_init(G, &G->op[0], 'a');
   operand_init(G, &G->op[1], 'b');
-  plan_kflat(G);
-  plan_loads(G, &G->op[0]);
-  plan_loads(G, &G->op[1]);
+  plan_operand_loads(G);
   plan_epilogue(G);
 
   /* Split-K when the output is the bare sum, K may be long enough to cut,
