@@ -53,12 +53,12 @@ static void profile_report(rt_exec *x) {
   if (!x->prof_runs) return;
   double total = 0;
   for (int k = 0; k < x->code.n_kernels; k++) total += x->prof_ms[k];
-  fprintf(stderr, "kbc: profile of %s, %lld runs, mean per run (events around each kernel):\n", x->p->name,
-          x->prof_runs);
+  /* the debugging channel (stderr, a line at a time), level 0: always */
+  rt_debug(0, "profile of %s, %lld runs, mean per run (events around each kernel):", x->p->name, x->prof_runs);
   for (int k = 0; k < x->code.n_kernels; k++)
-    fprintf(stderr, "kbc:   %10.1f us %5.1f%%  %s\n", 1e3 * x->prof_ms[k] / (double)x->prof_runs,
-            total > 0 ? 100.0 * x->prof_ms[k] / total : 0.0, x->code.kernels[k].name);
-  fprintf(stderr, "kbc:   %10.1f us total\n", 1e3 * total / (double)x->prof_runs);
+    rt_debug(0, "  %10.1f us %5.1f%%  %s", 1e3 * x->prof_ms[k] / (double)x->prof_runs,
+             total > 0 ? 100.0 * x->prof_ms[k] / total : 0.0, x->code.kernels[k].name);
+  rt_debug(0, "  %10.1f us total", 1e3 * total / (double)x->prof_runs);
 }
 
 void rt_exec_destroy(rt_exec *x) {

@@ -107,6 +107,17 @@ test_usage() {
   mentions "compile --after nosuchpass" "nosuchpass"
   expect 2 "compile --emit without a value" "$kbc" compile "$spec" --emit
   expect 0 "compile --emit ir" "$kbc" compile "$spec" --emit ir
+
+  # KBC_UNROLL=N sets the rows family's flattened-loop unrolling (1..64);
+  # anything else keeps the default 4.
+  local sm=$src/specs/examples/layernorm.kb
+  expect 0 "KBC_UNROLL=2" env KBC_UNROLL=2 "$kbc" compile "$sm" --emit cuda --target sm_90
+  grep -q "#pragma unroll 2$" "$log" || fail "KBC_UNROLL=2: no '#pragma unroll 2' in the generated code"
+  grep -q "#pragma unroll 4$" "$log" && fail "KBC_UNROLL=2: the default unroll factor is still used"
+  for bad in 0 65 abc ""; do
+    expect 0 "KBC_UNROLL='$bad'" env KBC_UNROLL="$bad" "$kbc" compile "$sm" --emit cuda --target sm_90
+    grep -q "#pragma unroll 4$" "$log" || fail "KBC_UNROLL='$bad': not the default unroll factor 4"
+  done
 }
 
 # ---- run -----------------------------------------------------------------

@@ -311,6 +311,94 @@ static void test_factor_scatter(void **state) {
   release(&G);
 }
 
+static int index_id(const ir_stmt *s, const char *name) {
+  for (int i = 0; i < s->n_index; i++)
+    if (!strcmp(s->index[i].name, name)) return i;
+  fail_msg("no index '%s'", name);
+  return -1;
+}
+
+/* The flat offset of the load of tensor `name` in e. */
+static sym *load_offset(kbc_arena *a, const ir_expr *e, const char *name) {
+  if (e->op == IR_OP_LOAD && !strcmp(e->u.load.tensor->name, name))
+    return cg_flat_offset(a, e->u.load.tensor, e->u.load.idx);
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) {
+    sym *o = load_offset(a, e->arg[i], name);
+    if (o) return o;
+  }
+  return NULL;
+}
+
+/* cg_collapse: an offset that depends on (y, x) only through y*w + x is
+ * rewritten over the flat coordinate (checked by evaluating it at every
+ * point of a small binding); one that uses y alone, or indices that are not
+ * a flattening, is not. */
+static void test_collapse(void **state) {
+  (void)state;
+  static const char spec[] = "kernel flat\n"
+                             "axis h var\n"
+                             "axis w var\n"
+                             "input a f32[h, w, 4]\n"
+                             "input r f32[h, 4]\n"
+                             "output o f32[h, w, 4]\n"
+                             "o[y, x, c] = a[y, x, c] + r[y, c]\n";
+  gen G;
+  generate(&G, spec, CG_PRECISION_FP32);
+  const ir_stmt *st = IR_STMT(G.p, 0);
+  int y = index_id(st, "y"), x = index_id(st, "x"), c = index_id(st, "c");
+  sym *oa = load_offset(G.a, st->rhs, "a"), *orr = load_offset(G.a, st->rhs, "r");
+  assert_non_null(oa);
+  assert_non_null(orr);
+  const int yx[] = {y, x}, xc[] = {x, c}, yc[] = {y, c};
+  sym *flat = cg_collapse(G.a, st, oa, yx, 2);
+  assert_non_null(flat);
+  assert_non_null(cg_collapse(G.a, st, oa, xc, 2)); /* x*4 + c: the flattening of (x, c) too */
+  assert_null(cg_collapse(G.a, st, oa, yc, 2));     /* y and c are not neighbours */
+  assert_null(cg_collapse(G.a, st, orr, yx, 2));    /* y alone */
+  assert_null(cg_collapse(G.a, st, orr, xc, 2));    /* c without x */
+  const int64_t axes[2] = {3, 5}; /* h, w */
+  for (int64_t vy = 0; vy < 3; vy++)
+    for (int64_t vx = 0; vx < 5; vx++)
+      for (int64_t vc = 0; vc < 4; vc++) {
+        int64_t at[3] = {0}, want, got;
+        at[y] = vy, at[x] = vx, at[c] = vc;
+        assert_true(sym_eval(oa, axes, at, &want));
+        at[y] = 0, at[x] = vy * 5 + vx; /* x stands for the flat coordinate */
+        assert_true(sym_eval(flat, axes, at, &got));
+        assert_int_equal(got, want);
+      }
+  release(&G);
+}
+
+/* Flat spaces in the SAM-HQ kernels: K = ky*kx read through the flat k (no
+ * k table) where a thread's loads cover few k, the table where they cover
+ * many (dk: all 16 k of a row); the rows of s not decoded, its columns
+ * decoded once per run and carried (rel_h and rel_w need ky and kx). */
+static void test_flat_spaces(void **state) {
+  (void)state;
+  char *spec = slurp("specs/sam_hq_attn_relpos_bwd.kb");
+  gen G;
+  generate(&G, spec, CG_PRECISION_FP32);
+  char *o = kernel_text(&G, kernel_for(&G, "o"));
+  assert_non_null(strstr(o, "addressed through the flat k"));
+  assert_null(strstr(o, "_aqt"));
+  assert_null(strstr(o, "% width"));
+  char *dk = kernel_text(&G, kernel_for(&G, "dk"));
+  assert_non_null(strstr(dk, "_aqt["));
+  char *sk = kernel_text(&G, kernel_for(&G, "s"));
+  assert_non_null(strstr(sk, "A rows this thread loads (y*x = _m0 + local row), addressed through the flat row"));
+  const char *epi = strstr(sk, "// epilogue");
+  assert_non_null(epi);
+  assert_non_null(strstr(epi, "const float _h0 = scale[0];"));
+  assert_non_null(strstr(epi, "the previous column plus one"));
+  assert_null(strstr(epi, "long long y, x;"));
+  free(o);
+  free(dk);
+  free(sk);
+  release(&G);
+  free(spec);
+}
+
 /* A projection of a few rows with a long reduction: rows, a team per element. */
 static void test_projection_goes_to_rows(void **state) {
   (void)state;
@@ -355,6 +443,8 @@ int main(void) {
       cmocka_unit_test(test_sam_kernels),
       cmocka_unit_test(test_factor_scatter),
       cmocka_unit_test(test_projection_goes_to_rows),
+      cmocka_unit_test(test_collapse),
+      cmocka_unit_test(test_flat_spaces),
       cmocka_unit_test(test_deterministic),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
