@@ -79,6 +79,10 @@ typedef struct {
   int team;
   /* Cooperative reductions: the lane variable and the shuffle mask. */
   const char *lane, *mask;
+  /* Partial cooperative reduction (set by the caller, which combines the
+   * parts): the coop reduction's flat loop starts at part_start and steps
+   * by part_step (C expressions), and its value is this thread's part. */
+  const char *part_start, *part_step;
   /* This node is already computed: cg_expr gives `value` for it (GEMM
    * epilogues: the main sum is the tile's accumulator). */
   const ir_expr *known;
@@ -128,6 +132,8 @@ void cg_flat_loop_end(cg_emit *E, const cg_flat *L);
  * E->n_hoisted, to restore when the loop closes. */
 int cg_hoist_invariants(cg_emit *E, const ir_expr *e, const int *vars, int nv);
 const char *cg_float_literal(kbc_arena *a, double v);
+/* acc combined with v by reduction op (a C expression). */
+const char *cg_combine(cg_emit *E, ir_red op, const char *acc, const char *v);
 /* The IR statement as a one-line C comment body. */
 const char *cg_stmt_comment(kbc_arena *a, const ir_stmt *s);
 

@@ -183,7 +183,7 @@ static const char *as_float(cg_emit *E, const ir_expr *e, const char *c) {
 
 static const char *fresh(cg_emit *E, const char *base) { return kbc_arena_printf(E->a, "_%s%d", base, E->tmp++); }
 
-static const char *combine(cg_emit *E, ir_red op, const char *acc, const char *v) {
+const char *cg_combine(cg_emit *E, ir_red op, const char *acc, const char *v) {
   switch (op) {
   case IR_RED_SUM: return kbc_arena_printf(E->a, "%s + %s", acc, v);
   case IR_RED_PROD: return kbc_arena_printf(E->a, "%s * %s", acc, v);
@@ -258,14 +258,16 @@ static int mentions_unhoisted(const cg_emit *E, const ir_expr *e, const int *ids
   return 0;
 }
 
-void cg_flat_loop(cg_emit *E, cg_flat *L, int n, const int *ids, const char *start, int step,
-                  const ir_expr *const *body, int n_body) {
+/* step: the C expression added per iteration; step_ll: the same as a
+ * long long, to decode into digits. */
+static void flat_loop(cg_emit *E, cg_flat *L, int n, const int *ids, const char *start, const char *step,
+                      const char *step_ll, const ir_expr *const *body, int n_body) {
   *L = (cg_flat){.n = n, .ids = ids, .inc = NULL, .saved = E->n_hoisted};
   if (n == 1) { /* a plain loop */
     const char *v = E->idx[ids[0]];
     for (int i = 0; i < n_body; i++) flat_pointers(E, body[i], n, ids, v);
     cg_line(E, "#pragma unroll %d", flat_unroll());
-    cg_line(E, "for (long long %s = %s; %s < %s; %s += %d) {", v, start, v, cg_sym(E, E->s->index[ids[0]].extent), v,
+    cg_line(E, "for (long long %s = %s; %s < %s; %s += %s) {", v, start, v, cg_sym(E, E->s->index[ids[0]].extent), v,
             step);
     E->indent++;
     return;
@@ -286,7 +288,7 @@ void cg_flat_loop(cg_emit *E, cg_flat *L, int n, const int *ids, const char *sta
     for (int pass = 0; pass < 2; pass++) {
       cg_line(E, "{");
       E->indent++;
-      cg_line(E, "long long %s = %s;", q, pass == 0 ? start : kbc_arena_printf(E->a, "%dLL", step));
+      cg_line(E, "long long %s = %s;", q, pass == 0 ? start : step_ll);
       for (int i = n - 1; i >= 0; i--) {
         const char *digit = pass == 0 ? E->idx[ids[i]] : kbc_arena_printf(E->a, "%s[%d]", L->inc, i);
         if (i > 0) {
@@ -302,8 +304,14 @@ void cg_flat_loop(cg_emit *E, cg_flat *L, int n, const int *ids, const char *sta
     }
   }
   cg_line(E, "#pragma unroll %d", flat_unroll());
-  cg_line(E, "for (long long %s = %s; %s < %s; %s += %d) {", f, start, f, total, f, step);
+  cg_line(E, "for (long long %s = %s; %s < %s; %s += %s) {", f, start, f, total, f, step);
   E->indent++;
+}
+
+void cg_flat_loop(cg_emit *E, cg_flat *L, int n, const int *ids, const char *start, int step,
+                  const ir_expr *const *body, int n_body) {
+  flat_loop(E, L, n, ids, start, kbc_arena_printf(E->a, "%d", step), kbc_arena_printf(E->a, "%dLL", step), body,
+            n_body);
 }
 
 void cg_flat_loop_end(cg_emit *E, const cg_flat *L) {
@@ -368,7 +376,12 @@ static const char *reduce(cg_emit *E, const ir_expr *e) {
   int coop = e == E->coop;
   int hoisted = cg_hoist_invariants(E, e->arg[0], e->u.reduce.vars, n);
   cg_flat loop;
-  if (coop) {
+  if (coop && E->part_step) {
+    /* This thread's part of the reduction space (the caller combines). */
+    const ir_expr *body = e->arg[0];
+    flat_loop(E, &loop, n, e->u.reduce.vars, E->part_start, E->part_step,
+              kbc_arena_printf(E->a, "(long long)%s", E->part_step), &body, 1);
+  } else if (coop) {
     /* One flat loop over the reduction space, strided across the team. */
     const ir_expr *body = e->arg[0];
     cg_flat_loop(E, &loop, n, e->u.reduce.vars, E->lane ? E->lane : "_lane", E->team, &body, 1);
@@ -381,29 +394,29 @@ static const char *reduce(cg_emit *E, const ir_expr *e) {
     }
   }
   const char *body = as_float(E, e->arg[0], cg_expr(E, e->arg[0]));
-  cg_line(E, "%s = %s;", acc, combine(E, op, acc, body));
+  cg_line(E, "%s = %s;", acc, cg_combine(E, op, acc, body));
   if (coop) cg_flat_loop_end(E, &loop);
   for (int i = 0; i < (coop ? 0 : n); i++) {
     E->indent--;
     cg_line(E, "}");
   }
   E->n_hoisted = hoisted;
-  if (coop) {
+  if (coop && !E->part_step) {
     const char *other = fresh(E, "o");
     if (E->team <= 32) {
       cg_line(E, "for (int _s = %d; _s > 0; _s >>= 1) {", E->team / 2);
       cg_line(E, "  const float %s = __shfl_xor_sync(%s, %s, _s);", other, E->mask ? E->mask : "_mask", acc);
-      cg_line(E, "  %s = %s;", acc, combine(E, op, acc, other));
+      cg_line(E, "  %s = %s;", acc, cg_combine(E, op, acc, other));
       cg_line(E, "}");
     } else {
       cg_line(E, "for (int _s = 16; _s > 0; _s >>= 1) {");
       cg_line(E, "  const float %s = __shfl_xor_sync(0xffffffffu, %s, _s);", other, acc);
-      cg_line(E, "  %s = %s;", acc, combine(E, op, acc, other));
+      cg_line(E, "  %s = %s;", acc, cg_combine(E, op, acc, other));
       cg_line(E, "}");
       cg_line(E, "if ((threadIdx.x & 31) == 0) _red[threadIdx.x >> 5] = %s;", acc);
       cg_line(E, "__syncthreads();");
       cg_line(E, "%s = _red[0];", acc);
-      cg_line(E, "for (int _w = 1; _w < %d; ++_w) %s = %s;", E->team / 32, acc, combine(E, op, acc, "_red[_w]"));
+      cg_line(E, "for (int _w = 1; _w < %d; ++_w) %s = %s;", E->team / 32, acc, cg_combine(E, op, acc, "_red[_w]"));
       cg_line(E, "__syncthreads();");
     }
   }

@@ -11,6 +11,10 @@
  *   - a statement whose inner elements are each a sum read contiguously
  *     along its last index (team a multiple of 32) gives each inner element
  *     to a warp, whose lanes split the sum;
+ *   - a statement of a block-wide team whose inner elements are fewer
+ *     than half its threads (estimated) and whose value is a reduction
+ *     splits each element's reduction into parts, a thread per part, and
+ *     combines them through shared memory (the column sums of dS);
  *   - any other statement strides the team's threads over its remaining
  *     (inner) free indices, each thread computing whole elements.
  * A team is 1 to 32 threads (several teams share a block of 256) or a
@@ -61,6 +65,91 @@ static int warp_per_element(cg_ctx *C, const cg_group *g, const ir_stmt *s) {
   return cg_reads_contiguously(C->a, s, r->arg[0], last);
 }
 
+/* Whether a statement of a block-wide team whose inner elements are fewer
+ * than its threads (estimated) and whose value is a reduction splits each
+ * element's reduction into parts, one thread per part (grw: 64 columns
+ * summed over 64 rows by 256 threads — a thread per column would leave
+ * three quarters of them idle, each of the rest reading a column alone). */
+static int parts_per_element(const cg_group *g, const ir_stmt *s, const int *inner, int n_inner) {
+  const ir_expr *r = top_reduce(s->rhs);
+  if (g->team <= 32 || !r || n_inner == 0) return 0;
+  double elems = 1, size = 1;
+  for (int i = 0; i < n_inner; i++) elems *= ir_estimate(s->index[inner[i]].extent);
+  for (int i = 0; i < r->u.reduce.n_vars; i++) size *= ir_estimate(s->index[r->u.reduce.vars[i]].extent);
+  return 2 * elems <= g->team && size >= 8;
+}
+
+/* The statement with parts: threads _pe of each part take the elements in
+ * turn, every thread runs the same iterations (the barriers inside), and
+ * part 0 combines the parts through shared memory and stores. */
+static void emit_parts(cg_ctx *C, cg_emit *E, const cg_group *g, const ir_stmt *s, const int *inner, int n_inner,
+                       const char *store) {
+  const ir_expr *r = top_reduce(s->rhs);
+  int T = g->team;
+  const char *total = "1LL";
+  for (int i = 0; i < n_inner; i++)
+    total = kbc_arena_printf(C->a, "%s * %s", total, cg_sym(E, s->index[inner[i]].extent));
+  cg_line(E, "// each inner element's reduction in parts: a thread per part, combined through shared memory");
+  cg_line(E, "const long long _pE = %s; // inner elements", total);
+  cg_line(E, "const int _pw = _pE < %d ? (int)_pE : %d; // threads per part (one per element)", T, T);
+  cg_line(E, "const int _pn = %d / _pw, _pq = _lane / _pw, _pe = _lane %% _pw; // parts, this thread's part and element", T);
+  cg_line(E, "for (long long _pb = 0; _pb < _pE; _pb += _pw) {");
+  E->indent++;
+  cg_line(E, "const bool _pok = _pb + _pe < _pE && _pq < _pn;");
+  /* the element's indices (element 0 for threads without one: its loads
+   * stay in bounds, its values unused) */
+  for (int i = 0; i < n_inner; i++) cg_line(E, "long long %s;", E->idx[inner[i]]);
+  cg_line(E, "{");
+  E->indent++;
+  cg_line(E, "long long _pt = _pok ? _pb + _pe : 0;");
+  for (int i = n_inner - 1; i > 0; i--) {
+    const char *ext = cg_sym(E, s->index[inner[i]].extent);
+    cg_line(E, "%s = _pt %% %s;", E->idx[inner[i]], ext);
+    cg_line(E, "_pt /= %s;", ext);
+  }
+  cg_line(E, "%s = _pt;", E->idx[inner[0]]);
+  E->indent--;
+  cg_line(E, "}");
+  E->coop = r;
+  E->part_start = "(_pok ? (long long)_pq : 0x7fffffffffffffffLL)";
+  E->part_step = "_pn";
+  const char *acc = cg_expr(E, r);
+  E->coop = NULL;
+  E->part_start = E->part_step = NULL;
+  cg_line(E, "if (_pn > 1) {");
+  cg_line(E, "  _part[_lane] = %s;", acc);
+  cg_line(E, "  __syncthreads();");
+  cg_line(E, "  if (_pok && _pq == 0)");
+  cg_line(E, "    for (int _k = 1; _k < _pn; ++_k) %s = %s;", acc,
+          cg_combine(E, r->u.reduce.op, acc, "_part[_k * _pw + _pe]"));
+  cg_line(E, "  __syncthreads();");
+  cg_line(E, "}");
+  cg_line(E, "if (_pok && _pq == 0) {");
+  E->indent++;
+  E->known = r;
+  E->known_value = acc;
+  const char *v = cg_expr(E, s->rhs);
+  E->known = NULL;
+  if (s->rhs->type != IR_TY_FLOAT) v = kbc_arena_printf(C->a, "(float)(%s)", v);
+  cg_line(E, "%s = %s;", store, v);
+  E->indent--;
+  cg_line(E, "}");
+  E->indent--;
+  cg_line(E, "}");
+}
+
+/* Whether member k is emitted with parts (the same test as emit_stmt's). */
+static int uses_parts(cg_ctx *C, const cg_group *g, int k) {
+  const ir_stmt *s = IR_STMT(C->p, g->first + k);
+  if (needs_coop(C->p, g, k)) return 0;
+  int inner[64], n_inner = 0;
+  unsigned char *is_outer = KBC_NEW_ARRAY(C->a, unsigned char, s->n_index + 1);
+  for (int j = 0; j < g->n_outer; j++) is_outer[g->phi[k * CG_MAX_OUTER + j]] = 1;
+  for (int i = 0; i < s->n_index && n_inner < 64; i++)
+    if (s->index[i].kind == IR_IDX_FREE && !is_outer[i]) inner[n_inner++] = i;
+  return n_inner > 0 && !warp_per_element(C, g, s) && parts_per_element(g, s, inner, n_inner);
+}
+
 static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_group *g, int k) {
   const ir_stmt *s = IR_STMT(C->p, g->first + k);
   E->s = s;
@@ -108,6 +197,8 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_group *g, int k) {
     E->coop = NULL;
     cg_flat_loop_end(E, &L);
     E->n_hoisted = hoisted;
+  } else if (parts_per_element(g, s, inner, n_inner)) {
+    emit_parts(C, E, g, s, inner, n_inner, store);
   } else {
     int hoisted = cg_hoist_invariants(E, s->rhs, inner, n_inner);
     /* the target, as a load, so that a contiguous one goes through a pointer too */
@@ -155,9 +246,13 @@ int cg_emit_rows(cg_ctx *C, const cg_group *g, cg_kernel *k) {
     cg_line(&E, "const unsigned _mask = ((1u << %d) - 1u) << ((threadIdx.x & 31) & ~%du);", team, team - 1);
   else if (team == 32)
     cg_line(&E, "const unsigned _mask = 0xffffffffu;");
-  int coop = 0;
-  for (int i = 0; i < g->count; i++) coop |= needs_coop(C->p, g, i);
+  int coop = 0, parts = 0;
+  for (int i = 0; i < g->count; i++) {
+    coop |= needs_coop(C->p, g, i);
+    parts |= uses_parts(C, g, i);
+  }
   if (team > 32 && coop) cg_line(&E, "__shared__ float _red[32];");
+  if (parts) cg_line(&E, "__shared__ float _part[%d]; // the parts of reductions split by element", team);
   cg_line(&E, "const long long _n = %s;", cg_sym(&E, work));
   cg_line(&E, "for (long long _o = (long long)blockIdx.x * %d + threadIdx.x / %d; _o < _n; _o += (long long)gridDim.x * %d) {",
           per_block, team, per_block);
