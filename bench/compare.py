@@ -224,7 +224,7 @@ def run_impl(session: Session, impl: im.Impl, sets: list[Tensors], reference: Te
         cuda_alive(session)
     finally:
         if impl.family == "kbc":
-            key = (str(WORKLOADS[row["workload"]].spec), impl.precision)
+            key = (str(WORKLOADS[row["workload"]].spec), impl.variant or impl.precision)
             row["kbc_program_s"] = session.kbc.compile_s.get(key)
         del runner
         if impl.family == "compile":
@@ -341,8 +341,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compile-modes", type=csv_list(["default", "max-autotune", "reduce-overhead",
                                                      "max-autotune-no-cudagraphs"]),
                    default=["default", "max-autotune"], help="torch.compile modes (default: default,max-autotune)")
-    p.add_argument("--kbc-precisions", type=csv_list(["fp32", "tf32"]), default=["fp32", "tf32"],
-                   help="kbc precisions to time (default: fp32,tf32)")
+    p.add_argument("--kbc-precisions", type=csv_list(["fp32", "tf32", "fp32mma"]), default=["fp32", "tf32"],
+                   help="kbc precisions to time (default: fp32,tf32; fp32mma: fp32 contractions as 3xTF32 "
+                        "on tensor cores, KBC_FP32_MMA=1, checked at the fp32 threshold)")
     p.add_argument("--sam-shapes", default=None,
                    help="SAM-HQ shapes as HxWxB,... or 'all' (default: all 16; --quick: 3; cpu: 2 small)")
     p.add_argument("--verbose", action="store_true", help="print tracebacks of N/A rows")

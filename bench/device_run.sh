@@ -17,6 +17,7 @@
 set -u
 [ -f build/gpu/kbc_commit ] && export KBC_COMMIT=$(cat build/gpu/kbc_commit)
 OUT=${OUT:-/tmp}
+PRECISIONS=${KBC_PRECISIONS:-fp32,tf32} # kbc rows; add fp32mma for the 3xTF32 variant
 export KBC_LIB=$PWD/build/gpu/libkbc.so KBC_CACHE_DIR=${KBC_CACHE_DIR:-/tmp/kbc-cache}
 case "${1:-}" in
   check)
@@ -37,10 +38,10 @@ case "${1:-}" in
     } >$OUT/prof${TAG:-}.txt 2>&1
     grep -v "^kbc:   .*  0.0%" $OUT/prof${TAG:-}.txt ;;
   sam)
-    python3 bench/compare.py --workloads sam --no-compile --json $OUT/sam.json --png $OUT/sam.png \
+    python3 bench/compare.py --workloads sam --no-compile --kbc-precisions $PRECISIONS --json $OUT/sam.json --png $OUT/sam.png \
       >$OUT/sam.txt 2>&1; tail -40 $OUT/sam.txt ;;
   rest)
-    python3 bench/compare.py --workloads cvit,conv3d --compile-modes ${COMPILE_MODES:-default} \
+    python3 bench/compare.py --workloads cvit,conv3d --compile-modes ${COMPILE_MODES:-default} --kbc-precisions $PRECISIONS \
       --compile-timeout 150 --json $OUT/rest.json --png $OUT/rest.png >$OUT/rest.txt 2>&1
     tail -40 $OUT/rest.txt ;;
   check+rest)

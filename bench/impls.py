@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -41,6 +42,7 @@ class Impl:
     baseline: bool = False                           # the "PyTorch eager" that speedups are relative to
     skip: str | None = None                          # why it is N/A without trying
     note: str = ""
+    variant: str | None = None                       # kbc: a KBC_VARIANTS name (its own program)
 
 
 @dataclass
@@ -198,11 +200,12 @@ class KbcProvider:
             return
         self.module = module
 
-    def program(self, spec: Path, precision: str) -> object:
-        """The compiled program (raises RuntimeError with the reason when kbc cannot provide it)."""
+    def program(self, spec: Path, precision: str, variant: str | None = None) -> object:
+        """The compiled program (raises RuntimeError with the reason when kbc cannot provide it);
+        a variant (see KBC_VARIANTS) is a program of its own."""
         if self.module is None:
             raise RuntimeError(self.error)
-        key = (str(spec), precision)
+        key = (str(spec), variant or precision)
         if key in self.program_errors:
             raise RuntimeError(self.program_errors[key])
         if key not in self.programs:
@@ -216,16 +219,36 @@ class KbcProvider:
         return self.programs[key]
 
 
+# kbc variants timed as rows of their own: name -> (precision, environment
+# while the program generates its code, which it does at its first run).
+KBC_VARIANTS = {"fp32mma": ("fp32", {"KBC_FP32_MMA": "1"})}  # fp32 contractions as 3xTF32 on tensor cores
+
+
+@contextlib.contextmanager
+def environment(env: dict[str, str]):
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 class KbcRunner:
     """kbc on set i: the first call on a set allocates its outputs; later calls reuse them (outputs=)."""
 
-    def __init__(self, program: object, sets: list[Tensors]):
-        self.program, self.sets = program, sets
+    def __init__(self, program: object, sets: list[Tensors], env: dict[str, str] | None = None):
+        self.program, self.sets, self.env = program, sets, env or {}
         self.outs: list[Tensors | None] = [None] * len(sets)
 
     def __call__(self, i: int) -> Tensors:
         if self.outs[i] is None:
-            self.outs[i] = dict(self.program.run(self.sets[i]))
+            with environment(self.env):
+                self.outs[i] = dict(self.program.run(self.sets[i]))
             return self.outs[i]
         result = self.program.run(self.sets[i], outputs=self.outs[i])
         return self.outs[i] if result is None else result
@@ -243,11 +266,18 @@ class KbcRunner:
 def kbc_impls(provider: KbcProvider, workload: Workload, opts: Options) -> list[Impl]:
     """One kbc row per requested precision."""
     rows = []
-    for precision in opts.kbc_precisions:
-        def build(sets: list[Tensors], precision: str = precision) -> Runner:
-            return KbcRunner(provider.program(workload.spec, precision), sets)
-        rows.append(Impl(f"kbc {precision}", precision, "kbc", build,
-                         skip=provider.error, note=f"kbc.Program({workload.spec.name}, precision={precision})"))
+    for name in opts.kbc_precisions:
+        precision, env = KBC_VARIANTS.get(name, (name, {}))
+        variant = name if name in KBC_VARIANTS else None
+
+        def build(sets: list[Tensors], precision: str = precision, variant: str | None = variant,
+                  env: dict[str, str] = env) -> Runner:
+            return KbcRunner(provider.program(workload.spec, precision, variant), sets, env)
+        label = f"kbc {precision} (3xTF32)" if variant == "fp32mma" else f"kbc {precision}"
+        note = f"kbc.Program({workload.spec.name}, precision={precision})"
+        if env:
+            note += ", " + " ".join(f"{k}={v}" for k, v in env.items())
+        rows.append(Impl(label, precision, "kbc", build, skip=provider.error, note=note, variant=variant))
     return rows
 
 

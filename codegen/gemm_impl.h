@@ -68,6 +68,10 @@ typedef struct {
    * added atomically into the zeroed output (the slice count is chosen at
    * run time, from the tile count). */
   int split;
+  /* fp32 on TF32 tensor cores (KBC_FP32_MMA=1): operands kept in fp32 in
+   * shared memory, split into high and low TF32 parts at use, three mma
+   * per product (3xTF32) */
+  int split3;
   int slots;          /* blocks resident at once, two per multiprocessor: a wave */
   const char *kslot_expr[2 * GEMM_MAX_SLOTS];
 } gemm;
@@ -83,6 +87,7 @@ double gemm_tile_estimate(const sym *x);
 void gemm_stride_runs(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int kid, int xid, double *run_k, double *run_x);
 int gemm_split_offset(kbc_arena *a, const ir_stmt *s, const cg_contraction *c, const ir_expr *e, sym **row, sym **kpart);
 int gemm_smem_bytes(const gemm_cfg *f);
+/* mma: 0 FFMA, 1 TF32 tensor cores, 2 3xTF32 (smaller warp tiles) */
 int gemm_choose_cfg(const cg_target *t, const gemm_shape *sh, int mma, gemm_cfg *best);
 
 #endif

@@ -154,7 +154,8 @@ int gemm_choose_cfg(const cg_target *t, const gemm_shape *sh, int mma, gemm_cfg 
           f.sb = f.bn;
           f.pad_a = pad_for(1, f.bm);
           f.pad_b = pad_for(1, f.bn);
-          if (f.mi * f.ni > 16 || f.bm > 256 || f.bn > 256) continue;
+          /* 3xTF32 (mma == 2) holds high and low fragments: half the tiles */
+          if (f.mi * f.ni > (mma == 2 ? 8 : 16) || f.bm > 256 || f.bn > 256) continue;
           f.bk = 16;
           if (gemm_smem_bytes(&f) > GEMM_SMEM_TILES) continue;
           /* ties: square tiles, then fewer threads along n */

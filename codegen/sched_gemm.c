@@ -19,7 +19,9 @@
  *   - math: FFMA on a TM x TN register tile per thread, read from shared
  *     memory as 4-wide vectors (fp32), or, with --precision tf32, tensor
  *     cores (mma.sync m16n8k8 TF32, operands rounded with cvt.rna when
- *     stored to shared memory) on a warp tile per warp;
+ *     stored to shared memory) on a warp tile per warp, or, for fp32 with
+ *     KBC_FP32_MMA=1 (experimental), 3xTF32: fp32 operands in shared memory
+ *     split at use into high and low TF32 parts, three mma per product;
  *   - epilogue: the statement's rhs with the main sum replaced by the
  *     accumulator (cg_emit.known), guarded against partial tiles, stored
  *     from the thread tiles directly, or, when the output is contiguous
@@ -53,6 +55,7 @@
  * rows) go to the rows family with a team per output element instead. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gemm_impl.h"
@@ -290,7 +293,8 @@ static void emit_stores(gemm *G, const char *buf) {
   for (int w = 0; w < 2; w++) {
     gemm_operand *o = &G->op[w];
     for (int j = 0; j < o->slots; j++) {
-      const char *v = G->f.mma ? P("kbc_tf32(_%cv[%d])", o->tag, j) : P("_%cv[%d]", o->tag, j);
+      /* TF32: rounded once when stored; 3xTF32 keeps the fp32 value, split at use */
+      const char *v = G->f.mma && !G->split3 ? P("kbc_tf32(_%cv[%d])", o->tag, j) : P("_%cv[%d]", o->tag, j);
       int tt = o->tag == 'a' ? G->f.tm : G->f.tn;
       const char *col = o->xl[j];
       if (!G->f.mma && tt % 4) col = P("(%s) / %d * %d + (%s) %% %d", col, tt, (tt + 3) / 4 * 4, col, tt);
@@ -394,25 +398,38 @@ static void emit_math(gemm *G) {
     L("#pragma unroll");
     L("for (int _kk = 0; _kk < %d; _kk += 8) {", f->bk);
     G->E.indent++;
-    L("unsigned _fa[%d][4], _fb[%d][2];", f->mi, f->ni);
+    static const char *const a_at[4] = {"[_kk + _t4][_r]", "[_kk + _t4][_r + 8]", "[_kk + _t4 + 4][_r]",
+                                        "[_kk + _t4 + 4][_r + 8]"};
+    static const char *const b_at[2] = {"[_kk + _t4][_c]", "[_kk + _t4 + 4][_c]"};
+    if (G->split3) L("unsigned _fa[%d][4], _fal[%d][4], _fb[%d][2], _fbl[%d][2]; // high and low TF32 parts", f->mi,
+                     f->mi, f->ni, f->ni);
+    else L("unsigned _fa[%d][4], _fb[%d][2];", f->mi, f->ni);
     L("#pragma unroll");
     L("for (int _i = 0; _i < %d; ++_i) {", f->mi);
     L("  const int _r = _wm0 + _i * 16 + _g;");
-    L("  _fa[_i][0] = __float_as_uint(_As[_cur][_kk + _t4][_r]);");
-    L("  _fa[_i][1] = __float_as_uint(_As[_cur][_kk + _t4][_r + 8]);");
-    L("  _fa[_i][2] = __float_as_uint(_As[_cur][_kk + _t4 + 4][_r]);");
-    L("  _fa[_i][3] = __float_as_uint(_As[_cur][_kk + _t4 + 4][_r + 8]);");
+    for (int q = 0; q < 4; q++)
+      if (G->split3) L("  kbc_split_tf32(_As[_cur]%s, _fa[_i][%d], _fal[_i][%d]);", a_at[q], q, q);
+      else L("  _fa[_i][%d] = __float_as_uint(_As[_cur]%s);", q, a_at[q]);
     L("}");
     L("#pragma unroll");
     L("for (int _j = 0; _j < %d; ++_j) {", f->ni);
     L("  const int _c = _wn0 + _j * 8 + _g;");
-    L("  _fb[_j][0] = __float_as_uint(_Bs[_cur][_kk + _t4][_c]);");
-    L("  _fb[_j][1] = __float_as_uint(_Bs[_cur][_kk + _t4 + 4][_c]);");
+    for (int q = 0; q < 2; q++)
+      if (G->split3) L("  kbc_split_tf32(_Bs[_cur]%s, _fb[_j][%d], _fbl[_j][%d]);", b_at[q], q, q);
+      else L("  _fb[_j][%d] = __float_as_uint(_Bs[_cur]%s);", q, b_at[q]);
     L("}");
     L("#pragma unroll");
     L("for (int _i = 0; _i < %d; ++_i)", f->mi);
     L("  #pragma unroll");
-    L("  for (int _j = 0; _j < %d; ++_j) kbc_mma_tf32(_acc[_i][_j], _fa[_i], _fb[_j]);", f->ni);
+    if (G->split3) {
+      L("  for (int _j = 0; _j < %d; ++_j) { // the small products first", f->ni);
+      L("    kbc_mma_tf32(_acc[_i][_j], _fal[_i], _fb[_j]);");
+      L("    kbc_mma_tf32(_acc[_i][_j], _fa[_i], _fbl[_j]);");
+      L("    kbc_mma_tf32(_acc[_i][_j], _fa[_i], _fb[_j]);");
+      L("  }");
+    } else {
+      L("  for (int _j = 0; _j < %d; ++_j) kbc_mma_tf32(_acc[_i][_j], _fa[_i], _fb[_j]);", f->ni);
+    }
     G->E.indent--;
     L("}");
   }
@@ -690,6 +707,18 @@ static const char tf32_helpers[] =
     "}\n"
     "#endif\n\n";
 
+static const char split_helpers[] =
+    "#ifndef KBC_GEMM_SPLIT_HELPERS\n"
+    "#define KBC_GEMM_SPLIT_HELPERS\n"
+    "// 3xTF32: x as its TF32 rounding (hi) and the TF32 rounding of the rest (lo), so that\n"
+    "// a*b = ah*bh + ah*bl + al*bh + al*bl, the last term dropped, to about fp32 accuracy.\n"
+    "__device__ __forceinline__ void kbc_split_tf32(float x, unsigned &hi, unsigned &lo) {\n"
+    "  const float h = kbc_tf32(x);\n"
+    "  hi = __float_as_uint(h);\n"
+    "  lo = __float_as_uint(kbc_tf32(x - h));\n"
+    "}\n"
+    "#endif\n\n";
+
 /* Matrix-vector like shapes (few tiles, a long reduction): the rows
  * family with a team of threads per output element splitting the sum. */
 static int emit_as_rows(cg_ctx *C, const cg_group *g, const ir_stmt *s, double k_est, cg_kernel *k) {
@@ -815,8 +844,11 @@ int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   gemm_shape sh = {gemm_tile_estimate(M), gemm_tile_estimate(N), gemm_tile_estimate(K), gemm_tile_estimate(B), 0};
   /* Split-K needs an output that is the bare sum and a K that may be long. */
   sh.splittable = s->rhs == c->reduce && !s->accumulate && sh.k >= 2.0 * GEMM_SPLIT_MIN_KTILES * 16;
-  int mma = C->t->precision == CG_PRECISION_TF32;
-  if (!gemm_choose_cfg(C->t, &sh, mma, &G->f)) return 0;
+  /* fp32 on tensor cores (experimental, KBC_FP32_MMA=1): 3xTF32 split products */
+  const char *fp32_mma = getenv("KBC_FP32_MMA");
+  G->split3 = C->t->precision == CG_PRECISION_FP32 && fp32_mma && !strcmp(fp32_mma, "1");
+  int mma = C->t->precision == CG_PRECISION_TF32 || G->split3;
+  if (!gemm_choose_cfg(C->t, &sh, G->split3 ? 2 : mma, &G->f)) return 0;
   gemm_cfg *f = &G->f;
 
   /* Few tiles at the estimated extents and a reduction longer than the
@@ -860,9 +892,13 @@ int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
 
   /* ---- header ---- */
   if (mma) kbc_buf_puts(C->out, tf32_helpers);
+  if (G->split3) kbc_buf_puts(C->out, split_helpers);
   kbc_buf_printf(C->out, "// %s\n", cg_stmt_comment(C->a, s));
   kbc_buf_printf(C->out, "// schedule: gemm (%s), M = %s, N = %s, K = %s, batch = %s\n",
-                 mma ? "TF32 mma.sync m16n8k8, fp32 accumulation" : "FFMA fp32", join_names(G, c->m, c->n_m),
+                 G->split3 ? "3xTF32 mma.sync m16n8k8, split operands, fp32 accumulation"
+                 : mma     ? "TF32 mma.sync m16n8k8, fp32 accumulation"
+                           : "FFMA fp32",
+                 join_names(G, c->m, c->n_m),
                  join_names(G, c->n, c->n_n), join_names(G, c->k, c->n_k), join_names(G, c->bat, c->n_b));
   if (!mma)
     kbc_buf_printf(C->out, "//   tile %dx%dx%d, %d threads as %d x %d, %dx%d outputs per thread",
