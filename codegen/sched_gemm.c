@@ -113,9 +113,8 @@ static void decode_named(gemm *G, const char *flat, const int *ids, int n, const
 
 /* K is one coordinate: one index (each k slot a variable advanced by BK per
  * k-tile), or flat (each load's k is the k-tile base _kb plus its slot's
- * local offset, nothing carried across k-tiles: flat K comes with many
- * slots, m-contiguous loads of 16 k per thread, where carried variables
- * cost registers the FFMA tile needs). */
+ * local offset, nothing carried across k-tiles: a carried variable per slot
+ * measured slower on flat K, and flat K comes with up to 16 slots). */
 static int k_single(const gemm *G) { return G->c.n_k == 1 || G->kflat; }
 
 /* The C name of digit `id` of k slot ks (single K: its k). */
@@ -231,7 +230,8 @@ static void bind_k(gemm *G, int ks) {
  * registers; tables from shared buffer tbuf. */
 static void emit_loads(gemm *G, const char *tbuf) {
   for (int ks = 0; ks < G->n_kslots && G->kflat; ks++)
-    if (uses_kslot(&G->op[0], ks) || uses_kslot(&G->op[1], ks)) L("const long long _k%d = _kb + %s;", ks, G->kslot_expr[ks]);
+    if (uses_kslot(&G->op[0], ks) || uses_kslot(&G->op[1], ks))
+      L("const long long _k%d = _kb + %s;", ks, G->kslot_expr[ks]);
   for (int w = 0; w < 2; w++) {
     gemm_operand *o = &G->op[w];
     if (!o->fast || o->table) continue;

@@ -92,7 +92,8 @@ static void emit_parts(cg_ctx *C, cg_emit *E, const cg_group *g, const ir_stmt *
   cg_line(E, "// each inner element's reduction in parts: a thread per part, combined through shared memory");
   cg_line(E, "const long long _pE = %s; // inner elements", total);
   cg_line(E, "const int _pw = _pE < %d ? (int)_pE : %d; // threads per part (one per element)", T, T);
-  cg_line(E, "const int _pn = %d / _pw, _pq = _lane / _pw, _pe = _lane %% _pw; // parts, this thread's part and element", T);
+  cg_line(E, "const int _pn = %d / _pw, _pq = _lane / _pw, _pe = _lane %% _pw; // parts, this part, its element",
+          T);
   cg_line(E, "for (long long _pb = 0; _pb < _pE; _pb += _pw) {");
   E->indent++;
   cg_line(E, "const bool _pok = _pb + _pe < _pE && _pq < _pn;");
