@@ -114,7 +114,8 @@ const char *cg_expr(cg_emit *E, const ir_expr *e);
  * fastest) from element `start` in steps of `step`, the indices declared
  * before it and advanced digit by digit (no division inside the loop);
  * the loads in body[0..n_body) that are contiguous along that space read
- * through a pointer set before the loop, indexed by the loop counter.
+ * through a pointer set before the loop, indexed by the loop counter (and
+ * when the body then uses the indices no more, they are not declared).
  * cg_flat_loop_end closes it; L holds the loop's state (loops nest). */
 typedef struct {
   int n;
