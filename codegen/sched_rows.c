@@ -79,6 +79,8 @@ static int parts_per_element(const cg_group *g, const ir_stmt *s, const int *inn
   return 2 * elems <= g->team && size >= 8;
 }
 
+enum { PART_MIN_TERMS = 8 };
+
 /* The statement with parts: threads _pe of each part take the elements in
  * turn, every thread runs the same iterations (the barriers inside), and
  * part 0 combines the parts through shared memory and stores. */
@@ -91,9 +93,15 @@ static void emit_parts(cg_ctx *C, cg_emit *E, const cg_group *g, const ir_stmt *
     total = kbc_arena_printf(C->a, "%s * %s", total, cg_sym(E, s->index[inner[i]].extent));
   cg_line(E, "// each inner element's reduction in parts: a thread per part, combined through shared memory");
   cg_line(E, "const long long _pE = %s; // inner elements", total);
+  const char *rtotal = "1LL";
+  for (int i = 0; i < r->u.reduce.n_vars; i++)
+    rtotal = kbc_arena_printf(C->a, "%s * %s", rtotal, cg_sym(E, s->index[r->u.reduce.vars[i]].extent));
   cg_line(E, "const int _pw = _pE < %d ? (int)_pE : %d; // threads per part (one per element)", T, T);
-  cg_line(E, "const int _pn = %d / _pw, _pq = _lane / _pw, _pe = _lane %% _pw; // parts, this part, its element",
-          T);
+  cg_line(E, "const long long _pR = %s; // terms of each reduction", rtotal);
+  cg_line(E, "// parts: as many as the team holds copies of the elements, each of at least %d terms", PART_MIN_TERMS);
+  cg_line(E, "const int _pn = (int)(%d / _pw < _pR / %d ? %d / _pw : (_pR / %d > 1 ? _pR / %d : 1));", T,
+          PART_MIN_TERMS, T, PART_MIN_TERMS, PART_MIN_TERMS);
+  cg_line(E, "const int _pq = _lane / _pw, _pe = _lane %% _pw; // this thread's part and element");
   cg_line(E, "for (long long _pb = 0; _pb < _pE; _pb += _pw) {");
   E->indent++;
   cg_line(E, "const bool _pok = _pb + _pe < _pE && _pq < _pn;");
