@@ -97,10 +97,10 @@ static void emit_parts(cg_ctx *C, cg_emit *E, const cg_group *g, const ir_stmt *
   for (int i = 0; i < r->u.reduce.n_vars; i++)
     rtotal = kbc_arena_printf(C->a, "%s * %s", rtotal, cg_sym(E, s->index[r->u.reduce.vars[i]].extent));
   cg_line(E, "const int _pw = _pE < %d ? (int)_pE : %d; // threads per part (one per element)", T, T);
-  cg_line(E, "const long long _pR = %s; // terms of each reduction", rtotal);
   cg_line(E, "// parts: as many as the team holds copies of the elements, each of at least %d terms", PART_MIN_TERMS);
-  cg_line(E, "const int _pn = (int)(%d / _pw < _pR / %d ? %d / _pw : (_pR / %d > 1 ? _pR / %d : 1));", T,
-          PART_MIN_TERMS, T, PART_MIN_TERMS, PART_MIN_TERMS);
+  cg_line(E, "const int _pm = (int)((%s) / %d < %d ? (%s) / %d : %d); // parts the terms allow", rtotal,
+          PART_MIN_TERMS, T, rtotal, PART_MIN_TERMS, T);
+  cg_line(E, "const int _pn = _pm < 2 ? 1 : _pm < %d / _pw ? _pm : %d / _pw;", T, T);
   cg_line(E, "const int _pq = _lane / _pw, _pe = _lane %% _pw; // this thread's part and element");
   cg_line(E, "for (long long _pb = 0; _pb < _pE; _pb += _pw) {");
   E->indent++;
