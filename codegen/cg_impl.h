@@ -126,6 +126,12 @@ typedef struct {
 void cg_flat_loop(cg_emit *E, cg_flat *L, int n, const int *ids, const char *start, int step,
                   const ir_expr *const *body, int n_body);
 void cg_flat_loop_end(cg_emit *E, const cg_flat *L);
+/* Emits a block assigning dst[0..n) (declared lvalues) the row-major digits
+ * of the C expression flat over the indices ids[0..n) of E->s (the last
+ * fastest), through a long long temporary named q; and the C expression
+ * "1LL * E1 * E2 ..." of the product of their extents. */
+void cg_decode(cg_emit *E, const char *q, const char *flat, const int *ids, int n, const char *const *dst);
+const char *cg_extent_product(cg_emit *E, const int *ids, int n);
 /* Before a loop over index ids vars[0..nv) whose body is e: computes into
  * registers the largest float subexpressions of e that read memory and
  * mention none of vars (outside where() branches and reductions, so that

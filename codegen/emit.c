@@ -199,6 +199,26 @@ static int flat_unroll(void) {
   return v >= 1 && v <= 64 ? v : 4;
 }
 
+void cg_decode(cg_emit *E, const char *q, const char *flat, const int *ids, int n, const char *const *dst) {
+  cg_line(E, "{");
+  E->indent++;
+  cg_line(E, "long long %s = %s;", q, flat);
+  for (int i = n - 1; i > 0; i--) {
+    const char *ext = cg_sym(E, E->s->index[ids[i]].extent);
+    cg_line(E, "%s = %s %% %s;", dst[i], q, ext);
+    cg_line(E, "%s /= %s;", q, ext);
+  }
+  cg_line(E, "%s = %s;", dst[0], q);
+  E->indent--;
+  cg_line(E, "}");
+}
+
+const char *cg_extent_product(cg_emit *E, const int *ids, int n) {
+  const char *p = "1LL";
+  for (int i = 0; i < n; i++) p = kbc_arena_printf(E->a, "%s * %s", p, cg_sym(E, E->s->index[ids[i]].extent));
+  return p;
+}
+
 /* From here until E->n_hoisted is restored, cg_expr gives `name` for e
  * (recip: e is x / d, given as x times the reciprocal `name`). */
 static void remember(cg_emit *E, const ir_expr *e, const char *name, int recip) {
@@ -272,36 +292,25 @@ static void flat_loop(cg_emit *E, cg_flat *L, int n, const int *ids, const char 
     E->indent++;
     return;
   }
-  const char *total = "1LL";
-  for (int i = 0; i < n; i++) total = kbc_arena_printf(E->a, "%s * %s", total, cg_sym(E, E->s->index[ids[i]].extent));
+  const char *total = cg_extent_product(E, ids, n);
   const char *f = fresh(E, "f"), *q = fresh(E, "q");
   for (int i = 0; i < n_body; i++) flat_pointers(E, body[i], n, ids, f);
   /* With the body known and every use of the indices through a row
    * pointer, the loop counter alone: no digits to maintain. */
-  int digits = n_body == 0;
-  for (int i = 0; i < n_body; i++) digits |= mentions_unhoisted(E, body[i], ids, n);
-  if (digits) {
+  int need_digits = n_body == 0;
+  for (int i = 0; i < n_body; i++) need_digits |= mentions_unhoisted(E, body[i], ids, n);
+  if (need_digits) {
     L->inc = fresh(E, "inc");
     /* The digits of start (the indices) and of step (the increments). */
     cg_line(E, "long long %s[%d];", L->inc, n > 0 ? n : 1);
     for (int i = 0; i < n; i++) cg_line(E, "long long %s;", E->idx[ids[i]]);
-    for (int pass = 0; pass < 2; pass++) {
-      cg_line(E, "{");
-      E->indent++;
-      cg_line(E, "long long %s = %s;", q, pass == 0 ? start : step_ll);
-      for (int i = n - 1; i >= 0; i--) {
-        const char *digit = pass == 0 ? E->idx[ids[i]] : kbc_arena_printf(E->a, "%s[%d]", L->inc, i);
-        if (i > 0) {
-          const char *ext = cg_sym(E, E->s->index[ids[i]].extent);
-          cg_line(E, "%s = %s %% %s;", digit, q, ext);
-          cg_line(E, "%s /= %s;", q, ext);
-        } else {
-          cg_line(E, "%s = %s;", digit, q);
-        }
-      }
-      E->indent--;
-      cg_line(E, "}");
+    const char **digits = KBC_NEW_ARRAY(E->a, const char *, n), **incs = KBC_NEW_ARRAY(E->a, const char *, n);
+    for (int i = 0; i < n; i++) {
+      digits[i] = E->idx[ids[i]];
+      incs[i] = kbc_arena_printf(E->a, "%s[%d]", L->inc, i);
     }
+    cg_decode(E, q, start, ids, n, digits);
+    cg_decode(E, q, step_ll, ids, n, incs);
   }
   cg_line(E, "#pragma unroll %d", flat_unroll());
   cg_line(E, "for (long long %s = %s; %s < %s; %s += %s) {", f, start, f, total, f, step);

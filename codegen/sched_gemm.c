@@ -78,21 +78,8 @@ static const char *join_names(gemm *G, const int *ids, int n) {
 /* Assigns the row-major digits of `flat` over ids to the C lvalues
  * dst[i] (already declared), last index fastest. */
 static void emit_decode(gemm *G, const char *flat, const int *ids, int n, const char *const *dst) {
-  if (n == 1) {
-    L("%s = %s;", dst[0], flat);
-    return;
-  }
-  L("{");
-  G->E.indent++;
-  L("long long _q = %s;", flat);
-  for (int i = n - 1; i > 0; i--) {
-    const char *e = ext_c(G, ids[i]);
-    L("%s = _q %% %s;", dst[i], e);
-    L("_q /= %s;", e);
-  }
-  L("%s = _q;", dst[0]);
-  G->E.indent--;
-  L("}");
+  if (n == 1) L("%s = %s;", dst[0], flat);
+  else cg_decode(&G->E, "_q", flat, ids, n, dst);
 }
 
 /* `long long d0, d1, ...;` (with an optional comment) then dst decoded from flat. */

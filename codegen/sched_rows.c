@@ -88,14 +88,9 @@ static void emit_parts(cg_ctx *C, cg_emit *E, const cg_group *g, const ir_stmt *
                        const char *store) {
   const ir_expr *r = top_reduce(s->rhs);
   int T = g->team;
-  const char *total = "1LL";
-  for (int i = 0; i < n_inner; i++)
-    total = kbc_arena_printf(C->a, "%s * %s", total, cg_sym(E, s->index[inner[i]].extent));
   cg_line(E, "// each inner element's reduction in parts: a thread per part, combined through shared memory");
-  cg_line(E, "const long long _pE = %s; // inner elements", total);
-  const char *rtotal = "1LL";
-  for (int i = 0; i < r->u.reduce.n_vars; i++)
-    rtotal = kbc_arena_printf(C->a, "%s * %s", rtotal, cg_sym(E, s->index[r->u.reduce.vars[i]].extent));
+  cg_line(E, "const long long _pE = %s; // inner elements", cg_extent_product(E, inner, n_inner));
+  const char *rtotal = cg_extent_product(E, r->u.reduce.vars, r->u.reduce.n_vars);
   cg_line(E, "const int _pw = _pE < %d ? (int)_pE : %d; // threads per part (one per element)", T, T);
   cg_line(E, "// parts: as many as the team holds copies of the elements, each of at least %d terms", PART_MIN_TERMS);
   cg_line(E, "const int _pm = (int)((%s) / %d < %d ? (%s) / %d : %d); // parts the terms allow", rtotal,
@@ -107,18 +102,12 @@ static void emit_parts(cg_ctx *C, cg_emit *E, const cg_group *g, const ir_stmt *
   cg_line(E, "const bool _pok = _pb + _pe < _pE && _pq < _pn;");
   /* the element's indices (element 0 for threads without one: its loads
    * stay in bounds, its values unused) */
-  for (int i = 0; i < n_inner; i++) cg_line(E, "long long %s;", E->idx[inner[i]]);
-  cg_line(E, "{");
-  E->indent++;
-  cg_line(E, "long long _pt = _pok ? _pb + _pe : 0;");
-  for (int i = n_inner - 1; i > 0; i--) {
-    const char *ext = cg_sym(E, s->index[inner[i]].extent);
-    cg_line(E, "%s = _pt %% %s;", E->idx[inner[i]], ext);
-    cg_line(E, "_pt /= %s;", ext);
+  const char **digits = KBC_NEW_ARRAY(C->a, const char *, n_inner);
+  for (int i = 0; i < n_inner; i++) {
+    digits[i] = E->idx[inner[i]];
+    cg_line(E, "long long %s;", digits[i]);
   }
-  cg_line(E, "%s = _pt;", E->idx[inner[0]]);
-  E->indent--;
-  cg_line(E, "}");
+  cg_decode(E, "_pt", "_pok ? _pb + _pe : 0", inner, n_inner, digits);
   E->coop = r;
   E->part_start = "(_pok ? (long long)_pq : 0x7fffffffffffffffLL)";
   E->part_step = "_pn";
@@ -147,16 +136,24 @@ static void emit_parts(cg_ctx *C, cg_emit *E, const cg_group *g, const ir_stmt *
   cg_line(E, "}");
 }
 
+/* Member k's free indices that are not outer dimensions (at most 64),
+ * into inner; their count. */
+static int inner_indices(cg_ctx *C, const cg_group *g, int k, int *inner) {
+  const ir_stmt *s = IR_STMT(C->p, g->first + k);
+  unsigned char *is_outer = KBC_NEW_ARRAY(C->a, unsigned char, s->n_index + 1);
+  for (int j = 0; j < g->n_outer; j++) is_outer[g->phi[k * CG_MAX_OUTER + j]] = 1;
+  int n = 0;
+  for (int i = 0; i < s->n_index && n < 64; i++)
+    if (s->index[i].kind == IR_IDX_FREE && !is_outer[i]) inner[n++] = i;
+  return n;
+}
+
 /* Whether member k is emitted with parts (the same test as emit_stmt's). */
 static int uses_parts(cg_ctx *C, const cg_group *g, int k) {
   const ir_stmt *s = IR_STMT(C->p, g->first + k);
-  if (needs_coop(C->p, g, k)) return 0;
-  int inner[64], n_inner = 0;
-  unsigned char *is_outer = KBC_NEW_ARRAY(C->a, unsigned char, s->n_index + 1);
-  for (int j = 0; j < g->n_outer; j++) is_outer[g->phi[k * CG_MAX_OUTER + j]] = 1;
-  for (int i = 0; i < s->n_index && n_inner < 64; i++)
-    if (s->index[i].kind == IR_IDX_FREE && !is_outer[i]) inner[n_inner++] = i;
-  return n_inner > 0 && !warp_per_element(C, g, s) && parts_per_element(g, s, inner, n_inner);
+  int inner[64], n_inner = inner_indices(C, g, k, inner);
+  return !needs_coop(C->p, g, k) && n_inner > 0 && !warp_per_element(C, g, s) &&
+         parts_per_element(g, s, inner, n_inner);
 }
 
 static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_group *g, int k) {
@@ -167,15 +164,9 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_group *g, int k) {
   cg_line(E, "{ // %s", cg_stmt_comment(C->a, s));
   E->indent++;
   /* Outer indices of this statement. */
-  unsigned char *is_outer = KBC_NEW_ARRAY(C->a, unsigned char, s->n_index + 1);
-  for (int j = 0; j < g->n_outer; j++) {
-    int id = g->phi[k * CG_MAX_OUTER + j];
-    is_outer[id] = 1;
-    cg_line(E, "const long long %s = _o%d;", E->idx[id], j);
-  }
-  int inner[64], n_inner = 0;
-  for (int i = 0; i < s->n_index && n_inner < 64; i++)
-    if (s->index[i].kind == IR_IDX_FREE && !is_outer[i]) inner[n_inner++] = i;
+  for (int j = 0; j < g->n_outer; j++)
+    cg_line(E, "const long long %s = _o%d;", E->idx[g->phi[k * CG_MAX_OUTER + j]], j);
+  int inner[64], n_inner = inner_indices(C, g, k, inner);
   const char *store = kbc_arena_printf(C->a, "%s[%s]", C->names->tensor[s->out->id], cg_offset(E, s->out, s->lhs));
   if (needs_coop(C->p, g, k)) {
     E->coop = top_reduce(s->rhs);
