@@ -300,7 +300,8 @@ def run_all(session: Session) -> dict[str, object]:
     for key in session.args.workloads:
         workload = WORKLOADS[key]
         impls = im.impls_for(workload, session.opts, session.kbc)
-        for shape in shapes_for(key, session.device, session.args.quick, session.args.sam_shapes):
+        for shape in shapes_for(key, session.device, session.args.quick, session.args.sam_shapes,
+                                session.args.headline):
             session.rows.extend(run_shape(session, workload, shape, impls))
             report.write_json(session.args.json, document(session, env, problems, done=False))
     if session.device.type == "cuda" and not session.broken:
@@ -328,6 +329,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated subset of cvit,conv3d,sam (default: all)")
     p.add_argument("--quick", action="store_true",
                    help="headline shapes only (SAM-HQ: 7x7 b1, 32x32 b2, 64x64 b4), fewer repetitions")
+    p.add_argument("--headline", action="store_true",
+                   help="headline shapes only (as --quick), at full repetitions")
     p.add_argument("--device", choices=["cuda", "cpu"], default="cuda",
                    help="cpu: small shapes and host timers, for testing without a GPU")
     p.add_argument("--json", type=Path, default=HERE / "results" / "latest.json", help="results file")

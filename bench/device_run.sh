@@ -9,7 +9,8 @@
 #          ($COMPILE_MODES, default: default);
 #   check+rest: both;
 #   sam-compile-1..4: torch.compile (default) for SAM-HQ, four shapes a call;
-#   autotune: max-autotune for CViT and conv3d.
+#   autotune: max-autotune at the headline shapes of $AUTOTUNE_WORKLOADS
+#            (default cvit,conv3d; sam: 7x7 b1, 32x32 b2, 64x64 b4).
 # Then: python3 bench/compare.py --merge A.json B.json ... --json ... --png ...
 # Logs and JSON under $OUT.  The commit measured: write it beside the build
 # before the build folder is carried (git rev-parse HEAD >build/gpu/kbc_commit),
@@ -58,8 +59,9 @@ case "${1:-}" in
       --compile-timeout 120 --json $OUT/$1.json --png $OUT/$1.png >$OUT/$1.txt 2>&1
     tail -30 $OUT/$1.txt ;;
   autotune)
-    # max-autotune for the headline shapes of CViT and conv3d
-    python3 bench/compare.py --workloads cvit,conv3d --compile-modes max-autotune --compile-timeout 240 \
+    # max-autotune at the headline shapes (full repetitions)
+    python3 bench/compare.py --workloads ${AUTOTUNE_WORKLOADS:-cvit,conv3d} --headline --compile-modes max-autotune \
+      --compile-timeout 240 \
       --json $OUT/autotune.json --png $OUT/autotune.png >$OUT/autotune.txt 2>&1
     tail -30 $OUT/autotune.txt ;;
   *) echo "usage: bench/device_run.sh check|profile|sam|rest|check+rest|sam-compile-N|autotune" >&2; exit 2 ;;

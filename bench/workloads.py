@@ -112,8 +112,10 @@ def parse_sam_list(text: str) -> list[tuple[int, int, int]]:
     return out
 
 
-def shapes_for(key: str, device: torch.device, quick: bool, sam_shapes: str | None = None) -> list[Shape]:
-    """The shapes to run: GPU benchmark shapes (quick: headline only), or small ones on the CPU."""
+def shapes_for(key: str, device: torch.device, quick: bool, sam_shapes: str | None = None,
+               headline: bool = False) -> list[Shape]:
+    """The shapes to run: GPU benchmark shapes (quick or headline: headline only), or small ones on the CPU."""
+    quick = quick or headline
     if key == "cvit":
         if device.type != "cuda":
             return [cvit_shape(2, primary=True)]
