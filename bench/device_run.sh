@@ -61,7 +61,7 @@ case "${1:-}" in
   autotune)
     # max-autotune at the headline shapes (full repetitions)
     python3 bench/compare.py --workloads ${AUTOTUNE_WORKLOADS:-cvit,conv3d} --headline --compile-modes max-autotune \
-      --compile-timeout 240 \
+      --compile-timeout ${AUTOTUNE_TIMEOUT:-240} \
       --json $OUT/autotune.json --png $OUT/autotune.png >$OUT/autotune.txt 2>&1
     tail -30 $OUT/autotune.txt ;;
   *) echo "usage: bench/device_run.sh check|profile|sam|rest|check+rest|sam-compile-N|autotune" >&2; exit 2 ;;
