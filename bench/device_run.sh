@@ -1,6 +1,8 @@
 #!/bin/bash
 # bench/device_run.sh PART — the device-side runs behind docs/BENCHMARKS.md
-# (on the GPU machine, from the repository root, build in build/gpu):
+# (on the GPU machine, from the repository root, build in build/gpu made here
+# by tools/gpu_build.sh and carried):
+#   ctest: the whole ctest suite of build/gpu on the GPU (gpu tests included);
 #   check: every spec vs PyTorch at the small/odd and the benchmark shapes;
 #   profile: per-kernel times of the three workloads (KBC_PROFILE=1), of the
 #            build in $KBC_BUILD (default build/gpu), into $OUT/prof${TAG}.txt;
@@ -21,6 +23,14 @@ OUT=${OUT:-/tmp}
 PRECISIONS=${KBC_PRECISIONS:-fp32,tf32} # kbc rows; add fp32mma for the 3xTF32 variant
 export KBC_LIB=$PWD/build/gpu/libkbc.so KBC_CACHE_DIR=${KBC_CACHE_DIR:-/tmp/kbc-cache}
 case "${1:-}" in
+  ctest)
+    # ctest's files name the source folder of the build made here: link it
+    src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build/gpu/CMakeCache.txt)
+    [ "$src" = "$PWD" ] || { mkdir -p "$(dirname "$src")" && ln -sfn "$PWD" "$src"; }
+    py=python3; python3 -c 'import torch' 2>/dev/null || py=/usr/bin/python3
+    LD_LIBRARY_PATH=$PWD/build/gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} KBC_PYTHON=$(command -v $py) \
+      ctest --test-dir "$src/build/gpu" -j"$(nproc)" --output-on-failure >$OUT/ctest.txt 2>&1
+    grep -E "tests passed|Skipped|Failed" $OUT/ctest.txt ;;
   check)
     tests/gpu/device_check.sh build/gpu tests/gpu/cases.txt >$OUT/check_small.txt 2>&1
     tests/gpu/device_check.sh build/gpu tests/gpu/cases_bench.txt >$OUT/check_bench.txt 2>&1
@@ -64,5 +74,5 @@ case "${1:-}" in
       --compile-timeout ${AUTOTUNE_TIMEOUT:-240} \
       --json $OUT/autotune.json --png $OUT/autotune.png >$OUT/autotune.txt 2>&1
     tail -30 $OUT/autotune.txt ;;
-  *) echo "usage: bench/device_run.sh check|profile|sam|rest|check+rest|sam-compile-N|autotune" >&2; exit 2 ;;
+  *) echo "usage: bench/device_run.sh ctest|check|profile|sam|rest|check+rest|sam-compile-N|autotune" >&2; exit 2 ;;
 esac

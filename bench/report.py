@@ -161,15 +161,25 @@ def mean_of(values: Iterable[float]) -> float:
 
 
 def merge_documents(docs: list[dict[str, object]], sources: list[str]) -> dict[str, object]:
-    """One document from several runs (e.g. one per workload); a later row replaces an earlier one."""
+    """One document from several runs (e.g. one per workload); a later row replaces an earlier one,
+    except that a row a run skipped by its options ("skipped (--no-compile)") keeps the earlier row."""
     for doc, src in zip(docs, sources):
         if doc.get("schema") != SCHEMA:
             raise ValueError(f"{src}: schema {doc.get('schema')!r}, expected {SCHEMA!r}")
     rows: dict[tuple, Row] = {}
     for doc in docs:
         for r in doc["results"]:
-            rows[(r["workload"], r["shape"], r["impl"])] = r
-    results = list(rows.values())
+            key = (r["workload"], r["shape"], r["impl"])
+            if key in rows and r["status"] == "N/A" and str(r.get("reason", "")).startswith("skipped"):
+                continue
+            rows[key] = r
+    # rows of one workload and shape together, in the order they were first seen
+    first_seen: dict[tuple, int] = {}
+    for key in rows:
+        first_seen.setdefault(key[:1], len(first_seen))
+        first_seen.setdefault(key[:2], len(first_seen))
+    results = sorted(rows.values(), key=lambda r: (first_seen[(r["workload"],)],
+                                                   first_seen[(r["workload"], r["shape"])]))
     speedups(results)
     last = docs[-1]
     return {"schema": SCHEMA, "complete": all(d.get("complete") for d in docs), "merged_from": sources,

@@ -14,7 +14,8 @@
  *   - a statement of a block-wide team whose inner elements are fewer
  *     than half its threads (estimated) and whose value is a reduction
  *     splits each element's reduction into parts, a thread per part, and
- *     combines them through shared memory (the column sums of dS);
+ *     combines them through shared memory (the column sums of dS), where
+ *     KBC_ROWS_PARTS=1 asks for it (off by default: measured slower);
  *   - any other statement strides the team's threads over its remaining
  *     (inner) free indices, each thread computing whole elements.
  * A team is 1 to 32 threads (several teams share a block of 256) or a
@@ -22,6 +23,7 @@
  * synchronizes (nothing for one thread, __syncwarp for a team within a
  * warp, __syncthreads for a whole block),
  * so a statement reads what earlier statements wrote for the same point. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cg_impl.h"
@@ -68,10 +70,14 @@ static int warp_per_element(cg_ctx *C, const cg_group *g, const ir_stmt *s) {
 /* Whether a statement of a block-wide team whose inner elements are fewer
  * than its threads (estimated) and whose value is a reduction splits each
  * element's reduction into parts, one thread per part (grw: 64 columns
- * summed over 64 rows by 256 threads — a thread per column would leave
- * three quarters of them idle, each of the rest reading a column alone). */
+ * summed over 64 rows by 256 threads — a thread per column leaves three
+ * quarters of them idle).  Opt-in (KBC_ROWS_PARTS=1): measured on the H200
+ * (2026-11-30), SAM-HQ's dS rows kernel was 3% slower with its column sums
+ * in parts at 64x64 b4 (4.26 vs 4.14 ms) and no faster at any other shape. */
 static int parts_per_element(const cg_group *g, const ir_stmt *s, const int *inner, int n_inner) {
   const ir_expr *r = top_reduce(s->rhs);
+  const char *opt = getenv("KBC_ROWS_PARTS");
+  if (!opt || strcmp(opt, "1") != 0) return 0;
   if (g->team <= 32 || !r || n_inner == 0) return 0;
   double elems = 1, size = 1;
   for (int i = 0; i < n_inner; i++) elems *= ir_estimate(s->index[inner[i]].extent);

@@ -9,8 +9,8 @@
 #          byte-identical and no temporary file next to it; a good run
 #          writes the outputs, and they match the oracle's.
 #
-# Every kbc run must be free of sanitizer reports.  Needs /usr/bin/python3
-# with torch and numpy for `run` (else: SKIP, exit 77).
+# Every kbc run must be free of sanitizer reports.  Needs a python with torch
+# and numpy for `run`: $KBC_PYTHON, else /usr/bin/python3 (else: SKIP, exit 77).
 # Exit status: 0 pass, 1 fail, 77 skip.
 set -u
 
@@ -21,7 +21,7 @@ fi
 kbc=$1
 src=$2
 what=${3:-all}
-py=/usr/bin/python3
+py=${KBC_PYTHON:-/usr/bin/python3}
 spec=$src/specs/examples/relpos_gather.kb
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/kbc_cli.XXXXXX") || exit 1
