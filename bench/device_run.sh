@@ -3,9 +3,13 @@
 # (on the GPU machine, from the repository root, build in build/gpu made here
 # by tools/gpu_build.sh and carried):
 #   ctest: the whole ctest suite of build/gpu on the GPU (gpu tests included);
-#   check: every spec vs PyTorch at the small/odd and the benchmark shapes;
+#   check: every spec vs PyTorch at the small/odd and the benchmark shapes
+#          (into $OUT/check_*${TAG}.txt; e.g. KBC_IDX32=1 TAG=_idx32);
 #   profile: per-kernel times of the three workloads (KBC_PROFILE=1), of the
 #            build in $KBC_BUILD (default build/gpu), into $OUT/prof${TAG}.txt;
+#            variants by environment, e.g. KBC_IDX32=1 TAG=_idx32, or
+#            KBC_IDX32=1 KBC_GEMM_MIN_BLOCKS=2 TAG=_idx32mb2 (the kernel
+#            cache keys on the generated text: variants never collide);
 #   sam:   bench/compare.py for all 16 SAM-HQ shapes (eager peers, kbc);
 #   rest:  bench/compare.py for CViT and conv3d, with torch.compile
 #          ($COMPILE_MODES, default: default);
@@ -14,9 +18,8 @@
 #   autotune: max-autotune at the headline shapes of $AUTOTUNE_WORKLOADS
 #            (default cvit,conv3d; sam: 7x7 b1, 32x32 b2, 64x64 b4).
 # Then: python3 bench/compare.py --merge A.json B.json ... --json ... --png ...
-# Logs and JSON under $OUT.  The commit measured: write it beside the build
-# before the build folder is carried (git rev-parse HEAD >build/gpu/kbc_commit),
-# since the device copy's .git may lag.
+# Logs and JSON under $OUT.  The commit measured is the one tools/gpu_build.sh
+# wrote beside the build (build/gpu/kbc_commit): the device copy's .git may lag.
 set -u
 [ -f build/gpu/kbc_commit ] && export KBC_COMMIT=$(cat build/gpu/kbc_commit)
 OUT=${OUT:-/tmp}
@@ -32,9 +35,9 @@ case "${1:-}" in
       ctest --test-dir "$src/build/gpu" -j"$(nproc)" --output-on-failure >$OUT/ctest.txt 2>&1
     grep -E "tests passed|Skipped|Failed" $OUT/ctest.txt ;;
   check)
-    tests/gpu/device_check.sh build/gpu tests/gpu/cases.txt >$OUT/check_small.txt 2>&1
-    tests/gpu/device_check.sh build/gpu tests/gpu/cases_bench.txt >$OUT/check_bench.txt 2>&1
-    tail -n 1 $OUT/check_small.txt; tail -n 1 $OUT/check_bench.txt ;;
+    tests/gpu/device_check.sh build/gpu tests/gpu/cases.txt >$OUT/check_small${TAG:-}.txt 2>&1
+    tests/gpu/device_check.sh build/gpu tests/gpu/cases_bench.txt >$OUT/check_bench${TAG:-}.txt 2>&1
+    tail -n 1 $OUT/check_small${TAG:-}.txt; tail -n 1 $OUT/check_bench${TAG:-}.txt ;;
   profile)
     # per-kernel times (KBC_PROFILE=1 kbc bench) at the benchmark shapes
     B=${KBC_BUILD:-build/gpu}/kbc S=specs/sam_hq_attn_relpos_bwd.kb

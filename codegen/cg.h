@@ -8,7 +8,8 @@
  * over the var axes, from which the runtime computes the grid for a
  * binding.  Kernel parameters: the kernel's tensors (device pointers, in
  * the order listed), then every var axis as `long long`, in var_id order.
- * The text is deterministic for the same IR and target. */
+ * The text is deterministic for the same IR and target.  cg_narrow_indices
+ * makes its 32-bit index variant (var axes then passed as `int`). */
 #ifndef KBC_CG_H
 #define KBC_CG_H
 
@@ -57,5 +58,14 @@ typedef struct {
 
 int cg_generate(kbc_arena *a, const ir_program *p, const cg_target *t, cg_program *out, kbc_diag *d);
 void cg_program_free(cg_program *g);
+
+/* The 32-bit index variant of generated text src, appended to out (see
+ * narrow.c; valid where ir_binding_fits_i32 holds). */
+void cg_narrow_indices(const char *src, kbc_buf *out);
+/* g's source replaced by its 32-bit index variant; returns 1. */
+int cg_program_narrow(cg_program *g);
+/* KBC_IDX32=1: the runtime launches the 32-bit variant where a binding
+ * fits, and `kbc compile --emit` (and the kernel emulator) show it. */
+int cg_idx32_requested(void);
 
 #endif

@@ -144,10 +144,11 @@ const char *cg_combine(cg_emit *E, ir_red op, const char *acc, const char *v);
 /* The IR statement as a one-line C comment body. */
 const char *cg_stmt_comment(kbc_arena *a, const ir_stmt *s);
 
-/* Kernel signature: tensors used by statements [first, first+count). */
+/* Kernel signature: tensors used by statements [first, first+count);
+ * __launch_bounds__(block) or, for min_blocks > 1, (block, min_blocks). */
 int cg_collect_tensors(kbc_arena *a, const ir_program *p, int first, int count, int **ids);
 void cg_signature(kbc_buf *out, kbc_arena *a, const ir_program *p, const cg_names *names, const char *name,
-                  int block, int n_tensors, const int *ids, int first, int count);
+                  int block, int min_blocks, int n_tensors, const int *ids, int first, int count);
 
 /* ---- schedule families ---- */
 /* Each fills k (name is set by the caller) and appends the kernel's text.

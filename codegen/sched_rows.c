@@ -115,7 +115,8 @@ static void emit_parts(cg_ctx *C, cg_emit *E, const cg_group *g, const ir_stmt *
   }
   cg_decode(E, "_pt", "_pok ? _pb + _pe : 0", inner, n_inner, digits);
   E->coop = r;
-  E->part_start = "(_pok ? (long long)_pq : 0x7fffffffffffffffLL)";
+  /* threads without an element start past the end of the terms */
+  E->part_start = kbc_arena_printf(C->a, "(_pok ? (long long)_pq : (%s))", rtotal);
   E->part_step = "_pn";
   const char *acc = cg_expr(E, r);
   E->coop = NULL;
@@ -245,7 +246,7 @@ int cg_emit_rows(cg_ctx *C, const cg_group *g, cg_kernel *k) {
     kbc_buf_printf(C->out, "// %s\n", cg_stmt_comment(C->a, IR_STMT(C->p, g->first + i)));
   kbc_buf_printf(C->out, "// schedule: rows, %d outer dimension%s, %d thread%s per outer point\n", g->n_outer,
                  g->n_outer == 1 ? "" : "s", team, team == 1 ? "" : "s");
-  cg_signature(C->out, C->a, C->p, C->names, k->name, block, k->n_tensors, k->tensors, g->first, g->count);
+  cg_signature(C->out, C->a, C->p, C->names, k->name, block, 0, k->n_tensors, k->tensors, g->first, g->count);
   kbc_buf_puts(C->out, "{\n");
   if (team > 1) cg_line(&E, "const int _lane = threadIdx.x %% %d;", team);
   if (team > 1 && team < 32)

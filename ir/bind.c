@@ -206,6 +206,36 @@ int ir_bind(const ir_program *p, kbc_arena *a, const int64_t *vars, ir_binding *
   return ok;
 }
 
+/* ---- ir_binding_fits_i32 ------------------------------------------------ */
+
+enum { I32_ROOM = 1 << 30 };
+
+/* The product of the extents of statement s's indices of the given kinds,
+ * saturated at I32_ROOM. */
+static int64_t extent_product(const ir_stmt *s, const ir_binding *b, int reduce) {
+  int64_t n = 1;
+  for (int i = 0; i < s->n_index; i++) {
+    if ((s->index[i].kind == IR_IDX_REDUCE) != reduce) continue;
+    int64_t e;
+    if (!sym_eval(s->index[i].extent, b->vars, NULL, &e) || e < 0 || e >= I32_ROOM) return I32_ROOM;
+    n *= e ? e : 1;
+    if (n >= I32_ROOM) return I32_ROOM;
+  }
+  return n;
+}
+
+int ir_binding_fits_i32(const ir_program *p, const ir_binding *b) {
+  for (int i = 0; i < b->n_vars; i++)
+    if (b->vars[i] >= I32_ROOM) return 0;
+  for (int i = 0; i < b->n_tensors; i++)
+    if (b->numel[i] >= I32_ROOM) return 0;
+  for (int i = 0; i < p->stmts.len; i++) {
+    const ir_stmt *s = IR_STMT(p, i);
+    if (extent_product(s, b, 0) >= I32_ROOM || extent_product(s, b, 1) >= I32_ROOM) return 0;
+  }
+  return 1;
+}
+
 /* ---- ir_infer_vars ------------------------------------------------------ */
 
 typedef enum { SRC_UNKNOWN, SRC_PRESET, SRC_INPUT, SRC_FAILED } var_source;

@@ -341,6 +341,7 @@ kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t
   kbc_diag *d = kbc_diag_create(p->ir->name, NULL);
   kbc_status s = KBC_OK;
   if (!cg_generate(a, p->ir, &t, &g, d)) s = fail(KBC_ERROR_INTERNAL, "%s", kbc_diag_text(d));
+  else if (cg_idx32_requested()) cg_program_narrow(&g);
   kbc_diag_destroy(d);
   if (s == KBC_OK && !strcmp(what, "cuda")) s = give(kbc_buf_str(&g.source), g.source.len, out, len);
   else if (s == KBC_OK) {

@@ -10,15 +10,28 @@
 #include "support/version.h"
 #define KBC_EXEC_VERSION "kbc-" KBC_VERSION
 
-struct rt_exec {
-  const ir_program *p;
-  kbc_arena *arena;      /* codegen's */
-  rt_device *dev;
-  cg_program code;
+/* One compiled form of the program's kernels: the generated text as is
+ * (64-bit indices) or narrowed to 32-bit indices (cg_narrow_indices). */
+typedef struct {
+  int built;
   rt_compiled bin;
   rt_module *mod;
   rt_function **fn;      /* per kernel */
   rt_function *zero;     /* kbc_zero */
+} rt_variant;
+
+enum { RT_IDX64, RT_IDX32 };
+
+struct rt_exec {
+  const ir_program *p;
+  kbc_arena *arena;      /* codegen's */
+  rt_device *dev;
+  const char *arch;
+  cg_program code;
+  rt_variant v[2];       /* by RT_IDX64 / RT_IDX32; the 32-bit one built at the first binding that fits */
+  int idx32;             /* KBC_IDX32=1: use the 32-bit variant where the binding fits */
+  int cur;               /* the variant of the launch being queued */
+  int *vars32;           /* the var axes as the 32-bit variant takes them */
   rt_dptr workspace;
   size_t workspace_bytes;
   /* Graph replay: the launches of the last argument set (pointers and var
@@ -73,13 +86,39 @@ void rt_exec_destroy(rt_exec *x) {
   free(x->key);
   free(x->graph_key);
   if (x->workspace) rt_mem_free(x->dev, x->workspace, NULL);
-  rt_module_unload(x->mod);
-  rt_compiled_free(&x->bin);
+  for (int i = 0; i < 2; i++) {
+    rt_module_unload(x->v[i].mod);
+    rt_compiled_free(&x->v[i].bin);
+    free(x->v[i].fn);
+  }
   cg_program_free(&x->code);
-  free(x->fn);
+  free(x->vars32);
   kbc_arena_destroy(x->arena);
   rt_device_close(x->dev);
   free(x);
+}
+
+/* Compiles (through the cache) and loads variant i of the kernels. */
+static int build_variant(rt_exec *x, int i, kbc_buf *err) {
+  rt_variant *v = &x->v[i];
+  kbc_buf narrow = {0};
+  const char *src = kbc_buf_str(&x->code.source);
+  if (i == RT_IDX32) {
+    cg_narrow_indices(src, &narrow);
+    src = kbc_buf_str(&narrow);
+  }
+  rt_compile_req req = {.src = src, .name = x->p->name, .arch = x->arch, .kbc_version = KBC_EXEC_VERSION};
+  int rc = rt_compile(&req, &v->bin, err);
+  kbc_buf_free(&narrow);
+  if (rc || rt_module_load(x->dev, &v->bin.cubin, &v->mod, err)) return -1;
+  v->fn = calloc((size_t)x->code.n_kernels + 1, sizeof *v->fn);
+  if (!v->fn) return rt_fail(err, "out of memory");
+  for (int k = 0; k < x->code.n_kernels; k++)
+    if (rt_module_function(v->mod, x->code.kernels[k].name, &v->fn[k], err)) return -1;
+  if (rt_module_function(v->mod, "kbc_zero", &v->zero, err)) return -1;
+  rt_debug(1, "%s: loaded the %s-bit index variant", x->p->name, i == RT_IDX32 ? "32" : "64");
+  v->built = 1;
+  return 0;
 }
 
 int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precision precision, rt_exec **out,
@@ -100,18 +139,14 @@ int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precisi
   if (!ok) rt_fail(err, "%s", kbc_diag_text(d));
   kbc_diag_destroy(d);
   if (!ok) goto fail;
-  rt_compile_req req = {.src = kbc_buf_str(&x->code.source), .name = p->name, .arch = arch,
-                        .kbc_version = KBC_EXEC_VERSION};
-  if (rt_compile(&req, &x->bin, err)) goto fail;
-  if (rt_module_load(x->dev, &x->bin.cubin, &x->mod, err)) goto fail;
-  x->fn = calloc((size_t)x->code.n_kernels + 1, sizeof *x->fn);
-  if (!x->fn) {
+  x->arch = kbc_arena_strdup(x->arena, arch);
+  if (build_variant(x, RT_IDX64, err)) goto fail;
+  x->idx32 = cg_idx32_requested();
+  x->vars32 = calloc((size_t)p->vars.len + 1, sizeof *x->vars32);
+  if (!x->vars32) {
     rt_fail(err, "out of memory");
     goto fail;
   }
-  for (int i = 0; i < x->code.n_kernels; i++)
-    if (rt_module_function(x->mod, x->code.kernels[i].name, &x->fn[i], err)) goto fail;
-  if (rt_module_function(x->mod, "kbc_zero", &x->zero, err)) goto fail;
   const char *prof = getenv("KBC_PROFILE");
   if (prof && *prof && strcmp(prof, "0")) {
     x->prof_ev = calloc(2 * (size_t)x->code.n_kernels + 1, sizeof *x->prof_ev);
@@ -153,10 +188,11 @@ static int place_temps(rt_exec *x, const ir_binding *b, rt_dptr *ptr, kbc_buf *e
   return 0;
 }
 
-static int launch_zero(rt_exec *x, rt_dptr p, long long n, void *stream, kbc_buf *err) {
+static int launch_zero(const rt_variant *v, int idx32, rt_dptr p, long long n, void *stream, kbc_buf *err) {
   unsigned grid[3] = {(unsigned)(n / 256 + 1 < 4096 ? n / 256 + 1 : 4096), 1, 1}, block[3] = {256, 1, 1};
-  void *args[] = {&p, &n};
-  return rt_launch(x->zero, grid, block, 0, stream, args, err);
+  int n32 = (int)n; /* the 32-bit variant takes an int (its binding fits) */
+  void *args[] = {&p, idx32 ? (void *)&n32 : (void *)&n};
+  return rt_launch(v->zero, grid, block, 0, stream, args, err);
 }
 
 /* Waits for one profiled run and adds each kernel's time. */
@@ -171,17 +207,30 @@ static int profile_collect(rt_exec *x, void *stream, kbc_buf *err) {
   return 0;
 }
 
+/* Chooses the variant for binding b: the 32-bit one where it is on and
+ * the binding fits (built now, before any graph capture), else the 64-bit
+ * one. */
+static int choose_variant(rt_exec *x, const ir_binding *b, kbc_buf *err) {
+  x->cur = x->idx32 && ir_binding_fits_i32(x->p, b) ? RT_IDX32 : RT_IDX64;
+  if (!x->v[x->cur].built && build_variant(x, x->cur, err)) return -1;
+  for (int i = 0; x->cur == RT_IDX32 && i < x->p->vars.len; i++) x->vars32[i] = (int)b->vars[i];
+  return 0;
+}
+
 /* Queues every kernel for the binding (ptr: all tensors, temporaries
- * placed) on stream. */
+ * placed) on stream, from the chosen variant. */
 static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *vars, void **args, void *stream,
                    kbc_buf *err) {
   int nv = x->p->vars.len;
+  int idx32 = x->cur == RT_IDX32;
+  const rt_variant *v = &x->v[x->cur];
+  int *vars32 = x->vars32;
   for (int k = 0; k < x->code.n_kernels; k++) {
     const cg_kernel *kn = &x->code.kernels[k];
     int64_t work;
     if (!sym_eval(kn->work, b->vars, NULL, &work)) return rt_fail(err, "kernel %s: its amount of work overflows", kn->name);
     if (kn->zero_tensor >= 0 && b->numel[kn->zero_tensor] > 0 &&
-        launch_zero(x, ptr[kn->zero_tensor], b->numel[kn->zero_tensor], stream, err))
+        launch_zero(v, idx32, ptr[kn->zero_tensor], b->numel[kn->zero_tensor], stream, err))
       return -1;
     /* profiling: events around the kernel (around nothing when it has no work) */
     if (x->prof_ev && rt_event_record(x->dev, x->prof_ev[2 * k], stream, err)) return -1;
@@ -191,10 +240,10 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
       if (blocks > 0x7fffffff) blocks = 0x7fffffff;
       int n = 0;
       for (int i = 0; i < kn->n_tensors; i++) args[n++] = &ptr[kn->tensors[i]];
-      for (int i = 0; i < nv; i++) args[n++] = &vars[i];
+      for (int i = 0; i < nv; i++) args[n++] = idx32 ? (void *)&vars32[i] : (void *)&vars[i];
       unsigned grid[3] = {(unsigned)blocks, 1, 1}, block[3] = {(unsigned)kn->block, 1, 1};
       rt_debug(2, "launch %s: grid %lld, block %d, smem %d", kn->name, (long long)blocks, kn->block, kn->smem);
-      if (rt_launch(x->fn[k], grid, block, (size_t)kn->smem, stream, args, err)) return -1;
+      if (rt_launch(v->fn[k], grid, block, (size_t)kn->smem, stream, args, err)) return -1;
     }
     if (x->prof_ev && rt_event_record(x->dev, x->prof_ev[2 * k + 1], stream, err)) return -1;
   }
@@ -258,7 +307,7 @@ int rt_exec_launch(rt_exec *x, const ir_binding *b, const rt_dptr *tensors, void
   }
   for (int i = 0; i < nt; i++) ptr[i] = tensors[i];
   for (int i = 0; i < nv; i++) vars[i] = b->vars[i];
-  if (place_temps(x, b, ptr, err)) goto done;
+  if (place_temps(x, b, ptr, err) || choose_variant(x, b, err)) goto done;
   int g = via_graph(x, b, ptr, vars, args, stream, err);
   if (g < 0) goto done;
   if (g == 0 && enqueue(x, b, ptr, vars, args, stream, err)) goto done;

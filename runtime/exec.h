@@ -6,7 +6,10 @@
  * queues the kernels for one binding on a stream: temporaries are placed
  * in a device workspace owned by the rt_exec (grown when a binding needs
  * more), scatter targets are zeroed first, and every kernel gets its
- * tensors and the var axes.  rt_exec_destroy releases everything. */
+ * tensors and the var axes.  With KBC_IDX32=1, a binding whose indices
+ * all fit an int (ir_binding_fits_i32) runs the 32-bit index variant of the
+ * same kernels (compiled and loaded at its first such launch, var axes then
+ * passed as int).  rt_exec_destroy releases everything. */
 #ifndef KBC_RUNTIME_EXEC_H
 #define KBC_RUNTIME_EXEC_H
 

@@ -118,6 +118,21 @@ test_usage() {
     expect 0 "KBC_UNROLL='$bad'" env KBC_UNROLL="$bad" "$kbc" compile "$sm" --emit cuda --target sm_90
     grep -q "#pragma unroll 4$" "$log" || fail "KBC_UNROLL='$bad': not the default unroll factor 4"
   done
+
+  # KBC_IDX32=1: the 32-bit index variant (var axes as int, no long long
+  # but the alignment tests); KBC_GEMM_MIN_BLOCKS=2: __launch_bounds__(256, 2)
+  # on GEMM kernels (anything out of 2..4 ignored).
+  local mm=$src/specs/examples/batched_matmul.kb
+  expect 0 "KBC_IDX32=1" env KBC_IDX32=1 "$kbc" compile "$mm" --emit cuda --target sm_90
+  head -n 1 "$log" | grep -q "^// 32-bit index variant" || fail "KBC_IDX32=1: no 32-bit variant header"
+  grep -v "unsigned long long" "$log" | grep -q "long long" && fail "KBC_IDX32=1: a long long is left"
+  grep -q "const int batch," "$log" || fail "KBC_IDX32=1: var axes are not int parameters"
+  expect 0 "KBC_IDX32=0" env KBC_IDX32=0 "$kbc" compile "$mm" --emit cuda --target sm_90
+  grep -q "const long long batch," "$log" || fail "KBC_IDX32=0: var axes are not long long"
+  expect 0 "KBC_GEMM_MIN_BLOCKS=2" env KBC_GEMM_MIN_BLOCKS=2 "$kbc" compile "$mm" --emit cuda --target sm_90
+  grep -q "__launch_bounds__(256, 2)" "$log" || fail "KBC_GEMM_MIN_BLOCKS=2: no __launch_bounds__(256, 2)"
+  expect 0 "KBC_GEMM_MIN_BLOCKS=9" env KBC_GEMM_MIN_BLOCKS=9 "$kbc" compile "$mm" --emit cuda --target sm_90
+  grep -q "__launch_bounds__(256, " "$log" && fail "KBC_GEMM_MIN_BLOCKS=9: not ignored"
 }
 
 # ---- run -----------------------------------------------------------------

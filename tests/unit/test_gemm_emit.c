@@ -418,6 +418,36 @@ static void test_projection_goes_to_rows(void **state) {
   release(&G);
 }
 
+/* The 32-bit index variant: every long long but unsigned long long made
+ * int, LL dropped from integer literals only, the rest untouched; and of a
+ * whole workload, no 64-bit index left but the alignment tests. */
+static void test_narrow_indices(void **state) {
+  (void)state;
+  kbc_buf out = {0};
+  cg_narrow_indices("const long long _M = 12LL*b + 0x7fLL; // long long\n"
+                    "float v1LL = 1.0f; unsigned long long p = (unsigned long long)q & 15ULL; longer long longx;\n"
+                    "long long x = (long long)_t * 64LL;",
+                    &out);
+  const char *want = "// 32-bit index variant: launched only where every index of the binding fits in an int.\n"
+                     "const int _M = 12*b + 0x7f; // int\n"
+                     "float v1LL = 1.0f; unsigned long long p = (unsigned long long)q & 15ULL; longer long longx;\n"
+                     "int x = (int)_t * 64;";
+  assert_string_equal(kbc_buf_str(&out), want);
+  kbc_buf_free(&out);
+
+  char *spec = slurp("specs/sam_hq_attn_relpos_bwd.kb");
+  gen G;
+  generate(&G, spec, CG_PRECISION_FP32);
+  cg_program_narrow(&G.g);
+  const char *src = kbc_buf_str(&G.g.source);
+  int wide = 0;
+  for (const char *c = src; (c = strstr(c, "long long")); c++) wide += c < src + 9 || strncmp(c - 9, "unsigned ", 9);
+  assert_int_equal(wide, 0);
+  assert_non_null(strstr(src, "const int batch_size,"));
+  release(&G);
+  free(spec);
+}
+
 static void test_deterministic(void **state) {
   (void)state;
   const char *specs[] = {"specs/sam_hq_attn_relpos_bwd.kb", "specs/conv3d_min_softmax.kb", "specs/cvit.kb"};
@@ -446,6 +476,7 @@ int main(void) {
       cmocka_unit_test(test_collapse),
       cmocka_unit_test(test_flat_spaces),
       cmocka_unit_test(test_deterministic),
+      cmocka_unit_test(test_narrow_indices),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -762,6 +762,53 @@ static void test_matmul_speed(void **state) {
   release();
 }
 
+/* ---- tests: 32-bit indices ----------------------------------------------- */
+
+/* out[i, j] = sum(k: a[i, k] * b[k, j]) with n x n tensors: fits 32-bit
+ * indices while every tensor, the free space (n^2) and the reduction (n)
+ * stay below 2^30. */
+static void test_fits_i32(void **state) {
+  (void)state;
+  sym *n = var("n"), *m = var("m");
+  ir_tensor *a = tensor("a", IR_ROLE_INPUT, 2, n, m), *b = tensor("b", IR_ROLE_INPUT, 1, m);
+  ir_tensor *out = tensor("out", IR_ROLE_OUTPUT, 1, n);
+  ir_stmt *s = stmt(out, 0, "out[i] = sum(k: a[i, k] * b[k])");
+  sym *i = idx(s, "i", IR_IDX_FREE, n), *k = idx(s, "k", IR_IDX_REDUCE, m);
+  finish(s, red(IR_RED_SUM, bin(IR_OP_MUL, ld(a, i, k), ld(b, k)), 1, k), i);
+  int64_t small[] = {1000, 1000};
+  assert_true(ir_bind(P, A, small, &B, D));
+  assert_true(ir_binding_fits_i32(P, &B));
+  int64_t edge[] = {1 << 15, (1 << 15) - 1}; /* a: just under 2^30 elements */
+  assert_true(ir_bind(P, A, edge, &B, D));
+  assert_true(ir_binding_fits_i32(P, &B));
+  int64_t big_tensor[] = {1 << 15, 1 << 15}; /* a: 2^30 elements */
+  assert_true(ir_bind(P, A, big_tensor, &B, D));
+  assert_false(ir_binding_fits_i32(P, &B));
+  int64_t big_var[] = {1, 1 << 30};
+  assert_true(ir_bind(P, A, big_var, &B, D));
+  assert_false(ir_binding_fits_i32(P, &B));
+  release();
+}
+
+/* A reduction space larger than any tensor (an outer product summed):
+ * small tensors, 2^30 terms. */
+static void test_fits_i32_reduction(void **state) {
+  (void)state;
+  sym *n = var("n");
+  ir_tensor *x = tensor("x", IR_ROLE_INPUT, 1, n), *y = tensor("y", IR_ROLE_OUTPUT, 1, K(1));
+  ir_stmt *s = stmt(y, 0, "y[z] = sum(p, q: x[p] * x[q])");
+  sym *z = idx(s, "z", IR_IDX_FREE, K(1));
+  sym *pi = idx(s, "p", IR_IDX_REDUCE, n), *qi = idx(s, "q", IR_IDX_REDUCE, n);
+  finish(s, red(IR_RED_SUM, bin(IR_OP_MUL, ld(x, pi), ld(x, qi)), 2, pi, qi), z);
+  int64_t ok[] = {1 << 14};
+  assert_true(ir_bind(P, A, ok, &B, D));
+  assert_true(ir_binding_fits_i32(P, &B));
+  int64_t too_many[] = {1 << 15};
+  assert_true(ir_bind(P, A, too_many, &B, D));
+  assert_false(ir_binding_fits_i32(P, &B));
+  release();
+}
+
 /* ---- tests: binding ------------------------------------------------------- */
 
 static void test_bind_nonpositive_axis(void **state) {
@@ -955,6 +1002,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_infer_bad_args, setup, teardown),
       cmocka_unit_test_setup_teardown(test_infer_nonpositive, setup, teardown),
       cmocka_unit_test_setup_teardown(test_broken_ir_is_internal_error, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fits_i32, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fits_i32_reduction, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
