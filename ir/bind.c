@@ -10,6 +10,7 @@
  * dimension and the axis. */
 #include "bind.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const kbc_loc no_loc = {0, 0};
@@ -224,16 +225,52 @@ static int64_t extent_product(const ir_stmt *s, const ir_binding *b, int reduce)
   return n;
 }
 
+/* Whether every partial sum of the row-major offset of t[idx] stays below
+ * I32_ROOM with the statement's indices anywhere in their ranges, each
+ * dimension's index bounded term by term (sym_bound).  The rows a tile
+ * computes past the end reach at most one tile or outer stride further:
+ * within the factor 2 between I32_ROOM and 2^31. */
+static int access_fits(const ir_binding *b, const ir_tensor *t, sym *const *idx, const int64_t *imax) {
+  int64_t stride = 1, total = 0;
+  for (int d = t->rank - 1; d >= 0; d--) {
+    int64_t v;
+    if (!sym_bound(idx[d], b->vars, imax, &v) || v >= I32_ROOM) return 0;
+    if (__builtin_mul_overflow(v, stride, &v) || __builtin_add_overflow(total, v, &total) || total >= I32_ROOM)
+      return 0;
+    stride *= b->shape[t->id][d];
+  }
+  return 1;
+}
+
+static int loads_fit(const ir_binding *b, const ir_expr *e, const int64_t *imax) {
+  if (!e) return 1;
+  if (e->op == IR_OP_LOAD) return access_fits(b, e->u.load.tensor, e->u.load.idx, imax);
+  if (e->op == IR_OP_INDEX) {
+    int64_t v;
+    return sym_bound(e->u.index, b->vars, imax, &v) && v < I32_ROOM;
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (!loads_fit(b, e->arg[i], imax)) return 0;
+  return 1;
+}
+
 int ir_binding_fits_i32(const ir_program *p, const ir_binding *b) {
   for (int i = 0; i < b->n_vars; i++)
     if (b->vars[i] >= I32_ROOM) return 0;
   for (int i = 0; i < b->n_tensors; i++)
     if (b->numel[i] >= I32_ROOM) return 0;
-  for (int i = 0; i < p->stmts.len; i++) {
+  int ok = 1;
+  for (int i = 0; ok && i < p->stmts.len; i++) {
     const ir_stmt *s = IR_STMT(p, i);
     if (extent_product(s, b, 0) >= I32_ROOM || extent_product(s, b, 1) >= I32_ROOM) return 0;
+    int64_t *imax = calloc((size_t)s->n_index + 1, sizeof *imax);
+    if (!imax) return 0;
+    for (int j = 0; j < s->n_index; j++)
+      if (!sym_eval(s->index[j].extent, b->vars, NULL, &imax[j]) || --imax[j] < 0) imax[j] = -1; /* fails */
+    ok = access_fits(b, s->out, s->lhs, imax) && loads_fit(b, s->rhs, imax);
+    free(imax);
   }
-  return 1;
+  return ok;
 }
 
 /* ---- ir_infer_vars ------------------------------------------------------ */

@@ -29,11 +29,12 @@ int ir_bind(const ir_program *p, kbc_arena *a, const int64_t *vars, ir_binding *
 
 /* Whether every index value of the program's kernels under binding b fits
  * an int with room to spare (each below 2^30: every tensor's element count,
- * every var axis, and per statement the product of its free (or scatter)
- * extents and the product of its reduction extents), so that the 32-bit
- * index variant of the generated code (cg_narrow_indices) computes the same
- * offsets as the 64-bit one, a tile's rows past the end included (at most
- * one tile or one outer stride beyond a tensor). */
+ * every var axis, per statement the product of its free (or scatter)
+ * extents and the product of its reduction extents, and every address a
+ * statement forms — each partial sum of its terms, with the indices up to
+ * their extents — and integer value it uses), so that the 32-bit index
+ * variant of the generated code (cg_narrow_indices) computes the same
+ * offsets as the 64-bit one, a tile's rows past the end included. */
 int ir_binding_fits_i32(const ir_program *p, const ir_binding *b);
 
 /* A caller's tensor shape, by name (for inference and checking). */

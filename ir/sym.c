@@ -514,6 +514,43 @@ int sym_eval(const sym *x, const int64_t *axes, const int64_t *idx, int64_t *out
   return 1;
 }
 
+/* A bound of |atom|: axes at their values, index i in [0, idx_max[i]]. */
+static bool bound_atom(const sym_atom *t, const int64_t *axes, const int64_t *idx_max, int64_t *out) {
+  int64_t v;
+  switch (t->kind) {
+  case SYM_ATOM_AXIS:
+    if (!axes || axes[t->id] < 0) return false;
+    *out = axes[t->id];
+    return true;
+  case SYM_ATOM_INDEX:
+    if (!idx_max || idx_max[t->id] < 0) return false;
+    *out = idx_max[t->id];
+    return true;
+  case SYM_ATOM_DIV: /* |floor(a / c)| <= |a| / c + 1 */
+    if (!sym_bound(t->arg, axes, idx_max, &v)) return false;
+    *out = v / t->c + 1;
+    return true;
+  case SYM_ATOM_MOD:
+    *out = t->c - 1;
+    return true;
+  }
+  return false;
+}
+
+int sym_bound(const sym *x, const int64_t *axes, const int64_t *idx_max, int64_t *out) {
+  if (!x || !out) return 0;
+  int64_t sum = 0;
+  for (int i = 0; i < x->n; i++) {
+    if (x->t[i].coeff == INT64_MIN) return 0;
+    int64_t p = x->t[i].coeff < 0 ? -x->t[i].coeff : x->t[i].coeff, v;
+    for (int j = 0; j < x->t[i].n; j++)
+      if (!bound_atom(x->t[i].f[j], axes, idx_max, &v) || mul_ovf(p, v, &p)) return 0;
+    if (add_ovf(sum, p, &sum)) return 0;
+  }
+  *out = sum;
+  return 1;
+}
+
 /* ---- printing ---------------------------------------------------------- */
 
 static unsigned long long magnitude(int64_t k) {

@@ -77,6 +77,12 @@ sym *sym_subst_axis(kbc_arena *a, const sym *x, int id, const sym *by);
 /* Evaluates x with axis values axes[id] and index values idx[id] (either
  * may be NULL if x mentions none).  Returns 0 on int64 overflow. */
 int sym_eval(const sym *x, const int64_t *axes, const int64_t *idx, int64_t *out);
+/* An upper bound of |x| and of every partial sum of its terms, with axis
+ * values axes[id] (>= 0) and every index variable id anywhere in
+ * [0, idx_max[id]]: the sum over terms of |coeff| times each atom's bound
+ * (floor(a/c): bound(a)/c + 1; a mod c: c - 1).  Returns 0 on int64
+ * overflow or a missing value. */
+int sym_bound(const sym *x, const int64_t *axes, const int64_t *idx_max, int64_t *out);
 
 /* ---- printing ---------------------------------------------------------- */
 /* Readable spec syntax, deterministic: "2*height - 1", "image_size/4",

@@ -21,6 +21,7 @@
 
 #include "codegen/cg.h"
 #include "codegen/cg_impl.h"
+#include "ir/bind.h"
 #include "ir/pipeline.h"
 
 typedef struct {
@@ -444,6 +445,20 @@ static void test_narrow_indices(void **state) {
   for (const char *c = src; (c = strstr(c, "long long")); c++) wide += c < src + 9 || strncmp(c - 9, "unsigned ", 9);
   assert_int_equal(wide, 0);
   assert_non_null(strstr(src, "const int batch_size,"));
+  /* SAM-HQ's largest benchmark shape fits (its S x S tensors hold 805M
+   * elements), twice its batch does not */
+  int64_t vars[3];
+  for (int i = 0; i < G.p->vars.len; i++) {
+    const char *n = IR_VAR(G.p, i)->name;
+    vars[i] = !strcmp(n, "batch_size") ? 4 : 64;
+  }
+  ir_binding B;
+  assert_true(ir_bind(G.p, G.a, vars, &B, G.d));
+  assert_true(ir_binding_fits_i32(G.p, &B));
+  for (int i = 0; i < G.p->vars.len; i++)
+    if (!strcmp(IR_VAR(G.p, i)->name, "batch_size")) vars[i] = 8;
+  assert_true(ir_bind(G.p, G.a, vars, &B, G.d));
+  assert_false(ir_binding_fits_i32(G.p, &B));
   release(&G);
   free(spec);
 }

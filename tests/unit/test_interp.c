@@ -809,6 +809,25 @@ static void test_fits_i32_reduction(void **state) {
   release();
 }
 
+/* Integer values a statement computes are bounded like addresses: in
+ * y[i] = x[i] * (n*n*i), with small tensors and spaces, n*n*(n-1) reaches
+ * 2^30 from n = 1025 on. */
+static void test_fits_i32_index_values(void **state) {
+  (void)state;
+  sym *n = var("n");
+  ir_tensor *x = tensor("x", IR_ROLE_INPUT, 1, n), *y = tensor("y", IR_ROLE_OUTPUT, 1, n);
+  ir_stmt *s = stmt(y, 0, "y[i] = x[i] * (n*n*i)");
+  sym *i = idx(s, "i", IR_IDX_FREE, n);
+  finish(s, bin(IR_OP_MUL, ld(x, i), ival(mul(mul(n, n), i))), i);
+  int64_t ok[] = {1024};
+  assert_true(ir_bind(P, A, ok, &B, D));
+  assert_true(ir_binding_fits_i32(P, &B));
+  int64_t big[] = {1025};
+  assert_true(ir_bind(P, A, big, &B, D));
+  assert_false(ir_binding_fits_i32(P, &B));
+  release();
+}
+
 /* ---- tests: binding ------------------------------------------------------- */
 
 static void test_bind_nonpositive_axis(void **state) {
@@ -1004,6 +1023,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_broken_ir_is_internal_error, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fits_i32, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fits_i32_reduction, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fits_i32_index_values, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -227,6 +227,26 @@ static void test_overflow(void **state) {
 
 /* ---- evaluation -------------------------------------------------------- */
 
+/* sym_bound: the sum of |term| with indices anywhere in [0, max]. */
+static void test_bound(void **state) {
+  (void)state;
+  int64_t axes[N_AXES] = {5, 7, 32, 9, 13, 3};
+  int64_t imax[N_IDX] = {0};
+  imax[J] = 10;
+  imax[Y] = 7;
+  int64_t v = 0;
+  assert_true(sym_bound(divc(ix(J), 4), axes, imax, &v));
+  assert_int_equal(v, 3); /* 10/4 + 1 */
+  assert_true(sym_bound(modc(ix(J), 4), axes, imax, &v));
+  assert_int_equal(v, 3);
+  assert_true(sym_bound(sub(scale(ix(Y), 2), scale(ax(H), 3)), axes, imax, &v));
+  assert_int_equal(v, 29); /* 2*7 + 3*5: terms by magnitude, never cancelled */
+  assert_true(sym_bound(K(-4), axes, imax, &v));
+  assert_int_equal(v, 4);
+  assert_false(sym_bound(ix(Y), axes, NULL, &v));                       /* no index ranges */
+  assert_false(sym_bound(scale(ix(Y), INT64_MAX / 2), axes, imax, &v)); /* overflow */
+}
+
 static void test_eval(void **state) {
   (void)state;
   int64_t axes[N_AXES] = {5, 7, 32, 9, 13, 3};
@@ -699,6 +719,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_bounds_conv, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bounds_sam, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bounds_cvit, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_bound, setup, teardown),
       cmocka_unit_test_setup_teardown(test_random_normalization, setup, teardown),
       cmocka_unit_test_setup_teardown(test_random_prover_soundness, setup, teardown),
   };
