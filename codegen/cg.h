@@ -62,8 +62,8 @@ void cg_program_free(cg_program *g);
 /* The 32-bit index variant of generated text src, appended to out (see
  * narrow.c; valid where ir_binding_fits_i32 holds). */
 void cg_narrow_indices(const char *src, kbc_buf *out);
-/* g's source replaced by its 32-bit index variant; returns 1. */
-int cg_program_narrow(cg_program *g);
+/* g's source replaced by its 32-bit index variant. */
+void cg_program_narrow(cg_program *g);
 /* KBC_IDX32=1: the runtime launches the 32-bit variant where a binding
  * fits, and `kbc compile --emit` (and the kernel emulator) show it. */
 int cg_idx32_requested(void);

@@ -46,12 +46,11 @@ void cg_narrow_indices(const char *src, kbc_buf *out) {
   }
 }
 
-int cg_program_narrow(cg_program *g) {
+void cg_program_narrow(cg_program *g) {
   kbc_buf out = {0};
   cg_narrow_indices(kbc_buf_str(&g->source), &out);
   kbc_buf_free(&g->source);
   g->source = out;
-  return 1;
 }
 
 int cg_idx32_requested(void) {
