@@ -67,7 +67,8 @@ static void profile_report(rt_exec *x) {
   double total = 0;
   for (int k = 0; k < x->code.n_kernels; k++) total += x->prof_ms[k];
   /* the debugging channel (stderr, a line at a time), level 0: always */
-  rt_debug(0, "profile of %s, %lld runs, mean per run (events around each kernel):", x->p->name, x->prof_runs);
+  rt_debug(0, "profile of %s, %lld runs, mean per run (events around each kernel)%s:", x->p->name, x->prof_runs,
+           x->v[RT_IDX32].built ? ", 32-bit indices where the binding fit" : "");
   for (int k = 0; k < x->code.n_kernels; k++)
     rt_debug(0, "  %10.1f us %5.1f%%  %s", 1e3 * x->prof_ms[k] / (double)x->prof_runs,
              total > 0 ? 100.0 * x->prof_ms[k] / total : 0.0, x->code.kernels[k].name);
