@@ -211,20 +211,6 @@ int ir_bind(const ir_program *p, kbc_arena *a, const int64_t *vars, ir_binding *
 
 enum { I32_ROOM = 1 << 30 };
 
-/* The product of the extents of statement s's indices of the given kinds,
- * saturated at I32_ROOM. */
-static int64_t extent_product(const ir_stmt *s, const ir_binding *b, int reduce) {
-  int64_t n = 1;
-  for (int i = 0; i < s->n_index; i++) {
-    if ((s->index[i].kind == IR_IDX_REDUCE) != reduce) continue;
-    int64_t e;
-    if (!sym_eval(s->index[i].extent, b->vars, NULL, &e) || e < 0 || e >= I32_ROOM) return I32_ROOM;
-    n *= e ? e : 1;
-    if (n >= I32_ROOM) return I32_ROOM;
-  }
-  return n;
-}
-
 /* Whether every partial sum of the row-major offset of t[idx] stays below
  * I32_ROOM with the statement's indices anywhere in their ranges, each
  * dimension's index bounded term by term (sym_bound).  The rows a tile
@@ -242,7 +228,8 @@ static int access_fits(const ir_binding *b, const ir_tensor *t, sym *const *idx,
   return 1;
 }
 
-static int loads_fit(const ir_binding *b, const ir_expr *e, const int64_t *imax) {
+/* Every load's address and every integer value in e. */
+static int expr_fits(const ir_binding *b, const ir_expr *e, const int64_t *imax) {
   if (!e) return 1;
   if (e->op == IR_OP_LOAD) return access_fits(b, e->u.load.tensor, e->u.load.idx, imax);
   if (e->op == IR_OP_INDEX) {
@@ -250,8 +237,23 @@ static int loads_fit(const ir_binding *b, const ir_expr *e, const int64_t *imax)
     return sym_bound(e->u.index, b->vars, imax, &v) && v < I32_ROOM;
   }
   for (int i = 0; i < ir_op_info[e->op].arity; i++)
-    if (!loads_fit(b, e->arg[i], imax)) return 0;
+    if (!expr_fits(b, e->arg[i], imax)) return 0;
   return 1;
+}
+
+/* Statement s under binding b: its free (or scatter) and reduction spaces
+ * below I32_ROOM, and every address and integer value it forms. */
+static int stmt_fits(const ir_stmt *s, const ir_binding *b, int64_t *imax) {
+  int64_t space[2] = {1, 1}; /* free, reduction */
+  for (int j = 0; j < s->n_index; j++) {
+    int64_t e;
+    if (!sym_eval(s->index[j].extent, b->vars, NULL, &e) || e < 1 || e >= I32_ROOM) return 0;
+    int64_t *n = &space[s->index[j].kind == IR_IDX_REDUCE];
+    *n *= e;
+    if (*n >= I32_ROOM) return 0;
+    imax[j] = e - 1;
+  }
+  return access_fits(b, s->out, s->lhs, imax) && expr_fits(b, s->rhs, imax);
 }
 
 int ir_binding_fits_i32(const ir_program *p, const ir_binding *b) {
@@ -262,12 +264,8 @@ int ir_binding_fits_i32(const ir_program *p, const ir_binding *b) {
   int ok = 1;
   for (int i = 0; ok && i < p->stmts.len; i++) {
     const ir_stmt *s = IR_STMT(p, i);
-    if (extent_product(s, b, 0) >= I32_ROOM || extent_product(s, b, 1) >= I32_ROOM) return 0;
     int64_t *imax = calloc((size_t)s->n_index + 1, sizeof *imax);
-    if (!imax) return 0;
-    for (int j = 0; j < s->n_index; j++)
-      if (!sym_eval(s->index[j].extent, b->vars, NULL, &imax[j]) || --imax[j] < 0) imax[j] = -1; /* fails */
-    ok = access_fits(b, s->out, s->lhs, imax) && loads_fit(b, s->rhs, imax);
+    ok = imax && stmt_fits(s, b, imax);
     free(imax);
   }
   return ok;

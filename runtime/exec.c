@@ -32,6 +32,8 @@ struct rt_exec {
   int idx32;             /* KBC_IDX32=1: use the 32-bit variant where the binding fits */
   int cur;               /* the variant of the launch being queued */
   int *vars32;           /* the var axes as the 32-bit variant takes them */
+  int64_t *fit_vars;     /* the var values last judged by ir_binding_fits_i32 ... */
+  int fit;               /* ... and its answer; -1 before the first */
   rt_dptr workspace;
   size_t workspace_bytes;
   /* Graph replay: the launches of the last argument set (pointers and var
@@ -94,6 +96,7 @@ void rt_exec_destroy(rt_exec *x) {
   }
   cg_program_free(&x->code);
   free(x->vars32);
+  free(x->fit_vars);
   kbc_arena_destroy(x->arena);
   rt_device_close(x->dev);
   free(x);
@@ -144,7 +147,9 @@ int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precisi
   if (build_variant(x, RT_IDX64, err)) goto fail;
   x->idx32 = cg_idx32_requested();
   x->vars32 = calloc((size_t)p->vars.len + 1, sizeof *x->vars32);
-  if (!x->vars32) {
+  x->fit_vars = calloc((size_t)p->vars.len + 1, sizeof *x->fit_vars);
+  x->fit = -1;
+  if (!x->vars32 || !x->fit_vars) {
     rt_fail(err, "out of memory");
     goto fail;
   }
@@ -209,10 +214,15 @@ static int profile_collect(rt_exec *x, void *stream, kbc_buf *err) {
 }
 
 /* Chooses the variant for binding b: the 32-bit one where it is on and
- * the binding fits (built now, before any graph capture), else the 64-bit
- * one. */
+ * the binding fits (judged once per set of var values, not per launch;
+ * built now, before any graph capture), else the 64-bit one. */
 static int choose_variant(rt_exec *x, const ir_binding *b, kbc_buf *err) {
-  x->cur = x->idx32 && ir_binding_fits_i32(x->p, b) ? RT_IDX32 : RT_IDX64;
+  size_t vbytes = sizeof *b->vars * (size_t)x->p->vars.len;
+  if (x->idx32 && (x->fit < 0 || memcmp(x->fit_vars, b->vars, vbytes))) {
+    memcpy(x->fit_vars, b->vars, vbytes);
+    x->fit = ir_binding_fits_i32(x->p, b);
+  }
+  x->cur = x->idx32 && x->fit ? RT_IDX32 : RT_IDX64;
   if (!x->v[x->cur].built && build_variant(x, x->cur, err)) return -1;
   for (int i = 0; x->cur == RT_IDX32 && i < x->p->vars.len; i++) x->vars32[i] = (int)b->vars[i];
   return 0;
