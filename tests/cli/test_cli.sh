@@ -133,6 +133,13 @@ test_usage() {
   grep -q "__launch_bounds__(256, 2)" "$log" || fail "KBC_GEMM_MIN_BLOCKS=2: no __launch_bounds__(256, 2)"
   expect 0 "KBC_GEMM_MIN_BLOCKS=9" env KBC_GEMM_MIN_BLOCKS=9 "$kbc" compile "$mm" --emit cuda --target sm_90
   grep -q "__launch_bounds__(256, " "$log" && fail "KBC_GEMM_MIN_BLOCKS=9: not ignored"
+
+  # Column sums in parts only with KBC_ROWS_PARTS=1 (measured slower: off by default)
+  local cp=$src/tests/codegen/specs/colparts.kb
+  expect 0 "colparts" "$kbc" compile "$cp" --emit cuda --target sm_90
+  grep -q "_part\[" "$log" && fail "column sums in parts without KBC_ROWS_PARTS=1"
+  expect 0 "KBC_ROWS_PARTS=1" env KBC_ROWS_PARTS=1 "$kbc" compile "$cp" --emit cuda --target sm_90
+  grep -q "_part\[" "$log" || fail "KBC_ROWS_PARTS=1: no column sums in parts"
 }
 
 # ---- run -----------------------------------------------------------------

@@ -1,7 +1,8 @@
 """test_bench_merge.py SRCDIR — bench/compare.py --merge on results files:
 a later run's row replaces an earlier one's, a row the later run skipped by
 option keeps the earlier one, rows of one workload and shape stay together,
-and the SAM-HQ mean says how many shapes it covers.  Exit 77 (skip) without torch."""
+and the SAM-HQ mean says how many shapes it covers; and --headline's
+shapes (workloads.shapes_for) are the headline ones.  Exit 77 (skip) without torch."""
 import copy
 import json
 import os
@@ -15,6 +16,7 @@ except ImportError:
     sys.exit(77)
 sys.path.insert(0, os.path.join(src, "bench"))
 import report  # noqa: E402
+import workloads  # noqa: E402
 
 with open(os.path.join(src, "docs/results/2026-11-29-session3.json")) as f:
     base = json.load(f)
@@ -48,3 +50,11 @@ for s in doc["summary"]:
     if s.get("workload") == "sam":
         assert s["label"] == "mean of 15" and s["n_shapes"] == 15, s
 print("bench merge: ok")
+
+# --headline: the headline shapes only (as --quick), on a GPU device
+cuda = torch.device("cuda")
+for key, want in (("cvit", ["b10"]), ("conv3d", ["b128 3x24x32x32"]), ("sam", ["7x7 b1", "32x32 b2", "64x64 b4"])):
+    got = [sh.label for sh in workloads.shapes_for(key, cuda, False, None, headline=True)]
+    assert got == want, (key, got)
+    assert len(workloads.shapes_for(key, cuda, False, None)) > len(want), key
+print("bench headline shapes: ok")
