@@ -159,7 +159,8 @@ const char *cg_float_literal(kbc_arena *a, double v) {
     if ((float)strtod(tmp, NULL) == (float)v) break;
   }
   if (!strpbrk(tmp, ".e")) strcat(tmp, ".0");
-  return kbc_arena_printf(a, "%sf", tmp);
+  /* a primary expression: "(-1.0f)", so that `(-%s)` never reads `--1.0f` */
+  return kbc_arena_printf(a, tmp[0] == '-' ? "(%sf)" : "%sf", tmp);
 }
 
 const char *cg_stmt_comment(kbc_arena *a, const ir_stmt *s) {

@@ -624,6 +624,8 @@ static bool obviously_nonneg(const sym *x) {
   return true;
 }
 
+static void print_c(const sym *x, bool primary, kbc_buf *out, sym_namer name, void *ctx);
+
 static void c_atom(const sym_atom *t, kbc_buf *out, sym_namer name, void *ctx) {
   if (t->kind == SYM_ATOM_AXIS || t->kind == SYM_ATOM_INDEX) {
     print_var(t, name ? name(ctx, t->kind, t->id) : NULL, out);
@@ -631,12 +633,14 @@ static void c_atom(const sym_atom *t, kbc_buf *out, sym_namer name, void *ctx) {
   }
   bool div = t->kind == SYM_ATOM_DIV;
   if (obviously_nonneg(t->arg)) {
+    /* "(X / c)": X binds at least as tightly as '/' (a positive product is
+     * fine, since '*' and '/' associate to the left); a sum is wrapped. */
     kbc_buf_putc(out, '(');
-    sym_print_c(t->arg, out, name, ctx);
+    print_c(t->arg, false, out, name, ctx);
     kbc_buf_printf(out, " %c %lldLL)", div ? '/' : '%', (long long)t->c);
   } else {
     kbc_buf_puts(out, div ? "kbc_floordiv(" : "kbc_floormod(");
-    sym_print_c(t->arg, out, name, ctx);
+    print_c(t->arg, false, out, name, ctx);
     kbc_buf_printf(out, ", %lldLL)", (long long)t->c);
   }
 }
@@ -657,7 +661,11 @@ static void c_term(const sym_term *t, bool first, kbc_buf *out, sym_namer name, 
   }
 }
 
-void sym_print_c(const sym *x, kbc_buf *out, sym_namer name, void *ctx) {
+/* primary: the text must stand as an operand of any C operator, so
+ * anything but a lone atom or a non-negative constant is parenthesized
+ * (a product too: `q % 2LL*w` reads as `(q % 2) * w`).  Otherwise only a
+ * sum or a leading minus is (the text then binds like a product). */
+static void print_c(const sym *x, bool primary, kbc_buf *out, sym_namer name, void *ctx) {
   if (!x) {
     kbc_buf_puts(out, "kbc_sym_overflow"); /* fails to compile, on purpose */
     return;
@@ -666,8 +674,12 @@ void sym_print_c(const sym *x, kbc_buf *out, sym_namer name, void *ctx) {
     kbc_buf_puts(out, "0LL");
     return;
   }
-  bool wrap = x->n > 1 || x->t[0].coeff < 0;
+  const sym_term *t0 = &x->t[0];
+  bool product = t0->n > 1 || (t0->n == 1 && t0->coeff != 1);
+  bool wrap = x->n > 1 || t0->coeff < 0 || (primary && product);
   if (wrap) kbc_buf_putc(out, '(');
   for (int i = 0; i < x->n; i++) c_term(&x->t[i], i == 0, out, name, ctx);
   if (wrap) kbc_buf_putc(out, ')');
 }
+
+void sym_print_c(const sym *x, kbc_buf *out, sym_namer name, void *ctx) { print_c(x, true, out, name, ctx); }

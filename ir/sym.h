@@ -93,7 +93,9 @@ void sym_print(const sym *x, kbc_buf *out);
 char *sym_str(kbc_arena *a, const sym *x);
 
 /* C syntax for generated code, an int64 (long long) expression,
- * parenthesized when it has more than one term or a leading minus.
+ * always a C primary expression: anything but a lone atom or a
+ * non-negative constant is parenthesized, so the text may stand as the
+ * operand of any C operator ("(2LL*w)", "(h - 1LL)", "(-i)").
  * name(ctx, kind, id) gives the C name of an axis or index atom (name may be
  * NULL, or return NULL: the atom's own name is used).  Floor division /
  * modulo are emitted as plain C `/` and `%` when the operand is obviously

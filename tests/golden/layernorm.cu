@@ -40,7 +40,7 @@ layernorm_k0_mean(const float *__restrict__ x,
     { // mean[r] = sum(c: x[r, c]) / (cols)
       const long long r = _o0;
       float _acc0 = 0.0f;
-      auto *_row1 = x + cols*r; // x, contiguous along the loop below
+      auto *_row1 = x + (cols*r); // x, contiguous along the loop below
       #pragma unroll 4
       for (long long c = _lane; c < cols; c += 16) {
         _acc0 = _acc0 + _row1[c];
@@ -57,8 +57,8 @@ layernorm_k0_mean(const float *__restrict__ x,
       float _acc3 = 0.0f;
       const float _h4 = mean[r]; // invariant in the loop below
       const float _h5 = mean[r]; // invariant in the loop below
-      auto *_row6 = x + cols*r; // x, contiguous along the loop below
-      auto *_row7 = x + cols*r; // x, contiguous along the loop below
+      auto *_row6 = x + (cols*r); // x, contiguous along the loop below
+      auto *_row7 = x + (cols*r); // x, contiguous along the loop below
       #pragma unroll 4
       for (long long c = _lane; c < cols; c += 16) {
         _acc3 = _acc3 + ((_row6[c] - _h4) * (_row7[c] - _h5));
@@ -84,7 +84,7 @@ layernorm_k1_out(const float *__restrict__ x,
     const long long rows,
     const long long cols)
 {
-  const long long _n = rows*cols;
+  const long long _n = (rows*cols);
   for (long long _o = (long long)blockIdx.x * 256 + threadIdx.x / 1; _o < _n; _o += (long long)gridDim.x * 256) {
     long long _p = _o;
     const long long _o1 = _p % cols;

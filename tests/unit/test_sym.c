@@ -1,7 +1,7 @@
 /* test_sym.c — unit tests for ir/sym.h: normal form, div/mod rules,
  * overflow, evaluation, printing, substitution, the prover and bounds, plus
  * seeded random checks of normalization and prover soundness against
- * direct evaluation. */
+ * direct evaluation, and of the C printer against the host C compiler. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/sym.h"
@@ -363,7 +364,8 @@ static void test_print_c(void **state) {
   assert_string_equal(cstr(K(-3)), "(-3LL)");
   assert_string_equal(cstr(h), "h");
   assert_string_equal(cstr(sym_neg(A, h)), "(-h)");
-  assert_string_equal(cstr(mul(h, j)), "h*j");
+  assert_string_equal(cstr(mul(h, j)), "(h*j)");
+  assert_string_equal(cstr(scale(ax(W), 2)), "(2LL*w)"); /* stands after `%` */
   assert_string_equal(cstr(divc(j, 64)), "(j / 64LL)");
   assert_string_equal(cstr(modc(divc(j, 64), 12)), "((j / 64LL) % 12LL)");
   assert_string_equal(cstr(divc(sub(h, j), 4)), "kbc_floordiv((h - j), 4LL)");
@@ -701,6 +703,89 @@ static void test_random_prover_soundness(void **state) {
   assert_true(proven > 50);
 }
 
+/* The C printer against the host C compiler: random expressions, each
+ * printed by sym_print_c and placed as the operand of every C operator
+ * (`K % X`, `K / X`, `K - X`, `K * X`, `-X`), compiled and run; every value
+ * must be the one computed from the sym's value with C's own operators.
+ * Index variables are >= 0, as sym_print_c assumes of generated loops. */
+static void test_random_print_c_compiled(void **state) {
+  (void)state;
+  const char *cc = getenv("CC");
+  if (!cc || !*cc) cc = "cc";
+  char dir[] = "/tmp/kbc_symc_XXXXXX";
+  if (!mkdtemp(dir)) skip();
+  char src[64], exe[64], cmd[512];
+  snprintf(src, sizeof src, "%s/t.c", dir);
+  snprintf(exe, sizeof exe, "%s/t", dir);
+  FILE *f = fopen(src, "w");
+  assert_non_null(f);
+  fputs("#include <stdio.h>\n"
+        "static long long kbc_floordiv(long long a, long long b) {\n"
+        "  long long q = a / b;\n"
+        "  return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;\n"
+        "}\n"
+        "static long long kbc_floormod(long long a, long long b) {\n"
+        "  long long r = a % b;\n"
+        "  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n"
+        "}\n"
+        "int main(void) {\n",
+        f);
+  enum { N = 600, CTX = 6 };
+  static int64_t want[N][CTX];
+  static bool has[N][CTX];
+  const int64_t k = 1000003;
+  for (int i = 0; i < N; i++) {
+    int64_t axes[3], idx[3], v;
+    for (int d = 0; d < 3; d++) axes[d] = 1 + rnd(20), idx[d] = rnd(41);
+    sym *x = random_expr(2 + (int)rnd(4), axes, idx, &v);
+    assert_non_null(x);
+    const char *c = cstr(x);
+    fprintf(f, "  { const long long h = %lld, w = %lld, image_size = %lld, y = %lld, ky = %lld, j = %lld;\n",
+            (long long)axes[0], (long long)axes[1], (long long)axes[2], (long long)idx[0], (long long)idx[1],
+            (long long)idx[2]);
+    for (int o = 0; o < CTX; o++) {
+      has[i][o] = o < 4 || v != 0;
+      if (!has[i][o]) continue;
+      const char *e;
+      switch (o) {
+      case 0: want[i][o] = v, e = c; break;
+      case 1: want[i][o] = k - v, e = kbc_arena_printf(A, "%lldLL - %s", (long long)k, c); break;
+      case 2: want[i][o] = k * v, e = kbc_arena_printf(A, "%lldLL * %s", (long long)k, c); break;
+      case 3: want[i][o] = -v, e = kbc_arena_printf(A, "-%s", c); break;
+      case 4: want[i][o] = k / v, e = kbc_arena_printf(A, "%lldLL / %s", (long long)k, c); break;
+      default: want[i][o] = k % v, e = kbc_arena_printf(A, "%lldLL %% %s", (long long)k, c); break;
+      }
+      fprintf(f, "    printf(\"%%d %%d %%lld\\n\", %d, %d, (long long)(%s));\n", i, o, e);
+    }
+    fputs("  }\n", f);
+  }
+  fputs("  return 0;\n}\n", f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "%s -O0 -w -o %s %s 2>/dev/null", cc, exe, src);
+  if (system(cmd) != 0) {
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    (void)!system(cmd);
+    skip(); /* no host C compiler */
+  }
+  FILE *r = popen(exe, "r");
+  assert_non_null(r);
+  int i, o, seen = 0;
+  long long got;
+  while (fscanf(r, "%d %d %lld", &i, &o, &got) == 3) {
+    assert_true(i >= 0 && i < N && o >= 0 && o < CTX && has[i][o]);
+    if (got != want[i][o]) fail_msg("expression %d in context %d: C gives %lld, want %lld", i, o, got,
+                                    (long long)want[i][o]);
+    seen++;
+  }
+  assert_int_equal(pclose(r), 0);
+  int expected = 0;
+  for (i = 0; i < N; i++)
+    for (o = 0; o < CTX; o++) expected += has[i][o];
+  assert_int_equal(seen, expected);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  (void)!system(cmd);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_print_basic, setup, teardown),
@@ -722,6 +807,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_bound, setup, teardown),
       cmocka_unit_test_setup_teardown(test_random_normalization, setup, teardown),
       cmocka_unit_test_setup_teardown(test_random_prover_soundness, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_random_print_c_compiled, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
