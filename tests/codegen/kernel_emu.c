@@ -1,9 +1,9 @@
 /* kernel_emu.c — checks the generated kernels on the CPU, without a GPU.
  *
- *   kernel_emu SPEC [--tf32] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ...
+ *   kernel_emu SPEC [--tf32] [--chain] [--inputs LO:HI] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ...
  *
  * Compiles SPEC, binds its var axes, gives the inputs pseudo-random values
- * and runs the reference interpreter.  Then every kernel of the generated
+ * (uniform in [LO, HI), default [-1, 1)) and runs the reference interpreter.  Then every kernel of the generated
  * CUDA C — tiled contractions, rows kernels, and scatters whose target the
  * runtime zeroes — runs under emu.h (a C++ compiler builds the translation
  * unit for the CPU; one thread per CUDA thread, warp shuffles and barriers
@@ -14,6 +14,13 @@
  * (except where the kernel adds into a zeroed output: split-K, scatters),
  * and the guard zones around every buffer must stay untouched (they hold
  * NaNs, so reading them shows too).
+ *
+ * --chain runs the whole program instead, as the runtime does: every
+ * kernel in order on one set of buffers (inputs from the interpreter's
+ * values, everything else starting as NaN sentinels, scatter targets
+ * zeroed before the kernel that zeroes them), scatters that add into
+ * earlier values included; then every tensor the program writes must match
+ * the interpreter's final values.  The differential fuzzer uses it.
  * Exit status: 0 all match, 1 a kernel failed, 2 usage or setup error,
  * 77 no C++ compiler (skip). */
 #include <math.h>
@@ -65,18 +72,11 @@ static int written(const ir_program *p, const cg_kernel *k, int t) {
   return 0;
 }
 
-/* Compares one written tensor (guard zones included) with the
- * interpreter's values: 1 ok, 0 wrong (reported), -1 unreadable. */
-static int check_output(const char *path, const char *tensor, const cg_kernel *k, const double *ref, int64_t n,
+/* Compares one written tensor o (n values between guard zones) with the
+ * interpreter's values: 1 ok, 0 wrong (reported).  A NaN or infinity
+ * where the interpreter has the same counts as equal. */
+static int check_values(const float *o, const char *kernel, const char *tensor, const double *ref, int64_t n,
                         int tf32) {
-  float *o = malloc(4 * (size_t)(n + 2 * GUARD));
-  FILE *O = fopen(path, "rb");
-  if (!o || !O || fread(o, 4, (size_t)(n + 2 * GUARD), O) != (size_t)(n + 2 * GUARD)) {
-    if (O) fclose(O);
-    free(o);
-    return -1;
-  }
-  fclose(O);
   int64_t guard = 0, unwritten = 0;
   for (int64_t e = 0; e < GUARD; e++) {
     guard += memcmp(&o[e], &SENTINEL, 4) != 0;
@@ -89,17 +89,33 @@ static int check_output(const char *path, const char *tensor, const cg_kernel *k
       unwritten++;
       continue;
     }
+    if (!isfinite(ref[e]) && (isnan(ref[e]) ? isnan(v) : (double)v == ref[e])) continue;
     double err = fabs((double)v - ref[e]);
     if (!(err == err)) err = 1e30;
     num += err * err;
-    den += ref[e] * ref[e];
+    den += isfinite(ref[e]) ? ref[e] * ref[e] : 0;
     if (err > maxe) maxe = err;
   }
-  free(o);
   double rel = sqrt(num / (den > 0 ? den : 1));
   int ok = !guard && !unwritten && rel <= (tf32 ? 2e-3 : 1e-5);
   printf("%s %s (%s): rel L2 error %.3g, max abs error %.3g, %lld elements, %lld unwritten, %lld guard writes\n",
-         ok ? "ok  " : "FAIL", k->name, tensor, rel, maxe, (long long)n, (long long)unwritten, (long long)guard);
+         ok ? "ok  " : "FAIL", kernel, tensor, rel, maxe, (long long)n, (long long)unwritten, (long long)guard);
+  return ok;
+}
+
+/* check_values on a tensor read from a file: -1 when unreadable. */
+static int check_output(const char *path, const char *tensor, const cg_kernel *k, const double *ref, int64_t n,
+                        int tf32) {
+  float *o = malloc(4 * (size_t)(n + 2 * GUARD));
+  FILE *O = fopen(path, "rb");
+  if (!o || !O || fread(o, 4, (size_t)(n + 2 * GUARD), O) != (size_t)(n + 2 * GUARD)) {
+    if (O) fclose(O);
+    free(o);
+    return -1;
+  }
+  fclose(O);
+  int ok = check_values(o, k->name, tensor, ref, n, tf32);
+  free(o);
   return ok;
 }
 
@@ -129,20 +145,121 @@ static void emu_free(emu *E) {
   kbc_arena_destroy(E->a);
 }
 
+/* The launch grid of kernel k for the binding, capped at gridcap. */
+static int64_t launch_grid(const cg_kernel *k, const int64_t *vars, int gridcap) {
+  int64_t work;
+  if (!sym_eval(k->work, vars, NULL, &work)) return -1;
+  int64_t grid = (work + k->per_block - 1) / k->per_block;
+  if (k->max_blocks && grid > k->max_blocks) grid = k->max_blocks;
+  if (gridcap > 0 && grid > gridcap) grid = gridcap;
+  return grid;
+}
+
+/* --chain: the whole program on one set of buffers (see the top). */
+static int run_chain(emu *E, const ir_binding *B, const char *dir, const char *cxx, int gridcap, int tf32) {
+  const ir_program *p = E->p;
+  const cg_program *g = &E->g;
+  char cmd[4096], path[2048];
+  snprintf(path, sizeof path, "%s/kern.cu", dir);
+  FILE *f = fopen(path, "w");
+  if (!f) return fail("cannot write ", path);
+  fputs(kbc_buf_str(&g->source), f);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/launch.cpp", dir);
+  FILE *L = fopen(path, "w");
+  if (!L) return fail("cannot write ", path);
+  int nt = p->tensors.len;
+  fprintf(L, "#include \"%s\"\n#include \"kern.cu\"\n", KBC_EMU_HEADER);
+  fprintf(L, "int main() {\n  static float *t[%d];\n  FILE *f = fopen(\"data.bin\", \"rb\");\n", nt + 1);
+  for (int i = 0; i < nt; i++)
+    fprintf(L,
+            "  t[%d] = (float *)malloc(4 * (%lldLL + 2 * %d));\n"
+            "  if (!t[%d] || fread(t[%d], 4, %lldLL + 2 * %d, f) != (size_t)(%lldLL + 2 * %d)) abort();\n",
+            i, (long long)B->numel[i], GUARD, i, i, (long long)B->numel[i], GUARD, (long long)B->numel[i], GUARD);
+  fprintf(L, "  fclose(f);\n");
+  for (int ki = 0; ki < g->n_kernels; ki++) {
+    const cg_kernel *k = &g->kernels[ki];
+    int64_t grid = launch_grid(k, E->vars, gridcap);
+    if (grid < 0) return fail("cannot evaluate the work of ", k->name);
+    if (k->zero_tensor >= 0)
+      fprintf(L, "  for (long long e = 0; e < %lldLL; e++) t[%d][%d + e] = 0.0f;\n",
+              (long long)B->numel[k->zero_tensor], k->zero_tensor, GUARD);
+    if (grid == 0) continue;
+    fprintf(L, "  emu_launch(%lld, %d, [&] { %s(", (long long)grid, k->block, k->name);
+    for (int j = 0; j < k->n_tensors; j++) fprintf(L, "%st[%d] + %d", j ? ", " : "", k->tensors[j], GUARD);
+    for (int v = 0; v < p->vars.len; v++) fprintf(L, ", %lldLL", (long long)E->vars[v]);
+    fprintf(L, "); });\n");
+  }
+  fprintf(L, "  FILE *o = fopen(\"out.bin\", \"wb\");\n");
+  for (int i = 0; i < nt; i++)
+    fprintf(L, "  fwrite(t[%d], 4, %lldLL + 2 * %d, o);\n", i, (long long)B->numel[i], GUARD);
+  fprintf(L, "  fclose(o);\n  return 0;\n}\n");
+  fclose(L);
+  /* every tensor: inputs hold their values, the rest sentinels */
+  snprintf(path, sizeof path, "%s/data.bin", dir);
+  FILE *D = fopen(path, "wb");
+  if (!D) return fail("cannot write ", path);
+  for (int i = 0; i < nt; i++) {
+    int64_t n = B->numel[i];
+    float *buf = malloc(4 * (size_t)(n + 2 * GUARD));
+    if (!buf) return fail("out of memory", NULL);
+    for (int64_t e = 0; e < n + 2 * GUARD; e++) memcpy(&buf[e], &SENTINEL, 4);
+    if (IR_TENSOR(p, i)->role == IR_ROLE_INPUT)
+      for (int64_t e = 0; e < n; e++) buf[GUARD + e] = (float)E->data[i][e];
+    fwrite(buf, 4, (size_t)(n + 2 * GUARD), D);
+    free(buf);
+  }
+  fclose(D);
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && '%s' -O1 -std=c++17 -pthread -fno-strict-aliasing -w -o launch launch.cpp", dir, cxx);
+  if (system(cmd)) return fail("the C++ compiler failed on ", dir);
+  snprintf(cmd, sizeof cmd, "cd '%s' && ./launch", dir);
+  if (system(cmd)) {
+    printf("FAIL %s: the emulated run crashed\n", p->name);
+    return 1;
+  }
+  /* every tensor in turn; those the program writes are checked */
+  snprintf(path, sizeof path, "%s/out.bin", dir);
+  FILE *O = fopen(path, "rb");
+  if (!O) return fail("cannot read ", path);
+  int bad = 0;
+  for (int i = 0; i < nt; i++) {
+    int64_t n = B->numel[i] + 2 * GUARD;
+    float *buf = malloc(4 * (size_t)n);
+    if (!buf || fread(buf, 4, (size_t)n, O) != (size_t)n) {
+      free(buf);
+      fclose(O);
+      return fail("cannot read ", path);
+    }
+    int writes = 0;
+    for (int s = 0; s < p->stmts.len; s++) writes |= IR_STMT(p, s)->out->id == i;
+    if (writes && IR_TENSOR(p, i)->role != IR_ROLE_INPUT)
+      bad += !check_values(buf, p->name, IR_TENSOR(p, i)->name, E->data[i], B->numel[i], tf32);
+    free(buf);
+  }
+  fclose(O);
+  return bad ? 1 : 0;
+}
+
 static int emu_run(emu *E, int argc, char **argv) {
   const char *spec = NULL, *dir = "/tmp/kbc_kernel_emu", *cxx = getenv("CXX") ? getenv("CXX") : "c++";
-  int tf32 = 0, gridcap = 3, nsets = 0;
+  int tf32 = 0, gridcap = 3, nsets = 0, chain = 0;
+  double lo = -1, hi = 1;
   const char *sets[64];
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--tf32")) tf32 = 1;
+    else if (!strcmp(argv[i], "--chain")) chain = 1;
+    else if (!strcmp(argv[i], "--inputs") && i + 1 < argc) {
+      if (sscanf(argv[++i], "%lf:%lf", &lo, &hi) != 2 || !(lo < hi)) return fail("--inputs takes LO:HI", NULL);
+    }
     else if (!strcmp(argv[i], "--grid") && i + 1 < argc) gridcap = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
     else if (!strcmp(argv[i], "--cxx") && i + 1 < argc) cxx = argv[++i];
     else if (strchr(argv[i], '=') && nsets < 64) sets[nsets++] = argv[i];
     else if (!spec) spec = argv[i];
-    else return fail("usage: kernel_emu SPEC [--tf32] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ...", NULL);
+    else return fail("usage: kernel_emu SPEC [--tf32] [--chain] [--inputs LO:HI] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ...", NULL);
   }
-  if (!spec) return fail("usage: kernel_emu SPEC [--tf32] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ...", NULL);
+  if (!spec) return fail("usage: kernel_emu SPEC [--tf32] [--chain] [--inputs LO:HI] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ...", NULL);
   char cmd[4096], path[2048];
   snprintf(cmd, sizeof cmd, "command -v '%s' > /dev/null 2>&1", cxx);
   if (system(cmd)) {
@@ -183,13 +300,14 @@ static int emu_run(emu *E, int argc, char **argv) {
       data[i] = malloc(sizeof(double) * (size_t)B.numel[i]);
       for (int64_t e = 0; e < B.numel[i]; e++) {
         seed = seed * 1103515245u + 12345u;
-        data[i][e] = (double)((seed >> 8) & 0xffff) / 32768.0 - 1.0;
+        data[i][e] = lo + (hi - lo) * ((double)((seed >> 8) & 0xffff) / 65536.0);
       }
     }
   if (!ir_interp(p, &B, data, d)) return fail(kbc_diag_text(d), NULL);
 
   snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
   if (system(cmd)) return fail("cannot create ", dir);
+  if (chain) return run_chain(E, &B, dir, cxx, gridcap, tf32);
   snprintf(path, sizeof path, "%s/kern.cu", dir);
   FILE *f = fopen(path, "w");
   if (!f) return fail("cannot write ", path);

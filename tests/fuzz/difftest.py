@@ -1,0 +1,337 @@
+"""difftest.py — differential spec fuzzing: random valid specs (specgen.py),
+their generated kernels against the CPU reference interpreter.
+
+    difftest.py emu  --kbc KBC --emu KERNEL_EMU [--seeds A:B] [--fresh N] [--jobs J]
+                     [--variants LIST] [--keep DIR] [--time-limit S]
+    difftest.py gpu  --kbc KBC [--seeds A:B] [--jobs J] [--precisions fp32,tf32] [--keep DIR]
+    difftest.py replay --kbc KBC --emu KERNEL_EMU CASE.kb...     # kept regressions
+
+Oracles, per spec:
+  - `kbc check` accepts it (the generator writes only valid specs: a
+    rejection is counted and shown; a crash or an internal error is a bug);
+  - emu: tests/codegen/kernel_emu runs every kernel on the CPU (one thread
+    per CUDA thread) against the interpreter, at fp32 (rel. L2 <= 1e-5) and
+    tf32 (<= 2e-3), and once under each opt-in variant (KBC_IDX32=1,
+    KBC_FP32_MMA=1, KBC_ROWS_PARTS=1) — `--variants` picks them;
+    `kbc compile --emit ptx --target sm_90` (NVRTC) compiles the kernels;
+  - gpu: `kbc verify --json` runs the kernels on the GPU against the
+    interpreter, in each precision (several specs compiled in parallel).
+Every failure is minimized (statements, then declarations, then the var
+axes' values, while the same oracle still fails) and written to --keep as a
+regression case: the spec with `# seed`, `# found by` and `# emu:` (the
+binding) comment lines, which `replay` (ctest: differential/regress/*)
+runs again.  The last line printed is `N passed, N failed` (N specs).
+
+Exit status: 0 when every spec passed, 1 when any failed, 2 on usage."""
+import argparse
+import concurrent.futures as cf
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import specgen  # noqa: E402
+
+VARIANTS = {
+    "fp32": ([], {}),
+    "tf32": (["--tf32"], {}),
+    "idx32": ([], {"KBC_IDX32": "1"}),
+    "fp32mma": ([], {"KBC_FP32_MMA": "1"}),
+    "parts": ([], {"KBC_ROWS_PARTS": "1"}),
+}
+TIMEOUT = 300
+# Inputs drawn from [-0.5, 1.5): a quarter negative (signs, relu and max
+# are exercised) but sums of products do not cancel to near zero, where a
+# correct float32 kernel's relative error exceeds any fixed tolerance.
+INPUTS = "-0.5:1.5"
+
+
+def run(cmd, env=None, timeout=TIMEOUT, cwd=None):
+    e = dict(os.environ)
+    e.update(env or {})
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, env=e, timeout=timeout, cwd=cwd)
+        return p.returncode, p.stdout + p.stderr
+    except subprocess.TimeoutExpired:
+        return "timeout", f"timed out after {timeout} s"
+
+
+def internal(out):
+    return "bug in kbc" in out or "internal error" in out or "Sanitizer" in out or "runtime error:" in out
+
+
+class Checker:
+    """Runs the oracles on one spec; returns (verdict, oracle, detail):
+    verdict 'ok', 'rejected' or 'fail'."""
+
+    def __init__(self, args):
+        self.a = args
+
+    def check(self, path):
+        code, out = run([self.a.kbc, "check", path])
+        if code == 1 and not internal(out):
+            return "rejected", "check", out.strip().splitlines()[0] if out.strip() else ""
+        if code != 0 or internal(out):
+            return "fail", "check", f"kbc check exited {code}: {out[-2000:]}"
+        return "ok", "check", ""
+
+    def emu(self, path, binding, variant, workdir):
+        flags, env = VARIANTS[variant]
+        sets = [f"{k}={v}" for k, v in binding.items()]
+        d = os.path.join(workdir, variant)
+        code, out = run([self.a.emu, path, "--chain", "--inputs", INPUTS, "--dir", d] + flags + sets, env=env)
+        if code == 77:
+            return "ok", variant, "skipped: no C++ compiler"
+        if code != 0:
+            return "fail", variant, f"kernel_emu exited {code}: " + "\n".join(
+                l for l in out.splitlines() if not l.startswith("ok "))[-3000:]
+        return "ok", variant, ""
+
+    def nvrtc(self, path):
+        code, out = run([self.a.kbc, "compile", path, "--emit", "ptx", "--target", "sm_90", "-o", os.devnull])
+        if code != 0:
+            return "fail", "nvrtc", f"kbc compile --emit ptx exited {code}: {out[-3000:]}"
+        return "ok", "nvrtc", ""
+
+    def gpu(self, path, binding, precision):
+        sets = []
+        for k, v in binding.items():
+            sets += ["--set", f"{k}={v}"]
+        code, out = run([self.a.kbc, "verify", path, "--precision", precision, "--json"] + sets)
+        if code == 0:
+            return "ok", precision, ""
+        return "fail", precision, f"kbc verify exited {code}: {out[-3000:]}"
+
+    def oracles(self, path, binding, workdir, only=None):
+        """Every oracle in turn (or only the one named); the first failure."""
+        v = self.check(path)
+        if v[0] != "ok" or only == "check":
+            return v
+        steps = []
+        if self.a.mode == "gpu":
+            steps = [lambda p=p: self.gpu(path, binding, p) for p in self.a.precisions]
+            names = list(self.a.precisions)
+        else:
+            names = list(self.a.variants) + (["nvrtc"] if self.a.nvrtc else [])
+            steps = [lambda v=v: self.emu(path, binding, v, workdir) for v in self.a.variants]
+            if self.a.nvrtc:
+                steps.append(lambda: self.nvrtc(path))
+        for name, step in zip(names, steps):
+            if only and name != only:
+                continue
+            v = step()
+            if v[0] != "ok":
+                return v
+        return "ok", "all", ""
+
+
+# ---- minimizing ---------------------------------------------------------
+
+def split_spec(text):
+    """The spec as a list of items: header lines and statements (a def or a
+    for block is one item)."""
+    items, cur, depth = [], [], 0
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        cur.append(line)
+        depth += line.count("{") - line.count("}")
+        if depth == 0:
+            items.append("\n".join(cur))
+            cur = []
+    if cur:
+        items.append("\n".join(cur))
+    return items
+
+
+def declared(text, binding):
+    """The binding's values of the var axes that text declares."""
+    return {k: v for k, v in binding.items() if re.search(rf"^axis {re.escape(k)} var\b", text, re.M)}
+
+
+def signature(detail):
+    """What kind of failure detail describes: the exit, and whether values
+    were wrong, left unwritten, written out of bounds, or the run crashed."""
+    first = detail.split(":")[0]
+    kinds = [k for k, pat in (("crash", "crashed"), ("unwritten", r"[1-9]\d* unwritten"),
+                              ("guard", r"[1-9]\d* guard writes"), ("wrong", r"FAIL .*rel L2"),
+                              ("timeout", "timed out"), ("internal", "bug in kbc|internal error"))
+             if re.search(pat, detail)]
+    return first, tuple(kinds)
+
+
+def minimize(checker, text, binding, oracle, detail, workdir, budget_s=240):
+    """Deletes items while the same oracle still fails, then shrinks var values."""
+    t0 = time.time()
+    path = os.path.join(workdir, "min.kb")
+    want = signature(detail)
+
+    def fails(items, b):
+        text = "\n".join(items) + "\n"
+        with open(path, "w") as f:
+            f.write(text)
+        v = checker.oracles(path, declared(text, b), workdir, only=oracle)
+        return v[0] == "fail" and v[1] == oracle and signature(v[2]) == want
+
+    items = split_spec(text)
+    changed = True
+    while changed and time.time() - t0 < budget_s:
+        changed = False
+        for i in range(len(items) - 1, 0, -1):  # never the `kernel` line
+            if i >= len(items):
+                continue
+            trial = items[:i] + items[i + 1:]
+            if fails(trial, binding):
+                items, changed = trial, True
+    b = dict(binding)
+    for k in sorted(b):
+        for v in sorted({1, 2, 3, max(1, b[k] // 2)}):
+            if v < b[k] and time.time() - t0 < budget_s:
+                trial = dict(b, **{k: v})
+                if fails(items, trial):
+                    b = trial
+                    break
+    text = "\n".join(items) + "\n"
+    return text, declared(text, b)
+
+
+# ---- driving --------------------------------------------------------------
+
+def one(checker, seed, args, keepdir):
+    size = "gpu" if args.mode == "gpu" else "emu"
+    text, binding = specgen.generate(seed, size, args.features)
+    with tempfile.TemporaryDirectory(prefix=f"kbc_diff_{seed}_") as wd:
+        path = os.path.join(wd, "spec.kb")
+        with open(path, "w") as f:
+            f.write(text)
+        verdict, oracle, detail = checker.oracles(path, binding, wd)
+        if verdict != "fail":
+            return seed, verdict, oracle, detail, None
+        small, sb = minimize(checker, text, binding, oracle, detail, wd) if args.minimize else (text, binding)
+        kept = None
+        if keepdir:
+            os.makedirs(keepdir, exist_ok=True)
+            kept = os.path.join(keepdir, f"{args.mode}_{seed}_{oracle}.kb")
+            with open(kept, "w") as f:
+                f.write(f"# differential regression: seed {seed} ({args.mode}), found by {oracle}\n")
+                f.write(f"# emu: {' '.join(f'{k}={v}' for k, v in sb.items())}\n")
+                f.write("# " + detail.strip().splitlines()[0][:200] + "\n" if detail.strip() else "")
+                f.write(small)
+        return seed, verdict, oracle, detail, (small, sb, kept)
+
+
+def parse_seeds(s):
+    a, _, b = s.partition(":")
+    return list(range(int(a), int(b))) if b else [int(a)]
+
+
+def replay(args):
+    checker = Checker(args)
+    passed = failed = 0
+    for case in args.cases:
+        text = open(case).read()
+        m = re.search(r"^# emu:(.*)$", text, re.M)
+        binding = dict(kv.split("=") for kv in (m.group(1).split() if m else []))
+        binding = {k: int(v) for k, v in binding.items()}
+        with tempfile.TemporaryDirectory(prefix="kbc_replay_") as wd:
+            verdict, oracle, detail = checker.oracles(case, binding, wd)
+        if verdict == "ok":
+            passed += 1
+            print(f"ok   {case}")
+        else:
+            failed += 1
+            print(f"FAIL {case}: {verdict} by {oracle}\n{detail}")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("mode", choices=["emu", "gpu", "replay"])
+    ap.add_argument("cases", nargs="*")
+    ap.add_argument("--kbc", required=True)
+    ap.add_argument("--emu")
+    ap.add_argument("--seeds", default="1:51")
+    ap.add_argument("--fresh", type=int, default=0, help="also N seeds drawn at random (printed)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--variants", default="fp32,tf32")
+    ap.add_argument("--precisions", default="fp32,tf32")
+    ap.add_argument("--features", default="")
+    ap.add_argument("--no-nvrtc", dest="nvrtc", action="store_false")
+    ap.add_argument("--no-minimize", dest="minimize", action="store_false")
+    ap.add_argument("--keep", help="where minimized failures are written")
+    ap.add_argument("--time-limit", type=float, default=0, help="stop starting new specs after S seconds")
+    ap.add_argument("--json", help="write per-seed results here")
+    args = ap.parse_args(argv[1:])
+    args.variants = [v for v in args.variants.split(",") if v]
+    args.precisions = [p for p in args.precisions.split(",") if p]
+    args.features = tuple(f for f in args.features.split(",") if f)
+    for v in args.variants:
+        if v not in VARIANTS:
+            ap.error(f"unknown variant '{v}' (known: {', '.join(VARIANTS)})")
+    if args.mode in ("emu", "replay") and not args.emu:
+        ap.error("emu and replay need --emu KERNEL_EMU")
+    if args.mode == "replay":
+        args.mode = "emu"
+        return replay(args)
+    seeds = parse_seeds(args.seeds)
+    if args.fresh:
+        fresh = random.SystemRandom().randrange(10**6, 10**9)
+        print(f"fresh seeds: {fresh}:{fresh + args.fresh} (rerun with --seeds {fresh}:{fresh + args.fresh})",
+              flush=True)
+        seeds += list(range(fresh, fresh + args.fresh))
+    checker = Checker(args)
+    t0 = time.time()
+    results = []
+    counts = {"ok": 0, "rejected": 0, "fail": 0}
+    with cf.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        pending = {}
+        it = iter(seeds)
+        def submit():
+            if args.time_limit and time.time() - t0 > args.time_limit:
+                return False
+            s = next(it, None)
+            if s is None:
+                return False
+            pending[pool.submit(one, checker, s, args, args.keep)] = s
+            return True
+        for _ in range(max(1, args.jobs) * 2):
+            if not submit():
+                break
+        while pending:
+            done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+            for fut in done:
+                s = pending.pop(fut)
+                try:
+                    seed, verdict, oracle, detail, kept = fut.result()
+                except Exception as e:  # a generator or driver bug: counted as a failure
+                    seed, verdict, oracle, detail, kept = s, "fail", "driver", repr(e), None
+                counts[verdict] += 1
+                results.append({"seed": seed, "verdict": verdict, "oracle": oracle, "detail": detail[:4000]})
+                if verdict == "fail":
+                    print(f"FAIL seed {seed} ({oracle}): {detail.strip()[:1500]}", flush=True)
+                    if kept:
+                        print(f"  minimized ({kept[2] or 'not kept'}):\n{kept[0]}  binding: {kept[1]}", flush=True)
+                elif verdict == "rejected":
+                    print(f"rejected seed {seed}: {detail}", flush=True)
+                submit()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    n = len(results)
+    print(f"{n} specs in {time.time() - t0:.0f} s: {counts['ok']} ok, {counts['rejected']} rejected by kbc check, "
+          f"{counts['fail']} failed")
+    # rejected specs are not failures of the compiler's output, but too many
+    # means the generator drifted from the language: fail then
+    bad = counts["fail"] + (counts["rejected"] if counts["rejected"] > max(2, n // 10) else 0)
+    print(f"{n - bad} passed, {bad} failed")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,631 @@
+"""specgen.py — random valid kbc specs, for differential testing (csmith-style).
+
+    python3 specgen.py SEED [--size emu|gpu] [--features LIST]  # prints a spec
+
+generate(seed, size) returns (spec_text, bindings): a spec over the whole
+language (var, const and derived axes, asserts; tensors of rank 0 to 6 and
+scalar inputs; quasi-affine accesses with / and % by constants, flattening,
+convolution offsets, relative positions, zero-padded ?[] accesses; scatter
++=; nested sum/max/min/prod; where; elementwise functions; the library's
+softmax, layernorm, linear and relu; def and for) and a binding of its var
+axes with awkward sizes (1, primes, sizes that fit no tile).
+
+Every spec is valid by construction: each index is created with the
+dimension it ranges over, and every access is one of a few forms whose
+bounds the language's prover handles (a direct use at an equal dimension, a
+constant 0, `i % c` into a dimension c, `f / c` and `f % c` unflattening a
+dimension P*c, `p*Q + q` flattening into P*Q, `i + d` convolution windows,
+`y - ky + A - 1` relative positions, any affine mix under a zero-padded
+access).  Values stay well conditioned, so that a float32 kernel agrees
+with the float64 interpreter to 1e-5 unless it is wrong: exponentials only
+of bounded arguments, divisions by 1 + |x|, comparisons of float values
+only on input elements (never on a computed value near a threshold), no
+subtraction of a subexpression from itself.
+
+The same seed always gives the same spec.  Stdlib only."""
+import random
+import re
+import sys
+
+VAR_SIZES = [1, 2, 3, 5, 7, 11, 13, 17, 31, 33, 37, 65, 67, 129, 131, 257]
+FEATURES = ("rank0",)  # optional parts of the language, enabled by --features
+
+
+class Dim:
+    """A dimension: its spec text, its value for a binding, and its form.
+
+    form: ('axis', name), ('const', value), ('prod', P, Q) with Q a Dim of
+    a const axis or not, ('win', A, k) for A - k + 1 (k a const Dim),
+    ('rel', A) for 2*A - 1."""
+
+    def __init__(self, text, value, form):
+        self.text, self.value, self.form = text, value, form
+
+    def __repr__(self):
+        return self.text
+
+
+class Index:
+    def __init__(self, name, dim):
+        self.name, self.dim = name, dim
+
+
+class Tensor:
+    def __init__(self, name, dims, role):
+        self.name, self.dims, self.role = name, dims, role
+
+
+class Gen:
+    def __init__(self, seed, size, features):
+        self.r = random.Random(seed)
+        self.size = size
+        self.features = set(features)
+        self.lines = []  # declarations
+        self.stmts = []  # statements (after the declarations)
+        self.axes = {}  # name -> Dim
+        self.vars = []  # var axis names
+        self.consts = []  # const Dims
+        self.tensors = []  # Tensor, inputs and intermediates and outputs
+        self.counter = 0
+        self.binding = {}
+        self.limit = 60000 if size == "emu" else 4_000_000  # elements per tensor
+        self.work_limit = 3_000_000 if size == "emu" else 200_000_000
+
+    # ---- names -----------------------------------------------------------
+    def fresh(self, base):
+        self.counter += 1
+        return f"{base}{self.counter}"
+
+    # ---- axes ------------------------------------------------------------
+    def make_axes(self):
+        r = self.r
+        nvar = r.randint(1, 4)
+        for i in range(nvar):
+            name = ["a", "b", "n", "m", "h", "w"][i] + ("" if r.random() < 0.7 else "_x")
+            d = Dim(name, None, ("axis", name))
+            d.value = (lambda nm: (lambda B: B[nm]))(name)
+            self.axes[name] = d
+            self.vars.append(name)
+            self.lines.append(f"axis {name} var")
+        for i in range(r.randint(1, 3)):
+            v = r.choice([1, 2, 3, 4, 5, 7, 8, 16, 24, 32])
+            name = f"k{i}" if r.random() < 0.5 else ["ks", "cpg", "heads", "r", "patch"][i]
+            d = Dim(name, (lambda v: (lambda B: v))(v), ("const", v))
+            d.cval = v
+            self.axes[name] = d
+            self.consts.append(d)
+            self.lines.append(f"axis {name} const {v}")
+        # derived axes: products, windows, relative positions, sums
+        for _ in range(r.randint(0, 3)):
+            kind = r.choice(["prod", "prod", "win", "rel", "sum", "inline"])
+            A = self.axes[r.choice(self.vars)]
+            if kind in ("prod", "inline"):
+                Q = r.choice(self.consts + [self.axes[v] for v in self.vars])
+                text = f"{A.text} * {Q.text}" if r.random() < 0.5 else f"{Q.text}*{A.text}"
+                if Q.form[0] == "const":
+                    form = ("prod", A, Q)
+                else:
+                    form = ("prod", A, Q)
+                val = (lambda A, Q: (lambda B: A.value(B) * Q.value(B)))(A, Q)
+            elif kind == "win":
+                k = r.choice(self.consts)
+                text = f"{A.text} - {k.text} + 1"
+                form = ("win", A, k)
+                val = (lambda A, k: (lambda B: A.value(B) - k.cval + 1))(A, k)
+            elif kind == "rel":
+                text = f"2*{A.text} - 1"
+                form = ("rel", A)
+                val = (lambda A: (lambda B: 2 * A.value(B) - 1))(A)
+            else:
+                c = r.randint(1, 3)
+                text = f"{A.text} + {c}"
+                form = ("axis", None)
+                val = (lambda A, c: (lambda B: A.value(B) + c))(A, c)
+            if kind == "inline":
+                # not named: the expression stands in shapes as it is
+                d = Dim(f"{text}" if " " not in text else text.replace(" ", ""), val, form)
+                self.inline_dims = getattr(self, "inline_dims", []) + [d]
+                continue
+            name = self.fresh("d")
+            d = Dim(name, val, form)
+            self.axes[name] = d
+            self.lines.append(f"axis {name} = {text}")
+        if r.random() < 0.15 and any(c.cval in (2, 4) for c in self.consts):
+            c = next(c for c in self.consts if c.cval in (2, 4))
+            v = r.choice(self.vars)
+            self.lines.append(f"assert {v} % {c.cval} == 0")
+            self.asserts = getattr(self, "asserts", []) + [(v, c.cval)]
+
+    def all_dims(self):
+        return list(self.axes.values()) + getattr(self, "inline_dims", [])
+
+    def bind(self):
+        r = self.r
+        for _ in range(200):
+            B = {v: r.choice(VAR_SIZES[: 10 if self.size == "emu" else len(VAR_SIZES)]) for v in self.vars}
+            if r.random() < 0.3:
+                B[r.choice(self.vars)] = 1
+            for v, c in getattr(self, "asserts", []):
+                B[v] = max(c, B[v] - B[v] % c)
+            if all(d.value(B) >= 1 for d in self.all_dims()):
+                self.binding = B
+                return True
+        return False
+
+    def numel(self, dims):
+        n = 1
+        for d in dims:
+            n *= d.value(self.binding)
+        return n
+
+    # ---- tensors ---------------------------------------------------------
+    def shape_text(self, dims):
+        return "" if not dims else "[" + ", ".join(d.text for d in dims) + "]"
+
+    def new_input(self, dims):
+        name = self.fresh("x")
+        t = Tensor(name, dims, "input")
+        self.tensors.append(t)
+        self.lines.append(f"input {name} f32{self.shape_text(dims)}")
+        return t
+
+    def random_dims(self, rank):
+        dims = []
+        for _ in range(rank):
+            for _ in range(20):
+                d = self.r.choice(self.all_dims())
+                if self.numel(dims + [d]) <= self.limit:
+                    break
+            else:
+                d = self.r.choice(self.consts)
+            dims.append(d)
+        return dims
+
+    # ---- indices into a dimension ------------------------------------------
+    def index_into(self, dim, scope, padded=False):
+        """An index expression for a position of dimension dim, from the
+        indices in scope (list of Index), or None."""
+        r = self.r
+        opts = []
+        direct = [ix for ix in scope if ix.dim.text == dim.text]
+        if direct:
+            opts += [lambda: r.choice(direct).name] * 4
+        opts.append(lambda: "0")
+        if dim.form[0] == "const" and dim.cval > 1:
+            others = [ix for ix in scope if ix.dim.text != dim.text]
+            if others:
+                opts.append(lambda: f"{r.choice(others).name} % {dim.text}")
+        # unflatten: an index over P*c read at P as f / c
+        for ix in scope:
+            f = ix.dim.form
+            if f[0] == "prod" and f[2].form[0] == "const":
+                if f[1].text == dim.text:
+                    opts.append((lambda ix, c: lambda: f"{ix.name} / {c.text}")(ix, f[2]))
+                if f[2].text == dim.text:
+                    opts.append((lambda ix, c: lambda: f"{ix.name} % {c.text}")(ix, f[2]))
+        # flatten: p*Q + q into P*Q
+        if dim.form[0] == "prod":
+            P, Q = dim.form[1], dim.form[2]
+            ps = [ix for ix in scope if ix.dim.text == P.text]
+            qs = [ix for ix in scope if ix.dim.text == Q.text]
+            if ps and qs:
+                opts += [lambda: f"{r.choice(ps).name}*{Q.text} + {r.choice(qs).name}"] * 2
+        # windows: i over A - k + 1 and d over k, read at A as i + d
+        wins = [ix for ix in scope if ix.dim.form[0] == "win" and ix.dim.form[1].text == dim.text]
+        for ix in wins:
+            k = ix.dim.form[2]
+            ds = [j for j in scope if j.dim.text == k.text and j is not ix]
+            if ds:
+                opts += [(lambda ix, ds: lambda: f"{ix.name} + {r.choice(ds).name}")(ix, ds)] * 2
+            opts.append((lambda ix, k: lambda: f"{ix.name} + {r.randint(0, k.cval - 1)}")(ix, k))
+        # relative positions: y, ky over A read at 2A - 1
+        if dim.form[0] == "rel":
+            A = dim.form[1]
+            ys = [ix for ix in scope if ix.dim.text == A.text]
+            if ys:
+                opts += [lambda: f"{r.choice(ys).name} - {r.choice(ys).name} + {A.text} - 1"] * 2
+        if padded and scope:
+            def affine():
+                ix = r.choice(scope)
+                e = ix.name
+                if r.random() < 0.5:
+                    e += f" {r.choice(['+', '-'])} {r.randint(1, 3)}"
+                if r.random() < 0.3:
+                    e = f"2*{e}" if r.random() < 0.5 else f"{e} - {r.choice(scope).name}"
+                if r.random() < 0.2:
+                    e = f"({e}) / 2"
+                return e
+            opts += [affine] * 3
+        return r.choice(opts)()
+
+    def load(self, scope, depth, want_padded=None):
+        """A tensor access: an existing tensor read at indices from scope,
+        or a new input shaped after the chosen indices."""
+        r = self.r
+        padded = want_padded if want_padded is not None else r.random() < 0.12
+        readable = [t for t in self.tensors if t.role != "output" and t.dims]
+        if readable and r.random() < 0.6:
+            t = r.choice(readable)
+            idx = [self.index_into(d, scope, padded) for d in t.dims]
+            return f"{t.name}{'?' if padded else ''}[{', '.join(idx)}]"
+        if not scope or r.random() < 0.08:
+            scal = [t for t in self.tensors if t.role == "input" and not t.dims]
+            t = scal[0] if scal and r.random() < 0.7 else self.new_input([])
+            return t.name
+        # a new input over a few of the indices in scope, in some order
+        k = r.randint(1, min(len(scope), 4))
+        chosen = r.sample(scope, k)
+        dims, idx = [], []
+        for ix in chosen:
+            d = ix.dim
+            if r.random() < 0.15:  # a compound form
+                alt = self.index_into(d, scope, False)
+                dims.append(d)
+                idx.append(alt)
+            else:
+                dims.append(d)
+                idx.append(ix.name)
+        if self.numel(dims) > self.limit:
+            return f"{self.new_input([]).name}"
+        t = self.new_input(dims)
+        return f"{t.name}[{', '.join(idx)}]"
+
+    # ---- values ------------------------------------------------------------
+    def value(self, scope, depth, bounded=False):
+        """A float expression.  bounded: the caller needs |value| <~ 10
+        (an exponential's argument)."""
+        r = self.r
+        if depth <= 0:
+            c = r.random()
+            if c < 0.75:
+                return self.load(scope, depth)
+            if c < 0.9 or not scope:
+                return r.choice(["0.5", "2.0", "1.0", "0.25", "1.5e-1", "3", "-1.0"])
+            ix = r.choice(scope)
+            return f"({ix.name} - {r.choice(scope).name}) * 0.125"
+        c = r.random()
+        if c < 0.22:
+            op = r.choice(["+", "-", "*", "*"])
+            a = self.value(scope, depth - 1)
+            b = self.value(scope, depth - 1)
+            if op == "-" and a == b:
+                op = "+"
+            e = f"({a} {op} {b})"
+            return f"tanh{e}" if bounded else e
+        if c < 0.34:
+            f = r.choice(["tanh", "sigmoid", "relu", "abs", "erf", "gelu", "sqrt_abs", "log1p_abs", "rsqrt_sq",
+                          "exp_tanh", "exp_neg_abs", "neg"])
+            a = self.value(scope, depth - 1)
+            e = {
+                "sqrt_abs": f"sqrt(abs({a}) + 0.25)",
+                "log1p_abs": f"log(abs({a}) + 1.0)",
+                "rsqrt_sq": f"rsqrt({a} * {a} + 1.0)",
+                "exp_tanh": f"exp(tanh({a}))",
+                "exp_neg_abs": f"exp(-abs({a}))",
+                "neg": f"-({a})",
+            }.get(f, f"{f}({a})")
+            return f"tanh({e})" if bounded and f in ("relu", "abs", "gelu", "neg") else e
+        if c < 0.42:
+            a, b = self.value(scope, depth - 1, bounded), self.value(scope, depth - 1, bounded)
+            f = r.choice(["max", "min", "div", "pow"])
+            if f == "div":
+                return f"{a} / (1.0 + abs({b}))"
+            if f == "pow":
+                return f"pow(abs({a}) + 0.5, 1.5)" if not bounded else f"tanh(pow(abs({a}) + 0.5, 1.5))"
+            return f"{f}({a}, {b})"
+        if c < 0.52:
+            return self.where(scope, depth, bounded)
+        if c < 0.8:
+            return self.reduction(scope, depth, bounded)
+        return self.value(scope, 0, bounded)
+
+    def condition(self, scope):
+        r = self.r
+        if scope and r.random() < 0.6:
+            i, j = r.choice(scope), r.choice(scope)
+            return r.choice([f"{i.name} < {j.name}", f"{i.name} % 2 == 0", f"{i.name} >= 1",
+                             f"{i.name} != {j.name} && {j.name} <= 2", f"!({i.name} == 0)"])
+        # a float comparison only on an input element (never on a computed value)
+        inputs = [t for t in self.tensors if t.role == "input"]
+        ld = self.load(scope, 0, want_padded=False)
+        if not ld.startswith("x"):
+            return "1 < 2"
+        return f"{ld} {r.choice(['>', '<=', '>='])} {r.choice(['0.0', '0.5', '-0.25'])}"
+
+    def where(self, scope, depth, bounded):
+        a, b = self.value(scope, depth - 1, bounded), self.value(scope, depth - 1, bounded)
+        return f"where({self.condition(scope)}, {a}, {b})"
+
+    def reduction(self, scope, depth, bounded):
+        r = self.r
+        op = r.choice(["sum", "sum", "sum", "max", "min", "prod"])
+        n = r.randint(1, 3 if op != "prod" else 1)
+        new = []
+        for _ in range(n):
+            dims = [d for d in self.all_dims() if d.value(self.binding) <= (8 if op == "prod" else 1 << 30)]
+            if not dims:
+                return self.value(scope, 0, bounded)
+            d = r.choice(dims)
+            new.append(Index(self.fresh("r"), d))
+        inner = scope + new
+        body = self.value(inner, depth - 1)
+        # every reduction index used at least once: add a term reading it directly
+        uses = " ".join([body])
+        for ix in new:
+            if ix.name not in uses.replace("(", " ").replace(")", " ").replace(",", " ").replace("[", " ").replace("]", " ").split():
+                t = self.new_input([ix.dim]) if self.numel([ix.dim]) <= self.limit else None
+                if t is None:
+                    return self.value(scope, 0, bounded)
+                body = f"({body} + {t.name}[{ix.name}])"
+        if op == "prod":
+            body = f"(1.0 + 0.25 * tanh({body}))"
+        def direct(ix):  # read as a whole index somewhere: its range can be inferred
+            return re.search(rf"[\[,]\s*{ix.name}\s*[,\]]", body) is not None
+        heads = ", ".join(ix.name if direct(ix) and r.random() < 0.3 else f"{ix.name} < {ix.dim.text}" for ix in new)
+        e = f"{op}({heads}: {body})"
+        if op == "sum" and bounded:
+            e = f"tanh({e})"
+        return e
+
+    # ---- statements --------------------------------------------------------
+    def free_indices(self, dims):
+        return [Index(self.fresh("i"), d) for d in dims]
+
+    def stmt_define(self, out_role):
+        r = self.r
+        rank = r.choice([0, 1, 1, 2, 2, 2, 3, 3, 4] + ([5, 6] if r.random() < 0.1 else []))
+        if rank == 0 and "rank0" not in self.features:
+            rank = 1
+        dims = self.random_dims(rank)
+        free = self.free_indices(dims)
+        work = self.numel(dims)
+        if work > self.limit:
+            return None
+        rhs = self.value(free, r.randint(1, 4))
+        name = self.fresh("t" if out_role == "tensor" else "y")
+        if rank == 0 and "sum(" not in rhs and "max(" not in rhs and "min(" not in rhs and "prod(" not in rhs:
+            pass
+        self.lines.append(f"{'output' if out_role == 'output' else 'tensor'} {name} f32{self.shape_text(dims)}")
+        lhs = name if rank == 0 else f"{name}[{', '.join(ix.name for ix in free)}]"
+        self.stmts.append(f"{lhs} = {rhs}")
+        t = Tensor(name, dims, out_role)
+        self.tensors.append(t)
+        return t
+
+    def stmt_contraction(self, out_role):
+        """T[M.., N..] = epilogue(sum(K..: A[M.., K..] * B[K.., N..])): a GEMM-shaped statement."""
+        r = self.r
+        M = self.random_dims(r.randint(1, 2))
+        N = self.random_dims(r.randint(1, 2))
+        Kd = self.random_dims(r.randint(1, 2))
+        if self.numel(M + N) > self.limit or self.numel(M + Kd) > self.limit or self.numel(Kd + N) > self.limit:
+            return None
+        if self.numel(M + N + Kd) > self.work_limit:
+            return None
+        fm, fn = self.free_indices(M), self.free_indices(N)
+        ks = [Index(self.fresh("k"), d) for d in Kd]
+        am = fm + ks
+        r.shuffle(am)
+        bn = ks + fn
+        r.shuffle(bn)
+        A = self.new_input([ix.dim for ix in am])
+        Bt = self.new_input([ix.dim for ix in bn])
+        heads = ", ".join(f"{ix.name} < {ix.dim.text}" for ix in ks)
+        prod = f"sum({heads}: {A.name}[{', '.join(ix.name for ix in am)}] * {Bt.name}[{', '.join(ix.name for ix in bn)}])"
+        free = fm + fn
+        epi = r.choice(["plain", "bias", "act", "scale"])
+        if epi == "bias":
+            bias = self.load(free, 0, want_padded=False)
+            prod = f"{bias} + {prod}"
+        elif epi == "act":
+            prod = f"{r.choice(['relu', 'gelu', 'tanh', 'sigmoid'])}({prod})"
+        elif epi == "scale":
+            prod = f"0.125 * {prod}"
+        name = self.fresh("t" if out_role == "tensor" else "y")
+        perm = list(free)
+        if r.random() < 0.3:
+            r.shuffle(perm)
+        self.lines.append(f"{'output' if out_role == 'output' else 'tensor'} {name} f32{self.shape_text([ix.dim for ix in perm])}")
+        self.stmts.append(f"{name}[{', '.join(ix.name for ix in perm)}] = {prod}")
+        t = Tensor(name, [ix.dim for ix in perm], out_role)
+        self.tensors.append(t)
+        return t
+
+    def stmt_scatter(self):
+        """t[f(i)] += body: a declared target, indices bound by direct reads."""
+        r = self.r
+        # the scatter indices, each read directly by a new input
+        n = r.randint(1, 3)
+        idx = [Index(self.fresh("s"), d) for d in self.random_dims(n)]
+        if self.numel([ix.dim for ix in idx]) > self.work_limit // 4:
+            return None
+        targets = []
+        tdims, texprs = [], []
+        for _ in range(r.randint(1, 2)):
+            ix = r.choice(idx)
+            f = ix.dim.form
+            opts = [("direct", ix.dim, ix.name)]
+            if f[0] == "prod" and f[2].form[0] == "const":
+                opts.append(("div", f[1], f"{ix.name} / {f[2].text}"))
+                opts.append(("mod", f[2], f"{ix.name} % {f[2].text}"))
+            for c in self.consts:
+                if c.cval > 1:
+                    opts.append(("mod", c, f"{ix.name} % {c.text}"))
+            rel = [d for d in self.all_dims() if d.form[0] == "rel" and d.form[1].text == ix.dim.text]
+            others = [j for j in idx if j.dim.text == ix.dim.text and j is not ix]
+            if rel and others:
+                opts.append(("rel", rel[0], f"{ix.name} - {others[0].name} + {ix.dim.text} - 1"))
+            kind, d, e = r.choice(opts)
+            tdims.append(d)
+            texprs.append(e)
+        if self.numel(tdims) > self.limit:
+            return None
+        name = self.fresh("g")
+        self.lines.append(f"output {name} f32{self.shape_text(tdims)}")
+        # the body reads every scatter index directly
+        reads = []
+        rem = list(idx)
+        while rem:
+            k = r.randint(1, len(rem))
+            part, rem = rem[:k], rem[k:]
+            t = self.new_input([ix.dim for ix in part])
+            reads.append(f"{t.name}[{', '.join(ix.name for ix in part)}]")
+        body = " * ".join(reads)
+        if r.random() < 0.4:
+            body = f"{body} * {self.value(idx, 1)}"
+        self.stmts.append(f"{name}[{', '.join(texprs)}] += {body}")
+        if r.random() < 0.3:  # a second += into the same target
+            t = self.new_input([ix.dim for ix in idx])
+            self.stmts.append(f"{name}[{', '.join(texprs)}] += {t.name}[{', '.join(ix.name for ix in idx)}]")
+        self.tensors.append(Tensor(name, tdims, "output"))
+        return True
+
+    def stmt_library(self):
+        """Whole-tensor statements: softmax, layernorm, linear, relu, elementwise."""
+        r = self.r
+        src = [t for t in self.tensors if t.role in ("input", "tensor") and t.dims]
+        if not src:
+            return None
+        x = r.choice(src)
+        kind = r.choice(["softmax", "layernorm", "linear", "elementwise", "relu"])
+        name = self.fresh("w")
+        if kind == "softmax":
+            ax = r.randint(-len(x.dims), len(x.dims) - 1)
+            self.stmts.append(f"{name} = softmax({x.name}, axis={ax})")
+            dims = x.dims
+        elif kind == "layernorm":
+            last = x.dims[-1]
+            wt, bt = self.new_input([last]), self.new_input([last])
+            self.stmts.append(f"{name} = layernorm({x.name}, {wt.name}, {bt.name}, 1e-5)")
+            dims = x.dims
+        elif kind == "linear":
+            last = x.dims[-1]
+            o = r.choice(self.all_dims())
+            if self.numel(x.dims[:-1] + [o]) > self.limit or self.numel(x.dims + [o]) > self.work_limit:
+                return None
+            wt = self.new_input([o, last])
+            args = [x.name, wt.name]
+            if r.random() < 0.6:
+                args.append(self.new_input([o]).name)
+            self.stmts.append(f"{name} = linear({', '.join(args)})")
+            dims = x.dims[:-1] + [o]
+        elif kind == "relu":
+            self.stmts.append(f"{name} = relu({x.name})")
+            dims = x.dims
+        else:
+            same = [t for t in src if [d.text for d in t.dims] == [d.text for d in x.dims]]
+            y = r.choice(same)
+            self.stmts.append(f"{name} = tanh({x.name}) * {y.name} + 0.5 * {x.name}")
+            dims = x.dims
+        out = self.fresh("y")
+        self.lines.append(f"output {out} f32{self.shape_text(dims)}")
+        self.stmts.append(f"{out} = {name}")
+        self.tensors.append(Tensor(name, dims, "tensor"))
+        self.tensors.append(Tensor(out, dims, "output"))
+        return True
+
+    def stmt_def_for(self):
+        """def layer(h, l) { ... } unrolled by for over layer-indexed weights."""
+        r = self.r
+        src = [t for t in self.tensors if t.role == "input" and len(t.dims) >= 1]
+        if not src:
+            return None
+        x = r.choice(src)
+        last = x.dims[-1]
+        L = r.randint(1, 3)
+        if self.numel([last, last]) * L > self.limit or self.numel(x.dims + [last]) > self.work_limit:
+            return None
+        w = self.fresh("lw")
+        b = self.fresh("lb")
+        self.lines.append(f"input {w} f32[{L}, {last.text}, {last.text}]")
+        self.lines.append(f"input {b} f32[{L}, {last.text}]")
+        fn = self.fresh("layer")
+        body = r.choice([f"return tanh(linear(h, {w}[l], {b}[l])) + h",
+                         f"z = linear(h, {w}[l], {b}[l])\n  return layernorm(z + h, {b}[l], {b}[l], 1e-5)",
+                         f"return softmax(linear(h, {w}[l]), axis=-1)"])
+        self.defs = getattr(self, "defs", []) + [f"def {fn}(h, l) {{\n  {body}\n}}"]
+        cur = self.fresh("h")
+        out = self.fresh("y")
+        self.lines.append(f"output {out} f32{self.shape_text(x.dims)}")
+        self.stmts.append(f"{cur} = {x.name}\nfor l in 0..{L} {{\n  {cur} = {fn}({cur}, l)\n}}\n{out} = {cur}")
+        self.tensors.append(Tensor(out, x.dims, "output"))
+        return True
+
+    def generate(self):
+        r = self.r
+        self.make_axes()
+        if not self.bind():
+            return None
+        n_out = 0
+        for _ in range(r.randint(1, 5)):
+            c = r.random()
+            role = "output" if r.random() < 0.5 else "tensor"
+            if c < 0.4:
+                ok = self.stmt_define(role)
+            elif c < 0.6:
+                ok = self.stmt_contraction(role)
+            elif c < 0.72:
+                ok = self.stmt_scatter()
+            elif c < 0.9:
+                ok = self.stmt_library()
+            else:
+                ok = self.stmt_def_for()
+            if ok and role == "output" and c < 0.6:
+                n_out += 1
+            n_out += 1 if ok and c >= 0.6 else 0
+        # every intermediate tensor read by an output (so nothing is dead code)
+        inter = [t for t in self.tensors if t.role == "tensor"]
+        if inter or not n_out:
+            srcs = inter if inter else None
+            if srcs is None:
+                t = self.stmt_define("output")
+                if t is None:
+                    return None
+            else:
+                t = srcs[-1]
+                free = self.free_indices(t.dims)
+                rhs = " + ".join(f"{u.name}[{', '.join(self.index_into(d, free) for d in u.dims)}]" if u.dims else u.name
+                                 for u in ([t] + [u for u in inter if u is not t][:3]))
+                name = self.fresh("y")
+                self.lines.append(f"output {name} f32{self.shape_text(t.dims)}")
+                lhs = f"{name}[{', '.join(ix.name for ix in free)}]" if free else name
+                self.stmts.append(f"{lhs} = {rhs}")
+        text = "kernel fuzz\n" + "\n".join(self.lines) + "\n" + "\n".join(getattr(self, "defs", [])) + "\n" + \
+            "\n".join(self.stmts) + "\n"
+        return text, dict(self.binding)
+
+
+def generate(seed, size="emu", features=()):
+    """(spec_text, {var axis: value}) for seed; retries internally until the
+    generator produces a spec within the size limits."""
+    for attempt in range(50):
+        g = Gen(seed * 1000 + attempt, size, features)
+        out = g.generate()
+        if out:
+            return out
+    raise RuntimeError(f"specgen: no spec for seed {seed}")
+
+
+def main(argv):
+    size, features, seed = "emu", (), None
+    i = 1
+    while i < len(argv):
+        if argv[i] == "--size":
+            size = argv[i + 1]
+            i += 2
+        elif argv[i] == "--features":
+            features = tuple(f for f in argv[i + 1].split(",") if f)
+            i += 2
+        else:
+            seed = int(argv[i])
+            i += 1
+    if seed is None:
+        print("usage: specgen.py SEED [--size emu|gpu] [--features rank0]", file=sys.stderr)
+        return 2
+    text, binding = generate(seed, size, features)
+    sys.stdout.write(f"# seed {seed}, binding: {' '.join(f'{k}={v}' for k, v in binding.items())}\n{text}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
