@@ -150,12 +150,18 @@ int cli_apply_set(const char *cmd, const ir_program *p, kbc_arena *a, const char
 }
 
 int cli_require_vars(const char *cmd, const ir_program *p, const int64_t *vars) {
-  kbc_buf missing = {0};
+  kbc_buf names = {0}, give = {0};
   for (int i = 0; i < p->vars.len; i++)
-    if (vars[i] < 1) kbc_buf_printf(&missing, " --set %s=N", IR_VAR(p, i)->name);
+    if (vars[i] < 1) {
+      kbc_buf_printf(&names, "%s%s", names.len ? ", " : "", IR_VAR(p, i)->name);
+      kbc_buf_printf(&give, "%s--set %s=N", give.len ? " " : "", IR_VAR(p, i)->name);
+    }
   int rc = CLI_OK;
-  if (missing.len) rc = cli_usage(cmd, "%s needs every var axis: give%s", cmd, kbc_buf_str(&missing));
-  kbc_buf_free(&missing);
+  if (names.len)
+    rc = cli_usage(cmd, "%s needs every var axis; missing: %s (give %s)", cmd, kbc_buf_str(&names),
+                   kbc_buf_str(&give));
+  kbc_buf_free(&names);
+  kbc_buf_free(&give);
   return rc;
 }
 

@@ -47,7 +47,7 @@ int cli_parse_set(const char *cmd, kbc_arena *a, const char *arg, const char **n
  * such). */
 int cli_apply_set(const char *cmd, const ir_program *p, kbc_arena *a, const char *arg, int64_t *vars);
 /* CLI_OK when every var axis of p has a value (vars[i] >= 1); else prints
- * "CMD needs every var axis: give --set a=N --set b=N" (those missing) and
+ * "CMD needs every var axis; missing: a, b (give --set a=N --set b=N)" and
  * returns CLI_USAGE. */
 int cli_require_vars(const char *cmd, const ir_program *p, const int64_t *vars);
 
@@ -91,6 +91,5 @@ int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, cons
                  const char *const *sets, int n_sets);
 int cmd_compile(int argc, char **argv);
 int cmd_run(int argc, char **argv);
-int cmd_verify(int argc, char **argv);
 
 #endif
