@@ -91,5 +91,6 @@ int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, cons
                  const char *const *sets, int n_sets);
 int cmd_compile(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 #endif

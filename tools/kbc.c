@@ -3,7 +3,7 @@
  *   kbc check   SPEC
  *   kbc compile SPEC --emit ir|ast|cuda|ptx|cubin|resources|plan [--after PASS] [-o FILE] ...
  *   kbc run     SPEC --inputs IN --outputs OUT [--backend cpu] ...   (cmd_run.c)
- *   kbc bench, info (cmd_gpu.c)
+ *   kbc bench, info (cmd_gpu.c), kbc verify (cmd_verify.c)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +28,7 @@ static const char main_help[] =
     "  check SPEC             parse and check a spec; print diagnostics\n"
     "  compile SPEC --emit K  print the IR, the CUDA C, PTX, resources or the launch plan\n"
     "  run SPEC ...           run a spec on inputs from a safetensors file (GPU or CPU)\n"
+    "  verify SPEC --set ...  check the GPU kernels against the CPU interpreter on random inputs\n"
     "  bench SPEC --set ...   time a spec on the GPU on random inputs, with its roofline\n"
     "  info                   versions, targets, driver, devices, kernel cache\n"
     "\n"
@@ -254,6 +255,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "check")) return cmd_check(argc - 1, argv + 1);
   if (!strcmp(cmd, "compile")) return cmd_compile(argc - 1, argv + 1);
   if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
+  if (!strcmp(cmd, "verify")) return cmd_verify(argc - 1, argv + 1);
   if (!strcmp(cmd, "bench")) return cmd_bench(argc - 1, argv + 1);
   if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
   cli_error("unknown command '%s'", cmd);
