@@ -73,8 +73,8 @@ int cli_dev_args_random(rt_device *dev, const kbc_program *p, const ir_program *
   g->dptr = calloc((size_t)n + 1, sizeof *g->dptr);
   g->host = calloc((size_t)n + 1, sizeof *g->host);
   if (!g->args || !g->dptr || !g->host) goto oom;
-  for (; g->n < n; g->n++) {
-    int i = g->n;
+  for (int i = 0; i < n; i++) {
+    g->n = i + 1; /* counted before its buffers, so that a failure frees them */
     kbc_arg_info info;
     kbc_program_arg_info(p, i, &info);
     const ir_tensor *t = ir_tensor_find(ir, info.name);

@@ -147,8 +147,9 @@ static void report_text(const verify_args *v, const ir_program *ir, const ir_bin
     bad += !r->ok;
   }
   kbc_buf_free(&shape);
-  if (bad) printf("MISMATCH: %d of %d output%s beyond the %s tolerance\n", bad, n, n == 1 ? "" : "s", v->precision);
-  else printf("ok: %d output%s within the %s tolerance\n", n, n == 1 ? "" : "s", v->precision);
+  if (bad) printf("MISMATCH: %d of %d output%s differ%s\n", bad, n, n == 1 ? "" : "s", bad == 1 ? "s" : "");
+  else printf("ok: %s match%s within the %s tolerance\n", n == 1 ? "the output" : "all outputs", n == 1 ? "es" : "",
+              v->precision);
 }
 
 static void report_json(const verify_args *v, const ir_program *ir, const ir_binding *b, const char *device,
