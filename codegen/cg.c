@@ -32,6 +32,23 @@ static const char preamble[] =
     "}\n"
     "\n";
 
+int cg_kernel_launch(const cg_kernel *k, const int64_t *vars, cg_launch *out) {
+  *out = (cg_launch){.grid = {0, 1, 1}, .block = {k->block, 1, 1}, .smem = k->smem};
+  int64_t work;
+  if (!sym_eval(k->work, vars, NULL, &work)) return 0;
+  if (work <= 0) return 1;
+  int64_t blocks = work / k->per_block + (work % k->per_block != 0);
+  if (k->max_blocks > 0 && blocks > k->max_blocks) blocks = k->max_blocks;
+  if (blocks > 0x7fffffff) blocks = 0x7fffffff;
+  out->grid[0] = blocks;
+  return 1;
+}
+
+cg_launch cg_zero_launch(int64_t n) {
+  int64_t blocks = n / CG_BLOCK + 1;
+  return (cg_launch){.grid = {blocks < 4096 ? blocks : 4096, 1, 1}, .block = {CG_BLOCK, 1, 1}, .smem = 0};
+}
+
 int cg_generate(kbc_arena *a, const ir_program *p, const cg_target *t, cg_program *out, kbc_diag *d) {
   memset(out, 0, sizeof *out);
   cg_group *groups;

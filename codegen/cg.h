@@ -6,7 +6,7 @@
  * holding one kernel per fusion group, and per kernel the tensors it
  * takes, its block size, shared memory, and its amount of work as a sym
  * over the var axes, from which the runtime computes the grid for a
- * binding.  Kernel parameters: the kernel's tensors (device pointers, in
+ * binding (cg_kernel_launch).  Kernel parameters: the kernel's tensors (device pointers, in
  * the order listed), then every var axis as `long long`, in var_id order.
  * The text is deterministic for the same IR and target.  cg_narrow_indices
  * makes its 32-bit index variant (var axes then passed as `int`). */
@@ -49,6 +49,24 @@ typedef struct {
   int *tensors;         /* tensor ids, in parameter order */
   int zero_tensor;      /* tensor id to zero-fill before the launch, or -1 */
 } cg_kernel;
+
+/* A launch configuration: blocks and threads per block in x, y, z, and
+ * the dynamic shared memory per block in bytes. */
+typedef struct {
+  int64_t grid[3];
+  int block[3];
+  int smem;
+} cg_launch;
+
+/* The launch of kernel k for the var values vars (by var_id): the one
+ * computation of launch dimensions, used by the runtime to launch, by
+ * `kbc compile --emit plan` and by the kernel emulator.  ceil(work /
+ * per_block) blocks in x, at most max_blocks (where set) and 2^31 - 1, of
+ * k->block threads.  Returns 0 when the work cannot be evaluated (it
+ * overflows); grid[0] == 0 means there is nothing to launch. */
+int cg_kernel_launch(const cg_kernel *k, const int64_t *vars, cg_launch *out);
+/* The launch of kbc_zero (the preamble's zero-fill) over n > 0 floats. */
+cg_launch cg_zero_launch(int64_t n);
 
 typedef struct {
   kbc_buf source;       /* the translation unit (free with cg_program_free) */

@@ -120,9 +120,15 @@ KBC_API kbc_status kbc_program_output_shape(kbc_program *p, const kbc_arg *input
                                     int64_t *shape, int *rank);
 
 /* ---- inspection ---- */
-/* "ir", "cuda", "ptx", "cubin", or "resources" (per kernel: registers,
- * spill bytes, stack, shared memory, from ptxas): the text (or bytes) into
- * *out, allocated with malloc (release with kbc_free); *len its length. */
+/* "ir", "cuda", "ptx", "cubin", "resources" (per kernel: registers,
+ * spill bytes, stack, shared memory, from ptxas), or the launch plan for
+ * the var axes bound with kbc_program_bind_axis (all of them): "plan" (a
+ * table) or "plan-json" (kernels in launch order with family, statements,
+ * grid, block, shared memory and registers; the workspace's temporaries;
+ * see runtime/plan.h): the text (or bytes) into *out, allocated with
+ * malloc (release with kbc_free); *len its length.  Every kind but "ir"
+ * generates code for the target (an explicit one needs no GPU) and all but
+ * "ir" and "cuda" compile it with NVRTC. */
 KBC_API kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t *len);
 KBC_API void kbc_free(void *ptr);
 

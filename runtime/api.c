@@ -17,6 +17,7 @@
 #include "ir/pipeline.h"
 #include "runtime/cache.h"
 #include "runtime/exec.h"
+#include "runtime/plan.h"
 
 #include "support/version.h"
 #define KBC_VERSION_STRING KBC_VERSION
@@ -306,6 +307,30 @@ static kbc_status give(const void *bytes, size_t n, char **out, size_t *len) {
   return KBC_OK;
 }
 
+/* The launch plan's binding: every var axis from the presets. */
+static kbc_status plan_binding(kbc_program *p, kbc_arena *a, ir_binding *b) {
+  kbc_buf names = {0}, sets = {0};
+  for (int i = 0; i < p->ir->vars.len; i++)
+    if (p->preset[i] < 1) {
+      kbc_buf_printf(&names, "%s%s", names.len ? ", " : "", IR_VAR(p->ir, i)->name);
+      kbc_buf_printf(&sets, "%s--set %s=N", sets.len ? " " : "", IR_VAR(p->ir, i)->name);
+    }
+  if (names.len) {
+    kbc_status s = fail(KBC_ERROR_ARGUMENT,
+                        "the launch plan needs every var axis; missing: %s (bind them with "
+                        "kbc_program_bind_axis; on the command line: %s)",
+                        kbc_buf_str(&names), kbc_buf_str(&sets));
+    kbc_buf_free(&names);
+    kbc_buf_free(&sets);
+    return s;
+  }
+  kbc_diag *d = kbc_diag_create(p->ir->name, NULL);
+  int ok = ir_bind(p->ir, a, p->preset, b, d);
+  kbc_status s = ok ? KBC_OK : fail(KBC_ERROR_ARGUMENT, "%s", kbc_diag_text(d));
+  kbc_diag_destroy(d);
+  return s;
+}
+
 kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t *len) {
   if (!p || !what || !out) return fail(KBC_ERROR_ARGUMENT, "kbc_program_emit: NULL argument");
   *out = NULL;
@@ -316,8 +341,17 @@ kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t
     kbc_buf_free(&b);
     return s;
   }
-  if (strcmp(what, "cuda") && strcmp(what, "ptx") && strcmp(what, "cubin") && strcmp(what, "resources"))
-    return fail(KBC_ERROR_ARGUMENT, "kbc_program_emit: '%s' is not one of ir, cuda, ptx, cubin, resources", what);
+  int plan = !strcmp(what, "plan") || !strcmp(what, "plan-json");
+  if (strcmp(what, "cuda") && strcmp(what, "ptx") && strcmp(what, "cubin") && strcmp(what, "resources") && !plan)
+    return fail(KBC_ERROR_ARGUMENT,
+                "kbc_program_emit: '%s' is not one of ir, cuda, ptx, cubin, resources, plan, plan-json", what);
+  kbc_arena *a = kbc_arena_create();
+  ir_binding bind;
+  kbc_status s = plan ? plan_binding(p, a, &bind) : KBC_OK;
+  if (s != KBC_OK) {
+    kbc_arena_destroy(a);
+    return s;
+  }
   /* An explicit target needs no device; "auto" asks the device. */
   const char *arch = p->target;
   char dev_arch[16];
@@ -325,9 +359,9 @@ kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t
   kbc_buf err = {0};
   if (!strcmp(arch, "auto")) {
     if (rt_device_query(p->opt.device, &props, &err)) {
-      kbc_status s = fail(KBC_ERROR_NO_DEVICE, "target auto: %s (give an explicit target such as sm_90)",
-                          kbc_buf_str(&err));
+      s = fail(KBC_ERROR_NO_DEVICE, "target auto: %s (give an explicit target such as sm_90)", kbc_buf_str(&err));
       kbc_buf_free(&err);
+      kbc_arena_destroy(a);
       return s;
     }
     rt_arch_of_cc(props.cc_major, props.cc_minor, dev_arch, sizeof dev_arch);
@@ -336,29 +370,40 @@ kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t
   }
   cg_target t = rt_exec_target(pp, p->opt.precision == KBC_PRECISION_TF32 ? CG_PRECISION_TF32 : CG_PRECISION_FP32);
   if (!pp) t.sm = atoi(arch + 3); /* "sm_90a" -> 90 */
-  kbc_arena *a = kbc_arena_create();
   cg_program g;
   kbc_diag *d = kbc_diag_create(p->ir->name, NULL);
-  kbc_status s = KBC_OK;
+  /* The 32-bit index variant where KBC_IDX32=1 asks for it — for a plan,
+   * only where the runtime would run it: when the binding fits. */
+  int idx32 = cg_idx32_requested() && (!plan || ir_binding_fits_i32(p->ir, &bind));
   if (!cg_generate(a, p->ir, &t, &g, d)) s = fail(KBC_ERROR_INTERNAL, "%s", kbc_diag_text(d));
-  else if (cg_idx32_requested()) cg_program_narrow(&g);
+  else if (idx32) cg_program_narrow(&g);
   kbc_diag_destroy(d);
   if (s == KBC_OK && !strcmp(what, "cuda")) s = give(kbc_buf_str(&g.source), g.source.len, out, len);
   else if (s == KBC_OK) {
     rt_compile_req req = {.src = kbc_buf_str(&g.source), .name = p->ir->name, .arch = arch,
                           .kbc_version = "kbc-" KBC_VERSION_STRING, .want_ptx = !strcmp(what, "ptx")};
     rt_compiled c = {0};
+    kbc_buf r = {0};
+    rt_plan pl;
     if (rt_compile(&req, &c, &err)) s = fail(strstr(kbc_buf_str(&err), "NVRTC") ? KBC_ERROR_NO_DEVICE : KBC_ERROR_CUDA,
                                             "%s", kbc_buf_str(&err));
     else if (!strcmp(what, "ptx")) s = give(c.ptx.data, c.ptx.len, out, len);
-    else if (!strcmp(what, "resources")) {
-      kbc_buf r = {0};
+    else if (!strcmp(what, "cubin")) s = give(c.cubin.data, c.cubin.len, out, len);
+    else if (!plan) {
       kbc_buf_printf(&r, "# %s, %s, %d kernels\n", p->ir->name, arch, g.n_kernels);
       rt_resources_format(&c.res, &r);
       s = give(kbc_buf_str(&r), r.len, out, len);
-      kbc_buf_free(&r);
+    } else if (rt_plan_make(a, p->ir, &g, &bind, &c.res, &pl, &err)) {
+      s = fail(KBC_ERROR_ARGUMENT, "%s", kbc_buf_str(&err));
+    } else {
+      pl.arch = arch;
+      pl.precision = t.precision == CG_PRECISION_TF32 ? "tf32" : "fp32";
+      pl.idx32 = idx32;
+      if (!strcmp(what, "plan")) rt_plan_text(&pl, &r);
+      else rt_plan_json(&pl, &r);
+      s = give(kbc_buf_str(&r), r.len, out, len);
     }
-    else s = give(c.cubin.data, c.cubin.len, out, len);
+    kbc_buf_free(&r);
     rt_compiled_free(&c);
   }
   cg_program_free(&g);

@@ -171,34 +171,44 @@ fail:
   return -1;
 }
 
-static size_t align_up(size_t n) { return (n + 255) & ~(size_t)255; }
+size_t rt_workspace_layout(const ir_program *p, const ir_binding *b, size_t *offset) {
+  size_t off = 0;
+  for (int i = 0; i < p->tensors.len; i++) {
+    if (IR_TENSOR(p, i)->role != IR_ROLE_TEMP) continue;
+    if (offset) offset[i] = off;
+    off += (sizeof(float) * (size_t)b->numel[i] + RT_WORKSPACE_ALIGN - 1) & ~(size_t)(RT_WORKSPACE_ALIGN - 1);
+  }
+  return off;
+}
 
 /* Places every temporary in the workspace, growing it when needed. */
 static int place_temps(rt_exec *x, const ir_binding *b, rt_dptr *ptr, kbc_buf *err) {
-  size_t need = 0;
-  for (int i = 0; i < x->p->tensors.len; i++)
-    if (IR_TENSOR(x->p, i)->role == IR_ROLE_TEMP) need += align_up(sizeof(float) * (size_t)b->numel[i]);
+  size_t *offset = calloc((size_t)x->p->tensors.len + 1, sizeof *offset);
+  if (!offset) return rt_fail(err, "out of memory");
+  size_t need = rt_workspace_layout(x->p, b, offset);
+  int rc = 0;
   if (need > x->workspace_bytes) {
-    if (x->workspace && rt_mem_free(x->dev, x->workspace, err)) return -1;
-    x->workspace = 0;
-    x->workspace_bytes = 0;
-    if (rt_mem_alloc(x->dev, need, &x->workspace, err)) return -1;
-    x->workspace_bytes = need;
+    rc = x->workspace ? rt_mem_free(x->dev, x->workspace, err) : 0;
+    if (!rc) {
+      x->workspace = 0;
+      x->workspace_bytes = 0;
+      rc = rt_mem_alloc(x->dev, need, &x->workspace, err);
+    }
+    if (!rc) x->workspace_bytes = need;
   }
-  size_t off = 0;
-  for (int i = 0; i < x->p->tensors.len; i++) {
-    if (IR_TENSOR(x->p, i)->role != IR_ROLE_TEMP) continue;
-    ptr[i] = x->workspace + off;
-    off += align_up(sizeof(float) * (size_t)b->numel[i]);
-  }
-  return 0;
+  for (int i = 0; !rc && i < x->p->tensors.len; i++)
+    if (IR_TENSOR(x->p, i)->role == IR_ROLE_TEMP) ptr[i] = x->workspace + offset[i];
+  free(offset);
+  return rc ? -1 : 0;
 }
 
 static int launch_zero(const rt_variant *v, int idx32, rt_dptr p, long long n, void *stream, kbc_buf *err) {
-  unsigned grid[3] = {(unsigned)(n / 256 + 1 < 4096 ? n / 256 + 1 : 4096), 1, 1}, block[3] = {256, 1, 1};
+  cg_launch l = cg_zero_launch(n);
+  unsigned grid[3] = {(unsigned)l.grid[0], (unsigned)l.grid[1], (unsigned)l.grid[2]};
+  unsigned block[3] = {(unsigned)l.block[0], (unsigned)l.block[1], (unsigned)l.block[2]};
   int n32 = (int)n; /* the 32-bit variant takes an int (its binding fits) */
   void *args[] = {&p, idx32 ? (void *)&n32 : (void *)&n};
-  return rt_launch(v->zero, grid, block, 0, stream, args, err);
+  return rt_launch(v->zero, grid, block, (size_t)l.smem, stream, args, err);
 }
 
 /* Waits for one profiled run and adds each kernel's time. */
@@ -238,23 +248,21 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
   int *vars32 = x->vars32;
   for (int k = 0; k < x->code.n_kernels; k++) {
     const cg_kernel *kn = &x->code.kernels[k];
-    int64_t work;
-    if (!sym_eval(kn->work, b->vars, NULL, &work)) return rt_fail(err, "kernel %s: its amount of work overflows", kn->name);
+    cg_launch l;
+    if (!cg_kernel_launch(kn, b->vars, &l)) return rt_fail(err, "kernel %s: its amount of work overflows", kn->name);
     if (kn->zero_tensor >= 0 && b->numel[kn->zero_tensor] > 0 &&
         launch_zero(v, idx32, ptr[kn->zero_tensor], b->numel[kn->zero_tensor], stream, err))
       return -1;
     /* profiling: events around the kernel (around nothing when it has no work) */
     if (x->prof_ev && rt_event_record(x->dev, x->prof_ev[2 * k], stream, err)) return -1;
-    if (work > 0) {
-      int64_t blocks = (work + kn->per_block - 1) / kn->per_block;
-      if (kn->max_blocks > 0 && blocks > kn->max_blocks) blocks = kn->max_blocks;
-      if (blocks > 0x7fffffff) blocks = 0x7fffffff;
+    if (l.grid[0] > 0) {
       int n = 0;
       for (int i = 0; i < kn->n_tensors; i++) args[n++] = &ptr[kn->tensors[i]];
       for (int i = 0; i < nv; i++) args[n++] = idx32 ? (void *)&vars32[i] : (void *)&vars[i];
-      unsigned grid[3] = {(unsigned)blocks, 1, 1}, block[3] = {(unsigned)kn->block, 1, 1};
-      rt_debug(2, "launch %s: grid %lld, block %d, smem %d", kn->name, (long long)blocks, kn->block, kn->smem);
-      if (rt_launch(v->fn[k], grid, block, (size_t)kn->smem, stream, args, err)) return -1;
+      unsigned grid[3] = {(unsigned)l.grid[0], (unsigned)l.grid[1], (unsigned)l.grid[2]};
+      unsigned block[3] = {(unsigned)l.block[0], (unsigned)l.block[1], (unsigned)l.block[2]};
+      rt_debug(2, "launch %s: grid %lld, block %d, smem %d", kn->name, (long long)l.grid[0], l.block[0], l.smem);
+      if (rt_launch(v->fn[k], grid, block, (size_t)l.smem, stream, args, err)) return -1;
     }
     if (x->prof_ev && rt_event_record(x->dev, x->prof_ev[2 * k + 1], stream, err)) return -1;
   }

@@ -30,6 +30,14 @@ const cg_program *rt_exec_code(const rt_exec *x);
  * are ignored and filled in from the workspace). */
 int rt_exec_launch(rt_exec *x, const ir_binding *b, const rt_dptr *tensors, void *stream, kbc_buf *err);
 
+/* Temporaries live in one workspace, each at a multiple of
+ * RT_WORKSPACE_ALIGN bytes.  rt_workspace_layout returns the workspace's
+ * size for binding b and, when offset is not NULL, stores each
+ * temporary's byte offset at offset[t->id] (other entries untouched):
+ * the layout the launches use and `kbc compile --emit plan` reports. */
+enum { RT_WORKSPACE_ALIGN = 256 };
+size_t rt_workspace_layout(const ir_program *p, const ir_binding *b, size_t *offset);
+
 /* The target of a device (or the default H200-like one for dev == NULL). */
 cg_target rt_exec_target(const rt_device_props *props, cg_precision precision);
 

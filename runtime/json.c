@@ -1,6 +1,7 @@
 /* json.c — see json.h. */
 #include "runtime/json.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,4 +204,40 @@ int rt_json_member(rt_json_reader *r, int *first, char **key, size_t *keylen) {
   if (rt_json_string(r, key, keylen) < 0) return -1;
   if (rt_json_expect(r, ':', "':'") < 0) return free(*key), -1;
   return 1;
+}
+
+/* ---- writing ---------------------------------------------------------------- */
+
+void rt_json_put_string(kbc_buf *out, const char *s) {
+  if (!s) {
+    kbc_buf_puts(out, "null");
+    return;
+  }
+  kbc_buf_putc(out, '"');
+  const unsigned char *p = (const unsigned char *)s;
+  size_t avail = strlen(s);
+  while (avail) {
+    unsigned c = *p;
+    int n = rt_json_utf8_seq(p, avail); /* 0: not valid UTF-8 here */
+    if (c == '"' || c == '\\') {
+      kbc_buf_putc(out, '\\');
+      kbc_buf_putc(out, (char)c);
+    } else if (c < 0x20) {
+      static const char short_form[] = {['\b'] = 'b', ['\t'] = 't', ['\n'] = 'n', ['\f'] = 'f', ['\r'] = 'r'};
+      if (c < sizeof short_form && short_form[c]) kbc_buf_printf(out, "\\%c", short_form[c]);
+      else kbc_buf_printf(out, "\\u%04x", c);
+    } else if (n > 0) {
+      kbc_buf_putn(out, (const char *)p, (size_t)n);
+    } else {
+      kbc_buf_puts(out, "\\ufffd");
+    }
+    p += n > 0 ? n : 1;
+    avail -= n > 0 ? (size_t)n : 1;
+  }
+  kbc_buf_putc(out, '"');
+}
+
+void rt_json_put_number(kbc_buf *out, double v) {
+  if (isfinite(v)) kbc_buf_printf(out, "%.9g", v);
+  else kbc_buf_puts(out, "null");
 }

@@ -1,5 +1,7 @@
 /* json.h — a small strict pull parser for JSON text (RFC 8259), for readers
- * of fixed schemas such as the safetensors header.
+ * of fixed schemas such as the safetensors header, and the two writers
+ * every JSON the CLI prints goes through (strings and numbers; the
+ * brackets, commas and keys around them are the caller's literal text).
  *
  * Before: rt_json_init() on n bytes of text (not necessarily NUL-terminated).
  * The caller walks the document it expects: rt_json_peek() shows the next
@@ -20,6 +22,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "support/buf.h"
 
 typedef struct {
   const char *s;
@@ -52,5 +56,15 @@ int rt_json_member(rt_json_reader *r, int *first, char **key, size_t *keylen);
  * surrogates and code points above U+10FFFF are invalid). */
 int rt_json_utf8_seq(const unsigned char *p, size_t avail);
 int rt_json_utf8_valid(const char *s);
+
+/* ---- writing ----
+ * Appends s as a JSON string: quotes included; '"', '\\' and the control
+ * characters escaped (\n, \t, ... or \u00XX), and every byte that does not
+ * start a valid UTF-8 sequence written as \ufffd, so the output is valid
+ * JSON whatever s holds (s == NULL: null). */
+void rt_json_put_string(kbc_buf *out, const char *s);
+/* Appends v as a JSON number (%.9g: round-trips a float), or null when v
+ * is not finite (JSON has no NaN or infinity). */
+void rt_json_put_number(kbc_buf *out, double v);
 
 #endif

@@ -11,10 +11,19 @@
 #include "ir/pipeline.h"
 #include "support/diag.h"
 
+static const char *command; /* cli_set_command */
+
+void cli_set_command(const char *cmd) { command = cmd; }
+
+static void prefix(void) {
+  if (command) fprintf(stderr, "kbc %s: ", command);
+  else fputs("kbc: ", stderr);
+}
+
 void cli_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("kbc: ", stderr);
+  prefix();
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   va_end(ap);
@@ -23,7 +32,7 @@ void cli_error(const char *fmt, ...) {
 int cli_usage(const char *cmd, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("kbc: ", stderr);
+  prefix();
   vfprintf(stderr, fmt, ap);
   fprintf(stderr, "\nrun 'kbc %s --help' for usage\n", cmd);
   va_end(ap);
@@ -107,4 +116,69 @@ int cli_parse_f64(const char *s, double *out) {
   if (errno || *end || !isfinite(v)) return 0;
   *out = v;
   return 1;
+}
+
+int cli_parse_set(const char *cmd, kbc_arena *a, const char *arg, const char **name, int64_t *value) {
+  const char *eq = strchr(arg, '=');
+  if (!eq || eq == arg || !cli_parse_i64(eq + 1, value))
+    return cli_usage(cmd, "--set takes AXIS=N, not '%s'", arg);
+  if (*value < 1) {
+    cli_error("--set %s: axis sizes must be positive", arg);
+    return CLI_FAIL;
+  }
+  *name = kbc_arena_strndup(a, arg, (size_t)(eq - arg));
+  return CLI_OK;
+}
+
+int cli_apply_set(const char *cmd, const ir_program *p, kbc_arena *a, const char *arg, int64_t *vars) {
+  const char *name = NULL;
+  int64_t n = 0;
+  int rc = cli_parse_set(cmd, a, arg, &name, &n);
+  if (rc != CLI_OK) return rc;
+  const ir_axis *ax = ir_axis_find(p, name);
+  if (!ax) {
+    cli_error("--set %s: the spec has no axis '%s'", arg, name);
+    return CLI_FAIL;
+  }
+  if (ax->kind != IR_AXIS_VAR) {
+    cli_error("--set %s: axis '%s' is %s; set the var axes it is computed from", arg, name,
+              ax->kind == IR_AXIS_CONST ? "a constant" : "derived");
+    return CLI_FAIL;
+  }
+  vars[ax->var_id] = n;
+  return CLI_OK;
+}
+
+int cli_require_vars(const char *cmd, const ir_program *p, const int64_t *vars) {
+  kbc_buf names = {0}, give = {0};
+  for (int i = 0; i < p->vars.len; i++)
+    if (vars[i] < 1) {
+      kbc_buf_printf(&names, "%s%s", names.len ? ", " : "", IR_VAR(p, i)->name);
+      kbc_buf_printf(&give, "%s--set %s=N", give.len ? " " : "", IR_VAR(p, i)->name);
+    }
+  int rc = CLI_OK;
+  if (names.len)
+    rc = cli_usage(cmd, "%s needs every var axis; missing: %s (give %s)", cmd, kbc_buf_str(&names),
+                   kbc_buf_str(&give));
+  kbc_buf_free(&names);
+  kbc_buf_free(&give);
+  return rc;
+}
+
+int cli_bind_spec(const char *cmd, const char *spec, const char *const *sets, int n_sets, kbc_arena *a,
+                  ir_program **ir, ir_binding *b) {
+  ir_program *p = *ir = cli_compile(a, spec, NULL, NULL);
+  if (!p) return CLI_FAIL;
+  int64_t *vars = KBC_NEW_ARRAY(a, int64_t, p->vars.len + 1);
+  for (int i = 0; i < n_sets; i++) {
+    int rc = cli_apply_set(cmd, p, a, sets[i], vars);
+    if (rc != CLI_OK) return rc;
+  }
+  int rc = cli_require_vars(cmd, p, vars);
+  if (rc != CLI_OK) return rc;
+  kbc_diag *d = kbc_diag_create(spec, NULL);
+  int bound = ir_bind(p, a, vars, b, d);
+  fputs(kbc_diag_text(d), stderr);
+  kbc_diag_destroy(d);
+  return bound ? CLI_OK : CLI_FAIL;
 }

@@ -1,5 +1,6 @@
 /* cmd_gpu.c — the commands that use a GPU: `kbc run --backend cuda`,
- * `kbc bench` and `kbc info`.
+ * `kbc bench` and `kbc info`, and the pieces `kbc verify` (cmd_verify.c)
+ * shares with them (cli.h: the device, compiling, random inputs).
  *
  * They go through the public API (include/kbc.h) for compiling and
  * launching, and through runtime/device.h for device memory and timing.
@@ -15,12 +16,13 @@
 #include "ir/cost.h"
 #include "kbc.h"
 #include "runtime/device.h"
+#include "runtime/json.h"
 #include "runtime/safetensors.h"
 #include "support/version.h"
 
 /* ---- shared ------------------------------------------------------------- */
 
-static int open_device(rt_device **dev) {
+int cli_open_device(rt_device **dev) {
   kbc_buf err = {0};
   int rc = rt_device_open(0, dev, &err);
   if (rc) cli_error("no GPU available: %s", kbc_buf_str(&err));
@@ -28,7 +30,7 @@ static int open_device(rt_device **dev) {
   return rc ? CLI_FAIL : CLI_OK;
 }
 
-static int compile_api(const char *spec, const char *precision, kbc_program **p) {
+int cli_compile_api(const char *spec, const char *precision, kbc_program **p) {
   kbc_options opt = {.target = "auto",
                      .precision = precision && !strcmp(precision, "tf32") ? KBC_PRECISION_TF32 : KBC_PRECISION_FP32};
   kbc_status s = kbc_compile_file(spec, &opt, p);
@@ -38,6 +40,70 @@ static int compile_api(const char *spec, const char *precision, kbc_program **p)
     return CLI_FAIL;
   }
   return CLI_OK;
+}
+
+uint64_t cli_random_state(uint64_t seed) { return 0x9e3779b97f4a7c15ULL ^ seed; }
+
+void cli_random_uniform(float *h, size_t n, uint64_t *state) {
+  uint64_t x = *state;
+  for (size_t k = 0; k < n; k++) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    h[k] = (float)((double)(x >> 11) / 9007199254740992.0) * 2.0f - 1.0f;
+  }
+  *state = x;
+}
+
+void cli_dev_args_free(rt_device *dev, cli_dev_args *g) {
+  for (int i = 0; i < g->n; i++) {
+    if (g->dptr && g->dptr[i]) rt_mem_free(dev, g->dptr[i], NULL);
+    if (g->host) free(g->host[i]);
+  }
+  free(g->args);
+  free(g->dptr);
+  free(g->host);
+  memset(g, 0, sizeof *g);
+}
+
+int cli_dev_args_random(rt_device *dev, const kbc_program *p, const ir_program *ir, const ir_binding *b,
+                        uint64_t *state, int keep_host, cli_dev_args *g) {
+  memset(g, 0, sizeof *g);
+  int n = kbc_program_num_args(p);
+  kbc_buf err = {0};
+  g->args = calloc((size_t)n + 1, sizeof *g->args);
+  g->dptr = calloc((size_t)n + 1, sizeof *g->dptr);
+  g->host = calloc((size_t)n + 1, sizeof *g->host);
+  if (!g->args || !g->dptr || !g->host) goto oom;
+  for (int i = 0; i < n; i++) {
+    g->n = i + 1; /* counted before its buffers, so that a failure frees them */
+    kbc_arg_info info;
+    kbc_program_arg_info(p, i, &info);
+    const ir_tensor *t = ir_tensor_find(ir, info.name);
+    size_t bytes = sizeof(float) * (size_t)b->numel[t->id]; /* ir_bind: at most 2^40 elements, at least 1 */
+    g->args[i] = (kbc_arg){info.name, NULL, t->rank, b->shape[t->id], KBC_F32};
+    if (rt_mem_alloc(dev, bytes, &g->dptr[i], &err)) goto cuda_fail;
+    g->args[i].data = (void *)(uintptr_t)g->dptr[i];
+    if (info.role != KBC_ROLE_INPUT && !keep_host) continue;
+    float *h = g->host[i] = malloc(bytes);
+    if (!h) goto oom;
+    if (info.role != KBC_ROLE_INPUT) continue;
+    cli_random_uniform(h, bytes / sizeof(float), state);
+    int bad = rt_memcpy_htod(dev, g->dptr[i], h, bytes, &err);
+    if (!keep_host) {
+      free(h);
+      g->host[i] = NULL;
+    }
+    if (bad) goto cuda_fail;
+  }
+  return CLI_OK;
+oom:
+  cli_error("out of host memory for the arguments");
+  cli_dev_args_free(dev, g);
+  return CLI_FAIL;
+cuda_fail:
+  cli_error("%s", kbc_buf_str(&err));
+  kbc_buf_free(&err);
+  cli_dev_args_free(dev, g);
+  return CLI_FAIL;
 }
 
 /* ---- run --backend cuda ---------------------------------------------------- */
@@ -64,19 +130,15 @@ int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, cons
   rt_st_file *in = NULL;
   gpu_args g = {0};
   kbc_buf err = {0};
+  kbc_arena *ar = kbc_arena_create();
   char msg[512];
   int rc = CLI_FAIL;
-  if (open_device(&dev) || compile_api(spec, precision, &p)) goto done;
+  if (cli_open_device(&dev) || cli_compile_api(spec, precision, &p)) goto done;
   for (int i = 0; i < n_sets; i++) {
-    char name[256];
-    const char *eq = strchr(sets[i], '=');
-    int64_t v;
-    if (!eq || (size_t)(eq - sets[i]) >= sizeof name || !cli_parse_i64(eq + 1, &v)) {
-      rc = cli_usage("run", "--set takes AXIS=N, not '%s'", sets[i]);
-      goto done;
-    }
-    memcpy(name, sets[i], (size_t)(eq - sets[i]));
-    name[eq - sets[i]] = 0;
+    const char *name = NULL;
+    int64_t v = 0;
+    if ((rc = cli_parse_set("run", ar, sets[i], &name, &v)) != CLI_OK) goto done;
+    rc = CLI_FAIL;
     if (kbc_program_bind_axis(p, name, v) != KBC_OK) {
       cli_error("--set %s: %s", sets[i], kbc_last_error());
       goto done;
@@ -151,6 +213,7 @@ int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, cons
   for (int i = 0; ot && i < n_out; i++) free(ot[i].data);
   free(ot);
 done:
+  kbc_arena_destroy(ar);
   free_args(dev, &g);
   rt_st_free(in);
   kbc_program_destroy(p);
@@ -223,68 +286,25 @@ int cmd_bench(int argc, char **argv) {
   if (!spec) return cli_usage("bench", "no spec file given");
   /* Shapes from the spec and --set, on the CPU side first (clear errors). */
   kbc_arena *ar = kbc_arena_create();
-  ir_program *ir = cli_compile(ar, spec, NULL, NULL);
-  int rc = CLI_FAIL;
+  ir_program *ir;
+  ir_binding b;
   rt_device *dev = NULL;
   kbc_program *p = NULL;
-  int64_t *vars = ir ? KBC_NEW_ARRAY(ar, int64_t, ir->vars.len + 1) : NULL;
-  ir_binding b;
-  kbc_arg *args = NULL;
-  rt_dptr *dptr = NULL;
+  cli_dev_args g = {0};
   void *ev[2] = {NULL, NULL};
   float *times = NULL;
   kbc_buf err = {0};
-  if (!ir) goto done;
-  for (int i = 0; i < n_sets; i++) {
-    const char *eq = strchr(sets[i], '=');
-    int64_t v;
-    const ir_axis *ax = eq ? ir_axis_find(ir, kbc_arena_strndup(ar, sets[i], (size_t)(eq - sets[i]))) : NULL;
-    if (!eq || !cli_parse_i64(eq + 1, &v)) {
-      rc = cli_usage("bench", "--set takes AXIS=N, not '%s'", sets[i]);
-      goto done;
-    }
-    if (!ax || ax->kind != IR_AXIS_VAR) {
-      cli_error("--set %s: the spec has no var axis of that name", sets[i]);
-      goto done;
-    }
-    vars[ax->var_id] = v;
-  }
-  for (int i = 0; i < ir->vars.len; i++)
-    if (vars[i] < 1) {
-      rc = cli_usage("bench", "bench needs every var axis: give --set %s=N", IR_VAR(ir, i)->name);
-      goto done;
-    }
-  kbc_diag *d = kbc_diag_create(spec, NULL);
-  int bound = ir_bind(ir, ar, vars, &b, d);
-  fputs(kbc_diag_text(d), stderr);
-  kbc_diag_destroy(d);
-  if (!bound || open_device(&dev) || compile_api(spec, precision, &p)) goto done;
-  /* Random inputs, outputs allocated. */
-  int n = kbc_program_num_args(p);
-  args = calloc((size_t)n + 1, sizeof *args);
-  dptr = calloc((size_t)n + 1, sizeof *dptr);
+  uint64_t state = cli_random_state(0);
+  int rc = cli_bind_spec("bench", spec, sets, n_sets, ar, &ir, &b);
+  if (rc != CLI_OK) goto done;
+  rc = CLI_FAIL;
+  if (cli_open_device(&dev) || cli_compile_api(spec, precision, &p) ||
+      cli_dev_args_random(dev, p, ir, &b, &state, 0, &g))
+    goto done;
+  kbc_arg *args = g.args;
+  int n = g.n;
   times = calloc((size_t)iters, sizeof *times);
-  if (!args || !dptr || !times) goto done;
-  unsigned long long seed = 0x9e3779b97f4a7c15ULL;
-  for (int i = 0; i < n; i++) {
-    kbc_arg_info info;
-    kbc_program_arg_info(p, i, &info);
-    const ir_tensor *t = ir_tensor_find(ir, info.name);
-    size_t numel = (size_t)b.numel[t->id];
-    if (rt_mem_alloc(dev, (numel ? numel : 1) * 4, &dptr[i], &err)) goto cuda_fail;
-    if (info.role == KBC_ROLE_INPUT) {
-      float *h = malloc((numel ? numel : 1) * 4);
-      if (!h) goto done;
-      for (size_t k = 0; k < numel; k++) {
-        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-        h[k] = (float)((double)(seed >> 11) / 9007199254740992.0) * 2.0f - 1.0f;
-      }
-      int bad = rt_memcpy_htod(dev, dptr[i], h, numel * 4, &err);
-      free(h);
-      if (bad) goto cuda_fail;
-    }
-    args[i] = (kbc_arg){info.name, (void *)(uintptr_t)dptr[i], t->rank, b.shape[t->id], KBC_F32};
-  }
+  if (!times) goto done;
   for (int w = 0; w < 3; w++)
     if (kbc_program_launch(p, args, (size_t)n, NULL) != KBC_OK) {
       fprintf(stderr, "%s\n", kbc_last_error());
@@ -308,13 +328,22 @@ int cmd_bench(int argc, char **argv) {
   double peak, bw;
   ceilings(rt_device_info(dev), !strcmp(precision, "tf32"), &peak, &bw);
   double floor_us = fmax(cost.flops / peak, cost.bytes / bw) * 1e6;
-  if (json)
-    printf("{\"spec\": \"%s\", \"kernel\": \"%s\", \"device\": \"%s\", \"precision\": \"%s\", \"iters\": %lld, "
-           "\"kernels\": %d, \"median_us\": %.3f, \"min_us\": %.3f, \"flops\": %.6g, \"bytes\": %.6g, "
-           "\"gflops\": %.3f, \"gbps\": %.3f, \"floor_us\": %.3f, \"pct_of_floor\": %.2f}\n",
-           spec, ir->name, rt_device_info(dev)->name, precision, (long long)iters, kbc_program_num_kernels(p), us,
-           times[0] * 1e3, cost.flops, cost.bytes, cost.flops / us * 1e-3, cost.bytes / us * 1e-3, floor_us,
-           100.0 * floor_us / us);
+  if (json) {
+    kbc_buf j = {0};
+    kbc_buf_puts(&j, "{\"spec\": ");
+    rt_json_put_string(&j, spec);
+    kbc_buf_puts(&j, ", \"kernel\": ");
+    rt_json_put_string(&j, ir->name);
+    kbc_buf_puts(&j, ", \"device\": ");
+    rt_json_put_string(&j, rt_device_info(dev)->name);
+    kbc_buf_printf(&j, ", \"precision\": \"%s\", \"iters\": %lld, "
+                   "\"kernels\": %d, \"median_us\": %.3f, \"min_us\": %.3f, \"flops\": %.6g, \"bytes\": %.6g, "
+                   "\"gflops\": %.3f, \"gbps\": %.3f, \"floor_us\": %.3f, \"pct_of_floor\": %.2f}\n",
+                   precision, (long long)iters, kbc_program_num_kernels(p), us, times[0] * 1e3, cost.flops, cost.bytes,
+                   cost.flops / us * 1e-3, cost.bytes / us * 1e-3, floor_us, 100.0 * floor_us / us);
+    fputs(kbc_buf_str(&j), stdout);
+    kbc_buf_free(&j);
+  }
   else
     printf("%s on %s (%s): %d kernel%s, median %.1f us over %lld runs (min %.1f)\n"
            "  %.4g FLOP, %.4g bytes: %.1f GFLOP/s, %.1f GB/s\n"
@@ -329,10 +358,7 @@ cuda_fail:
 done:
   for (int i = 0; ev[0] && i < 2; i++)
     if (ev[i]) rt_event_destroy(dev, ev[i], NULL);
-  for (int i = 0; dptr && p && i < kbc_program_num_args(p); i++)
-    if (dptr[i]) rt_mem_free(dev, dptr[i], NULL);
-  free(args);
-  free(dptr);
+  cli_dev_args_free(dev, &g);
   free(times);
   kbc_program_destroy(p);
   rt_device_close(dev);

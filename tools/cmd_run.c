@@ -91,24 +91,8 @@ static const char *split_eq(kbc_arena *a, const char *s, const char **name) {
 
 static int apply_sets(const ir_program *p, kbc_arena *a, const run_args *r, int64_t *vars) {
   for (int i = 0; i < r->n_sets; i++) {
-    const char *name, *v = split_eq(a, r->sets[i], &name);
-    int64_t n;
-    if (!v || !cli_parse_i64(v, &n)) return cli_usage("run", "--set takes AXIS=N, not '%s'", r->sets[i]);
-    const ir_axis *ax = ir_axis_find(p, name);
-    if (!ax) {
-      cli_error("--set %s: the spec has no axis '%s'", r->sets[i], name);
-      return CLI_FAIL;
-    }
-    if (ax->kind != IR_AXIS_VAR) {
-      cli_error("--set %s: axis '%s' is %s; set the var axes it is computed from", r->sets[i], name,
-                ax->kind == IR_AXIS_CONST ? "a constant" : "derived");
-      return CLI_FAIL;
-    }
-    if (n < 1) {
-      cli_error("--set %s: axis sizes must be positive", r->sets[i]);
-      return CLI_FAIL;
-    }
-    vars[ax->var_id] = n;
+    int rc = cli_apply_set("run", p, a, r->sets[i], vars);
+    if (rc != CLI_OK) return rc;
   }
   return 0;
 }

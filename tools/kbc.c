@@ -1,8 +1,9 @@
 /* kbc.c — the kbc command-line tool: dispatch, help, check, compile.
  *
  *   kbc check   SPEC
- *   kbc compile SPEC --emit ir|ast [--after PASS] [-o FILE]
- *   kbc run     SPEC --inputs IN --outputs OUT [--backend cpu] ...
+ *   kbc compile SPEC --emit ir|ast|cuda|ptx|cubin|resources|plan [--after PASS] [-o FILE] ...
+ *   kbc run     SPEC --inputs IN --outputs OUT [--backend cpu] ...   (cmd_run.c)
+ *   kbc bench, info (cmd_gpu.c), kbc verify (cmd_verify.c)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,8 +26,9 @@ static const char main_help[] =
     "\n"
     "commands:\n"
     "  check SPEC             parse and check a spec; print diagnostics\n"
-    "  compile SPEC --emit K  print the IR (K = ir) or the syntax tree (K = ast)\n"
+    "  compile SPEC --emit K  print the IR, the CUDA C, PTX, resources or the launch plan\n"
     "  run SPEC ...           run a spec on inputs from a safetensors file (GPU or CPU)\n"
+    "  verify SPEC --set ...  check the GPU kernels against the CPU interpreter on random inputs\n"
     "  bench SPEC --set ...   time a spec on the GPU on random inputs, with its roofline\n"
     "  info                   versions, targets, driver, devices, kernel cache\n"
     "\n"
@@ -43,14 +45,28 @@ static const char check_help[] =
     "file:line:col: error: message, with the source line and a caret.\n";
 
 static const char compile_help[] =
-    "usage: kbc compile SPEC [--emit ir|ast|cuda|ptx|cubin] [--target T] [--precision P]\n"
-    "                        [--after PASS] [-o FILE]\n"
+    "usage: kbc compile SPEC [--emit ir|ast|cuda|ptx|cubin|resources|plan] [--target T]\n"
+    "                        [--precision P] [--after PASS] [--set AXIS=N]... [--json] [-o FILE]\n"
     "\n"
     "  --emit ir      the IR after lowering and after every pass\n"
     "  --emit cuda    the generated CUDA C (one kernel per fusion group)\n"
     "  --emit ptx     its PTX (NVRTC), --emit cubin its cubin\n"
     "  --emit resources  registers, spills, stack and shared memory per kernel\n"
-    "  --target T     sm_80, sm_86, sm_89, sm_90, sm_90a, or auto (the GPU's; default)\n"
+    "  --emit plan    the launch plan for one binding (every var axis given with\n"
+    "                 --set): each launch in order (zero-fills included) with its\n"
+    "                 schedule family, statements, grid, block, shared memory and\n"
+    "                 registers; the workspace's temporaries and its size (for an\n"
+    "                 explicit target, of the code generated for an H200-like\n"
+    "                 device, 132 SMs, as --emit cuda; for auto, for the GPU's)\n"
+    "  --json         with --emit plan: as JSON, {\"kernels\": [{\"name\", \"family\",\n"
+    "                 \"statements\", \"grid\", \"block\", \"smem_bytes\", \"registers\"}],\n"
+    "                 \"buffers\": [{\"name\", \"shape\", \"bytes\"}], \"workspace_bytes\"};\n"
+    "                 grid and block are [x, y, z]; smem_bytes is dynamic + static;\n"
+    "                 each buffer starts at a multiple of 256 bytes, so workspace_bytes\n"
+    "                 is the sum of the buffers' bytes each rounded up to 256\n"
+    "  --set AXIS=N   with --emit plan: the value of a var axis\n"
+    "  --target T     sm_80, sm_86, sm_89, sm_90, sm_90a, or auto (the GPU's; default;\n"
+    "                 without a GPU give one explicitly)\n"
     "  --precision P  fp32 (default) or tf32\n"
     "  --emit ast     the syntax tree as parsed\n"
     "  --after PASS   with --emit ir: only after PASS (lower, check-bounds,\n"
@@ -106,23 +122,73 @@ static int write_bytes(const char *path, const char *text, size_t n) {
   return ok ? CLI_OK : CLI_FAIL;
 }
 
+enum { MAX_SETS = 256 };
+
+/* --emit cuda|ptx|cubin|resources|plan|plan-json: through the public API
+ * (NVRTC and the cache); for a plan, the var axes from --set (the library
+ * names any that are missing). */
+static int emit_api(const char *spec, const char *kind, const char *target, const char *precision,
+                    const char *const *sets, int n_sets, const char *out) {
+  kbc_options opt = {.target = target,
+                     .precision = !strcmp(precision, "tf32") ? KBC_PRECISION_TF32 : KBC_PRECISION_FP32};
+  kbc_arena *a = kbc_arena_create();
+  kbc_program *p = NULL;
+  char *bytes = NULL;
+  size_t n = 0;
+  int rc = CLI_FAIL;
+  kbc_status st = kbc_compile_file(spec, &opt, &p);
+  for (int i = 0; st == KBC_OK && i < n_sets; i++) {
+    const char *name = NULL;
+    int64_t v = 0;
+    if ((rc = cli_parse_set("compile", a, sets[i], &name, &v)) != CLI_OK) goto done;
+    rc = CLI_FAIL;
+    if (kbc_program_bind_axis(p, name, v) != KBC_OK) {
+      cli_error("--set %s: %s", sets[i], kbc_last_error());
+      goto done;
+    }
+  }
+  if (st == KBC_OK) st = kbc_program_emit(p, kind, &bytes, &n);
+  if (st != KBC_OK) {
+    const char *m = kbc_last_error();
+    fprintf(stderr, "%s%s", st == KBC_ERROR_SPEC ? "" : "kbc: ", m);
+    if (m[0] && m[strlen(m) - 1] != '\n') fputc('\n', stderr);
+    rc = st == KBC_ERROR_ARGUMENT ? CLI_USAGE : CLI_FAIL;
+  } else {
+    rc = write_bytes(out, bytes, n);
+  }
+done:
+  kbc_free(bytes);
+  kbc_program_destroy(p);
+  kbc_arena_destroy(a);
+  return rc;
+}
+
 int cmd_compile(int argc, char **argv) {
   const char *spec = NULL, *emit = NULL, *after = NULL, *out = NULL, *target = "auto", *precision = "fp32";
+  const char *sets[MAX_SETS];
+  int n_sets = 0, json = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       fputs(compile_help, stdout);
       return CLI_OK;
     }
+    if (!strcmp(a, "--json")) {
+      json = 1;
+      continue;
+    }
     if (!strcmp(a, "--emit") || !strcmp(a, "--after") || !strcmp(a, "-o") || !strcmp(a, "--target") ||
-        !strcmp(a, "--precision")) {
+        !strcmp(a, "--precision") || !strcmp(a, "--set")) {
       if (i + 1 >= argc) return cli_usage("compile", "%s needs a value", a);
       const char *v = argv[++i];
       if (!strcmp(a, "--emit")) emit = v;
       else if (!strcmp(a, "--after")) after = v;
       else if (!strcmp(a, "-o")) out = v;
       else if (!strcmp(a, "--target")) target = v;
-      else precision = v;
+      else if (!strcmp(a, "--set")) {
+        if (n_sets >= MAX_SETS) return cli_usage("compile", "too many --set options");
+        sets[n_sets++] = v;
+      } else precision = v;
       continue;
     }
     if (a[0] == '-' && a[1]) return cli_usage("compile", "unknown option '%s'", a);
@@ -131,9 +197,12 @@ int cmd_compile(int argc, char **argv) {
   }
   if (!spec) return cli_usage("compile", "no spec file given");
   if (!emit) emit = "ir";
+  int plan = !strcmp(emit, "plan");
   if (strcmp(emit, "ir") && strcmp(emit, "ast") && strcmp(emit, "cuda") && strcmp(emit, "ptx") &&
-      strcmp(emit, "cubin") && strcmp(emit, "resources"))
-    return cli_usage("compile", "--emit takes ir, ast, cuda, ptx, cubin or resources, not '%s'", emit);
+      strcmp(emit, "cubin") && strcmp(emit, "resources") && !plan)
+    return cli_usage("compile", "--emit takes ir, ast, cuda, ptx, cubin, resources or plan, not '%s'", emit);
+  if (!plan && n_sets) return cli_usage("compile", "--set goes with --emit plan");
+  if (!plan && json) return cli_usage("compile", "--json goes with --emit plan");
   if (strcmp(precision, "fp32") && strcmp(precision, "tf32"))
     return cli_usage("compile", "--precision takes fp32 or tf32, not '%s'", precision);
   if (after) {
@@ -158,26 +227,10 @@ int cmd_compile(int argc, char **argv) {
       free(src);
     }
   } else if (strcmp(emit, "ir")) {
-    /* cuda, ptx, cubin: through the public API (NVRTC and the cache). */
-    kbc_options opt = {.target = target,
-                       .precision = !strcmp(precision, "tf32") ? KBC_PRECISION_TF32 : KBC_PRECISION_FP32};
-    kbc_program *p;
-    kbc_status st = kbc_compile_file(spec, &opt, &p);
-    char *bytes = NULL;
-    size_t n = 0;
-    if (st == KBC_OK) st = kbc_program_emit(p, emit, &bytes, &n);
-    if (st != KBC_OK) {
-      const char *m = kbc_last_error();
-      fprintf(stderr, "%s%s", st == KBC_ERROR_SPEC ? "" : "kbc: ", m);
-      if (m[0] && m[strlen(m) - 1] != '\n') fputc('\n', stderr);
-    } else {
-      rc = write_bytes(out, bytes, n);
-    }
-    kbc_free(bytes);
-    if (st == KBC_OK) kbc_program_destroy(p);
+    rc = emit_api(spec, plan && json ? "plan-json" : emit, target, precision, sets, n_sets, out);
     kbc_buf_free(&text);
     kbc_arena_destroy(a);
-    return st == KBC_OK ? rc : (st == KBC_ERROR_ARGUMENT ? CLI_USAGE : CLI_FAIL);
+    return rc;
   } else if (cli_compile(a, spec, &text, after)) {
     rc = CLI_OK;
   }
@@ -204,6 +257,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "check")) return cmd_check(argc - 1, argv + 1);
   if (!strcmp(cmd, "compile")) return cmd_compile(argc - 1, argv + 1);
   if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
+  if (!strcmp(cmd, "verify")) return cmd_verify(argc - 1, argv + 1);
   if (!strcmp(cmd, "bench")) return cmd_bench(argc - 1, argv + 1);
   if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
   cli_error("unknown command '%s'", cmd);

@@ -94,7 +94,7 @@ test_usage() {
   expect 1 "a missing spec to compile" "$kbc" compile "$tmp/no_such_spec.kb"
 
   local cmd
-  for cmd in check compile run; do
+  for cmd in check compile run verify; do
     expect 0 "$cmd --help" "$kbc" "$cmd" --help
     mentions "$cmd --help" "usage: kbc $cmd"
   done
@@ -107,6 +107,36 @@ test_usage() {
   mentions "compile --after nosuchpass" "nosuchpass"
   expect 2 "compile --emit without a value" "$kbc" compile "$spec" --emit
   expect 0 "compile --emit ir" "$kbc" compile "$spec" --emit ir
+
+  # kbc verify: usage, spec and binding errors come before the GPU is
+  # opened, so they are the same with and without one.
+  local mm=$src/specs/examples/matmul_bias_gelu.kb
+  expect 2 "verify without a spec" "$kbc" verify
+  mentions "verify without a spec" "kbc verify: no spec file given"
+  expect 2 "verify: unknown option" "$kbc" verify "$mm" --bogus
+  mentions "verify: unknown option" "--bogus"
+  expect 2 "verify: two specs" "$kbc" verify "$mm" "$mm"
+  expect 2 "verify --precision fp64" "$kbc" verify "$mm" --precision fp64 --set m=2 --set k=2 --set n=2
+  mentions "verify --precision fp64" "fp64"
+  expect 2 "verify --seed -1" "$kbc" verify "$mm" --seed -1 --set m=2 --set k=2 --set n=2
+  expect 2 "verify --seed abc" "$kbc" verify "$mm" --seed abc --set m=2 --set k=2 --set n=2
+  expect 2 "verify --set without a value" "$kbc" verify "$mm" --set
+  expect 2 "verify --set m=abc" "$kbc" verify "$mm" --set m=abc
+  mentions "verify --set m=abc" "m=abc"
+  expect 2 "verify without every var axis" "$kbc" verify "$mm" --set m=64 --json
+  mentions "verify without every var axis" "missing: k, n"
+  mentions "verify without every var axis" "--set k=N --set n=N"
+  expect 1 "verify --set of an unknown axis" "$kbc" verify "$mm" --set zz=1 --set m=2 --set k=2 --set n=2
+  mentions "verify --set of an unknown axis" "kbc verify: --set zz=1"
+  expect 1 "verify --set m=0" "$kbc" verify "$mm" --set m=0 --set k=2 --set n=2
+  expect 1 "verify of a missing spec" "$kbc" verify "$tmp/no_such_spec.kb" --set n=1
+  mentions "verify of a missing spec" "no_such_spec.kb"
+  expect 1 "verify of a bad spec" "$kbc" verify "$src/tests/diag/stmt_unknown_name.kb"
+  expect 1 "verify with a binding that breaks an axis" "$kbc" verify "$src/specs/conv3d_min_softmax.kb" \
+    --set batch_size=1 --set in_channels=1 --set d=2 --set h=3 --set w=3
+  mentions "verify with a binding that breaks an axis" "d=2"
+  expect 1 "verify of a binding too large for the CPU" "$kbc" verify "$mm" --set m=100000 --set k=100000 --set n=1
+  mentions "verify of a binding too large for the CPU" "smaller --set values"
 
   # KBC_UNROLL=N sets the rows family's flattened-loop unrolling (1..64);
   # anything else keeps the default 4.
@@ -122,7 +152,7 @@ test_usage() {
   # KBC_IDX32=1: the 32-bit index variant (var axes as int, no long long
   # but the alignment tests); KBC_GEMM_MIN_BLOCKS=2: __launch_bounds__(256, 2)
   # on GEMM kernels (anything out of 2..4 ignored).
-  local mm=$src/specs/examples/batched_matmul.kb
+  mm=$src/specs/examples/batched_matmul.kb
   expect 0 "KBC_IDX32=1" env KBC_IDX32=1 "$kbc" compile "$mm" --emit cuda --target sm_90
   head -n 1 "$log" | grep -q "^// 32-bit index variant" || fail "KBC_IDX32=1: no 32-bit variant header"
   grep -v "unsigned long long" "$log" | grep -q "long long" && fail "KBC_IDX32=1: a long long is left"

@@ -327,17 +327,16 @@ static int emu_run(emu *E, int argc, char **argv) {
   for (int ki = 0; ki < g.n_kernels; ki++) {
     const cg_kernel *k = &g.kernels[ki];
     if (!emulated(k)) continue;
-    int64_t work;
-    if (!sym_eval(k->work, vars, NULL, &work)) return fail("cannot evaluate the work of ", k->name);
-    int64_t grid = (work + k->per_block - 1) / k->per_block;
-    if (k->max_blocks && grid > k->max_blocks) grid = k->max_blocks;
+    cg_launch launch; /* the runtime's grid, capped further where the emulator asks */
+    if (!cg_kernel_launch(k, vars, &launch)) return fail("cannot evaluate the work of ", k->name);
+    int64_t grid = launch.grid[0];
     if (gridcap > 0 && grid > gridcap) grid = gridcap;
     kid[ng] = ki;
     fprintf(L, "  if (which == %d) {\n", ng);
     fprintf(L, "    snprintf(name, sizeof name, \"data%d.bin\");\n    FILE *f = fopen(name, \"rb\");\n", ng);
     for (int j = 0; j < k->n_tensors; j++)
       fprintf(L, "    float *t%d = rd(f, %lldLL);\n", j, (long long)B.numel[k->tensors[j]]);
-    fprintf(L, "    fclose(f);\n    emu_launch(%lld, %d, [&] { %s(", (long long)grid, k->block, k->name);
+    fprintf(L, "    fclose(f);\n    emu_launch(%lld, %d, [&] { %s(", (long long)grid, launch.block[0], k->name);
     for (int j = 0; j < k->n_tensors; j++) fprintf(L, "%st%d + %d", j ? ", " : "", j, GUARD);
     for (int v = 0; v < p->vars.len; v++) fprintf(L, ", %lldLL", (long long)vars[v]);
     fprintf(L, "); });\n");

@@ -1,0 +1,213 @@
+/* plan.c — see plan.h. */
+#include "runtime/plan.h"
+
+#include <string.h>
+
+#include "runtime/exec.h"
+#include "runtime/json.h"
+
+/* The first line of a statement as the IR printer writes it. */
+static const char *stmt_line(kbc_arena *a, const ir_stmt *s) {
+  kbc_buf b = {0};
+  ir_print_stmt(s, &b);
+  const char *text = kbc_buf_str(&b);
+  const char *nl = strchr(text, '\n');
+  char *line = kbc_arena_strndup(a, text, nl ? (size_t)(nl - text) : strlen(text));
+  kbc_buf_free(&b);
+  return line;
+}
+
+static void resources_of(const rt_resources *res, const char *name, rt_plan_launch *l) {
+  const rt_kernel_resources *r = res ? rt_resources_find(res, name) : NULL;
+  l->registers = r ? r->registers : -1;
+  l->static_smem = r ? r->smem : -1;
+}
+
+int rt_plan_make(kbc_arena *a, const ir_program *p, const cg_program *g, const ir_binding *b,
+                 const rt_resources *res, rt_plan *out, kbc_buf *err) {
+  memset(out, 0, sizeof *out);
+  out->p = p;
+  out->b = b;
+  out->launches = KBC_NEW_ARRAY(a, rt_plan_launch, 2 * g->n_kernels + 1);
+  for (int k = 0; k < g->n_kernels; k++) {
+    const cg_kernel *kn = &g->kernels[k];
+    cg_launch launch;
+    if (!cg_kernel_launch(kn, b->vars, &launch))
+      return rt_fail(err, "kernel %s: its amount of work overflows", kn->name);
+    /* as rt_exec_launch: the zero-fill of the kernel's target first */
+    if (kn->zero_tensor >= 0 && b->numel[kn->zero_tensor] > 0) {
+      rt_plan_launch *z = &out->launches[out->n_launches++];
+      z->name = "kbc_zero";
+      z->family = "zero";
+      z->n_stmts = 1;
+      z->stmts = KBC_NEW_ARRAY(a, const char *, 1);
+      z->stmts[0] = kbc_arena_printf(a, "%s = 0", IR_TENSOR(p, kn->zero_tensor)->name);
+      z->launch = cg_zero_launch(b->numel[kn->zero_tensor]);
+      resources_of(res, z->name, z);
+    }
+    rt_plan_launch *l = &out->launches[out->n_launches++];
+    l->name = kn->name;
+    l->family = cg_family_name[kn->family];
+    l->n_stmts = kn->count;
+    l->stmts = KBC_NEW_ARRAY(a, const char *, kn->count + 1);
+    for (int i = 0; i < kn->count; i++) l->stmts[i] = stmt_line(a, IR_STMT(p, kn->first + i));
+    l->launch = launch;
+    resources_of(res, kn->name, l);
+  }
+  size_t *offset = KBC_NEW_ARRAY(a, size_t, p->tensors.len + 1);
+  out->workspace_bytes = rt_workspace_layout(p, b, offset);
+  out->buffers = KBC_NEW_ARRAY(a, rt_plan_buffer, p->tensors.len + 1);
+  for (int i = 0; i < p->tensors.len; i++) {
+    const ir_tensor *t = IR_TENSOR(p, i);
+    if (t->role != IR_ROLE_TEMP) continue;
+    out->buffers[out->n_buffers++] = (rt_plan_buffer){.name = t->name, .rank = t->rank, .shape = b->shape[i],
+                                                      .bytes = sizeof(float) * (size_t)b->numel[i],
+                                                      .offset = offset[i]};
+  }
+  return 0;
+}
+
+/* ---- text ------------------------------------------------------------------ */
+
+static void put_dims3(kbc_buf *o, const int64_t *g) {
+  kbc_buf_printf(o, "[%lld, %lld, %lld]", (long long)g[0], (long long)g[1], (long long)g[2]);
+}
+
+static void put_shape(kbc_buf *o, int rank, const int64_t *shape) {
+  kbc_buf_putc(o, '[');
+  for (int k = 0; k < rank; k++) kbc_buf_printf(o, "%s%lld", k ? ", " : "", (long long)shape[k]);
+  kbc_buf_putc(o, ']');
+}
+
+/* A table: a header row, then rows of cells filled by a callback, columns
+ * padded to their widest cell; after each row, the lines `after` adds. */
+typedef struct {
+  int n_cols, n_rows;
+  const char *const *head;
+  const rt_plan *pl;
+  void (*cells)(const rt_plan *pl, int row, kbc_buf *cell);
+  void (*after)(const rt_plan *pl, int row, int indent, kbc_buf *o);
+} table;
+
+enum { MAX_COLS = 8 };
+
+static void fill(const table *t, int row, kbc_buf *cell) {
+  for (int c = 0; c < t->n_cols; c++) {
+    rt_buf_clear(&cell[c]);
+    if (row < 0) kbc_buf_puts(&cell[c], t->head[c]);
+  }
+  if (row >= 0) t->cells(t->pl, row, cell);
+}
+
+static void put_table(const table *t, kbc_buf *o) {
+  kbc_buf cell[MAX_COLS] = {{0}};
+  int w[MAX_COLS] = {0};
+  for (int r = -1; r < t->n_rows; r++) {
+    fill(t, r, cell);
+    for (int c = 0; c < t->n_cols; c++)
+      if ((int)cell[c].len > w[c]) w[c] = (int)cell[c].len;
+  }
+  for (int r = -1; r < t->n_rows; r++) {
+    fill(t, r, cell);
+    for (int c = 0; c < t->n_cols; c++) {
+      if (c + 1 < t->n_cols) kbc_buf_printf(o, "  %-*s", w[c], kbc_buf_str(&cell[c]));
+      else kbc_buf_printf(o, "  %s\n", kbc_buf_str(&cell[c]));
+    }
+    if (r >= 0 && t->after) t->after(t->pl, r, w[0] + 4, o); /* under the second column */
+  }
+  for (int c = 0; c < MAX_COLS; c++) kbc_buf_free(&cell[c]);
+}
+
+/* index, kernel, family, grid, block, smem, regs */
+static void launch_cells(const rt_plan *pl, int row, kbc_buf *cell) {
+  const rt_plan_launch *l = &pl->launches[row];
+  const cg_launch *c = &l->launch;
+  int64_t block[3] = {c->block[0], c->block[1], c->block[2]};
+  kbc_buf_printf(&cell[0], "%d", row);
+  kbc_buf_puts(&cell[1], l->name);
+  kbc_buf_puts(&cell[2], l->family);
+  put_dims3(&cell[3], c->grid);
+  put_dims3(&cell[4], block);
+  if (l->static_smem >= 0) kbc_buf_printf(&cell[5], "%d + %ld", c->smem, l->static_smem);
+  else kbc_buf_printf(&cell[5], "%d + ?", c->smem);
+  if (l->registers >= 0) kbc_buf_printf(&cell[6], "%d", l->registers);
+  else kbc_buf_puts(&cell[6], "?");
+}
+
+static void launch_stmts(const rt_plan *pl, int row, int indent, kbc_buf *o) {
+  for (int s = 0; s < pl->launches[row].n_stmts; s++)
+    kbc_buf_printf(o, "%*s%s\n", indent, "", pl->launches[row].stmts[s]);
+}
+
+/* buffer, shape, bytes, offset */
+static void buffer_cells(const rt_plan *pl, int row, kbc_buf *cell) {
+  const rt_plan_buffer *bf = &pl->buffers[row];
+  kbc_buf_puts(&cell[0], bf->name);
+  put_shape(&cell[1], bf->rank, bf->shape);
+  kbc_buf_printf(&cell[2], "%zu", bf->bytes);
+  kbc_buf_printf(&cell[3], "%zu", bf->offset);
+}
+
+void rt_plan_text(const rt_plan *pl, kbc_buf *o) {
+  const ir_program *p = pl->p;
+  kbc_buf_printf(o, "# launch plan of %s for ", p->name);
+  if (!p->vars.len) kbc_buf_puts(o, "its constant axes");
+  for (int i = 0; i < p->vars.len; i++)
+    kbc_buf_printf(o, "%s%s=%lld", i ? " " : "", IR_VAR(p, i)->name, (long long)pl->b->vars[i]);
+  kbc_buf_printf(o, ": %s, %s%s, %d launch%s\n", pl->arch ? pl->arch : "?", pl->precision ? pl->precision : "?",
+                 pl->idx32 ? ", 32-bit indices" : "", pl->n_launches, pl->n_launches == 1 ? "" : "es");
+  kbc_buf_puts(o, "# grid, block: [x, y, z] (a grid of 0: no work, not launched); smem: bytes per block,\n"
+                  "# dynamic + static; regs: registers per thread (ptxas); under each, the statements it computes\n");
+  static const char *const lhead[] = {"#", "kernel", "family", "grid", "block", "smem", "regs"};
+  put_table(&(table){.n_cols = 7, .n_rows = pl->n_launches, .head = lhead, .pl = pl, .cells = launch_cells,
+                     .after = launch_stmts},
+            o);
+  kbc_buf_printf(o, "\n# workspace: %zu bytes", pl->workspace_bytes);
+  if (!pl->n_buffers) {
+    kbc_buf_puts(o, ", no temporaries\n");
+    return;
+  }
+  kbc_buf_printf(o, ", %d temporar%s, each at a multiple of %d bytes\n", pl->n_buffers,
+                 pl->n_buffers == 1 ? "y" : "ies", RT_WORKSPACE_ALIGN);
+  static const char *const bhead[] = {"buffer", "shape", "bytes", "offset"};
+  put_table(&(table){.n_cols = 4, .n_rows = pl->n_buffers, .head = bhead, .pl = pl, .cells = buffer_cells}, o);
+}
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+void rt_plan_json(const rt_plan *pl, kbc_buf *o) {
+  kbc_buf_puts(o, "{\"kernels\": [");
+  for (int i = 0; i < pl->n_launches; i++) {
+    const rt_plan_launch *l = &pl->launches[i];
+    int64_t block[3] = {l->launch.block[0], l->launch.block[1], l->launch.block[2]};
+    kbc_buf_puts(o, i ? ",\n  {\"name\": " : "\n  {\"name\": ");
+    rt_json_put_string(o, l->name);
+    kbc_buf_puts(o, ", \"family\": ");
+    rt_json_put_string(o, l->family);
+    kbc_buf_puts(o, ", \"statements\": [");
+    for (int s = 0; s < l->n_stmts; s++) {
+      if (s) kbc_buf_puts(o, ", ");
+      rt_json_put_string(o, l->stmts[s]);
+    }
+    kbc_buf_puts(o, "], \"grid\": ");
+    put_dims3(o, l->launch.grid);
+    kbc_buf_puts(o, ", \"block\": ");
+    put_dims3(o, block);
+    kbc_buf_puts(o, ", \"smem_bytes\": ");
+    if (l->static_smem >= 0) kbc_buf_printf(o, "%ld", (long)l->launch.smem + l->static_smem);
+    else kbc_buf_puts(o, "null");
+    kbc_buf_puts(o, ", \"registers\": ");
+    if (l->registers >= 0) kbc_buf_printf(o, "%d}", l->registers);
+    else kbc_buf_puts(o, "null}");
+  }
+  kbc_buf_puts(o, "],\n \"buffers\": [");
+  for (int i = 0; i < pl->n_buffers; i++) {
+    const rt_plan_buffer *bf = &pl->buffers[i];
+    kbc_buf_puts(o, i ? ",\n  {\"name\": " : "\n  {\"name\": ");
+    rt_json_put_string(o, bf->name);
+    kbc_buf_puts(o, ", \"shape\": ");
+    put_shape(o, bf->rank, bf->shape);
+    kbc_buf_printf(o, ", \"bytes\": %zu}", bf->bytes);
+  }
+  kbc_buf_printf(o, "],\n \"workspace_bytes\": %zu}\n", pl->workspace_bytes);
+}

@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# test_plan.sh KBC SRCDIR — `kbc compile --emit plan` without a GPU
+# (explicit targets): the text table and the JSON for several specs (the
+# JSON parses, has exactly the documented keys, grid and block are [x, y, z],
+# workspace_bytes is the sum of the buffers' bytes each rounded up to 256,
+# a buffer's bytes are 4 per element of its shape), kbc_zero launches before
+# split-K and scatter kernels, rank-0 outputs, -o FILE, and the errors:
+# missing --set (exit 2, naming the axes), bad --set values (1 or 2),
+# --set/--json without --emit plan (2).  Needs NVRTC (registers come from
+# ptxas) and a python3 for the JSON checks; exit 77 (skip) without them.
+set -u
+kbc=$1
+src=$2
+py=${KBC_PYTHON:-python3}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/kbc_plan.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+log=$tmp/log
+failed=0
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=86"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}exitcode=87:print_stacktrace=1"
+
+mm=$src/specs/examples/matmul_bias_gelu.kb
+if ! "$kbc" compile "$mm" --emit resources --target sm_90 >"$log" 2>&1; then
+  if grep -q "NVRTC" "$log"; then echo "SKIP: no NVRTC: $(head -1 "$log")"; exit 77; fi
+fi
+if ! "$py" -c 'import json' >/dev/null 2>&1; then echo "SKIP: no python3 for the JSON checks"; exit 77; fi
+
+fail() {
+  echo "FAIL: $*"
+  [ -s "$log" ] && sed 's/^/    /' "$log"
+  failed=1
+}
+
+# expect RC DESC CMD...: CMD exits RC, with no sanitizer report (output in $log).
+expect() {
+  local want=$1 desc=$2
+  shift 2
+  "$@" >"$log" 2>"$tmp/err"
+  local rc=$?
+  cat "$tmp/err" >>"$log"
+  if grep -Eq 'Sanitizer|runtime error:|internal error' "$log"; then
+    fail "$desc: sanitizer report or internal error (exit $rc): $*"
+    return 1
+  fi
+  if [ "$rc" -ne "$want" ]; then
+    fail "$desc: exit status $rc, want $want: $*"
+    return 1
+  fi
+  echo "ok: $desc (exit $rc)"
+}
+
+mentions() {
+  grep -qF -- "$2" "$log" || fail "$1: the output does not mention '$2'"
+}
+
+# check_json DESC FILE [PYTHON-ASSERTIONS on d]: the plan's JSON is valid
+# and well-formed, then the extra assertions hold.
+check_json() {
+  local desc=$1 file=$2 extra=${3:-}
+  if ! "$py" - "$file" "$extra" >"$tmp/pylog" 2>&1 <<'EOF'; then
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert set(d) == {"kernels", "buffers", "workspace_bytes"}, sorted(d)
+assert d["kernels"], "no kernels"
+for k in d["kernels"]:
+    assert set(k) == {"name", "family", "statements", "grid", "block", "smem_bytes", "registers"}, sorted(k)
+    assert isinstance(k["name"], str) and k["name"]
+    assert k["family"] in ("rows", "gemm", "scatter", "zero"), k["family"]
+    assert isinstance(k["statements"], list) and k["statements"], k
+    assert all(isinstance(s, str) and s for s in k["statements"]), k
+    for key in ("grid", "block"):
+        assert isinstance(k[key], list) and len(k[key]) == 3, k
+        assert all(isinstance(v, int) and v >= 0 for v in k[key]), k
+    assert k["grid"][0] >= 1 and k["grid"][1:] == [1, 1], k
+    assert 1 <= k["block"][0] <= 1024 and k["block"][1:] == [1, 1], k
+    assert isinstance(k["smem_bytes"], int) and 0 <= k["smem_bytes"] <= 227 * 1024, k
+    assert isinstance(k["registers"], int) and 1 <= k["registers"] <= 255, k
+    if k["family"] == "zero":
+        assert k["name"] == "kbc_zero" and len(k["statements"]) == 1 and k["statements"][0].endswith(" = 0"), k
+total = 0
+for b in d["buffers"]:
+    assert set(b) == {"name", "shape", "bytes"}, sorted(b)
+    n = 1
+    for v in b["shape"]:
+        assert isinstance(v, int) and v >= 1, b
+        n *= v
+    assert b["bytes"] == 4 * n, b
+    total += (b["bytes"] + 255) // 256 * 256
+assert d["workspace_bytes"] == total, (d["workspace_bytes"], total)
+names = [k["name"] for k in d["kernels"]]
+families = [k["family"] for k in d["kernels"]]
+buffers = {b["name"]: b for b in d["buffers"]}
+exec(sys.argv[2])
+EOF
+    echo "FAIL: $desc: the JSON plan is not as documented"
+    sed 's/^/    /' "$tmp/pylog" "$file" | head -60
+    failed=1
+  else
+    echo "ok: $desc: JSON checked"
+  fi
+}
+
+# ---- matmul_bias_gelu at m=64 k=32 n=48 --------------------------------------
+set_mm=(--set m=64 --set k=32 --set n=48)
+expect 0 "plan text (matmul_bias_gelu)" "$kbc" compile "$mm" --emit plan "${set_mm[@]}" --target sm_90 &&
+  mentions "plan text (matmul_bias_gelu)" "# launch plan of matmul_bias_gelu for m=64 k=32 n=48: sm_90, fp32" &&
+  mentions "plan text (matmul_bias_gelu)" "matmul_bias_gelu_k0_out" &&
+  mentions "plan text (matmul_bias_gelu)" "out[i, j] = gelu(bias[j] + sum(r: a[i, r] * w[j, r]))" &&
+  mentions "plan text (matmul_bias_gelu)" "# workspace: 0 bytes, no temporaries"
+expect 0 "plan JSON (matmul_bias_gelu)" "$kbc" compile "$mm" --emit plan "${set_mm[@]}" --target sm_90 --json &&
+  cp "$log" "$tmp/mm.json" &&
+  check_json "matmul_bias_gelu" "$tmp/mm.json" '
+assert "matmul_bias_gelu_k0_out" in names, names
+assert d["buffers"] == [] and d["workspace_bytes"] == 0
+k = d["kernels"][names.index("matmul_bias_gelu_k0_out")]
+assert k["statements"] == ["out[i, j] = gelu(bias[j] + sum(r: a[i, r] * w[j, r]))"], k'
+# -o FILE: the same text in the file, nothing on standard output
+expect 0 "plan JSON into -o FILE" "$kbc" compile "$mm" --emit plan "${set_mm[@]}" --target sm_90 --json -o "$tmp/o.json" &&
+  { [ -s "$log" ] && fail "plan -o FILE: output on stdout/stderr"; cmp -s "$tmp/o.json" "$tmp/mm.json" ||
+    fail "plan -o FILE: not the JSON printed before"; }
+# precision in the header; the grid of the same binding is the same for tf32 only by chance, so not compared
+expect 0 "plan text tf32" "$kbc" compile "$mm" --emit plan "${set_mm[@]}" --target sm_80 --precision tf32 &&
+  mentions "plan text tf32" ": sm_80, tf32,"
+# KBC_IDX32=1: the binding fits, so the plan is the 32-bit variant's and says so
+expect 0 "plan under KBC_IDX32=1" env KBC_IDX32=1 "$kbc" compile "$mm" --emit plan "${set_mm[@]}" --target sm_90 &&
+  mentions "plan under KBC_IDX32=1" "sm_90, fp32, 32-bit indices"
+
+# ---- conv3d_min_softmax: a GEMM, a fused rows kernel, temporaries ----------------
+cv=$src/specs/conv3d_min_softmax.kb
+set_cv=(--set batch_size=2 --set in_channels=3 --set d=6 --set h=8 --set w=8)
+expect 0 "plan text (conv3d_min_softmax)" "$kbc" compile "$cv" --emit plan "${set_cv[@]}" --target sm_90 &&
+  mentions "plan text (conv3d_min_softmax)" "gemm" &&
+  mentions "plan text (conv3d_min_softmax)" "conv[n, c, z, i, j] = bias[c] + sum(" &&
+  mentions "plan text (conv3d_min_softmax)" "  buffer" &&
+  mentions "plan text (conv3d_min_softmax)" "[2, 24, 4, 6, 6]"
+expect 0 "plan JSON (conv3d_min_softmax)" "$kbc" compile "$cv" --emit plan "${set_cv[@]}" --target sm_90 --json &&
+  cp "$log" "$tmp/cv.json" &&
+  check_json "conv3d_min_softmax" "$tmp/cv.json" '
+assert "gemm" in families and "rows" in families, families
+assert buffers["conv"]["shape"] == [2, 24, 4, 6, 6], buffers
+assert d["workspace_bytes"] > 0'
+
+# ---- softmax_middle ------------------------------------------------------------
+sm=$src/specs/examples/softmax_middle.kb
+expect 0 "plan text (softmax_middle)" "$kbc" compile "$sm" --emit plan --set a=3 --set b=5 --set c=4 --target sm_90 &&
+  mentions "plan text (softmax_middle)" "softmax_middle_k0_"
+expect 0 "plan JSON (softmax_middle)" "$kbc" compile "$sm" --emit plan --set a=3 --set b=5 --set c=4 --target sm_90 --json &&
+  cp "$log" "$tmp/sm.json" &&
+  check_json "softmax_middle" "$tmp/sm.json" '
+assert families == ["rows"] * len(families), families
+assert buffers["out.max"]["shape"] == [3, 4] and buffers["out.sum"]["shape"] == [3, 4], buffers'
+# sizes of 1 everywhere
+expect 0 "plan JSON (softmax_middle, all 1)" "$kbc" compile "$sm" --emit plan --set a=1 --set b=1 --set c=1 --target sm_90 --json &&
+  cp "$log" "$tmp/sm1.json" && check_json "softmax_middle at 1x1x1" "$tmp/sm1.json" 'assert d["workspace_bytes"] == 512'
+
+# ---- zero-fills: split-K and a scatter -----------------------------------------
+expect 0 "plan JSON (split-K)" "$kbc" compile "$src/tests/codegen/specs/splitk.kb" --emit plan --set m=64 --set n=64 \
+  --target sm_90 --json &&
+  cp "$log" "$tmp/sk.json" && check_json "split-K" "$tmp/sk.json" '
+assert families == ["zero", "gemm"], families
+assert d["kernels"][0]["statements"] == ["out = 0"]'
+printf 'kernel pairsum\naxis h var\naxis n = 2 * h\ninput x f32[n]\noutput y f32[h]\ny[i / 2] += x[i]\n' >"$tmp/pairsum.kb"
+expect 0 "plan JSON (scatter)" "$kbc" compile "$tmp/pairsum.kb" --emit plan --set h=1000 --target sm_90 --json &&
+  cp "$log" "$tmp/sc.json" && check_json "scatter" "$tmp/sc.json" '
+assert families == ["zero", "scatter"], families
+assert d["kernels"][0]["statements"] == ["y = 0"] and d["kernels"][1]["statements"] == ["y[i/2] += x[i]"], d'
+expect 0 "plan text (scatter)" "$kbc" compile "$tmp/pairsum.kb" --emit plan --set h=1000 --target sm_90 &&
+  mentions "plan text (scatter)" "kbc_zero" && mentions "plan text (scatter)" "y = 0"
+
+# ---- rank-0 tensors; no var axes ----------------------------------------------
+printf 'kernel scalars\naxis n var\ninput x f32[n]\ninput alpha f32\noutput s f32\noutput y f32[n]\ny[i] = alpha * x[i]\ns = alpha * 2\n' >"$tmp/scalars.kb"
+expect 0 "plan JSON (rank-0 output)" "$kbc" compile "$tmp/scalars.kb" --emit plan --set n=7 --target sm_90 --json &&
+  cp "$log" "$tmp/s0.json" && check_json "rank-0 output" "$tmp/s0.json" 'assert any(k["statements"] == ["s = alpha * 2.0"] for k in d["kernels"]), d'
+printf 'kernel fixed\naxis n const 6\ninput x f32[n]\noutput y f32[n]\ny[i] = 2 * x[i]\n' >"$tmp/fixed.kb"
+expect 0 "plan text (no var axes)" "$kbc" compile "$tmp/fixed.kb" --emit plan --target sm_90 &&
+  mentions "plan text (no var axes)" "for its constant axes"
+
+# ---- errors ----------------------------------------------------------------------
+expect 2 "plan without --set" "$kbc" compile "$mm" --emit plan --target sm_90 &&
+  mentions "plan without --set" "missing: m, k, n" && mentions "plan without --set" "--set m=N --set k=N --set n=N"
+expect 2 "plan with one --set missing" "$kbc" compile "$cv" --emit plan --set batch_size=2 --set in_channels=3 \
+  --set d=6 --set h=8 --target sm_90 && mentions "plan with one --set missing" "missing: w"
+expect 1 "plan --set of an unknown axis" "$kbc" compile "$mm" --emit plan --set zz=3 --target sm_90 &&
+  mentions "plan --set of an unknown axis" "zz"
+expect 1 "plan --set of a constant axis" "$kbc" compile "$cv" --emit plan "${set_cv[@]}" --set ks=3 --target sm_90 &&
+  mentions "plan --set of a constant axis" "ks"
+expect 1 "plan --set m=0" "$kbc" compile "$mm" --emit plan --set m=0 --set k=1 --set n=1 --target sm_90 &&
+  mentions "plan --set m=0" "m=0"
+expect 2 "plan --set m=abc" "$kbc" compile "$mm" --emit plan --set m=abc --target sm_90 && mentions "plan --set m=abc" "m=abc"
+expect 2 "plan with a binding that breaks an axis" "$kbc" compile "$cv" --emit plan --set batch_size=2 --set in_channels=3 \
+  --set d=2 --set h=8 --set w=8 --target sm_90 && mentions "plan with a binding that breaks an axis" "d=2"
+expect 2 "--set without --emit plan" "$kbc" compile "$mm" --emit cuda --set m=4 --target sm_90
+expect 2 "--json without --emit plan" "$kbc" compile "$mm" --emit ir --json
+expect 2 "--emit plan with a bad target" "$kbc" compile "$mm" --emit plan "${set_mm[@]}" --target sm_12
+expect 1 "plan of a bad spec" "$kbc" compile "$src/tests/diag/stmt_unknown_name.kb" --emit plan --set n=1 --target sm_90
+expect 0 "compile --help mentions plan" "$kbc" compile --help && mentions "compile --help mentions plan" "--emit plan"
+
+if [ "$failed" -ne 0 ]; then
+  echo "plan tests: FAIL"
+  exit 1
+fi
+echo "plan tests: PASS"
+exit 0

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# verify.sh KBC SRCDIR — `kbc verify` on the GPU: example specs and the
+# conv3d workload match the CPU interpreter in fp32 and tf32 (exit 0, every
+# output ok, the --json object valid), at ordinary shapes, at sizes of 1,
+# with rank-0 inputs and outputs, with a scatter and an all-zero output;
+# and the launches that run (KBC_DEBUG=2) are those `kbc compile --emit
+# plan --json` lists for the same binding (names, grids, blocks, shared
+# memory).  Exit 0 pass, 1 fail, 77 without a GPU.
+set -u
+kbc=$1
+src=$2
+py=${KBC_PYTHON:-python3}
+if ! "$kbc" info 2>/dev/null | grep -q "device 0"; then
+  echo "SKIP: no GPU"
+  exit 77
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/kbc_verify.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+failed=0
+
+# ok DESC SPEC ARGS...: kbc verify exits 0, and its --json says every output is ok.
+ok() {
+  local desc=$1
+  shift
+  if ! "$kbc" verify "$@" >"$tmp/text" 2>&1; then
+    echo "FAIL: $desc: kbc verify $*"
+    sed 's/^/    /' "$tmp/text"
+    failed=1
+    return
+  fi
+  if ! "$kbc" verify "$@" --json >"$tmp/json" 2>"$tmp/err" ||
+    ! "$py" - "$tmp/json" >"$tmp/pylog" 2>&1 <<'EOF'; then
+import json, sys
+d = json.load(open(sys.argv[1]))
+for key in ("spec", "kernel", "device", "precision", "seed", "tolerance", "axes", "outputs", "ok"):
+    assert key in d, key
+assert d["ok"] is True and d["outputs"], d
+for o in d["outputs"]:
+    assert o["ok"] is True and o["rel_l2"] <= d["tolerance"], o
+    assert o["nonfinite_mismatches"] == 0 and o["unwritten"] == 0, o
+EOF
+    echo "FAIL: $desc: kbc verify $* --json"
+    sed 's/^/    /' "$tmp/json" "$tmp/err" "$tmp/pylog"
+    failed=1
+    return
+  fi
+  echo "ok: $desc: $(tail -1 "$tmp/text")"
+}
+
+ex=$src/specs/examples
+for prec in fp32 tf32; do
+  ok "matmul_bias_gelu $prec" "$ex/matmul_bias_gelu.kb" --set m=64 --set k=32 --set n=48 --precision $prec
+  ok "matmul_bias_gelu $prec, large" "$ex/matmul_bias_gelu.kb" --set m=512 --set k=768 --set n=384 --precision $prec
+  ok "softmax_middle $prec" "$ex/softmax_middle.kb" --set a=3 --set b=5 --set c=4 --precision $prec
+  ok "layernorm $prec" "$ex/layernorm.kb" --set rows=33 --set cols=257 --precision $prec
+  ok "batched_matmul $prec" "$ex/batched_matmul.kb" --set batch=3 --set m=70 --set k=40 --set n=90 --precision $prec
+  ok "relpos_scatter $prec" "$ex/relpos_scatter.kb" --set n=9 --set d=5 --precision $prec
+  ok "conv3d_min_softmax $prec" "$src/specs/conv3d_min_softmax.kb" --set batch_size=2 --set in_channels=3 \
+    --set d=6 --set h=8 --set w=8 --precision $prec
+done
+ok "softmax_middle at 1x1x1" "$ex/softmax_middle.kb" --set a=1 --set b=1 --set c=1
+ok "matmul_bias_gelu at 1x1x1" "$ex/matmul_bias_gelu.kb" --set m=1 --set k=1 --set n=1
+ok "matmul_bias_gelu, seed 12345" "$ex/matmul_bias_gelu.kb" --set m=17 --set k=300 --set n=5 --seed 12345
+
+# rank-0 input and output, a scatter, an output that is all zeros, a var
+# axis no input shape determines
+cat >"$tmp/odd.kb" <<'EOF'
+kernel odd
+axis h var
+axis n = 2 * h
+axis extra var
+input  x     f32[n]
+input  alpha f32
+output s     f32
+output y     f32[h]
+output zero  f32[h, extra]
+output sq    f32[n]
+y[i / 2] += alpha * x[i]
+s = alpha * 2
+zero[i, j] = 0 * x[2 * i]
+sq[i] = sqrt(x[i])
+EOF
+ok "rank-0, scatter, zeros, NaN from sqrt" "$tmp/odd.kb" --set h=1000 --set extra=3
+ok "the same at 1" "$tmp/odd.kb" --set h=1 --set extra=1
+
+# The launches that run are the plan's.
+plan_matches() {
+  local desc=$1 spec=$2
+  shift 2
+  "$kbc" compile "$spec" --emit plan --json "$@" >"$tmp/plan.json" 2>"$tmp/err" &&
+    KBC_DEBUG=2 "$kbc" verify "$spec" "$@" >/dev/null 2>"$tmp/debug"
+  if ! "$py" - "$tmp/plan.json" "$tmp/debug" >"$tmp/pylog" 2>&1 <<'EOF'; then
+import json, re, sys
+plan = [k for k in json.load(open(sys.argv[1]))["kernels"] if k["family"] != "zero" and k["grid"][0] > 0]
+ran = [m.groups() for m in re.finditer(r"launch (\S+): grid (\d+), block (\d+), smem (\d+)", open(sys.argv[2]).read())]
+want = [(k["name"], str(k["grid"][0]), str(k["block"][0])) for k in plan]
+assert [r[:3] for r in ran] == want, (ran, want)
+for k, r in zip(plan, ran):
+    assert int(r[3]) <= k["smem_bytes"], (k, r)  # dynamic, within dynamic + static
+EOF
+    echo "FAIL: $desc: the launches are not the plan's"
+    sed 's/^/    /' "$tmp/pylog" "$tmp/err"
+    failed=1
+  else
+    echo "ok: $desc: the launches are the plan's"
+  fi
+}
+plan_matches "conv3d_min_softmax" "$src/specs/conv3d_min_softmax.kb" --set batch_size=2 --set in_channels=3 \
+  --set d=6 --set h=8 --set w=8
+plan_matches "matmul_bias_gelu" "$ex/matmul_bias_gelu.kb" --set m=64 --set k=32 --set n=48
+plan_matches "odd" "$tmp/odd.kb" --set h=1000 --set extra=3
+
+[ "$failed" -eq 0 ] && echo "PASS: kbc verify" || echo "FAIL: kbc verify"
+exit $failed

@@ -1,0 +1,304 @@
+/* cmd_verify.c — `kbc verify`: a spec's GPU kernels against the CPU
+ * reference interpreter, on the same random inputs.
+ *
+ * Before: a spec, a value for every var axis (--set), a precision and a
+ * seed.  After: per output, its relative L2 error and largest absolute
+ * error between the GPU's result and the interpreter's (double
+ * accumulation, rounded to f32), and whether it is within the precision's
+ * tolerance (fp32 1e-5, tf32 2e-3), printed as a table or, with --json, as
+ * one JSON object on standard output.  Exit 0 when every output matches,
+ * 1 on a mismatch or an error, 2 on a usage error.  No file is written.
+ * Errors go to standard error as "kbc verify: ..." (spec diagnostics as
+ * file:line:col), and standard output then stays empty — with --json,
+ * standard output holds the object exactly when the comparison ran.
+ * Usage, spec and binding errors are found before the GPU is opened;
+ * without a driver or a GPU: "kbc verify: no GPU available: <why>", exit 1.
+ *
+ * Inputs: uniform in [-1, 1), the sequence of --seed (default 0: the
+ * inputs of `kbc bench`).  Outputs on the GPU are filled with a NaN
+ * pattern before the launch, so that an element no kernel writes is found.
+ * The comparison of an output is runtime/compare.h's: NaN or infinity at
+ * the same element on both sides agree, on one side only they are a
+ * mismatch, as is an element the GPU never wrote; over the rest, rel_l2 =
+ * ||gpu - cpu|| / ||cpu|| (the absolute ||gpu - cpu|| where ||cpu|| = 0)
+ * and max_abs = max |gpu - cpu|. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "runtime/compare.h"
+#include "runtime/json.h"
+
+static const char verify_help[] =
+    "usage: kbc verify SPEC [--set AXIS=N]... [--precision fp32|tf32] [--seed N] [--json]\n"
+    "\n"
+    "Runs SPEC's GPU kernels and the CPU reference interpreter (double\n"
+    "accumulation) on the same random inputs (uniform in [-1, 1), from --seed,\n"
+    "default 0) and compares every output: relative L2 error ||gpu - cpu|| /\n"
+    "||cpu|| (the absolute ||gpu - cpu|| where ||cpu|| = 0) and the largest\n"
+    "absolute error; ok within 1e-5 (fp32) or 2e-3 (tf32).  NaN or infinity at\n"
+    "the same place on both sides agree; on one side only they are a mismatch,\n"
+    "as is an output element no kernel wrote.\n"
+    "\n"
+    "  --set AXIS=N     the value of a var axis (every var axis is needed)\n"
+    "  --precision P    fp32 (default) or tf32\n"
+    "  --seed N         the inputs' random sequence (N >= 0)\n"
+    "  --json           one JSON object: {\"spec\", \"kernel\", \"device\", \"precision\",\n"
+    "                   \"seed\", \"tolerance\", \"axes\": {AXIS: N}, \"outputs\": [{\"name\",\n"
+    "                   \"shape\", \"rel_l2\", \"max_abs\", \"nonfinite_mismatches\",\n"
+    "                   \"unwritten\", \"ok\"}], \"ok\"}; printed only when the comparison\n"
+    "                   ran (errors: standard error only)\n"
+    "\n"
+    "exit status: 0 every output matches, 1 a mismatch or an error (no GPU\n"
+    "included), 2 a usage error\n";
+
+enum { MAX_SETS = 256 };
+
+/* The elements the CPU reference may hold (8 bytes each, as doubles):
+ * inputs, outputs and temporaries together. */
+static const int64_t MAX_ELEMENTS = (int64_t)1 << 31;
+
+typedef struct {
+  const char *spec, *precision, *sets[MAX_SETS];
+  int n_sets, json;
+  uint64_t seed;
+} verify_args;
+
+/* 0 to go on, -1 after --help, else the usage error's exit status. */
+static int parse(int argc, char **argv, verify_args *v) {
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      fputs(verify_help, stdout);
+      return -1;
+    }
+    if (!strcmp(a, "--json")) {
+      v->json = 1;
+      continue;
+    }
+    if (!strcmp(a, "--set") || !strcmp(a, "--precision") || !strcmp(a, "--seed")) {
+      if (i + 1 >= argc) return cli_usage("verify", "%s needs a value", a);
+      const char *val = argv[++i];
+      int64_t n;
+      if (!strcmp(a, "--set")) {
+        if (v->n_sets >= MAX_SETS) return cli_usage("verify", "too many --set options");
+        v->sets[v->n_sets++] = val;
+      } else if (!strcmp(a, "--precision")) {
+        if (strcmp(val, "fp32") && strcmp(val, "tf32"))
+          return cli_usage("verify", "--precision takes fp32 or tf32, not '%s'", val);
+        v->precision = val;
+      } else if (!cli_parse_i64(val, &n) || n < 0) {
+        return cli_usage("verify", "--seed takes a number >= 0, not '%s'", val);
+      } else {
+        v->seed = (uint64_t)n;
+      }
+      continue;
+    }
+    if (a[0] == '-' && a[1]) return cli_usage("verify", "unknown option '%s'", a);
+    if (v->spec) return cli_usage("verify", "more than one spec given ('%s' and '%s')", v->spec, a);
+    v->spec = a;
+  }
+  if (!v->spec) return cli_usage("verify", "no spec file given");
+  return 0;
+}
+
+static void put_shape(kbc_buf *o, int rank, const int64_t *shape) {
+  kbc_buf_putc(o, '[');
+  for (int k = 0; k < rank; k++) kbc_buf_printf(o, "%s%lld", k ? ", " : "", (long long)shape[k]);
+  kbc_buf_putc(o, ']');
+}
+
+typedef struct {
+  const char *name;
+  int rank;
+  const int64_t *shape;
+  int64_t numel;
+  int arg; /* its index among the program's arguments */
+  rt_compare_result r;
+} out_row;
+
+static void report_text(const verify_args *v, const ir_program *ir, const ir_binding *b, const char *device,
+                        double tol, const out_row *rows, int n) {
+  printf("verify %s (%s) for ", ir->name, v->spec);
+  if (!ir->vars.len) printf("its constant axes");
+  for (int i = 0; i < ir->vars.len; i++) printf("%s%s=%lld", i ? " " : "", IR_VAR(ir, i)->name, (long long)b->vars[i]);
+  printf(" on %s: %s, seed %llu, tolerance %g\n", device, v->precision, (unsigned long long)v->seed, tol);
+  /* column widths */
+  int wn = 6, ws = 5;
+  kbc_buf shape = {0};
+  for (int i = 0; i < n; i++) {
+    rt_buf_clear(&shape);
+    put_shape(&shape, rows[i].rank, rows[i].shape);
+    if ((int)strlen(rows[i].name) > wn) wn = (int)strlen(rows[i].name);
+    if ((int)shape.len > ws) ws = (int)shape.len;
+  }
+  printf("  %-*s  %-*s  %-10s  %-10s  %s\n", wn, "output", ws, "shape", "rel_l2", "max_abs", "result");
+  int bad = 0;
+  for (int i = 0; i < n; i++) {
+    const rt_compare_result *r = &rows[i].r;
+    rt_buf_clear(&shape);
+    put_shape(&shape, rows[i].rank, rows[i].shape);
+    printf("  %-*s  %-*s  %-10.3e  %-10.3e  %s", wn, rows[i].name, ws, kbc_buf_str(&shape), r->rel_l2, r->max_abs,
+           r->ok ? "ok" : "MISMATCH");
+    if (r->nonfinite) printf(" (%lld NaN or infinity on one side only)", (long long)r->nonfinite);
+    if (r->unwritten) printf(" (%lld elements never written by the GPU)", (long long)r->unwritten);
+    putchar('\n');
+    bad += !r->ok;
+  }
+  kbc_buf_free(&shape);
+  if (bad) printf("MISMATCH: %d of %d output%s differ%s\n", bad, n, n == 1 ? "" : "s", bad == 1 ? "s" : "");
+  else printf("ok: %s match%s within the %s tolerance\n", n == 1 ? "the output" : "all outputs", n == 1 ? "es" : "",
+              v->precision);
+}
+
+static void report_json(const verify_args *v, const ir_program *ir, const ir_binding *b, const char *device,
+                        double tol, const out_row *rows, int n) {
+  kbc_buf o = {0};
+  int all_ok = 1;
+  kbc_buf_puts(&o, "{\"spec\": ");
+  rt_json_put_string(&o, v->spec);
+  kbc_buf_puts(&o, ", \"kernel\": ");
+  rt_json_put_string(&o, ir->name);
+  kbc_buf_puts(&o, ", \"device\": ");
+  rt_json_put_string(&o, device);
+  kbc_buf_printf(&o, ", \"precision\": \"%s\", \"seed\": %llu, \"tolerance\": ", v->precision,
+                 (unsigned long long)v->seed);
+  rt_json_put_number(&o, tol);
+  kbc_buf_puts(&o, ", \"axes\": {");
+  for (int i = 0; i < ir->vars.len; i++) {
+    if (i) kbc_buf_puts(&o, ", ");
+    rt_json_put_string(&o, IR_VAR(ir, i)->name);
+    kbc_buf_printf(&o, ": %lld", (long long)b->vars[i]);
+  }
+  kbc_buf_puts(&o, "}, \"outputs\": [");
+  for (int i = 0; i < n; i++) {
+    const rt_compare_result *r = &rows[i].r;
+    kbc_buf_puts(&o, i ? ", {\"name\": " : "{\"name\": ");
+    rt_json_put_string(&o, rows[i].name);
+    kbc_buf_puts(&o, ", \"shape\": ");
+    put_shape(&o, rows[i].rank, rows[i].shape);
+    kbc_buf_puts(&o, ", \"rel_l2\": ");
+    rt_json_put_number(&o, r->rel_l2);
+    kbc_buf_puts(&o, ", \"max_abs\": ");
+    rt_json_put_number(&o, r->max_abs);
+    kbc_buf_printf(&o, ", \"nonfinite_mismatches\": %lld, \"unwritten\": %lld, \"ok\": %s}", (long long)r->nonfinite,
+                   (long long)r->unwritten, r->ok ? "true" : "false");
+    all_ok &= r->ok;
+  }
+  kbc_buf_printf(&o, "], \"ok\": %s}\n", all_ok ? "true" : "false");
+  fputs(kbc_buf_str(&o), stdout);
+  kbc_buf_free(&o);
+}
+
+/* The elements the binding holds in all: inputs, outputs, temporaries. */
+static int64_t total_elements(const ir_program *ir, const ir_binding *b) {
+  int64_t total = 0;
+  for (int i = 0; i < ir->tensors.len; i++) total += b->numel[i];
+  return total;
+}
+
+static int verify(const verify_args *v) {
+  kbc_arena *ar = kbc_arena_create();
+  ir_program *ir;
+  ir_binding b;
+  rt_device *dev = NULL;
+  kbc_program *p = NULL;
+  cli_dev_args g = {0};
+  kbc_arg *cpu = NULL;
+  float **cpu_out = NULL;
+  out_row *rows = NULL;
+  kbc_buf err = {0};
+  int rc = cli_bind_spec("verify", v->spec, v->sets, v->n_sets, ar, &ir, &b);
+  if (rc != CLI_OK) goto done;
+  rc = CLI_FAIL;
+  int64_t total = total_elements(ir, &b);
+  if (total > MAX_ELEMENTS) {
+    cli_error("this binding holds %lld elements in all (inputs, outputs, temporaries), more than the %lld the "
+              "CPU reference may hold; give smaller --set values",
+              (long long)total, (long long)MAX_ELEMENTS);
+    goto done;
+  }
+  if (cli_open_device(&dev) || cli_compile_api(v->spec, v->precision, &p)) goto done;
+  /* Every var axis preset, so that axes no input shape determines are known too. */
+  for (int i = 0; i < ir->vars.len; i++)
+    if (kbc_program_bind_axis(p, IR_VAR(ir, i)->name, b.vars[i]) != KBC_OK) {
+      cli_error("%s", kbc_last_error());
+      goto done;
+    }
+  uint64_t state = cli_random_state(v->seed);
+  if (cli_dev_args_random(dev, p, ir, &b, &state, 1, &g)) goto done;
+  /* The CPU's arguments: the same inputs, outputs of its own. */
+  cpu = calloc((size_t)g.n + 1, sizeof *cpu);
+  cpu_out = calloc((size_t)g.n + 1, sizeof *cpu_out);
+  rows = calloc((size_t)g.n + 1, sizeof *rows);
+  if (!cpu || !cpu_out || !rows) {
+    cli_error("out of host memory");
+    goto done;
+  }
+  /* Outputs: the GPU's filled with the RT_UNWRITTEN pattern, the CPU's apart. */
+  int n_out = 0;
+  for (int i = 0; i < g.n; i++) {
+    const ir_tensor *t = ir_tensor_find(ir, g.args[i].name);
+    cpu[i] = g.args[i];
+    if (t->role == IR_ROLE_INPUT) {
+      cpu[i].data = g.host[i];
+      continue;
+    }
+    size_t numel = (size_t)b.numel[t->id];
+    cpu[i].data = cpu_out[i] = malloc(numel * sizeof(float));
+    if (!cpu_out[i]) {
+      cli_error("out of host memory for output '%s'", t->name);
+      goto done;
+    }
+    if (rt_memset_d32(dev, g.dptr[i], RT_UNWRITTEN, numel, &err)) goto cuda_fail;
+    rows[n_out++] =
+        (out_row){.name = t->name, .rank = t->rank, .shape = b.shape[t->id], .numel = b.numel[t->id], .arg = i};
+  }
+  if (kbc_program_launch(p, g.args, (size_t)g.n, NULL) != KBC_OK) {
+    cli_error("%s", kbc_last_error());
+    goto done;
+  }
+  if (rt_device_sync(dev, &err)) goto cuda_fail;
+  for (int r = 0; r < n_out; r++) {
+    int i = rows[r].arg;
+    if (rt_memcpy_dtoh(dev, g.host[i], g.dptr[i], sizeof(float) * (size_t)rows[r].numel, &err)) goto cuda_fail;
+  }
+  if (kbc_program_run_cpu(p, cpu, (size_t)g.n) != KBC_OK) {
+    cli_error("the CPU reference failed: %s", kbc_last_error());
+    goto done;
+  }
+  double tol = !strcmp(v->precision, "tf32") ? 2e-3 : 1e-5;
+  int all_ok = 1;
+  for (int r = 0; r < n_out; r++) {
+    rows[r].r = rt_compare_f32(g.host[rows[r].arg], cpu_out[rows[r].arg], rows[r].numel, tol);
+    all_ok &= rows[r].r.ok;
+  }
+  const char *device = rt_device_info(dev)->name;
+  if (v->json) report_json(v, ir, &b, device, tol, rows, n_out);
+  else report_text(v, ir, &b, device, tol, rows, n_out);
+  fflush(stdout);
+  rc = all_ok ? CLI_OK : CLI_FAIL;
+  goto done;
+cuda_fail:
+  cli_error("%s", kbc_buf_str(&err));
+done:
+  for (int i = 0; cpu_out && i < g.n; i++) free(cpu_out[i]);
+  free(cpu_out);
+  free(cpu);
+  free(rows);
+  cli_dev_args_free(dev, &g);
+  kbc_program_destroy(p);
+  rt_device_close(dev);
+  kbc_buf_free(&err);
+  kbc_arena_destroy(ar);
+  return rc;
+}
+
+int cmd_verify(int argc, char **argv) {
+  cli_set_command("verify");
+  verify_args v = {.precision = "fp32"};
+  int rc = parse(argc, argv, &v);
+  if (rc) return rc < 0 ? CLI_OK : rc;
+  return verify(&v);
+}
