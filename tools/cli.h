@@ -63,10 +63,15 @@ int cli_bind_spec(const char *cmd, const char *spec, const char *const *sets, in
 int cli_open_device(rt_device **dev);
 /* kbc_compile_file for the GPU ("auto" target); errors printed. */
 int cli_compile_api(const char *spec, const char *precision, kbc_program **p);
-/* Uniform values in [-1, 1) from a 64-bit LCG whose state *state advances;
- * cli_random_state(seed) starts it (bench's inputs are seed 0's). */
-uint64_t cli_random_state(uint64_t seed);
-void cli_random_uniform(float *h, size_t n, uint64_t *state);
+/* Uniform values in [lo, hi) from a 64-bit LCG whose state advances;
+ * cli_random_start(seed, lo, hi) starts it (bench's inputs are seed 0's
+ * in [-1, 1)). */
+typedef struct {
+  uint64_t state;
+  double lo, hi;
+} cli_random;
+cli_random cli_random_start(uint64_t seed, double lo, double hi);
+void cli_random_uniform(float *h, size_t n, cli_random *r);
 
 /* Device memory for every argument of p (inputs then outputs, shaped by
  * binding b of ir, p's IR): inputs filled with cli_random_uniform values;
@@ -80,7 +85,7 @@ typedef struct {
   float **host;
 } cli_dev_args;
 int cli_dev_args_random(rt_device *dev, const kbc_program *p, const ir_program *ir, const ir_binding *b,
-                        uint64_t *state, int keep_host, cli_dev_args *g);
+                        cli_random *r, int keep_host, cli_dev_args *g);
 void cli_dev_args_free(rt_device *dev, cli_dev_args *g);
 
 int cmd_check(int argc, char **argv);

@@ -42,15 +42,17 @@ int cli_compile_api(const char *spec, const char *precision, kbc_program **p) {
   return CLI_OK;
 }
 
-uint64_t cli_random_state(uint64_t seed) { return 0x9e3779b97f4a7c15ULL ^ seed; }
+cli_random cli_random_start(uint64_t seed, double lo, double hi) {
+  return (cli_random){.state = 0x9e3779b97f4a7c15ULL ^ seed, .lo = lo, .hi = hi};
+}
 
-void cli_random_uniform(float *h, size_t n, uint64_t *state) {
-  uint64_t x = *state;
+void cli_random_uniform(float *h, size_t n, cli_random *r) {
+  uint64_t x = r->state;
   for (size_t k = 0; k < n; k++) {
     x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    h[k] = (float)((double)(x >> 11) / 9007199254740992.0) * 2.0f - 1.0f;
+    h[k] = (float)(r->lo + (r->hi - r->lo) * ((double)(x >> 11) / 9007199254740992.0));
   }
-  *state = x;
+  r->state = x;
 }
 
 void cli_dev_args_free(rt_device *dev, cli_dev_args *g) {
@@ -65,7 +67,7 @@ void cli_dev_args_free(rt_device *dev, cli_dev_args *g) {
 }
 
 int cli_dev_args_random(rt_device *dev, const kbc_program *p, const ir_program *ir, const ir_binding *b,
-                        uint64_t *state, int keep_host, cli_dev_args *g) {
+                        cli_random *r, int keep_host, cli_dev_args *g) {
   memset(g, 0, sizeof *g);
   int n = kbc_program_num_args(p);
   kbc_buf err = {0};
@@ -86,7 +88,7 @@ int cli_dev_args_random(rt_device *dev, const kbc_program *p, const ir_program *
     float *h = g->host[i] = malloc(bytes);
     if (!h) goto oom;
     if (info.role != KBC_ROLE_INPUT) continue;
-    cli_random_uniform(h, bytes / sizeof(float), state);
+    cli_random_uniform(h, bytes / sizeof(float), r);
     int bad = rt_memcpy_htod(dev, g->dptr[i], h, bytes, &err);
     if (!keep_host) {
       free(h);
@@ -294,12 +296,12 @@ int cmd_bench(int argc, char **argv) {
   void *ev[2] = {NULL, NULL};
   float *times = NULL;
   kbc_buf err = {0};
-  uint64_t state = cli_random_state(0);
+  cli_random rnd = cli_random_start(0, -1, 1);
   int rc = cli_bind_spec("bench", spec, sets, n_sets, ar, &ir, &b);
   if (rc != CLI_OK) goto done;
   rc = CLI_FAIL;
   if (cli_open_device(&dev) || cli_compile_api(spec, precision, &p) ||
-      cli_dev_args_random(dev, p, ir, &b, &state, 0, &g))
+      cli_dev_args_random(dev, p, ir, &b, &rnd, 0, &g))
     goto done;
   kbc_arg *args = g.args;
   int n = g.n;

@@ -14,14 +14,15 @@
  * Usage, spec and binding errors are found before the GPU is opened;
  * without a driver or a GPU: "kbc verify: no GPU available: <why>", exit 1.
  *
- * Inputs: uniform in [-1, 1), the sequence of --seed (default 0: the
- * inputs of `kbc bench`).  Outputs on the GPU are filled with a NaN
+ * Inputs: uniform in [-1, 1) (or --inputs LO:HI), the sequence of --seed
+ * (default 0 in [-1, 1): the inputs of `kbc bench`).  Outputs on the GPU are filled with a NaN
  * pattern before the launch, so that an element no kernel writes is found.
  * The comparison of an output is runtime/compare.h's: NaN or infinity at
  * the same element on both sides agree, on one side only they are a
  * mismatch, as is an element the GPU never wrote; over the rest, rel_l2 =
  * ||gpu - cpu|| / ||cpu|| (the absolute ||gpu - cpu|| where ||cpu|| = 0)
  * and max_abs = max |gpu - cpu|. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,11 +32,11 @@
 #include "runtime/json.h"
 
 static const char verify_help[] =
-    "usage: kbc verify SPEC [--set AXIS=N]... [--precision fp32|tf32] [--seed N] [--json]\n"
+    "usage: kbc verify SPEC [--set AXIS=N]... [--precision fp32|tf32] [--seed N] [--inputs LO:HI] [--json]\n"
     "\n"
     "Runs SPEC's GPU kernels and the CPU reference interpreter (double\n"
-    "accumulation) on the same random inputs (uniform in [-1, 1), from --seed,\n"
-    "default 0) and compares every output: relative L2 error ||gpu - cpu|| /\n"
+    "accumulation) on the same random inputs (uniform in [LO, HI), default\n"
+    "[-1, 1), from --seed, default 0) and compares every output: relative L2 error ||gpu - cpu|| /\n"
     "||cpu|| (the absolute ||gpu - cpu|| where ||cpu|| = 0) and the largest\n"
     "absolute error; ok within 1e-5 (fp32) or 2e-3 (tf32).  NaN or infinity at\n"
     "the same place on both sides agree; on one side only they are a mismatch,\n"
@@ -44,6 +45,7 @@ static const char verify_help[] =
     "  --set AXIS=N     the value of a var axis (every var axis is needed)\n"
     "  --precision P    fp32 (default) or tf32\n"
     "  --seed N         the inputs' random sequence (N >= 0)\n"
+    "  --inputs LO:HI   the inputs' range (default -1:1)\n"
     "  --json           one JSON object: {\"spec\", \"kernel\", \"device\", \"precision\",\n"
     "                   \"seed\", \"tolerance\", \"axes\": {AXIS: N}, \"outputs\": [{\"name\",\n"
     "                   \"shape\", \"rel_l2\", \"max_abs\", \"nonfinite_mismatches\",\n"
@@ -63,6 +65,7 @@ typedef struct {
   const char *spec, *precision, *sets[MAX_SETS];
   int n_sets, json;
   uint64_t seed;
+  double lo, hi; /* the inputs' range */
 } verify_args;
 
 /* 0 to go on, -1 after --help, else the usage error's exit status. */
@@ -75,6 +78,14 @@ static int parse(int argc, char **argv, verify_args *v) {
     }
     if (!strcmp(a, "--json")) {
       v->json = 1;
+      continue;
+    }
+    if (!strcmp(a, "--inputs")) {
+      char end;
+      if (i + 1 >= argc) return cli_usage("verify", "--inputs needs a value");
+      if (sscanf(argv[++i], "%lf:%lf%c", &v->lo, &v->hi, &end) != 2 || !(v->lo < v->hi) || !isfinite(v->lo) ||
+          !isfinite(v->hi))
+        return cli_usage("verify", "--inputs takes LO:HI with LO < HI, not '%s'", argv[i]);
       continue;
     }
     if (!strcmp(a, "--set") || !strcmp(a, "--precision") || !strcmp(a, "--seed")) {
@@ -226,8 +237,8 @@ static int verify(const verify_args *v) {
       cli_error("%s", kbc_last_error());
       goto done;
     }
-  uint64_t state = cli_random_state(v->seed);
-  if (cli_dev_args_random(dev, p, ir, &b, &state, 1, &g)) goto done;
+  cli_random rnd = cli_random_start(v->seed, v->lo, v->hi);
+  if (cli_dev_args_random(dev, p, ir, &b, &rnd, 1, &g)) goto done;
   /* The CPU's arguments: the same inputs, outputs of its own. */
   cpu = calloc((size_t)g.n + 1, sizeof *cpu);
   cpu_out = calloc((size_t)g.n + 1, sizeof *cpu_out);
@@ -297,7 +308,7 @@ done:
 
 int cmd_verify(int argc, char **argv) {
   cli_set_command("verify");
-  verify_args v = {.precision = "fp32"};
+  verify_args v = {.precision = "fp32", .lo = -1, .hi = 1};
   int rc = parse(argc, argv, &v);
   if (rc) return rc < 0 ? CLI_OK : rc;
   return verify(&v);

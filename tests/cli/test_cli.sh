@@ -120,6 +120,8 @@ test_usage() {
   mentions "verify --precision fp64" "fp64"
   expect 2 "verify --seed -1" "$kbc" verify "$mm" --seed -1 --set m=2 --set k=2 --set n=2
   expect 2 "verify --seed abc" "$kbc" verify "$mm" --seed abc --set m=2 --set k=2 --set n=2
+  expect 2 "verify --inputs 1:0" "$kbc" verify "$mm" --inputs 1:0 --set m=2 --set k=2 --set n=2
+  expect 2 "verify --inputs x" "$kbc" verify "$mm" --inputs 0:1x --set m=2 --set k=2 --set n=2
   expect 2 "verify --set without a value" "$kbc" verify "$mm" --set
   expect 2 "verify --set m=abc" "$kbc" verify "$mm" --set m=abc
   mentions "verify --set m=abc" "m=abc"

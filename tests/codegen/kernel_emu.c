@@ -145,14 +145,13 @@ static void emu_free(emu *E) {
   kbc_arena_destroy(E->a);
 }
 
-/* The launch grid of kernel k for the binding, capped at gridcap. */
+/* The runtime's grid for kernel k (cg_kernel_launch), capped further at
+ * gridcap where the emulator asks; -1 when the work cannot be evaluated. */
 static int64_t launch_grid(const cg_kernel *k, const int64_t *vars, int gridcap) {
-  int64_t work;
-  if (!sym_eval(k->work, vars, NULL, &work)) return -1;
-  int64_t grid = (work + k->per_block - 1) / k->per_block;
-  if (k->max_blocks && grid > k->max_blocks) grid = k->max_blocks;
-  if (gridcap > 0 && grid > gridcap) grid = gridcap;
-  return grid;
+  cg_launch launch;
+  if (!cg_kernel_launch(k, vars, &launch)) return -1;
+  int64_t grid = launch.grid[0];
+  return gridcap > 0 && grid > gridcap ? gridcap : grid;
 }
 
 /* --chain: the whole program on one set of buffers (see the top). */
@@ -327,16 +326,14 @@ static int emu_run(emu *E, int argc, char **argv) {
   for (int ki = 0; ki < g.n_kernels; ki++) {
     const cg_kernel *k = &g.kernels[ki];
     if (!emulated(k)) continue;
-    cg_launch launch; /* the runtime's grid, capped further where the emulator asks */
-    if (!cg_kernel_launch(k, vars, &launch)) return fail("cannot evaluate the work of ", k->name);
-    int64_t grid = launch.grid[0];
-    if (gridcap > 0 && grid > gridcap) grid = gridcap;
+    int64_t grid = launch_grid(k, vars, gridcap);
+    if (grid < 0) return fail("cannot evaluate the work of ", k->name);
     kid[ng] = ki;
     fprintf(L, "  if (which == %d) {\n", ng);
     fprintf(L, "    snprintf(name, sizeof name, \"data%d.bin\");\n    FILE *f = fopen(name, \"rb\");\n", ng);
     for (int j = 0; j < k->n_tensors; j++)
       fprintf(L, "    float *t%d = rd(f, %lldLL);\n", j, (long long)B.numel[k->tensors[j]]);
-    fprintf(L, "    fclose(f);\n    emu_launch(%lld, %d, [&] { %s(", (long long)grid, launch.block[0], k->name);
+    fprintf(L, "    fclose(f);\n    emu_launch(%lld, %d, [&] { %s(", (long long)grid, k->block, k->name);
     for (int j = 0; j < k->n_tensors; j++) fprintf(L, "%st%d + %d", j ? ", " : "", j, GUARD);
     for (int v = 0; v < p->vars.len; v++) fprintf(L, ", %lldLL", (long long)vars[v]);
     fprintf(L, "); });\n");
