@@ -38,6 +38,10 @@ typedef struct {
 /* Work estimates take every var axis as IR_EST_VAR; a rows group keeps at
  * least CG_MIN_OUTER estimated outer points when it can. */
 enum { CG_MIN_OUTER = 4096, CG_JOIN_DROP = 1024 };
+/* Groups of a single point (no outer dimension) with more than one
+ * statement: each statement's points times (1 + its reduction terms), all
+ * extents constant, at most this. */
+enum { CG_POINT_WORK = 1 << 15 };
 int cg_find_contraction(kbc_arena *a, const ir_stmt *s, cg_contraction *c);
 /* The flat element offset of t[idx]; whether a load's offset moves by one
  * element when index `id` of s steps by one (every var axis at IR_EST_VAR,
