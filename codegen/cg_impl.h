@@ -38,6 +38,10 @@ typedef struct {
 /* Work estimates take every var axis as IR_EST_VAR; a rows group keeps at
  * least CG_MIN_OUTER estimated outer points when it can. */
 enum { CG_MIN_OUTER = 4096, CG_JOIN_DROP = 1024 };
+/* Groups of a single point (no outer dimension) with more than one
+ * statement: each statement's points times (1 + its reduction terms), all
+ * extents constant, at most this. */
+enum { CG_POINT_WORK = 1 << 15 };
 int cg_find_contraction(kbc_arena *a, const ir_stmt *s, cg_contraction *c);
 /* The flat element offset of t[idx]; whether a load's offset moves by one
  * element when index `id` of s steps by one (every var axis at IR_EST_VAR,
@@ -141,6 +145,11 @@ int cg_hoist_invariants(cg_emit *E, const ir_expr *e, const int *vars, int nv);
 const char *cg_float_literal(kbc_arena *a, double v);
 /* acc combined with v by reduction op (a C expression). */
 const char *cg_combine(cg_emit *E, ir_red op, const char *acc, const char *v);
+/* Combines the float variable acc across the team of E->team threads
+ * (shuffles within a warp, E->mask or _mask; for a whole block also the
+ * shared array _red[32] and two barriers): after it, every thread of the
+ * team holds the team's value. */
+void cg_team_combine(cg_emit *E, ir_red op, const char *acc);
 /* The IR statement as a one-line C comment body. */
 const char *cg_stmt_comment(kbc_arena *a, const ir_stmt *s);
 
@@ -162,6 +171,12 @@ typedef struct {
 } cg_ctx;
 
 int cg_emit_rows(cg_ctx *C, const cg_group *g, cg_kernel *k);
+/* The reduction at the top of e (through arithmetic, not where()), or NULL. */
+const ir_expr *cg_top_reduce(const ir_expr *e);
+/* sched_point.c: a rows group of one statement without free indices whose
+ * value is a block-wide reduction, split across the grid; 0 when g is not
+ * such a group (cg_emit_rows then emits it). */
+int cg_emit_point(cg_ctx *C, const cg_group *g, cg_kernel *k);
 int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k);
 int cg_emit_scatter(cg_ctx *C, const cg_group *g, cg_kernel *k);
 

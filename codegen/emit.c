@@ -411,26 +411,28 @@ static const char *reduce(cg_emit *E, const ir_expr *e) {
     cg_line(E, "}");
   }
   E->n_hoisted = hoisted;
-  if (coop && !E->part_step) {
-    const char *other = fresh(E, "o");
-    if (E->team <= 32) {
-      cg_line(E, "for (int _s = %d; _s > 0; _s >>= 1) {", E->team / 2);
-      cg_line(E, "  const float %s = __shfl_xor_sync(%s, %s, _s);", other, E->mask ? E->mask : "_mask", acc);
-      cg_line(E, "  %s = %s;", acc, cg_combine(E, op, acc, other));
-      cg_line(E, "}");
-    } else {
-      cg_line(E, "for (int _s = 16; _s > 0; _s >>= 1) {");
-      cg_line(E, "  const float %s = __shfl_xor_sync(0xffffffffu, %s, _s);", other, acc);
-      cg_line(E, "  %s = %s;", acc, cg_combine(E, op, acc, other));
-      cg_line(E, "}");
-      cg_line(E, "if ((threadIdx.x & 31) == 0) _red[threadIdx.x >> 5] = %s;", acc);
-      cg_line(E, "__syncthreads();");
-      cg_line(E, "%s = _red[0];", acc);
-      cg_line(E, "for (int _w = 1; _w < %d; ++_w) %s = %s;", E->team / 32, acc, cg_combine(E, op, acc, "_red[_w]"));
-      cg_line(E, "__syncthreads();");
-    }
-  }
+  if (coop && !E->part_step) cg_team_combine(E, op, acc);
   return acc;
+}
+
+void cg_team_combine(cg_emit *E, ir_red op, const char *acc) {
+  const char *other = fresh(E, "o");
+  if (E->team <= 32) {
+    cg_line(E, "for (int _s = %d; _s > 0; _s >>= 1) {", E->team / 2);
+    cg_line(E, "  const float %s = __shfl_xor_sync(%s, %s, _s);", other, E->mask ? E->mask : "_mask", acc);
+    cg_line(E, "  %s = %s;", acc, cg_combine(E, op, acc, other));
+    cg_line(E, "}");
+  } else {
+    cg_line(E, "for (int _s = 16; _s > 0; _s >>= 1) {");
+    cg_line(E, "  const float %s = __shfl_xor_sync(0xffffffffu, %s, _s);", other, acc);
+    cg_line(E, "  %s = %s;", acc, cg_combine(E, op, acc, other));
+    cg_line(E, "}");
+    cg_line(E, "if ((threadIdx.x & 31) == 0) _red[threadIdx.x >> 5] = %s;", acc);
+    cg_line(E, "__syncthreads();");
+    cg_line(E, "%s = _red[0];", acc);
+    cg_line(E, "for (int _w = 1; _w < %d; ++_w) %s = %s;", E->team / 32, acc, cg_combine(E, op, acc, "_red[_w]"));
+    cg_line(E, "__syncthreads();");
+  }
 }
 
 static const char *unary(cg_emit *E, const ir_expr *e, const char *x) {

@@ -13,9 +13,13 @@
  *     indexes that dimension with one and the same free index of its own
  *     (so one team of threads per outer point computes, then reads, only
  *     its own elements).  Dimensions that fail are dropped; a statement
- *     that would leave none starts a new group.
+ *     that would leave none starts a new group, unless it and the group's
+ *     statements are all small and of constant size (one point, one team).
+ *     A statement without free indices (a scalar) starts a group of no
+ *     outer dimension, which takes only such small statements.
  * The team size (threads per outer point) grows with the estimated work per
- * outer point, except that a group whose loads are contiguous only along
+ * outer point (a whole block for a single point of a size known only at run
+ * time), except that a group whose loads are contiguous only along
  * its last outer dimension gets one thread per point (coalescing), when
  * it has points enough to fill the GPU. */
 #include <stdlib.h>
@@ -206,6 +210,28 @@ static double outer_points(const builder *b, const int *keep) {
   return n;
 }
 
+/* Whether s is small and of constant size: every extent a constant, its
+ * points times (1 + its reduction terms) at most CG_POINT_WORK. */
+static int small_const(const ir_stmt *s) {
+  double points = 1, terms = 1;
+  int64_t c;
+  for (int i = 0; i < s->n_index; i++) {
+    if (!sym_is_const(s->index[i].extent, &c)) return 0;
+    *(s->index[i].kind == IR_IDX_REDUCE ? &terms : &points) *= (double)c;
+  }
+  return points * (1 + terms) <= CG_POINT_WORK;
+}
+
+/* A join that keeps no outer dimension leaves one point, computed by one
+ * team: only for statements that are all small_const (a softmax over a
+ * few hundred elements: one launch of one block instead of several). */
+static int join_one_point(const builder *b, const ir_stmt *s) {
+  if (!small_const(s)) return 0;
+  for (int k = 0; k < b->count; k++)
+    if (!small_const(IR_STMT(b->p, b->first + k))) return 0;
+  return 1;
+}
+
 static int try_join(builder *b, const ir_stmt *s) {
   int cand[CG_MAX_OUTER];
   for (int j = 0; j < b->n_outer; j++) cand[j] = -2;
@@ -221,7 +247,15 @@ static int try_join(builder *b, const ir_stmt *s) {
     kept += ok;
     cand[j] = ok ? cand[j] : -1;
   }
-  if (!kept) return 0;
+  if (!kept) {
+    if (!join_one_point(b, s)) return 0;
+    for (int j = 0; j < b->n_outer; j++) {
+      b->outer_ok[j] = 0;
+      b->phi[b->count * CG_MAX_OUTER + j] = -1;
+    }
+    b->count++;
+    return 1;
+  }
   /* Joining must not starve the group of parallelism: refuse when the
    * outer points would drop below CG_MIN_OUTER (estimated) and to less
    * than a quarter of the first statement's or of the joining statement's
@@ -331,6 +365,10 @@ static void finish_rows(kbc_arena *a, const builder *b, cg_group *g) {
   /* With enough outer points for the whole GPU, one thread per point when
    * that is what keeps the loads coalesced. */
   if (outer >= CG_MIN_OUTER * 16 && coalesce_across_points(a, b, g)) max_team = 1;
+  /* One point of a size known only at run time (a loss over a batch):
+   * the whole block, whatever the estimate. */
+  for (int k = 0; k < b->count && g->n_outer == 0; k++)
+    if (!small_const(IR_STMT(b->p, b->first + k))) work = 1e30;
   while (team < CG_BLOCK && team * 2 <= max_team && team * 16 < work) team *= 2;
   g->team = team;
 }
@@ -356,7 +394,7 @@ int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, cg_gro
     b.initial_points = outer_points(&b, b.outer_ok);
     int j = i + 1;
     const char *nofuse = getenv("KBC_NO_FUSE"); /* debugging: one statement per kernel */
-    while (j < n && b.n_outer > 0 && !(nofuse && *nofuse && strcmp(nofuse, "0"))) {
+    while (j < n && !(nofuse && *nofuse && strcmp(nofuse, "0"))) {
       const ir_stmt *next = IR_STMT(p, j);
       if (next->accumulate || is_gemm(a, next) || !try_join(&b, next)) break;
       j++;

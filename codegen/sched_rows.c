@@ -19,7 +19,9 @@
  *   - any other statement strides the team's threads over its remaining
  *     (inner) free indices, each thread computing whole elements.
  * A team is 1 to 32 threads (several teams share a block of 256) or a
- * whole block of 64 to 256 threads.  Between statements the team
+ * whole block of 64 to 256 threads.  (A group of one statement without
+ * free indices whose value is a reduction, with a block-wide team, is
+ * emitted by sched_point.c instead: the reduction split across the grid.)  Between statements the team
  * synchronizes (nothing for one thread, __syncwarp for a team within a
  * warp, __syncthreads for a whole block),
  * so a statement reads what earlier statements wrote for the same point. */
@@ -28,12 +30,11 @@
 
 #include "cg_impl.h"
 
-/* A reduction at the top of s's expression (through arithmetic only). */
-static const ir_expr *top_reduce(const ir_expr *e) {
+const ir_expr *cg_top_reduce(const ir_expr *e) {
   if (e->op == IR_OP_REDUCE) return e;
   if (e->op == IR_OP_WHERE) return NULL;
   for (int i = 0; i < ir_op_info[e->op].arity; i++) {
-    const ir_expr *r = top_reduce(e->arg[i]);
+    const ir_expr *r = cg_top_reduce(e->arg[i]);
     if (r) return r;
   }
   return NULL;
@@ -44,7 +45,7 @@ static int needs_coop(const ir_program *p, const cg_group *g, int k) {
   const ir_stmt *s = IR_STMT(p, g->first + k);
   int n_free = 0;
   for (int i = 0; i < s->n_index; i++) n_free += s->index[i].kind == IR_IDX_FREE;
-  return g->team > 1 && n_free == g->n_outer && top_reduce(s->rhs);
+  return g->team > 1 && n_free == g->n_outer && cg_top_reduce(s->rhs);
 }
 
 static void team_sync(cg_emit *E, int team) {
@@ -58,7 +59,7 @@ static void team_sync(cg_emit *E, int team) {
  * over that index read neighbouring elements, where a thread per inner
  * element would read a row of its own. */
 static int warp_per_element(cg_ctx *C, const cg_group *g, const ir_stmt *s) {
-  const ir_expr *r = top_reduce(s->rhs);
+  const ir_expr *r = cg_top_reduce(s->rhs);
   if (g->team < 32 || g->team % 32 || !r || r->u.reduce.op == IR_RED_PROD) return 0;
   double size = 1;
   for (int i = 0; i < r->u.reduce.n_vars; i++) size *= ir_estimate(s->index[r->u.reduce.vars[i]].extent);
@@ -75,7 +76,7 @@ static int warp_per_element(cg_ctx *C, const cg_group *g, const ir_stmt *s) {
  * (2026-11-30), SAM-HQ's dS rows kernel was 3% slower with its column sums
  * in parts at 64x64 b4 (4.26 vs 4.14 ms) and no faster at any other shape. */
 static int parts_per_element(const cg_group *g, const ir_stmt *s, const int *inner, int n_inner) {
-  const ir_expr *r = top_reduce(s->rhs);
+  const ir_expr *r = cg_top_reduce(s->rhs);
   const char *opt = getenv("KBC_ROWS_PARTS");
   if (!opt || strcmp(opt, "1") != 0) return 0;
   if (g->team <= 32 || !r || n_inner == 0) return 0;
@@ -92,7 +93,7 @@ enum { PART_MIN_TERMS = 8 };
  * part 0 combines the parts through shared memory and stores. */
 static void emit_parts(cg_ctx *C, cg_emit *E, const cg_group *g, const ir_stmt *s, const int *inner, int n_inner,
                        const char *store) {
-  const ir_expr *r = top_reduce(s->rhs);
+  const ir_expr *r = cg_top_reduce(s->rhs);
   int T = g->team;
   cg_line(E, "// each inner element's reduction in parts: a thread per part, combined through shared memory");
   cg_line(E, "const long long _pE = %s; // inner elements", cg_extent_product(E, inner, n_inner));
@@ -176,7 +177,7 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_group *g, int k) {
   int inner[64], n_inner = inner_indices(C, g, k, inner);
   const char *store = kbc_arena_printf(C->a, "%s[%s]", C->names->tensor[s->out->id], cg_offset(E, s->out, s->lhs));
   if (needs_coop(C->p, g, k)) {
-    E->coop = top_reduce(s->rhs);
+    E->coop = cg_top_reduce(s->rhs);
     const char *v = cg_expr(E, s->rhs);
     if (s->rhs->type != IR_TY_FLOAT) v = kbc_arena_printf(C->a, "(float)(%s)", v);
     cg_line(E, "if (_lane == 0) %s = %s;", store, v);
@@ -192,7 +193,7 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_group *g, int k) {
     cg_line(E, "const int _wl = threadIdx.x %% 32; // lane in the warp: warps take inner elements");
     cg_flat L;
     cg_flat_loop(E, &L, n_inner, inner, g->team > 32 ? "_lane / 32" : "0", g->team / 32, NULL, 0);
-    E->coop = top_reduce(s->rhs);
+    E->coop = cg_top_reduce(s->rhs);
     E->team = 32;
     E->lane = "_wl";
     E->mask = "0xffffffffu";
@@ -226,6 +227,7 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_group *g, int k) {
 }
 
 int cg_emit_rows(cg_ctx *C, const cg_group *g, cg_kernel *k) {
+  if (cg_emit_point(C, g, k)) return 1; /* a scalar's reduction, split across the grid */
   cg_emit E = {.a = C->a, .p = C->p, .names = C->names, .out = C->out, .indent = 1, .team = g->team};
   /* A team wider than a warp is the whole block (its reductions and
    * barriers span the block); narrower teams share a block of CG_BLOCK. */

@@ -107,7 +107,10 @@ typedef struct {
  * (all inputs and outputs present, ranks, shapes, dtypes), and launches
  * the kernels on `cu_stream` (a CUstream; NULL = the default stream).
  * Asynchronous: returns once the kernels are queued.  Temporaries live in a
- * device workspace owned by the program (grown as needed). */
+ * device workspace owned by the program (grown as needed), and a reduction
+ * to a scalar split across the grid keeps its blocks' parts in the
+ * program's module: launches of one program must not overlap (queue them
+ * on one stream, or order them). */
 KBC_API kbc_status kbc_program_launch(kbc_program *p, const kbc_arg *args, size_t n, void *cu_stream);
 
 /* The same computation on the CPU reference interpreter (host pointers;

@@ -11,7 +11,9 @@
  * statement's free indices (kernels then compute each once per point).
  * Likewise the smaller sums added to a contraction (a sum of a product of
  * two loads) move out, so that the contraction's epilogue stays a few
- * loads per element.
+ * loads per element, and every top reduction but the first of a statement
+ * without free indices (`r = sum(i: a[i]) / sum(j: b[j])` gives
+ * `r.red = sum(j: b[j])`), so that each is split across threads.
  * `+=` statements are left alone. */
 #include <string.h>
 
@@ -122,6 +124,29 @@ static void mark_secondary_sums(hoister *H) {
     if (sums[i] != main) H->force[H->n_force++] = sums[i];
 }
 
+/* The reductions at the top of e (through arithmetic, not where()). */
+static int top_reductions(const ir_expr *e, const ir_expr **out, int n, int max) {
+  if (e->op == IR_OP_REDUCE) {
+    if (n < max) out[n++] = e;
+    return n;
+  }
+  if (e->op == IR_OP_WHERE) return n;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) n = top_reductions(e->arg[i], out, n, max);
+  return n;
+}
+
+/* A statement without free indices (a scalar: `r = sum(i: a[i]) /
+ * sum(j: b[j])`) is computed by one team, or by the whole grid, splitting
+ * one reduction; its other top reductions go to statements of their own,
+ * each split likewise, rather than run whole by every thread. */
+static void mark_scalar_reductions(hoister *H) {
+  for (int i = 0; i < H->s->n_index; i++)
+    if (H->s->index[i].kind == IR_IDX_FREE) return;
+  const ir_expr *r[8];
+  int n = top_reductions(H->s->rhs, r, 0, 8);
+  for (int i = 1; i < n && H->n_force < 8; i++) H->force[H->n_force++] = r[i];
+}
+
 static ir_expr *walk(hoister *H, ir_expr *e) {
   if (e->op == IR_OP_REDUCE) return hoist_one(H, e); /* nested ones stay inside */
   for (int i = 0; i < ir_op_info[e->op].arity; i++) e->arg[i] = walk(H, e->arg[i]);
@@ -135,6 +160,7 @@ int ir_hoist(ir_program *p, kbc_diag *d) {
     if (s->accumulate) continue;
     hoister H = {.p = p, .s = s, .at = i};
     mark_secondary_sums(&H);
+    if (!H.n_force) mark_scalar_reductions(&H);
     s->rhs = walk(&H, s->rhs);
     i = H.at;
     if (!H.count) continue;

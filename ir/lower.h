@@ -91,6 +91,13 @@ int lw_is_int_expr(lower *L, const ast_expr *e, lw_stmt *st);
 
 /* lower_stmt.c */
 int lw_lower_stmt(lower *L, const ast_item *it);
+/* Whether e holds a reduction (sum, prod, max, min with indices before a
+ * ':') outside library and def calls: such a whole-tensor expression is
+ * index notation with zero free indices, a scalar. */
+int lw_has_reduction(const ast_expr *e);
+/* Lowers such an e as one index-notation statement with no free indices
+ * into a new rank-0 temporary (named after L->hint); *out views it. */
+int lw_scalar_value(lower *L, const ast_expr *e, lw_view *out);
 
 /* lower_tensor.c: a whole-tensor expression as a view (materializing
  * elementwise expressions and calls into temporaries). */
@@ -115,6 +122,7 @@ struct lw_stmt {
   kbc_vec locs;    /* kbc_loc* by id */
   kbc_vec loads;   /* ir_expr* loads, for range inference and checks */
   int n_scope;     /* reduction scope stack depth */
+  int scalar;      /* a statement with no free indices made from a whole-tensor expression (for messages) */
   int scope_ids[64];
 };
 

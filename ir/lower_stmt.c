@@ -1,6 +1,8 @@
 /* lower_stmt.c — index-notation statements.
  *
- * Before: an AST statement `t[i, j] = expr` or `t[f(i), g(j)] += expr`.
+ * Before: an AST statement `t[i, j] = expr` or `t[f(i), g(j)] += expr`, or
+ * a whole-tensor right side holding a reduction (`loss = sum(i: l[i]) / n`,
+ * lowered by lw_scalar_value as a statement with no free indices).
  * After: one IR statement appended to the program, with every index
  * variable classified (free, scatter, reduction) and its range inferred:
  * from the target's declared shape, else from the dimensions it indexes
@@ -190,6 +192,12 @@ static ir_expr *value(lower *L, lw_stmt *st, const ast_expr *e);
 
 static const char *reductions[] = {"sum", "prod", "max", "min"};
 
+static int is_reduction_name(const char *name) {
+  for (int i = 0; i < 4; i++)
+    if (!strcmp(name, reductions[i])) return 1;
+  return 0;
+}
+
 static int is_index_name_ok(lower *L, lw_stmt *st, const char *name, kbc_loc loc, const char *role) {
   lw_name *n = lw_lookup(L, name);
   if (n && n->kind != LW_NAME_POISON) {
@@ -280,9 +288,7 @@ static ir_expr *call(lower *L, lw_stmt *st, const ast_expr *e) {
     else if (n && n->kind == LW_NAME_TENSOR)
       kbc_error(L->d, e->u.call.name_loc, "'%s' is a tensor; index it with brackets: %s[...]", name, name);
     else {
-      int is_red = 0;
-      for (int i = 0; i < 4; i++) is_red |= !strcmp(name, reductions[i]);
-      if (is_red)
+      if (is_reduction_name(name))
         kbc_error(L->d, e->u.call.name_loc, "'%s' is a reduction: name its indices before a ':', as in %s(j: x[i, j])%s",
                   name, name, strcmp(name, "max") && strcmp(name, "min") ? "" : kbc_arena_printf(
                       L->a, ", or write %s(a, b) of two values", name));
@@ -371,7 +377,14 @@ static ir_expr *name_value(lower *L, lw_stmt *st, const ast_expr *e) {
       kbc_vec_push(L->a, &st->loads, ld);
       return ld;
     }
-    kbc_error(L->d, e->loc, "tensor '%s' needs indices here: %s[...]", e->u.name.name, e->u.name.name);
+    if (st->scalar)
+      kbc_error(L->d, e->loc,
+                "tensor '%s' (rank %d) needs indices here: with a reduction on the right and no indices on the "
+                "left, the statement computes a scalar (index notation with no free indices); index '%s' inside a "
+                "reduction, or give the left side indices",
+                e->u.name.name, lw_view_rank(&n->view), e->u.name.name);
+    else
+      kbc_error(L->d, e->loc, "tensor '%s' needs indices here: %s[...]", e->u.name.name, e->u.name.name);
     return NULL;
   }
   if (n && n->kind == LW_NAME_DEF) {
@@ -583,10 +596,64 @@ int lw_lower_stmt(lower *L, const ast_item *it) {
   L->text = it->u.stmt.text;
   if (it->u.stmt.has_idx) return lower_indexed(L, it);
   if (it->u.stmt.accumulate) {
-    kbc_error(L->d, it->u.stmt.name_loc, "'+=' needs an indexed left side, e.g. %s[i, j] += ...", it->u.stmt.name);
+    lw_name *n = lw_lookup(L, it->u.stmt.name);
+    if (n && n->kind == LW_NAME_TENSOR && lw_view_rank(&n->view) == 0)
+      kbc_error(L->d, it->u.stmt.name_loc,
+                "'+=' needs an indexed left side, and '%s' has rank 0: add in one statement (%s = a + b), or "
+                "rebind a temporary (acc = acc + ...)", it->u.stmt.name, it->u.stmt.name);
+    else
+      kbc_error(L->d, it->u.stmt.name_loc, "'+=' needs an indexed left side, e.g. %s[i, j] += ...", it->u.stmt.name);
     return 0;
   }
   lw_view v;
   if (!lw_tensor_expr(L, it->u.stmt.rhs, &v)) return 0;
   return lw_assign_view(L, it, &v);
+}
+
+/* ---- scalar statements -------------------------------------------------- */
+
+int lw_has_reduction(const ast_expr *e) {
+  switch (e->kind) {
+  case AST_E_CALL:
+    if (e->u.call.is_reduction) return is_reduction_name(e->u.call.name);
+    if (lw_scalar_fn_arity(e->u.call.name, NULL) < 0) return 0; /* a library or def call: a whole tensor */
+    for (int i = 0; i < e->u.call.n_args; i++)
+      if (lw_has_reduction(e->u.call.args[i].value)) return 1;
+    return 0;
+  case AST_E_UNARY:
+    return lw_has_reduction(e->u.unary.operand);
+  case AST_E_BINARY:
+    return lw_has_reduction(e->u.binary.lhs) || lw_has_reduction(e->u.binary.rhs);
+  default:
+    return 0;
+  }
+}
+
+int lw_scalar_value(lower *L, const ast_expr *e, lw_view *out) {
+  lw_stmt st = {.scalar = 1};
+  /* An index that no reduction binds would be a free index, and there is
+   * none: the first such name is reported. */
+  const char *hidden[64];
+  collect_scatter(L, &st, e, 0, hidden, 0);
+  if (st.names.len) {
+    const char *name = KBC_VEC_AT(st.names, const char, 0);
+    kbc_error(L->d, *KBC_VEC_AT(st.locs, kbc_loc, 0),
+              "index '%s' is bound by no reduction, and with no indices on the left the statement has no free "
+              "index: reduce over it too, as in sum(%s, ...: ...), or give the left side indices",
+              name, name);
+    return 0;
+  }
+  ir_expr *rhs = value(L, &st, e);
+  if (!rhs) return 0;
+  if (rhs->type == IR_TY_BOOL) {
+    kbc_error(L->d, e->loc, "a statement must assign a value, not a condition (use where(cond, a, b))");
+    return 0;
+  }
+  sym **none = KBC_NEW_ARRAY(L->a, sym *, 1);
+  ir_stmt *s = lw_stmt_finish(L, &st, NULL, none, 0, rhs, e->loc, L->text);
+  if (!s) return 0;
+  s->out = ir_tensor_add(L->p, lw_fresh_name(L, L->hint ? L->hint : "t"), IR_ROLE_TEMP, IR_DT_F32, 0, none, e->loc);
+  lw_emit(L, s);
+  *out = (lw_view){.tensor = s->out};
+  return 1;
 }

@@ -3,9 +3,11 @@
  * Before: the right side of `y = expr` (no indices on the left).  After: a
  * view of the tensor holding the value: a name or slice is a view without
  * new statements; a library call (softmax, layernorm, linear) or a def call
- * expands into statements; any other expression is elementwise over
- * operands of one shape (rank-0 operands broadcast) and becomes one
- * statement `tmp[i0, i1, ...] = ...`. */
+ * expands into statements; an expression holding a reduction is index
+ * notation with no free indices, one statement `tmp = ...` of rank 0
+ * (lw_scalar_value); any other expression is elementwise over operands of
+ * one shape (rank-0 operands broadcast) and becomes one statement
+ * `tmp[i0, i1, ...] = ...`. */
 #include <string.h>
 
 #include "lower.h"
@@ -116,8 +118,9 @@ static int collect_leaves(lower *L, const ast_expr *e, kbc_vec *views) {
   case AST_E_BINARY:
     return collect_leaves(L, e->u.binary.lhs, views) && collect_leaves(L, e->u.binary.rhs, views);
   case AST_E_CALL:
-    if (e->u.call.is_reduction) {
-      kbc_error(L->d, e->loc, "a reduction needs index notation, e.g. y[i] = %s(j: x[i, j])", e->u.call.name);
+    if (e->u.call.is_reduction) { /* sum, prod, max and min made the expression a scalar statement */
+      kbc_error(L->d, e->u.call.name_loc, "'%s(...: ...)' is not a reduction; reductions are sum, prod, max and min",
+                e->u.call.name);
       return 0;
     }
     for (int i = 0; i < e->u.call.n_args; i++) {
@@ -369,6 +372,7 @@ static int expand_def(lower *L, const ast_expr *e, const ast_item *def, lw_view 
 }
 
 int lw_tensor_expr(lower *L, const ast_expr *e, lw_view *out) {
+  if (lw_has_reduction(e)) return lw_scalar_value(L, e, out);
   switch (e->kind) {
   case AST_E_NAME:
     return name_view(L, e, e->u.name.name, out);
@@ -389,8 +393,10 @@ int lw_tensor_expr(lower *L, const ast_expr *e, lw_view *out) {
     if (lw_scalar_fn_arity(e->u.call.name, NULL) < 0) {
       if (n && n->kind == LW_NAME_POISON) return 0;
       if (!strcmp(e->u.call.name, "sum") || !strcmp(e->u.call.name, "prod"))
-        kbc_error(L->d, e->u.call.name_loc, "a reduction needs index notation, e.g. y[i] = %s(j: x[i, j])",
-                  e->u.call.name);
+        kbc_error(L->d, e->u.call.name_loc,
+                  "a reduction names its indices before a ':': %s(i: x[i]) reduces to a scalar, "
+                  "y[i] = %s(j: x[i, j]) along an axis",
+                  e->u.call.name, e->u.call.name);
       else if (n && n->kind == LW_NAME_TENSOR)
         kbc_error(L->d, e->u.call.name_loc, "'%s' is a tensor, not a function; index it with brackets: %s[...]",
                   e->u.call.name, e->u.call.name);
@@ -424,6 +430,13 @@ static const char *index_example(lower *L, const char *name, int rank) {
 
 static int copy_into(lower *L, const ast_item *it, ir_tensor *t, const lw_view *v) {
   lw_view dst = {.tensor = t};
+  if (!shape_equal(&dst, v) && lw_view_rank(v) == 0 && lw_has_reduction(it->u.stmt.rhs)) {
+    kbc_error(L->d, it->u.stmt.rhs->loc,
+              "'%s' has shape %s but the right side is a scalar: its reductions reduce over every index they name "
+              "and leave none free; to compute '%s' element by element, name its indices: %s = ...",
+              it->u.stmt.name, lw_shape_str(L, &dst), it->u.stmt.name, index_example(L, it->u.stmt.name, t->rank));
+    return 0;
+  }
   if (!shape_equal(&dst, v)) {
     kbc_error(L->d, it->u.stmt.rhs->loc, "'%s' has shape %s but the value has shape %s%s", it->u.stmt.name,
               lw_shape_str(L, &dst), lw_shape_str(L, v),

@@ -335,3 +335,37 @@ def mlp_relu(ax: Axes, g: torch.Generator) -> tuple[Tensors, Tensors]:
               "w2": weight(g, dh, do, dh), "b2": bias(g, do)}
     hidden = F.relu(F.linear(f64(inputs["x"]), f64(inputs["w1"]), f64(inputs["b1"])))
     return inputs, {"out": F.linear(hidden, f64(inputs["w2"]), f64(inputs["b2"]))}
+
+
+def probabilities(g: torch.Generator, *shape: int) -> torch.Tensor:
+    """Rows of positive values summing to 1 (soft targets)."""
+    p = torch.rand(*shape, generator=g) + 0.05
+    return p / p.sum(dim=-1, keepdim=True)
+
+
+@workload(bsz=5, c=7)
+def nll_loss(ax: Axes, g: torch.Generator) -> tuple[Tensors, Tensors]:
+    """loss = -(t * logp).sum() / bsz: soft-target NLL, a rank-0 output."""
+    b, c = ax["bsz"], ax["c"]
+    logp = torch.log_softmax(data(g, b, c), dim=-1)
+    inputs = {"t": probabilities(g, b, c), "logp": logp}
+    return inputs, {"loss": -(f64(inputs["t"]) * f64(logp)).sum() / b}
+
+
+@workload(bsz=5, c=7)
+def cross_entropy(ax: Axes, g: torch.Generator) -> tuple[Tensors, Tensors]:
+    """loss = F.cross_entropy(logits, t) with probabilities as the target (mean over the batch)."""
+    b, c = ax["bsz"], ax["c"]
+    inputs = {"logits": data(g, b, c), "t": probabilities(g, b, c)}
+    return inputs, {"loss": F.cross_entropy(f64(inputs["logits"]), f64(inputs["t"]))}
+
+
+@workload(rows=6, cols=9)
+def global_norm(ax: Axes, g: torch.Generator) -> tuple[Tensors, Tensors]:
+    """mean and largest deviation of all of x; y = scale * (x - mean) / peak."""
+    _require(ax["rows"] * ax["cols"] >= 2, "x needs at least 2 elements (one element deviates by 0 from the mean)")
+    inputs = {"x": data(g, ax["rows"], ax["cols"]), "scale": uniform(g, (), 1.0, 2.0)}
+    x = f64(inputs["x"])
+    mean = x.mean()
+    peak = (x - mean).abs().max()
+    return inputs, {"peak": peak, "y": f64(inputs["scale"]) * (x - mean) / peak}

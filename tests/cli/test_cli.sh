@@ -7,7 +7,8 @@
 #          tools/oracle.py: every bad inputs file / --set fails with the
 #          right status and message, leaves an existing outputs file
 #          byte-identical and no temporary file next to it; a good run
-#          writes the outputs, and they match the oracle's.
+#          writes the outputs, and they match the oracle's; rank-0 inputs
+#          and outputs (specs/examples/global_norm.kb) round-trip.
 #
 # Every kbc run must be free of sanitizer reports.  Needs a python with torch
 # and numpy for `run`: $KBC_PYTHON, else /usr/bin/python3 (else: SKIP, exit 77).
@@ -279,7 +280,53 @@ test_run() {
   rm -rf "$tmp/outdir" && mkdir "$tmp/outdir"
   expect 0 "good run into a new file" "$kbc" run "$spec" --inputs "$in" --outputs "$tmp/outdir/out.safetensors"
   [ -s "$tmp/outdir/out.safetensors" ] || fail "good run into a new file: no file written"
+  test_run_rank0
   return 0
+}
+
+# Rank-0 tensors: global_norm.kb reads a rank-0 input (from the inputs file
+# with shape [], or --scalar) and writes a rank-0 output (shape [] in the
+# outputs file) and a rank-0 intermediate; a rank-0 input given as [1] is
+# refused.
+test_run_rank0() {
+  local gn=$src/specs/examples/global_norm.kb in=$tmp/gn_in.safetensors exp=$tmp/gn_exp.safetensors
+  if ! "$py" "$src/tools/oracle.py" gen global_norm --inputs "$in" --expected "$exp" --seed 7 >"$log" 2>&1; then
+    fail "oracle.py gen global_norm"
+    return
+  fi
+  expect 0 "rank-0 input and output" "$kbc" run "$gn" --inputs "$in" --outputs "$tmp/gn_out.safetensors" &&
+    expect 0 "rank-0 run matches the oracle" "$py" "$src/tools/oracle.py" compare "$exp" "$tmp/gn_out.safetensors"
+  "$py" - "$src/tools" "$tmp/gn_out.safetensors" <<'PY' >"$log" 2>&1 || fail "rank-0 output: not of shape [] in the outputs file"
+import json, struct, sys
+sys.path.insert(0, sys.argv[1])
+import st
+assert st.read(sys.argv[2])["peak"].shape == ()
+with open(sys.argv[2], "rb") as f:
+    n = struct.unpack("<Q", f.read(8))[0]
+    assert json.loads(f.read(n))["peak"]["shape"] == []
+PY
+  # the same value through --scalar
+  "$py" - "$src/tools" "$in" "$tmp/gn_noscale.st" "$tmp/scale" <<'PY' >"$log" 2>&1 || fail "could not make gn_noscale.st"
+import sys
+sys.path.insert(0, sys.argv[1])
+import st
+t = st.read(sys.argv[2])
+open(sys.argv[4], "w").write(repr(float(t.pop("scale"))))
+st.write(sys.argv[3], t)
+PY
+  expect 0 "rank-0 input through --scalar" "$kbc" run "$gn" --inputs "$tmp/gn_noscale.st" \
+    --scalar "scale=$(cat "$tmp/scale")" --outputs "$tmp/gn_out2.safetensors" &&
+    expect 0 "--scalar run matches the oracle" "$py" "$src/tools/oracle.py" compare "$exp" "$tmp/gn_out2.safetensors"
+  "$py" - "$src/tools" "$in" "$tmp/gn_rank1.st" <<'PY' >"$log" 2>&1 || fail "could not make gn_rank1.st"
+import sys
+sys.path.insert(0, sys.argv[1])
+import st
+t = st.read(sys.argv[2])
+t["scale"] = t["scale"].reshape(1)
+st.write(sys.argv[3], t)
+PY
+  expect 1 "rank-0 input given as [1]" "$kbc" run "$gn" --inputs "$tmp/gn_rank1.st" --outputs "$tmp/gn_out3.safetensors" &&
+    mentions "rank-0 input given as [1]" "'scale'"
 }
 
 status=0

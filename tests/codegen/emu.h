@@ -71,6 +71,15 @@ static inline float atomicAdd(float *p, float v) {
   pthread_mutex_unlock(&emu_atomic_lock);
   return old;
 }
+static inline unsigned atomicAdd(unsigned *p, unsigned v) {
+  pthread_mutex_lock(&emu_atomic_lock);
+  unsigned old = *p;
+  *p = old + v;
+  pthread_mutex_unlock(&emu_atomic_lock);
+  return old;
+}
+// Blocks run one after another: what one block wrote is visible to the next.
+static inline void __threadfence() {}
 static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
 static inline float __uint_as_float(unsigned i) { float f; memcpy(&f, &i, 4); return f; }
 static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }

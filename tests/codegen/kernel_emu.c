@@ -8,7 +8,10 @@
  * runtime zeroes — runs under emu.h (a C++ compiler builds the translation
  * unit for the CPU; one thread per CUDA thread, warp shuffles and barriers
  * emulated) on the interpreter's values of the tensors it reads, with at
- * most N blocks (default 3, so the grid-stride loops are exercised).  Every
+ * most N blocks (default 3, so the grid-stride loops are exercised); a
+ * kernel that keeps state in its module (a reduction split across the
+ * grid: the count of blocks finished) runs twice, its outputs reset in
+ * between, so that the first launch must have left the state ready.  Every
  * tensor it writes must match the interpreter's float64 values (relative
  * L2 error <= 1e-5, or 2e-3 with --tf32), every element must be written
  * (except where the kernel adds into a zeroed output: split-K, scatters),
@@ -63,6 +66,16 @@ static int fail(const char *msg, const char *detail) {
  * runtime zeroes (one that adds into earlier values is left out). */
 static int emulated(const cg_kernel *k) {
   return k->family != CG_FAMILY_SCATTER || k->zero_tensor >= 0;
+}
+
+/* Whether kernel k keeps state in its module between launches (the
+ * counter of a reduction split across the grid, `_NAME_done`): it is then
+ * launched twice, its outputs reset to sentinels in between, and the
+ * second launch's outputs are checked. */
+static int module_state(const cg_program *g, const cg_kernel *k) {
+  char decl[512];
+  snprintf(decl, sizeof decl, "__device__ unsigned _%s_done", k->name);
+  return strstr(kbc_buf_str(&g->source), decl) != NULL;
 }
 
 /* Whether kernel k writes tensor t. */
@@ -321,6 +334,7 @@ static int emu_run(emu *E, int argc, char **argv) {
              "  if (!p || fread(p, 4, n + 2 * %d, f) != (size_t)(n + 2 * %d)) abort();\n"
              "  return p;\n}\n",
           GUARD, GUARD, GUARD);
+  fprintf(L, "static const unsigned emu_sentinel = 0x%xu;\n", SENTINEL);
   fprintf(L, "int main(int argc, char **argv) {\n  int which = atoi(argv[1]);\n  char name[64];\n");
   int ng = 0, *kid = E->kid = calloc((size_t)g.n_kernels + 1, sizeof *kid);
   for (int ki = 0; ki < g.n_kernels; ki++) {
@@ -337,6 +351,17 @@ static int emu_run(emu *E, int argc, char **argv) {
     for (int j = 0; j < k->n_tensors; j++) fprintf(L, "%st%d + %d", j ? ", " : "", j, GUARD);
     for (int v = 0; v < p->vars.len; v++) fprintf(L, ", %lldLL", (long long)vars[v]);
     fprintf(L, "); });\n");
+    if (module_state(&g, k)) {
+      /* launched again on sentinels: the first launch left its state ready */
+      for (int j = 0; j < k->n_tensors; j++)
+        if (written(p, k, k->tensors[j]))
+          fprintf(L, "    for (long long e = 0; e < %lldLL; e++) memcpy(&t%d[%d + e], &emu_sentinel, 4);\n",
+                  (long long)B.numel[k->tensors[j]], j, GUARD);
+      fprintf(L, "    emu_launch(%lld, %d, [&] { %s(", (long long)grid, k->block, k->name);
+      for (int j = 0; j < k->n_tensors; j++) fprintf(L, "%st%d + %d", j ? ", " : "", j, GUARD);
+      for (int v = 0; v < p->vars.len; v++) fprintf(L, ", %lldLL", (long long)vars[v]);
+      fprintf(L, "); });\n");
+    }
     for (int j = 0; j < k->n_tensors; j++)
       if (written(p, k, k->tensors[j]))
         fprintf(L,

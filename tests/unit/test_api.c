@@ -2,6 +2,7 @@
  * interpreter, and every error path (NULLs, unknown names, wrong ranks,
  * shapes and dtypes, missing arguments, bad options, bad specs) returning
  * the right status with a message, never crashing. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -141,9 +142,36 @@ static void test_emit_cuda(void **state) {
   kbc_program_destroy(p);
 }
 
+/* A loss into a rank-0 output, with a rank-0 input: no shape (NULL) for
+ * either, rank 0 reported for the output, a rank-1 argument refused. */
+static void test_rank0(void **state) {
+  (void)state;
+  kbc_program *p = NULL;
+  assert_int_equal(kbc_compile_string("kernel nll\naxis bsz var\naxis c var\n"
+                                      "input t f32[bsz, c]\ninput logp f32[bsz, c]\ninput w f32\n"
+                                      "output loss f32\n"
+                                      "loss = -w * sum(b, k: t[b, k] * logp[b, k]) / bsz\n",
+                                      "nll.kb", NULL, &p),
+                   KBC_OK);
+  int64_t ts[2] = {2, 3}, one[1] = {1};
+  float t[6] = {1, 0, 0, 0, 0.5f, 0.5f}, logp[6] = {-1, -2, -3, -4, -5, -6}, w = 2, loss = 0;
+  kbc_arg args[] = {{"t", t, 2, ts, KBC_F32}, {"logp", logp, 2, ts, KBC_F32}, {"w", &w, 0, NULL, KBC_F32},
+                    {"loss", &loss, 0, NULL, KBC_F32}};
+  assert_int_equal(kbc_program_run_cpu(p, args, 4), KBC_OK);
+  assert_true(fabsf(loss - 2.0f * (1 + 2.5f + 3) / 2) < 1e-5f);
+  int64_t shape[8];
+  int rank = -1;
+  assert_int_equal(kbc_program_output_shape(p, args, 3, "loss", shape, &rank), KBC_OK);
+  assert_int_equal(rank, 0);
+  args[3] = (kbc_arg){"loss", &loss, 1, one, KBC_F32};
+  expect(kbc_program_run_cpu(p, args, 4), KBC_ERROR_ARGUMENT, "'loss' has rank 1, but the spec declares rank 0");
+  kbc_program_destroy(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_run_cpu),
+      cmocka_unit_test(test_rank0),
       cmocka_unit_test(test_argument_errors),
       cmocka_unit_test(test_compile_errors),
       cmocka_unit_test(test_emit_cuda),
