@@ -1,7 +1,7 @@
 """difftest.py — differential spec fuzzing: random valid specs (specgen.py),
 their generated kernels against the CPU reference interpreter.
 
-    difftest.py emu  --kbc KBC --emu KERNEL_EMU [--seeds A:B] [--fresh N] [--jobs J]
+    difftest.py emu  --kbc KBC --emu KERNEL_EMU [--seeds A:B] [--fresh N] [--jobs J] [--features LIST]
                      [--variants LIST] [--keep DIR] [--time-limit S]
     difftest.py gpu  --kbc KBC [--seeds A:B] [--jobs J] [--precisions fp32,tf32] [--keep DIR]
     difftest.py replay --kbc KBC --emu KERNEL_EMU CASE.kb...     # kept regressions
@@ -12,8 +12,9 @@ Oracles, per spec:
   - emu: tests/codegen/kernel_emu runs every kernel on the CPU (one thread
     per CUDA thread) against the interpreter, at fp32 (rel. L2 <= 1e-5) and
     tf32 (<= 2e-3), and once under each opt-in variant (KBC_IDX32=1,
-    KBC_FP32_MMA=1, KBC_ROWS_PARTS=1) — `--variants` picks them;
-    `kbc compile --emit ptx --target sm_90` (NVRTC) compiles the kernels;
+    KBC_FP32_MMA=1, KBC_ROWS_PARTS=1), and `kbc compile --emit ptx
+    --target sm_90` (NVRTC) compiles the kernels — `--variants` picks them
+    (fp32, tf32, idx32, fp32mma, parts, nvrtc);
   - gpu: `kbc verify --json` runs the kernels on the GPU against the
     interpreter, in each precision (several specs compiled in parallel).
 Every failure is minimized (statements, then declarations, then the var
@@ -43,8 +44,9 @@ VARIANTS = {
     "idx32": ([], {"KBC_IDX32": "1"}),
     "fp32mma": ([], {"KBC_FP32_MMA": "1"}),
     "parts": ([], {"KBC_ROWS_PARTS": "1"}),
+    "nvrtc": None,  # `kbc compile --emit ptx --target sm_90`: NVRTC compiles every kernel
 }
-TIMEOUT = 300
+TIMEOUT = 120
 # Inputs drawn from [-0.5, 1.5): a quarter negative (signs, relu and max
 # are exercised) but sums of products do not cancel to near zero, where a
 # correct float32 kernel's relative error exceeds any fixed tolerance.
@@ -52,13 +54,18 @@ INPUTS = "-0.5:1.5"
 
 
 def run(cmd, env=None, timeout=TIMEOUT, cwd=None):
+    """(exit code, output); a command over its time is run once more with
+    three times as long (the machine may just be busy) before it counts as
+    hanging: ("timeout", ...)."""
     e = dict(os.environ)
     e.update(env or {})
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, env=e, timeout=timeout, cwd=cwd)
-        return p.returncode, p.stdout + p.stderr
-    except subprocess.TimeoutExpired:
-        return "timeout", f"timed out after {timeout} s"
+    for limit in (timeout, 3 * timeout):
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, env=e, timeout=limit, cwd=cwd)
+            return p.returncode, p.stdout + p.stderr
+        except subprocess.TimeoutExpired:
+            pass
+    return "timeout", f"timed out after {3 * timeout} s"
 
 
 def internal(out):
@@ -70,7 +77,7 @@ class Checker:
     verdict 'ok', 'rejected' or 'fail'."""
 
     def __init__(self, args):
-        self.a = args
+        self.a = argparse.Namespace(**vars(args))
 
     def check(self, path):
         code, out = run([self.a.kbc, "check", path])
@@ -117,10 +124,9 @@ class Checker:
             steps = [lambda p=p: self.gpu(path, binding, p) for p in self.a.precisions]
             names = list(self.a.precisions)
         else:
-            names = list(self.a.variants) + (["nvrtc"] if self.a.nvrtc else [])
-            steps = [lambda v=v: self.emu(path, binding, v, workdir) for v in self.a.variants]
-            if self.a.nvrtc:
-                steps.append(lambda: self.nvrtc(path))
+            names = list(self.a.variants)
+            steps = [(lambda v=v: self.nvrtc(path)) if v == "nvrtc" else (lambda v=v: self.emu(path, binding, v, workdir))
+                     for v in self.a.variants]
         for name, step in zip(names, steps):
             if only and name != only:
                 continue
@@ -238,8 +244,15 @@ def replay(args):
         m = re.search(r"^# emu:(.*)$", text, re.M)
         binding = dict(kv.split("=") for kv in (m.group(1).split() if m else []))
         binding = {k: int(v) for k, v in binding.items()}
+        # the default variants, and the one that found the case
+        found = re.search(r"found by (\w+)", text)
+        variants = list(args.variants)
+        if found and found.group(1) in VARIANTS and found.group(1) not in variants:
+            variants.append(found.group(1))
+        checker.a.variants = variants
         with tempfile.TemporaryDirectory(prefix="kbc_replay_") as wd:
             verdict, oracle, detail = checker.oracles(case, binding, wd)
+        checker.a.variants = args.variants
         if verdict == "ok":
             passed += 1
             print(f"ok   {case}")
@@ -262,7 +275,6 @@ def main(argv):
     ap.add_argument("--variants", default="fp32,tf32")
     ap.add_argument("--precisions", default="fp32,tf32")
     ap.add_argument("--features", default="")
-    ap.add_argument("--no-nvrtc", dest="nvrtc", action="store_false")
     ap.add_argument("--no-minimize", dest="minimize", action="store_false")
     ap.add_argument("--keep", help="where minimized failures are written")
     ap.add_argument("--time-limit", type=float, default=0, help="stop starting new specs after S seconds")

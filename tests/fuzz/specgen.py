@@ -28,7 +28,7 @@ import re
 import sys
 
 VAR_SIZES = [1, 2, 3, 5, 7, 11, 13, 17, 31, 33, 37, 65, 67, 129, 131, 257]
-FEATURES = ("rank0",)  # optional parts of the language, enabled by --features
+FEATURES = ()  # optional parts of the language, enabled by --features (none yet)
 
 
 class Dim:
@@ -68,8 +68,8 @@ class Gen:
         self.tensors = []  # Tensor, inputs and intermediates and outputs
         self.counter = 0
         self.binding = {}
-        self.limit = 60000 if size == "emu" else 4_000_000  # elements per tensor
-        self.work_limit = 3_000_000 if size == "emu" else 200_000_000
+        self.limit = 20000 if size == "emu" else 4_000_000  # elements per tensor
+        self.work_limit = 400_000 if size == "emu" else 200_000_000  # points of a contraction
 
     # ---- names -----------------------------------------------------------
     def fresh(self, base):
@@ -243,9 +243,11 @@ class Gen:
         or a new input shaped after the chosen indices."""
         r = self.r
         padded = want_padded if want_padded is not None else r.random() < 0.12
-        readable = [t for t in self.tensors if t.role != "output" and t.dims]
+        readable = [t for t in self.tensors if t.role != "output"]
         if readable and r.random() < 0.6:
             t = r.choice(readable)
+            if not t.dims:  # a scalar input or a rank-0 intermediate
+                return t.name
             idx = [self.index_into(d, scope, padded) for d in t.dims]
             return f"{t.name}{'?' if padded else ''}[{', '.join(idx)}]"
         if not scope or r.random() < 0.08:
@@ -374,8 +376,6 @@ class Gen:
     def stmt_define(self, out_role):
         r = self.r
         rank = r.choice([0, 1, 1, 2, 2, 2, 3, 3, 4] + ([5, 6] if r.random() < 0.1 else []))
-        if rank == 0 and "rank0" not in self.features:
-            rank = 1
         dims = self.random_dims(rank)
         free = self.free_indices(dims)
         work = self.numel(dims)
@@ -383,8 +383,6 @@ class Gen:
             return None
         rhs = self.value(free, r.randint(1, 4))
         name = self.fresh("t" if out_role == "tensor" else "y")
-        if rank == 0 and "sum(" not in rhs and "max(" not in rhs and "min(" not in rhs and "prod(" not in rhs:
-            pass
         self.lines.append(f"{'output' if out_role == 'output' else 'tensor'} {name} f32{self.shape_text(dims)}")
         lhs = name if rank == 0 else f"{name}[{', '.join(ix.name for ix in free)}]"
         self.stmts.append(f"{lhs} = {rhs}")
@@ -620,7 +618,7 @@ def main(argv):
             seed = int(argv[i])
             i += 1
     if seed is None:
-        print("usage: specgen.py SEED [--size emu|gpu] [--features rank0]", file=sys.stderr)
+        print("usage: specgen.py SEED [--size emu|gpu] [--features LIST]", file=sys.stderr)
         return 2
     text, binding = generate(seed, size, features)
     sys.stdout.write(f"# seed {seed}, binding: {' '.join(f'{k}={v}' for k, v in binding.items())}\n{text}")
