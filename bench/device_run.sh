@@ -16,7 +16,13 @@
 #   check+rest: both;
 #   sam-compile-1..4: torch.compile (default) for SAM-HQ, four shapes a call;
 #   autotune: max-autotune at the headline shapes of $AUTOTUNE_WORKLOADS
-#            (default cvit,conv3d; sam: 7x7 b1, 32x32 b2, 64x64 b4).
+#            (default cvit,conv3d; sam: 7x7 b1, 32x32 b2, 64x64 b4);
+#   gpu:   the ctest tests labelled gpu (into $OUT/ctest_gpu.txt);
+#   fuzz:  the differential spec fuzzer on the GPU (tests/fuzz/difftest.py
+#          gpu: kbc verify of random specs, $FUZZ_JOBS at a time) over
+#          $FUZZ_SEEDS in $FUZZ_VARIANTS for at most $FUZZ_TIME seconds;
+#          the log, the per-seed JSON and the minimized failures (a tarball)
+#          under $OUT.
 # Then: python3 bench/compare.py --merge A.json B.json ... --json ... --png ...
 # Logs and JSON under $OUT.  The commit measured is the one tools/gpu_build.sh
 # wrote beside the build (build/gpu/kbc_commit): the device copy's .git may lag.
@@ -77,5 +83,18 @@ case "${1:-}" in
       --compile-timeout ${AUTOTUNE_TIMEOUT:-240} \
       --json $OUT/autotune.json --png $OUT/autotune.png >$OUT/autotune.txt 2>&1
     tail -30 $OUT/autotune.txt ;;
-  *) echo "usage: bench/device_run.sh ctest|check|profile|sam|rest|check+rest|sam-compile-N|autotune" >&2; exit 2 ;;
+  gpu)
+    src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build/gpu/CMakeCache.txt)
+    [ "$src" = "$PWD" ] || { mkdir -p "$(dirname "$src")" && ln -sfn "$PWD" "$src"; }
+    py=python3; python3 -c 'import torch' 2>/dev/null || py=/usr/bin/python3
+    LD_LIBRARY_PATH=$PWD/build/gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} KBC_PYTHON=$(command -v $py) \
+      ctest --test-dir "$src/build/gpu" -L gpu -j4 --output-on-failure >$OUT/ctest_gpu.txt 2>&1
+    grep -E "tests passed|Skipped|Failed|\*\*\*" $OUT/ctest_gpu.txt ;;
+  fuzz)
+    PYTHONUNBUFFERED=1 python3 tests/fuzz/difftest.py gpu --kbc build/gpu/kbc --seeds ${FUZZ_SEEDS:-1:100001} \
+      --jobs ${FUZZ_JOBS:-16} --variants ${FUZZ_VARIANTS:-fp32,tf32} --time-limit ${FUZZ_TIME:-450} \
+      --keep /tmp/fuzz_keep --json $OUT/fuzz.json >$OUT/fuzz.txt 2>&1
+    [ -d /tmp/fuzz_keep ] && tar -czf $OUT/fuzz_keep.tgz -C /tmp fuzz_keep
+    grep -v "^rejected" $OUT/fuzz.txt | tail -60 ;;
+  *) echo "usage: bench/device_run.sh ctest|check|profile|sam|rest|check+rest|sam-compile-N|autotune|gpu|fuzz" >&2; exit 2 ;;
 esac

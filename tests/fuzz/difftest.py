@@ -3,7 +3,7 @@ their generated kernels against the CPU reference interpreter.
 
     difftest.py emu  --kbc KBC --emu KERNEL_EMU [--seeds A:B] [--fresh N] [--jobs J] [--features LIST]
                      [--variants LIST] [--keep DIR] [--time-limit S]
-    difftest.py gpu  --kbc KBC [--seeds A:B] [--jobs J] [--precisions fp32,tf32] [--keep DIR]
+    difftest.py gpu  --kbc KBC [--seeds A:B] [--jobs J] [--variants fp32,tf32,idx32,...] [--keep DIR]
     difftest.py replay --kbc KBC --emu KERNEL_EMU CASE.kb...     # kept regressions
 
 Oracles, per spec:
@@ -16,7 +16,8 @@ Oracles, per spec:
     --target sm_90` (NVRTC) compiles the kernels — `--variants` picks them
     (fp32, tf32, idx32, fp32mma, parts, nvrtc);
   - gpu: `kbc verify --json` runs the kernels on the GPU against the
-    interpreter, in each precision (several specs compiled in parallel).
+    interpreter, in each variant (fp32, tf32, and fp32 under KBC_IDX32,
+    KBC_FP32_MMA or KBC_ROWS_PARTS), several specs at a time.
 Every failure is minimized (statements, then declarations, then the var
 axes' values, while the same oracle still fails) and written to --keep as a
 regression case: the spec with `# seed`, `# found by` and `# emu:` (the
@@ -45,6 +46,14 @@ VARIANTS = {
     "fp32mma": ([], {"KBC_FP32_MMA": "1"}),
     "parts": ([], {"KBC_ROWS_PARTS": "1"}),
     "nvrtc": None,  # `kbc compile --emit ptx --target sm_90`: NVRTC compiles every kernel
+}
+# On the GPU (kbc verify): the precision and the environment of each variant.
+GPU_VARIANTS = {
+    "fp32": ("fp32", {}),
+    "tf32": ("tf32", {}),
+    "idx32": ("fp32", {"KBC_IDX32": "1"}),
+    "fp32mma": ("fp32", {"KBC_FP32_MMA": "1"}),
+    "parts": ("fp32", {"KBC_ROWS_PARTS": "1"}),
 }
 TIMEOUT = 120
 # Inputs drawn from [-0.5, 1.5): a quarter negative (signs, relu and max
@@ -105,14 +114,16 @@ class Checker:
             return "fail", "nvrtc", f"kbc compile --emit ptx exited {code}: {out[-3000:]}"
         return "ok", "nvrtc", ""
 
-    def gpu(self, path, binding, precision):
+    def gpu(self, path, binding, variant):
+        precision, env = GPU_VARIANTS[variant]
         sets = []
         for k, v in binding.items():
             sets += ["--set", f"{k}={v}"]
-        code, out = run([self.a.kbc, "verify", path, "--precision", precision, "--json"] + sets)
+        code, out = run([self.a.kbc, "verify", path, "--precision", precision, "--inputs", INPUTS, "--json"] + sets,
+                        env=env)
         if code == 0:
-            return "ok", precision, ""
-        return "fail", precision, f"kbc verify exited {code}: {out[-3000:]}"
+            return "ok", variant, ""
+        return "fail", variant, f"kbc verify exited {code}: {out[-3000:]}"
 
     def oracles(self, path, binding, workdir, only=None):
         """Every oracle in turn (or only the one named); the first failure."""
@@ -121,8 +132,8 @@ class Checker:
             return v
         steps = []
         if self.a.mode == "gpu":
-            steps = [lambda p=p: self.gpu(path, binding, p) for p in self.a.precisions]
-            names = list(self.a.precisions)
+            names = list(self.a.variants)
+            steps = [lambda v=v: self.gpu(path, binding, v) for v in self.a.variants]
         else:
             names = list(self.a.variants)
             steps = [(lambda v=v: self.nvrtc(path)) if v == "nvrtc" else (lambda v=v: self.emu(path, binding, v, workdir))
@@ -273,7 +284,6 @@ def main(argv):
     ap.add_argument("--fresh", type=int, default=0, help="also N seeds drawn at random (printed)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--variants", default="fp32,tf32")
-    ap.add_argument("--precisions", default="fp32,tf32")
     ap.add_argument("--features", default="")
     ap.add_argument("--no-minimize", dest="minimize", action="store_false")
     ap.add_argument("--keep", help="where minimized failures are written")
@@ -281,11 +291,11 @@ def main(argv):
     ap.add_argument("--json", help="write per-seed results here")
     args = ap.parse_args(argv[1:])
     args.variants = [v for v in args.variants.split(",") if v]
-    args.precisions = [p for p in args.precisions.split(",") if p]
     args.features = tuple(f for f in args.features.split(",") if f)
+    known = GPU_VARIANTS if args.mode == "gpu" else VARIANTS
     for v in args.variants:
-        if v not in VARIANTS:
-            ap.error(f"unknown variant '{v}' (known: {', '.join(VARIANTS)})")
+        if v not in known:
+            ap.error(f"unknown variant '{v}' (known: {', '.join(known)})")
     if args.mode in ("emu", "replay") and not args.emu:
         ap.error("emu and replay need --emu KERNEL_EMU")
     if args.mode == "replay":

@@ -68,8 +68,8 @@ class Gen:
         self.tensors = []  # Tensor, inputs and intermediates and outputs
         self.counter = 0
         self.binding = {}
-        self.limit = 20000 if size == "emu" else 4_000_000  # elements per tensor
-        self.work_limit = 400_000 if size == "emu" else 200_000_000  # points of a contraction
+        self.limit = 20000 if size == "emu" else 1_000_000  # elements per tensor
+        self.work_limit = 400_000 if size == "emu" else 30_000_000  # points of a contraction
 
     # ---- names -----------------------------------------------------------
     def fresh(self, base):
