@@ -103,6 +103,7 @@ typedef struct {
   int n_flat;
   const int *flat_ids[2];
   int flat_n[2];
+  const unsigned char *written; /* per tensor id: written by this kernel (its loads go through __ldca) */
 } cg_emit;
 
 /* Gives every index of s a C name distinct from tensors, axes, keywords. */
@@ -154,10 +155,12 @@ void cg_team_combine(cg_emit *E, ir_red op, const char *acc);
 const char *cg_stmt_comment(kbc_arena *a, const ir_stmt *s);
 
 /* Kernel signature: tensors used by statements [first, first+count);
- * __launch_bounds__(block) or, for min_blocks > 1, (block, min_blocks). */
+ * __launch_bounds__(block) or, for min_blocks > 1, (block, min_blocks).
+ * Returns, per tensor id, whether the kernel writes it (for cg_emit.written). */
 int cg_collect_tensors(kbc_arena *a, const ir_program *p, int first, int count, int **ids);
-void cg_signature(kbc_buf *out, kbc_arena *a, const ir_program *p, const cg_names *names, const char *name,
-                  int block, int min_blocks, int n_tensors, const int *ids, int first, int count);
+const unsigned char *cg_signature(kbc_buf *out, kbc_arena *a, const ir_program *p, const cg_names *names,
+                                  const char *name, int block, int min_blocks, int n_tensors, const int *ids,
+                                  int first, int count);
 
 /* ---- schedule families ---- */
 /* Each fills k (name is set by the caller) and appends the kernel's text.

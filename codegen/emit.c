@@ -487,7 +487,17 @@ const char *cg_expr(cg_emit *E, const ir_expr *e) {
     return kbc_arena_printf(E->a, "(%s)", cg_sym(E, e->u.index));
   case IR_OP_LOAD: {
     const ir_tensor *t = e->u.load.tensor;
-    const char *ld = kbc_arena_printf(E->a, "%s[%s]", E->names->tensor[t->id], cg_offset(E, t, e->u.load.idx));
+    /* A tensor this kernel writes is read through __ldca: a plain load
+     * could be merged with a load of a __restrict__ tensor (`c ? t[i] :
+     * x[j]` as one load from a selected pointer) and read through the
+     * non-coherent cache, before the team's writes (found by the
+     * differential fuzzer on the H200).  The statement's own output appears
+     * as a load only as its store's target. */
+    int team_written = E->written && E->written[t->id] && !(E->s && t == E->s->out); /* its own: the store */
+    const char *ld = team_written
+                         ? kbc_arena_printf(E->a, "__ldca(&%s[%s])", E->names->tensor[t->id],
+                                            cg_offset(E, t, e->u.load.idx))
+                         : kbc_arena_printf(E->a, "%s[%s]", E->names->tensor[t->id], cg_offset(E, t, e->u.load.idx));
     if (!e->u.load.padded) return ld;
     return kbc_arena_printf(E->a, "(%s ? %s : 0.0f)", cg_in_bounds(E, t, e->u.load.idx), ld);
   }
@@ -531,8 +541,9 @@ int cg_collect_tensors(kbc_arena *a, const ir_program *p, int first, int count, 
   return n;
 }
 
-void cg_signature(kbc_buf *out, kbc_arena *a, const ir_program *p, const cg_names *names, const char *name,
-                  int block, int min_blocks, int n_tensors, const int *ids, int first, int count) {
+const unsigned char *cg_signature(kbc_buf *out, kbc_arena *a, const ir_program *p, const cg_names *names,
+                                  const char *name, int block, int min_blocks, int n_tensors, const int *ids,
+                                  int first, int count) {
   unsigned char *written = KBC_NEW_ARRAY(a, unsigned char, p->tensors.len + 1);
   for (int i = first; i < first + count; i++) written[IR_STMT(p, i)->out->id] = 1;
   const char *min = min_blocks > 1 ? kbc_arena_printf(a, ", %d", min_blocks) : "";
@@ -548,4 +559,5 @@ void cg_signature(kbc_buf *out, kbc_arena *a, const ir_program *p, const cg_name
   for (int i = 0; i < p->vars.len; i++)
     kbc_buf_printf(out, "%sconst long long %s", n_tensors + i ? ",\n    " : "", names->axis[i]);
   kbc_buf_puts(out, ")\n");
+  return written;
 }

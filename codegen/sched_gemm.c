@@ -907,7 +907,7 @@ int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
    * multiprocessor (registers capped, some spilled) */
   const char *mb = getenv("KBC_GEMM_MIN_BLOCKS");
   int min_blocks = mb ? atoi(mb) : 0;
-  cg_signature(C->out, C->a, C->p, C->names, k->name, GEMM_THREADS, min_blocks >= 2 && min_blocks <= 4 ? min_blocks : 0,
+  G->E.written = cg_signature(C->out, C->a, C->p, C->names, k->name, GEMM_THREADS, min_blocks >= 2 && min_blocks <= 4 ? min_blocks : 0,
                k->n_tensors, k->tensors, g->first, 1);
   kbc_buf_puts(C->out, "{\n");
 

@@ -58,7 +58,7 @@ int cg_emit_point(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   kbc_buf_printf(C->out, "__device__ float %s[%d]; // each block's part\n", parts, max_parts);
   kbc_buf_printf(C->out, "__device__ unsigned %s = 0; // blocks finished; the last resets it for the next launch\n",
                  done);
-  cg_signature(C->out, a, C->p, C->names, k->name, T, 0, k->n_tensors, k->tensors, g->first, 1);
+  E.written = cg_signature(C->out, a, C->p, C->names, k->name, T, 0, k->n_tensors, k->tensors, g->first, 1);
   kbc_buf_puts(C->out, "{\n");
   cg_line(&E, "const int _lane = threadIdx.x;");
   cg_line(&E, "__shared__ float _red[32];");

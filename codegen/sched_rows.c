@@ -248,7 +248,7 @@ int cg_emit_rows(cg_ctx *C, const cg_group *g, cg_kernel *k) {
     kbc_buf_printf(C->out, "// %s\n", cg_stmt_comment(C->a, IR_STMT(C->p, g->first + i)));
   kbc_buf_printf(C->out, "// schedule: rows, %d outer dimension%s, %d thread%s per outer point\n", g->n_outer,
                  g->n_outer == 1 ? "" : "s", team, team == 1 ? "" : "s");
-  cg_signature(C->out, C->a, C->p, C->names, k->name, block, 0, k->n_tensors, k->tensors, g->first, g->count);
+  E.written = cg_signature(C->out, C->a, C->p, C->names, k->name, block, 0, k->n_tensors, k->tensors, g->first, g->count);
   kbc_buf_puts(C->out, "{\n");
   if (team > 1) cg_line(&E, "const int _lane = threadIdx.x %% %d;", team);
   if (team > 1 && team < 32)

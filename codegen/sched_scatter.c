@@ -32,7 +32,7 @@ int cg_emit_scatter(cg_ctx *C, const cg_group *g, cg_kernel *k) {
     }
   k->work = work;
   kbc_buf_printf(C->out, "// %s\n// schedule: scatter, one thread per point, atomic adds\n", cg_stmt_comment(C->a, s));
-  cg_signature(C->out, C->a, C->p, C->names, k->name, CG_BLOCK, 0, k->n_tensors, k->tensors, g->first, 1);
+  E.written = cg_signature(C->out, C->a, C->p, C->names, k->name, CG_BLOCK, 0, k->n_tensors, k->tensors, g->first, 1);
   kbc_buf_puts(C->out, "{\n");
   cg_line(&E, "const long long _n = %s;", cg_sym(&E, work));
   cg_line(&E, "for (long long _o = (long long)blockIdx.x * %d + threadIdx.x; _o < _n; _o += (long long)gridDim.x * %d) {",

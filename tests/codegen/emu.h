@@ -55,6 +55,7 @@ static inline void __syncwarp(unsigned mask = 0xffffffffu) {
   pthread_mutex_unlock(&emu_group_lock);
   pthread_barrier_wait(b);
 }
+static inline float __ldca(const float *p) { return *p; }
 static inline float __shfl_xor_sync(unsigned mask, float v, int lane_mask) {
   unsigned w = threadIdx.x / 32, lane = threadIdx.x % 32;
   emu_shfl_scratch[w][lane] = v;

@@ -55,8 +55,8 @@ layernorm_k0_mean(const float *__restrict__ x,
     { // variance[r] = sum(c: (x[r, c] - mean[r]) * (x[r, c] - mean[r])) / (cols)
       const long long r = _o0;
       float _acc3 = 0.0f;
-      const float _h4 = mean[r]; // invariant in the loop below
-      const float _h5 = mean[r]; // invariant in the loop below
+      const float _h4 = __ldca(&mean[r]); // invariant in the loop below
+      const float _h5 = __ldca(&mean[r]); // invariant in the loop below
       auto *_row6 = x + (cols*r); // x, contiguous along the loop below
       auto *_row7 = x + (cols*r); // x, contiguous along the loop below
       #pragma unroll 4
