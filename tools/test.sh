@@ -6,7 +6,8 @@
 #      diagnostics, CLI, fuzz corpus replay, CPU interpreter vs PyTorch);
 #      GPU tests skip visibly where there is no GPU;
 #   3. an ASan+UBSan build in build/asan: the same tests but the oracle
-#      ones (the interpreter is exercised by the unit tests there) and the
+#      ones (the interpreter is exercised by the unit tests there), the
+#      differential fuzzer (its time is the emulated kernels'), and the
 #      NVRTC/nvcc compilations of generated code (their time is NVRTC's;
 #      the Release run has them), and the python binding (an instrumented
 #      libkbc.so cannot be loaded into an uninstrumented python); the GEMM
@@ -24,4 +25,4 @@ ctest --test-dir build/release --output-on-failure -j"$jobs"
 cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKBC_SANITIZE=ON >/dev/null
 cmake --build build/asan
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build/asan --output-on-failure -j"$jobs" -LE "oracle|nvrtc|python" -E "^codegen/nvcc/"
+  ctest --test-dir build/asan --output-on-failure -j"$jobs" -LE "oracle|nvrtc|python|differential" -E "^codegen/nvcc/"

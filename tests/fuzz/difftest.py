@@ -4,7 +4,7 @@ their generated kernels against the CPU reference interpreter.
     difftest.py emu  --kbc KBC --emu KERNEL_EMU [--seeds A:B] [--fresh N] [--jobs J] [--features LIST]
                      [--variants LIST] [--keep DIR] [--time-limit S]
     difftest.py gpu  --kbc KBC [--seeds A:B] [--jobs J] [--variants fp32,tf32,idx32,...] [--keep DIR]
-    difftest.py replay --kbc KBC --emu KERNEL_EMU CASE.kb...     # kept regressions
+    difftest.py replay --kbc KBC (--emu KERNEL_EMU | --gpu) CASE.kb...   # kept regressions
 
 Oracles, per spec:
   - `kbc check` accepts it (the generator writes only valid specs: a
@@ -229,7 +229,8 @@ def one(checker, seed, args, keepdir):
         verdict, oracle, detail = checker.oracles(path, binding, wd)
         if verdict != "fail":
             return seed, verdict, oracle, detail, None
-        small, sb = minimize(checker, text, binding, oracle, detail, wd) if args.minimize else (text, binding)
+        small, sb = minimize(checker, text, binding, oracle, detail, wd, args.min_time) if args.minimize \
+            else (text, binding)
         kept = None
         if keepdir:
             os.makedirs(keepdir, exist_ok=True)
@@ -258,7 +259,8 @@ def replay(args):
         # the default variants, and the one that found the case
         found = re.search(r"found by (\w+)", text)
         variants = list(args.variants)
-        if found and found.group(1) in VARIANTS and found.group(1) not in variants:
+        known = GPU_VARIANTS if args.mode == "gpu" else VARIANTS
+        if found and found.group(1) in known and found.group(1) not in variants:
             variants.append(found.group(1))
         checker.a.variants = variants
         with tempfile.TemporaryDirectory(prefix="kbc_replay_") as wd:
@@ -286,20 +288,22 @@ def main(argv):
     ap.add_argument("--variants", default="fp32,tf32")
     ap.add_argument("--features", default="")
     ap.add_argument("--no-minimize", dest="minimize", action="store_false")
+    ap.add_argument("--min-time", type=float, default=240, help="seconds to minimize one failure")
     ap.add_argument("--keep", help="where minimized failures are written")
     ap.add_argument("--time-limit", type=float, default=0, help="stop starting new specs after S seconds")
     ap.add_argument("--json", help="write per-seed results here")
-    args = ap.parse_args(argv[1:])
+    ap.add_argument("--gpu", action="store_true", help="replay: through kbc verify on the GPU")
+    args = ap.parse_intermixed_args(argv[1:])
     args.variants = [v for v in args.variants.split(",") if v]
     args.features = tuple(f for f in args.features.split(",") if f)
     known = GPU_VARIANTS if args.mode == "gpu" else VARIANTS
     for v in args.variants:
         if v not in known:
             ap.error(f"unknown variant '{v}' (known: {', '.join(known)})")
-    if args.mode in ("emu", "replay") and not args.emu:
-        ap.error("emu and replay need --emu KERNEL_EMU")
+    if (args.mode == "emu" or (args.mode == "replay" and not args.gpu)) and not args.emu:
+        ap.error("emu and replay need --emu KERNEL_EMU (or replay --gpu)")
     if args.mode == "replay":
-        args.mode = "emu"
+        args.mode = "gpu" if args.gpu else "emu"
         return replay(args)
     seeds = parse_seeds(args.seeds)
     if args.fresh:
@@ -334,6 +338,8 @@ def main(argv):
                 except Exception as e:  # a generator or driver bug: counted as a failure
                     seed, verdict, oracle, detail, kept = s, "fail", "driver", repr(e), None
                 counts[verdict] += 1
+                if len(results) % 100 == 99:
+                    print(f"... {len(results) + 1} specs, {time.time() - t0:.0f} s: {counts}", flush=True)
                 results.append({"seed": seed, "verdict": verdict, "oracle": oracle, "detail": detail[:4000]})
                 if verdict == "fail":
                     print(f"FAIL seed {seed} ({oracle}): {detail.strip()[:1500]}", flush=True)
