@@ -369,3 +369,19 @@ def global_norm(ax: Axes, g: torch.Generator) -> tuple[Tensors, Tensors]:
     mean = x.mean()
     peak = (x - mean).abs().max()
     return inputs, {"peak": peak, "y": f64(inputs["scale"]) * (x - mean) / peak}
+
+
+@workload(n=2, c=3, h=5, w=3)
+def pixel_shuffle(ax: Axes, g: torch.Generator) -> tuple[Tensors, Tensors]:
+    """y = PixelShuffle(2)(x): channels c*4 unflattened into 2x2 blocks."""
+    inputs = {"x": data(g, ax["n"], ax["c"] * 4, ax["h"], ax["w"])}
+    return inputs, {"y": F.pixel_shuffle(f64(inputs["x"]), 2)}
+
+
+@workload(b=2, hw=7)
+def group_norm(ax: Axes, g: torch.Generator) -> tuple[Tensors, Tensors]:
+    """y = GroupNorm(4 groups, 12 channels, affine)(x) over [b, c, hw]."""
+    b, hw = ax["b"], ax["hw"]
+    inputs = {"x": uniform(g, (b, 12, hw), math.sqrt(3.0), 1.0), "gamma": norm_weight(g, 12), "beta": norm_bias(g, 12)}
+    y = F.group_norm(f64(inputs["x"]), 4, f64(inputs["gamma"]), f64(inputs["beta"]), eps=1e-5)
+    return inputs, {"y": y}
