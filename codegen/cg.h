@@ -8,12 +8,15 @@
  * over the var axes, from which the runtime computes the grid for a
  * binding (cg_kernel_launch).  Kernel parameters: the kernel's tensors (device pointers, in
  * the order listed), then every var axis as `long long`, in var_id order.
- * The text is deterministic for the same IR and target.  cg_narrow_indices
- * makes its 32-bit index variant (var axes then passed as `int`). */
+ * The text is deterministic for the same IR and target (its options
+ * included: code generation reads no environment, see options.h).
+ * cg_narrow_indices makes its 32-bit index variant (var axes then passed
+ * as `int`). */
 #ifndef KBC_CG_H
 #define KBC_CG_H
 
 #include "../ir/ir.h"
+#include "options.h"
 
 typedef enum { CG_PRECISION_FP32, CG_PRECISION_TF32 } cg_precision;
 
@@ -22,9 +25,11 @@ typedef struct {
   int sm_count;        /* multiprocessors (132 on an H200) */
   int smem_per_block;  /* opt-in shared memory per block, bytes */
   cg_precision precision;
+  cg_options opt;      /* the switches (options.h) */
 } cg_target;
 
-/* The default target when no device is known: an H200 (sm_90). */
+/* The default target when no device is known: an H200 (sm_90), with the
+ * default options (cg_options_default; no environment read). */
 cg_target cg_target_default(void);
 
 /* Schedule families (see docs/ARCHITECTURE.md). */
@@ -80,10 +85,10 @@ void cg_program_free(cg_program *g);
 /* The 32-bit index variant of generated text src, appended to out (see
  * narrow.c; valid where ir_binding_fits_i32 holds). */
 void cg_narrow_indices(const char *src, kbc_buf *out);
-/* g's source replaced by its 32-bit index variant. */
+/* g's source replaced by its 32-bit index variant.  Where the target's
+ * opt.idx32 asks for it (KBC_IDX32), the runtime launches this variant for
+ * the bindings that fit, and `kbc compile --emit` and the kernel emulator
+ * show it. */
 void cg_program_narrow(cg_program *g);
-/* KBC_IDX32=1: the runtime launches the 32-bit variant where a binding
- * fits, and `kbc compile --emit` (and the kernel emulator) show it. */
-int cg_idx32_requested(void);
 
 #endif

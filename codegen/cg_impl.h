@@ -72,6 +72,7 @@ cg_names *cg_names_make(kbc_arena *a, const ir_program *p);
 typedef struct {
   kbc_arena *a;
   const ir_program *p;
+  const cg_options *opt;   /* the target's switches */
   const cg_names *names;
   const ir_stmt *s;        /* statement being emitted */
   kbc_buf *out;

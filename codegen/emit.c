@@ -193,12 +193,8 @@ const char *cg_combine(cg_emit *E, ir_red op, const char *acc, const char *v) {
   }
 }
 
-/* Unroll factor of flattened loops (KBC_UNROLL=N overrides, for tuning). */
-static int flat_unroll(void) {
-  const char *u = getenv("KBC_UNROLL");
-  int v = u ? atoi(u) : 0;
-  return v >= 1 && v <= 64 ? v : 4;
-}
+/* Unroll factor of flattened loops (opt.unroll: KBC_UNROLL=N, for tuning). */
+static int flat_unroll(const cg_emit *E) { return E->opt->unroll; }
 
 void cg_decode(cg_emit *E, const char *q, const char *flat, const int *ids, int n, const char *const *dst) {
   cg_line(E, "{");
@@ -287,7 +283,7 @@ static void flat_loop(cg_emit *E, cg_flat *L, int n, const int *ids, const char 
   if (n == 1) { /* a plain loop */
     const char *v = E->idx[ids[0]];
     for (int i = 0; i < n_body; i++) flat_pointers(E, body[i], n, ids, v);
-    cg_line(E, "#pragma unroll %d", flat_unroll());
+    cg_line(E, "#pragma unroll %d", flat_unroll(E));
     cg_line(E, "for (long long %s = %s; %s < %s; %s += %s) {", v, start, v, cg_sym(E, E->s->index[ids[0]].extent), v,
             step);
     E->indent++;
@@ -313,7 +309,7 @@ static void flat_loop(cg_emit *E, cg_flat *L, int n, const int *ids, const char 
     cg_decode(E, q, start, ids, n, digits);
     cg_decode(E, q, step_ll, ids, n, incs);
   }
-  cg_line(E, "#pragma unroll %d", flat_unroll());
+  cg_line(E, "#pragma unroll %d", flat_unroll(E));
   cg_line(E, "for (long long %s = %s; %s < %s; %s += %s) {", f, start, f, total, f, step);
   E->indent++;
 }

@@ -147,9 +147,8 @@ int cg_find_contraction(kbc_arena *arena, const ir_stmt *s, cg_contraction *c) {
   return 1;
 }
 
-static int is_gemm(kbc_arena *a, const ir_stmt *s) {
-  const char *off = getenv("KBC_NO_GEMM"); /* debugging: rows schedules only */
-  if (off && *off && strcmp(off, "0")) return 0;
+static int is_gemm(kbc_arena *a, const ir_stmt *s, const cg_options *o) {
+  if (o->no_gemm) return 0; /* debugging: rows schedules only */
   cg_contraction c;
   if (!cg_find_contraction(a, s, &c)) return 0;
   return product(s, c.m, c.n_m) >= 16 && product(s, c.n, c.n_n) >= 16 && product(s, c.k, c.n_k) >= 8 &&
@@ -160,6 +159,7 @@ static int is_gemm(kbc_arena *a, const ir_stmt *s) {
 
 typedef struct {
   const ir_program *p;
+  const cg_options *opt;
   int first;          /* group's first statement */
   int count;
   int n_outer;
@@ -360,8 +360,7 @@ static void finish_rows(kbc_arena *a, const builder *b, cg_group *g) {
     work += inner / (outer > 0 ? outer : 1) * (1 + red_size(s));
   }
   int team = 1, max_team = CG_BLOCK;
-  const char *cap = getenv("KBC_MAX_TEAM"); /* debugging: cap the team size */
-  if (cap && atoi(cap) >= 1) max_team = atoi(cap);
+  if (b->opt->max_team >= 1) max_team = b->opt->max_team; /* debugging: cap the team size */
   /* With enough outer points for the whole GPU, one thread per point when
    * that is what keeps the loads coalesced. */
   if (outer >= CG_MIN_OUTER * 16 && coalesce_across_points(a, b, g)) max_team = 1;
@@ -374,17 +373,17 @@ static void finish_rows(kbc_arena *a, const builder *b, cg_group *g) {
 }
 
 int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, cg_group **out) {
-  (void)t;
+  const cg_options *o = &t->opt;
   int n = p->stmts.len, ng = 0;
   cg_group *g = KBC_NEW_ARRAY(a, cg_group, n + 1);
   for (int i = 0; i < n;) {
     const ir_stmt *s = IR_STMT(p, i);
-    if (s->accumulate || is_gemm(a, s)) {
+    if (s->accumulate || is_gemm(a, s, o)) {
       g[ng++] = (cg_group){.family = s->accumulate ? CG_FAMILY_SCATTER : CG_FAMILY_GEMM, .first = i, .count = 1};
       i++;
       continue;
     }
-    builder b = {.p = p, .first = i, .count = 1};
+    builder b = {.p = p, .opt = o, .first = i, .count = 1};
     b.phi = KBC_NEW_ARRAY(a, int, (n - i) * CG_MAX_OUTER);
     for (int id = 0; id < s->n_index && b.n_outer < CG_MAX_OUTER; id++)
       if (s->index[id].kind == IR_IDX_FREE) {
@@ -393,10 +392,9 @@ int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, cg_gro
       }
     b.initial_points = outer_points(&b, b.outer_ok);
     int j = i + 1;
-    const char *nofuse = getenv("KBC_NO_FUSE"); /* debugging: one statement per kernel */
-    while (j < n && !(nofuse && *nofuse && strcmp(nofuse, "0"))) {
+    while (j < n && !o->no_fuse) { /* debugging: one statement per kernel */
       const ir_stmt *next = IR_STMT(p, j);
-      if (next->accumulate || is_gemm(a, next) || !try_join(&b, next)) break;
+      if (next->accumulate || is_gemm(a, next, o) || !try_join(&b, next)) break;
       j++;
     }
     finish_rows(a, &b, &g[ng++]);

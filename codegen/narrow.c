@@ -52,8 +52,3 @@ void cg_program_narrow(cg_program *g) {
   kbc_buf_free(&g->source);
   g->source = out;
 }
-
-int cg_idx32_requested(void) {
-  const char *v = getenv("KBC_IDX32");
-  return v && !strcmp(v, "1");
-}

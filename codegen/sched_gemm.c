@@ -831,9 +831,8 @@ int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   gemm_shape sh = {gemm_tile_estimate(M), gemm_tile_estimate(N), gemm_tile_estimate(K), gemm_tile_estimate(B), 0};
   /* Split-K needs an output that is the bare sum and a K that may be long. */
   sh.splittable = s->rhs == c->reduce && !s->accumulate && sh.k >= 2.0 * GEMM_SPLIT_MIN_KTILES * 16;
-  /* fp32 on tensor cores (experimental, KBC_FP32_MMA=1): 3xTF32 split products */
-  const char *fp32_mma = getenv("KBC_FP32_MMA");
-  G->split3 = C->t->precision == CG_PRECISION_FP32 && fp32_mma && !strcmp(fp32_mma, "1");
+  /* fp32 on tensor cores (experimental, opt.fp32_mma: KBC_FP32_MMA=1): 3xTF32 split products */
+  G->split3 = C->t->precision == CG_PRECISION_FP32 && C->t->opt.fp32_mma;
   int mma = C->t->precision == CG_PRECISION_TF32 || G->split3;
   if (!gemm_choose_cfg(C->t, &sh, G->split3 ? 2 : mma, &G->f)) return 0;
   gemm_cfg *f = &G->f;
@@ -852,7 +851,8 @@ int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   G->names = cg_index_names(C->a, C->names, s);
   G->bind = KBC_NEW_ARRAY(C->a, const char *, s->n_index + 1);
   for (int id = 0; id < s->n_index; id++) G->bind[id] = G->names[id];
-  G->E = (cg_emit){.a = C->a, .p = C->p, .names = C->names, .out = C->out, .indent = 1, .s = s, .idx = G->bind};
+  G->E = (cg_emit){.a = C->a, .p = C->p, .opt = &C->t->opt, .names = C->names, .out = C->out, .indent = 1, .s = s,
+                   .idx = G->bind};
   G->builder = -1;
   operand_init(G, &G->op[0], 'a');
   operand_init(G, &G->op[1], 'b');
@@ -903,11 +903,9 @@ int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
                    o->kmajor ? "k" : (w ? "n" : "m"), o->slots,
                    o->fast ? "addressed as row offset + k offset" : "evaluated per element");
   }
-  /* KBC_GEMM_MIN_BLOCKS=N (experimental, 2..4): ask ptxas for N blocks per
-   * multiprocessor (registers capped, some spilled) */
-  const char *mb = getenv("KBC_GEMM_MIN_BLOCKS");
-  int min_blocks = mb ? atoi(mb) : 0;
-  G->E.written = cg_signature(C->out, C->a, C->p, C->names, k->name, GEMM_THREADS, min_blocks >= 2 && min_blocks <= 4 ? min_blocks : 0,
+  /* opt.gemm_min_blocks = N (KBC_GEMM_MIN_BLOCKS, experimental, 2..4): ask
+   * ptxas for N blocks per multiprocessor (registers capped, some spilled) */
+  G->E.written = cg_signature(C->out, C->a, C->p, C->names, k->name, GEMM_THREADS, C->t->opt.gemm_min_blocks,
                k->n_tensors, k->tensors, g->first, 1);
   kbc_buf_puts(C->out, "{\n");
 

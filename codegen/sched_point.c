@@ -31,7 +31,7 @@ int cg_emit_point(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   int T = g->team;
   int max_parts = C->t->sm_count * POINT_BLOCKS_PER_SM;
   if (max_parts > POINT_MAX_PARTS || max_parts < 1) max_parts = POINT_MAX_PARTS;
-  cg_emit E = {.a = a, .p = C->p, .names = C->names, .out = C->out, .indent = 1, .team = T};
+  cg_emit E = {.a = a, .p = C->p, .opt = &C->t->opt, .names = C->names, .out = C->out, .indent = 1, .team = T};
   E.s = s;
   E.idx = cg_index_names(a, C->names, s);
   k->family = CG_FAMILY_ROWS;

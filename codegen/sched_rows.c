@@ -72,13 +72,13 @@ static int warp_per_element(cg_ctx *C, const cg_group *g, const ir_stmt *s) {
  * than its threads (estimated) and whose value is a reduction splits each
  * element's reduction into parts, one thread per part (grw: 64 columns
  * summed over 64 rows by 256 threads — a thread per column leaves three
- * quarters of them idle).  Opt-in (KBC_ROWS_PARTS=1): measured on the H200
- * (2026-11-30), SAM-HQ's dS rows kernel was 3% slower with its column sums
- * in parts at 64x64 b4 (4.26 vs 4.14 ms) and no faster at any other shape. */
-static int parts_per_element(const cg_group *g, const ir_stmt *s, const int *inner, int n_inner) {
+ * quarters of them idle).  Opt-in (opt.rows_parts, KBC_ROWS_PARTS=1):
+ * measured on the H200 (2026-11-30), SAM-HQ's dS rows kernel was 3% slower
+ * with its column sums in parts at 64x64 b4 (4.26 vs 4.14 ms) and no faster
+ * at any other shape. */
+static int parts_per_element(const cg_ctx *C, const cg_group *g, const ir_stmt *s, const int *inner, int n_inner) {
   const ir_expr *r = cg_top_reduce(s->rhs);
-  const char *opt = getenv("KBC_ROWS_PARTS");
-  if (!opt || strcmp(opt, "1") != 0) return 0;
+  if (!C->t->opt.rows_parts) return 0;
   if (g->team <= 32 || !r || n_inner == 0) return 0;
   double elems = 1, size = 1;
   for (int i = 0; i < n_inner; i++) elems *= ir_estimate(s->index[inner[i]].extent);
@@ -161,7 +161,7 @@ static int uses_parts(cg_ctx *C, const cg_group *g, int k) {
   const ir_stmt *s = IR_STMT(C->p, g->first + k);
   int inner[64], n_inner = inner_indices(C, g, k, inner);
   return !needs_coop(C->p, g, k) && n_inner > 0 && !warp_per_element(C, g, s) &&
-         parts_per_element(g, s, inner, n_inner);
+         parts_per_element(C, g, s, inner, n_inner);
 }
 
 static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_group *g, int k) {
@@ -205,7 +205,7 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_group *g, int k) {
     E->coop = NULL;
     cg_flat_loop_end(E, &L);
     E->n_hoisted = hoisted;
-  } else if (parts_per_element(g, s, inner, n_inner)) {
+  } else if (parts_per_element(C, g, s, inner, n_inner)) {
     emit_parts(C, E, g, s, inner, n_inner, store);
   } else {
     int hoisted = cg_hoist_invariants(E, s->rhs, inner, n_inner);
@@ -228,7 +228,7 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_group *g, int k) {
 
 int cg_emit_rows(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   if (cg_emit_point(C, g, k)) return 1; /* a scalar's reduction, split across the grid */
-  cg_emit E = {.a = C->a, .p = C->p, .names = C->names, .out = C->out, .indent = 1, .team = g->team};
+  cg_emit E = {.a = C->a, .p = C->p, .opt = &C->t->opt, .names = C->names, .out = C->out, .indent = 1, .team = g->team};
   /* A team wider than a warp is the whole block (its reductions and
    * barriers span the block); narrower teams share a block of CG_BLOCK. */
   int team = g->team, block = team > 32 ? team : CG_BLOCK, per_block = block / team;

@@ -10,7 +10,7 @@
 
 int cg_emit_scatter(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   const ir_stmt *s = IR_STMT(C->p, g->first);
-  cg_emit E = {.a = C->a, .p = C->p, .names = C->names, .out = C->out, .indent = 1, .s = s};
+  cg_emit E = {.a = C->a, .p = C->p, .opt = &C->t->opt, .names = C->names, .out = C->out, .indent = 1, .s = s};
   E.idx = cg_index_names(C->a, C->names, s);
   k->family = CG_FAMILY_SCATTER;
   k->first = g->first;

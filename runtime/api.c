@@ -372,9 +372,9 @@ kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t
   if (!pp) t.sm = atoi(arch + 3); /* "sm_90a" -> 90 */
   cg_program g;
   kbc_diag *d = kbc_diag_create(p->ir->name, NULL);
-  /* The 32-bit index variant where KBC_IDX32=1 asks for it — for a plan,
-   * only where the runtime would run it: when the binding fits. */
-  int idx32 = cg_idx32_requested() && (!plan || ir_binding_fits_i32(p->ir, &bind));
+  /* The 32-bit index variant where KBC_IDX32 asks for it (t.opt.idx32) —
+   * for a plan, only where the runtime would run it: when the binding fits. */
+  int idx32 = t.opt.idx32 && (!plan || ir_binding_fits_i32(p->ir, &bind));
   if (!cg_generate(a, p->ir, &t, &g, d)) s = fail(KBC_ERROR_INTERNAL, "%s", kbc_diag_text(d));
   else if (idx32) cg_program_narrow(&g);
   kbc_diag_destroy(d);

@@ -2,6 +2,8 @@
  * (encode, decode, load, store); dumps; rt_compile; directory stats. */
 #include "runtime/cache.h"
 
+#include "support/env.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
@@ -131,11 +133,11 @@ int rt_cache_key(const rt_compile_req *req, char key[RT_KEY_HEX + 1], kbc_buf *e
 }
 
 int rt_cache_dir_path(kbc_buf *dir, kbc_buf *err) {
-  const char *env = getenv("KBC_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  const char *env = kbc_env_str("KBC_CACHE_DIR"), *xdg = kbc_env_str("XDG_CACHE_HOME"), *home = kbc_env_str("HOME");
   rt_buf_clear(dir);
-  if (env && *env) kbc_buf_puts(dir, env);
-  else if (xdg && *xdg) kbc_buf_printf(dir, "%s/kbc", xdg);
-  else if (home && *home) kbc_buf_printf(dir, "%s/.cache/kbc", home);
+  if (env) kbc_buf_puts(dir, env);
+  else if (xdg) kbc_buf_printf(dir, "%s/kbc", xdg);
+  else if (home) kbc_buf_printf(dir, "%s/.cache/kbc", home);
   else return rt_fail(err, "no cache directory: none of KBC_CACHE_DIR, XDG_CACHE_HOME, HOME is set");
   return 0;
 }
@@ -264,8 +266,8 @@ static void cache_store(const char *dir, const char *key, const rt_compiled *c, 
 
 /* KBC_DUMP_DIR/<name>-<key><ext>, the name reduced to [A-Za-z0-9_.-]. */
 static void dump(const char *name, const char *key, const char *ext, const void *data, size_t len) {
-  const char *dir = getenv("KBC_DUMP_DIR");
-  if (!dir || !*dir || !data) return;
+  const char *dir = kbc_env_str("KBC_DUMP_DIR");
+  if (!dir || !data) return;
   kbc_buf path = {0}, err = {0};
   if (rt_mkdir_p(dir, 0755, &err) < 0) {
     rt_debug(1, "dump: %s", err.data);
@@ -295,11 +297,6 @@ void rt_compiled_free(rt_compiled *c) {
   memset(c, 0, sizeof *c);
 }
 
-static int env_flag(const char *name) {
-  const char *s = getenv(name);
-  return s && *s && strcmp(s, "0") != 0;
-}
-
 static void report_resources(const rt_compiled *c) {
   if (rt_debug_level() < 2) return;
   kbc_buf b = {0};
@@ -320,7 +317,7 @@ int rt_compile(const rt_compile_req *req, rt_compiled *out, kbc_buf *err) {
   kbc_buf dir = {0}, why = {0};
   int have_dir = rt_cache_dir(&dir, &why) == 0;
   if (!have_dir) rt_debug(1, "cache: unusable, compiling without it: %s", why.data);
-  if (have_dir && !env_flag("KBC_ALWAYS_COMPILE") && cache_load(dir.data, out->key, req->want_ptx, out)) {
+  if (have_dir && !kbc_env_flag("KBC_ALWAYS_COMPILE", 0) && cache_load(dir.data, out->key, req->want_ptx, out)) {
     out->from_cache = 1;
     rt_debug(1, "cache hit: %s for %s (%s)", name, req->arch, out->key);
   } else {

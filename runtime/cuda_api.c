@@ -4,6 +4,7 @@
 #include "runtime/cuda_api.h"
 
 #include "runtime/rt_common.h"
+#include "support/env.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -127,9 +128,9 @@ int rt_cu_check(CUresult r, const char *call, kbc_buf *err) {
 }
 
 static void load(void) {
-  const char *env = getenv("KBC_CUDA_LIB");
-  const char *names[] = {env && *env ? env : "libcuda.so.1", "libcuda.so"};
-  int n_names = env && *env ? 1 : 2;
+  const char *env = kbc_env_str("KBC_CUDA_LIB");
+  const char *names[] = {env ? env : "libcuda.so.1", "libcuda.so"};
+  int n_names = env ? 1 : 2;
   void *h = NULL;
   kbc_buf why = {0};
   for (int i = 0; i < n_names && !h; i++) {

@@ -5,6 +5,7 @@
 #include "runtime/cache.h"
 #include "runtime/cuda_api.h"
 #include "runtime/nvrtc.h"
+#include "support/env.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -597,9 +598,9 @@ void rt_info(const char *kbc_version, kbc_buf *out) {
     human_bytes(out, (double)bytes);
     kbc_buf_puts(out, "\n");
   }
-  const char *always = getenv("KBC_ALWAYS_COMPILE"), *dump = getenv("KBC_DUMP_DIR");
-  if (always && *always && strcmp(always, "0")) kbc_buf_puts(out, "  KBC_ALWAYS_COMPILE: the cache is not read\n");
-  if (dump && *dump) kbc_buf_printf(out, "  KBC_DUMP_DIR: %s\n", dump);
+  const char *dump = kbc_env_str("KBC_DUMP_DIR");
+  if (kbc_env_flag("KBC_ALWAYS_COMPILE", 0)) kbc_buf_puts(out, "  KBC_ALWAYS_COMPILE: the cache is not read\n");
+  if (dump) kbc_buf_printf(out, "  KBC_DUMP_DIR: %s\n", dump);
   kbc_buf_free(&dir);
   kbc_buf_free(&err);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "runtime/cache.h"
+#include "support/env.h"
 
 #include "support/version.h"
 #define KBC_EXEC_VERSION "kbc-" KBC_VERSION
@@ -29,7 +30,7 @@ struct rt_exec {
   const char *arch;
   cg_program code;
   rt_variant v[2];       /* by RT_IDX64 / RT_IDX32; the 32-bit one built at the first binding that fits */
-  int idx32;             /* KBC_IDX32=1: use the 32-bit variant where the binding fits */
+  int idx32;             /* KBC_IDX32 (cg_options.idx32): use the 32-bit variant where the binding fits */
   int cur;               /* the variant of the launch being queued */
   int *vars32;           /* the var axes as the 32-bit variant takes them */
   int64_t *fit_vars;     /* the var values last judged by ir_binding_fits_i32 ... */
@@ -58,6 +59,7 @@ cg_target rt_exec_target(const rt_device_props *props, cg_precision precision) {
     t.smem_per_block = props->smem_per_block_optin;
   }
   t.precision = precision;
+  t.opt = cg_options_from_env();
   return t;
 }
 
@@ -145,7 +147,7 @@ int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precisi
   if (!ok) goto fail;
   x->arch = kbc_arena_strdup(x->arena, arch);
   if (build_variant(x, RT_IDX64, err)) goto fail;
-  x->idx32 = cg_idx32_requested();
+  x->idx32 = t.opt.idx32;
   x->vars32 = calloc((size_t)p->vars.len + 1, sizeof *x->vars32);
   x->fit_vars = calloc((size_t)p->vars.len + 1, sizeof *x->fit_vars);
   x->fit = -1;
@@ -153,8 +155,7 @@ int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precisi
     rt_fail(err, "out of memory");
     goto fail;
   }
-  const char *prof = getenv("KBC_PROFILE");
-  if (prof && *prof && strcmp(prof, "0")) {
+  if (kbc_env_flag("KBC_PROFILE", 0)) {
     x->prof_ev = calloc(2 * (size_t)x->code.n_kernels + 1, sizeof *x->prof_ev);
     x->prof_ms = calloc((size_t)x->code.n_kernels + 1, sizeof *x->prof_ms);
     if (!x->prof_ev || !x->prof_ms) {
@@ -269,12 +270,11 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
   return x->prof_ev ? profile_collect(x, stream, err) : 0;
 }
 
-/* Replays a captured graph when the arguments repeat (KBC_NO_GRAPH=1
+/* Replays a captured graph when the arguments repeat (KBC_NO_GRAPH on
  * turns this off).  Returns 1 when it launched, 0 to launch plainly. */
 static int via_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *vars, void **args, void *stream,
                      kbc_buf *err) {
-  const char *off = getenv("KBC_NO_GRAPH");
-  if ((off && *off && strcmp(off, "0")) || x->prof_ev || !rt_graph_supported(x->dev) || x->code.n_kernels < 2) return 0;
+  if (kbc_env_flag("KBC_NO_GRAPH", 0) || x->prof_ev || !rt_graph_supported(x->dev) || x->code.n_kernels < 2) return 0;
   size_t len = sizeof(rt_dptr) * (size_t)x->p->tensors.len + sizeof(long long) * (size_t)x->p->vars.len;
   unsigned char *key = malloc(len + 1);
   if (!key) return 0;

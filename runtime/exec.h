@@ -6,7 +6,7 @@
  * queues the kernels for one binding on a stream: temporaries are placed
  * in a device workspace owned by the rt_exec (grown when a binding needs
  * more), scatter targets are zeroed first, and every kernel gets its
- * tensors and the var axes.  With KBC_IDX32=1, a binding whose indices
+ * tensors and the var axes.  With KBC_IDX32 on, a binding whose indices
  * all fit an int (ir_binding_fits_i32) runs the 32-bit index variant of the
  * same kernels (compiled and loaded at its first such launch, var axes then
  * passed as int).  rt_exec_destroy releases everything. */
@@ -38,7 +38,9 @@ int rt_exec_launch(rt_exec *x, const ir_binding *b, const rt_dptr *tensors, void
 enum { RT_WORKSPACE_ALIGN = 256 };
 size_t rt_workspace_layout(const ir_program *p, const ir_binding *b, size_t *offset);
 
-/* The target of a device (or the default H200-like one for dev == NULL). */
+/* The target of a device (or the default H200-like one for dev == NULL),
+ * with the code generation switches the environment sets
+ * (cg_options_from_env, read here once per call). */
 cg_target rt_exec_target(const rt_device_props *props, cg_precision precision);
 
 #endif

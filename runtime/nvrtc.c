@@ -3,6 +3,8 @@
  * lines. */
 #include "runtime/nvrtc.h"
 
+#include "support/env.h"
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -61,9 +63,9 @@ static char *nv_name;
 
 static void nv_load(void) {
   kbc_buf tried = {0}, path = {0};
-  const char *env = getenv("KBC_NVRTC_LIB"), *home = getenv("CUDA_HOME");
-  if (home && *home) kbc_buf_printf(&path, "%s/lib64/libnvrtc.so", home);
-  const char *names[] = {env && *env ? env : NULL, "libnvrtc.so.13", "libnvrtc.so",
+  const char *env = kbc_env_str("KBC_NVRTC_LIB"), *home = kbc_env_str("CUDA_HOME");
+  if (home) kbc_buf_printf(&path, "%s/lib64/libnvrtc.so", home);
+  const char *names[] = {env, "libnvrtc.so.13", "libnvrtc.so",
                          "/usr/local/cuda/lib64/libnvrtc.so", path.len ? path.data : NULL};
   void *h = NULL;
   for (size_t i = 0; i < sizeof names / sizeof names[0] && !h; i++) {
@@ -391,8 +393,7 @@ int rt_nvrtc_compile(const char *src, const char *name, const char *arch,
   rt_debug(4, "CUDA source of %s:\n%s", name, src);
   kbc_buf mylog = {0};
   rt_blob c = {0}, p = {0};
-  const char *iso = getenv("KBC_NVRTC_ISOLATE");
-  int rc = iso && *iso && strcmp(iso, "0")
+  int rc = kbc_env_flag("KBC_NVRTC_ISOLATE", 0)
                ? compile_isolated(src, name, arch, extra_opts, n_extra, &c, ptx ? &p : NULL, &mylog, err)
                : compile_here(src, name, arch, extra_opts, n_extra, &c, ptx ? &p : NULL, &mylog, err);
   size_t n = mylog.len;

@@ -1,6 +1,8 @@
 /* rt_common.c — see rt_common.h. */
 #include "runtime/rt_common.h"
 
+#include "support/env.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -31,10 +33,8 @@ void rt_blob_set(rt_blob *b, const void *p, size_t n) {
 }
 
 int rt_debug_level(void) {
-  const char *s = getenv("KBC_DEBUG");
-  if (!s || !*s) return 0;
-  int v = atoi(s);
-  return v < 0 ? 0 : v > 4 ? 4 : v;
+  int v = kbc_env_int("KBC_DEBUG", 0, 99, 0); /* levels past 4 are 4 */
+  return v > 4 ? 4 : v;
 }
 
 /* The formatted message as a fresh heap string. */

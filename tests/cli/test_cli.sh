@@ -150,6 +150,13 @@ test_usage() {
   for bad in 0 65 abc ""; do
     expect 0 "KBC_UNROLL='$bad'" env KBC_UNROLL="$bad" "$kbc" compile "$sm" --emit cuda --target sm_90
     grep -q "#pragma unroll 4$" "$log" || fail "KBC_UNROLL='$bad': not the default unroll factor 4"
+    # an invalid value is named in a warning (an empty one is unset)
+    if [ -n "$bad" ]; then
+      grep -q "^kbc: warning: ignoring KBC_UNROLL='$bad' (want an integer in 1..64); using the default, 4$" "$log" ||
+        fail "KBC_UNROLL='$bad': no warning"
+    elif grep -q "warning" "$log"; then
+      fail "KBC_UNROLL='': a warning"
+    fi
   done
 
   # KBC_IDX32=1: the 32-bit index variant (var axes as int, no long long
@@ -173,6 +180,19 @@ test_usage() {
   grep -q "_part\[" "$log" && fail "column sums in parts without KBC_ROWS_PARTS=1"
   expect 0 "KBC_ROWS_PARTS=1" env KBC_ROWS_PARTS=1 "$kbc" compile "$cp" --emit cuda --target sm_90
   grep -q "_part\[" "$log" || fail "KBC_ROWS_PARTS=1: no column sums in parts"
+
+  # One truthiness rule for every boolean switch (docs/ARCHITECTURE.md,
+  # "Switches"): 1/yes/on/true on, 0/no/off/false off, anything else the
+  # default with a warning.
+  expect 0 "KBC_ROWS_PARTS=yes" env KBC_ROWS_PARTS=yes "$kbc" compile "$cp" --emit cuda --target sm_90
+  grep -q "_part\[" "$log" || fail "KBC_ROWS_PARTS=yes: no column sums in parts"
+  expect 0 "KBC_ROWS_PARTS=2" env KBC_ROWS_PARTS=2 "$kbc" compile "$cp" --emit cuda --target sm_90
+  grep -q "_part\[" "$log" && fail "KBC_ROWS_PARTS=2: column sums in parts"
+  grep -q "^kbc: warning: ignoring KBC_ROWS_PARTS='2'" "$log" || fail "KBC_ROWS_PARTS=2: no warning"
+  expect 0 "KBC_NO_GEMM=on" env KBC_NO_GEMM=on "$kbc" compile "$mm" --emit cuda --target sm_90
+  grep -q "schedule: gemm" "$log" && fail "KBC_NO_GEMM=on: a gemm kernel"
+  expect 0 "KBC_NO_GEMM=off" env KBC_NO_GEMM=off "$kbc" compile "$mm" --emit cuda --target sm_90
+  grep -q "schedule: gemm" "$log" || fail "KBC_NO_GEMM=off: no gemm kernel"
 }
 
 # ---- run -----------------------------------------------------------------

@@ -299,9 +299,10 @@ static int emu_run(emu *E, int argc, char **argv) {
   for (int i = 0; i < p->vars.len; i++)
     if (vars[i] < 1) return fail("unset var axis ", IR_VAR(p, i)->name);
   cg_target t = cg_target_default();
+  t.opt = cg_options_from_env(); /* KBC_IDX32, KBC_MAX_TEAM, ... as the runtime reads them */
   t.precision = tf32 ? CG_PRECISION_TF32 : CG_PRECISION_FP32;
   if (!cg_generate(a, p, &t, &E->g, d)) return fail(kbc_diag_text(d), NULL);
-  if (cg_idx32_requested()) cg_program_narrow(&E->g); /* KBC_IDX32=1: the 32-bit index variant */
+  if (t.opt.idx32) cg_program_narrow(&E->g); /* KBC_IDX32: the 32-bit index variant */
   const cg_program g = E->g;
   ir_binding B;
   if (!ir_bind(p, a, vars, &B, d)) return fail(kbc_diag_text(d), NULL);

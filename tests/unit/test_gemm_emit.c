@@ -55,6 +55,7 @@ static void generate(gen *G, const char *spec_text, cg_precision prec) {
   G->p = ir_pipeline_run(G->a, G->d, spec_text, "test", NULL);
   if (!G->p) fail_msg("pipeline: %s", kbc_diag_text(G->d));
   cg_target t = cg_target_default();
+  t.opt = cg_options_from_env();
   t.precision = prec;
   if (!cg_generate(G->a, G->p, &t, &G->g, G->d)) fail_msg("codegen: %s", kbc_diag_text(G->d));
   G->src = kbc_buf_str(&G->g.source);

@@ -227,6 +227,7 @@ static void test_errors(void **state) {
 
 static void generate(compiled *C) {
   cg_target t = cg_target_default();
+  t.opt = cg_options_from_env();
   if (!cg_generate(C->a, C->p, &t, &C->g, C->d)) fail_msg("codegen: %s", kbc_diag_text(C->d));
 }
 

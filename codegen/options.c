@@ -1,0 +1,28 @@
+/* options.c — code generation's switches from the environment.
+ *
+ * Before: any environment.  After cg_options_from_env(): the cg_options
+ * it asks for, each variable read once through support/env.h (so with
+ * that one rule for booleans and numbers).  Called only by the code that
+ * makes a target (the runtime's rt_exec_target, the kernel emulator, unit
+ * tests); code generation itself never reads the environment. */
+#include "options.h"
+
+#include "../support/env.h"
+
+cg_options cg_options_default(void) {
+  return (cg_options){.unroll = CG_UNROLL_DEFAULT};
+}
+
+cg_options cg_options_from_env(void) {
+  cg_options o = cg_options_default();
+  o.no_gemm = kbc_env_flag("KBC_NO_GEMM", 0);
+  o.no_fuse = kbc_env_flag("KBC_NO_FUSE", 0);
+  o.max_team = kbc_env_int("KBC_MAX_TEAM", 1, CG_MAX_TEAM_LIMIT, 0);
+  o.unroll = kbc_env_int("KBC_UNROLL", 1, CG_UNROLL_MAX, CG_UNROLL_DEFAULT);
+  o.fp32_mma = kbc_env_flag("KBC_FP32_MMA", 0);
+  o.rows_parts = kbc_env_flag("KBC_ROWS_PARTS", 0);
+  o.gemm_min_blocks = kbc_env_int("KBC_GEMM_MIN_BLOCKS", 0, 4, 0);
+  if (o.gemm_min_blocks < 2) o.gemm_min_blocks = 0; /* 0 and 1: no bound asked */
+  o.idx32 = kbc_env_flag("KBC_IDX32", 0);
+  return o;
+}

@@ -1,0 +1,34 @@
+/* options.h — code generation's switches, in one place.
+ *
+ * Before: nothing.  After cg_options_from_env(): every switch that changes
+ * the generated code, read from the environment once, by the one rule of
+ * support/env.h (booleans 1/yes/on/true and 0/no/off/false; numbers
+ * within their range; anything else the default, with a warning).  The
+ * options travel in cg_target (cg.h), so that cg_generate depends only on
+ * the IR, the target and its options; nothing in codegen/ reads the
+ * environment itself.  cg_options_default() is the code without any
+ * switch.  Each switch is documented in docs/ARCHITECTURE.md, "Switches". */
+#ifndef KBC_CG_OPTIONS_H
+#define KBC_CG_OPTIONS_H
+
+typedef struct {
+  int no_gemm;         /* KBC_NO_GEMM: rows schedules only (debugging) */
+  int no_fuse;         /* KBC_NO_FUSE: one statement per kernel (debugging) */
+  int max_team;        /* KBC_MAX_TEAM: at most this many threads per outer point; 0: no cap */
+  int unroll;          /* KBC_UNROLL: unroll factor of the rows family's flattened loops (1..64) */
+  int fp32_mma;        /* KBC_FP32_MMA: fp32 contractions as 3xTF32 on tensor cores */
+  int rows_parts;      /* KBC_ROWS_PARTS: a block-wide team's column sums in parts */
+  int gemm_min_blocks; /* KBC_GEMM_MIN_BLOCKS: __launch_bounds__(256, N) on GEMM kernels, N in 2..4; 0: none */
+  int idx32;           /* KBC_IDX32: the 32-bit index variant where a binding fits (applied by the
+                          callers: cg_program_narrow) */
+} cg_options;
+
+enum { CG_UNROLL_DEFAULT = 4, CG_UNROLL_MAX = 64, CG_MAX_TEAM_LIMIT = 1024 };
+
+/* No switch set: the defaults. */
+cg_options cg_options_default(void);
+/* The switches as the environment sets them (see options.c for each one's
+ * variable and values). */
+cg_options cg_options_from_env(void);
+
+#endif
