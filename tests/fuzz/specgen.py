@@ -103,10 +103,7 @@ class Gen:
             if kind in ("prod", "inline"):
                 Q = r.choice(self.consts + [self.axes[v] for v in self.vars])
                 text = f"{A.text} * {Q.text}" if r.random() < 0.5 else f"{Q.text}*{A.text}"
-                if Q.form[0] == "const":
-                    form = ("prod", A, Q)
-                else:
-                    form = ("prod", A, Q)
+                form = ("prod", A, Q)
                 val = (lambda A, Q: (lambda B: A.value(B) * Q.value(B)))(A, Q)
             elif kind == "win":
                 k = r.choice(self.consts)
@@ -330,7 +327,6 @@ class Gen:
             return r.choice([f"{i.name} < {j.name}", f"{i.name} % 2 == 0", f"{i.name} >= 1",
                              f"{i.name} != {j.name} && {j.name} <= 2", f"!({i.name} == 0)"])
         # a float comparison only on an input element (never on a computed value)
-        inputs = [t for t in self.tensors if t.role == "input"]
         ld = self.load(scope, 0, want_padded=False)
         if not ld.startswith("x"):
             return "1 < 2"
@@ -366,9 +362,9 @@ class Gen:
         body = self.value(inner, depth - 1)
         self.terms = outer
         # every reduction index used at least once: add a term reading it directly
-        uses = " ".join([body])
+        words = set(re.findall(r"\w+", body))
         for ix in new:
-            if ix.name not in uses.replace("(", " ").replace(")", " ").replace(",", " ").replace("[", " ").replace("]", " ").split():
+            if ix.name not in words:
                 t = self.new_input([ix.dim]) if self.numel([ix.dim]) <= self.limit else None
                 if t is None:
                     return self.value(scope, 0, bounded)
