@@ -164,9 +164,12 @@ int ir_hoist(ir_program *p, kbc_diag *d) {
     s->rhs = walk(&H, s->rhs);
     i = H.at;
     if (!H.count) continue;
-    /* Drop the indices that moved out with the reductions. */
+    /* Drop the indices that moved out with the reductions: those no
+     * reduction left in s ranges over (one may range over an index its
+     * body never reads, `sum(r < b: x[0])`). */
     unsigned char *keep = KBC_NEW_ARRAY(p->arena, unsigned char, s->n_index + 1);
-    for (int k = 0; k < s->n_index; k++) keep[k] = s->index[k].kind != IR_IDX_REDUCE || ir_expr_mentions_index(s->rhs, k);
+    mark_reduce_vars(s->rhs, keep);
+    for (int k = 0; k < s->n_index; k++) keep[k] |= s->index[k].kind != IR_IDX_REDUCE;
     renumber(p->arena, s, keep);
   }
   for (int i = 0; i < p->stmts.len; i++) IR_STMT(p, i)->id = i;
