@@ -15,7 +15,7 @@
 #ifndef KBC_CG_H
 #define KBC_CG_H
 
-#include "../ir/ir.h"
+#include "ir/ir.h"
 #include "options.h"
 
 typedef enum { CG_PRECISION_FP32, CG_PRECISION_TF32 } cg_precision;

@@ -5,8 +5,8 @@
 #ifndef KBC_CG_IMPL_H
 #define KBC_CG_IMPL_H
 
-#include "../ir/cost.h"
-#include "../ir/ir.h"
+#include "ir/cost.h"
+#include "ir/ir.h"
 #include "cg.h"
 
 enum { CG_MAX_OUTER = 8, CG_BLOCK = 256, CG_MAX_HOISTED = 16 };

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "cg_impl.h"
-#include "../ir/subst.h"
+#include "ir/subst.h"
 
 static const char *const reserved[] = {
     "auto", "bool", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",

@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "cg_impl.h"
-#include "../ir/subst.h"
+#include "ir/subst.h"
 
 sym *cg_flat_offset(kbc_arena *a, const ir_tensor *t, sym *const *idx) {
   if (t->rank == 0) return sym_const(a, 0);

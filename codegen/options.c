@@ -7,7 +7,7 @@
  * tests); code generation itself never reads the environment. */
 #include "options.h"
 
-#include "../support/env.h"
+#include "support/env.h"
 
 cg_options cg_options_default(void) {
   return (cg_options){.unroll = CG_UNROLL_DEFAULT};

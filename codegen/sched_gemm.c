@@ -59,7 +59,7 @@
 #include <string.h>
 
 #include "gemm_impl.h"
-#include "../ir/subst.h"
+#include "ir/subst.h"
 
 /* ---- emission helpers ---------------------------------------------------- */
 

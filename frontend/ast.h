@@ -3,15 +3,15 @@
  * Before: source text.  After ast_parse(): an ast_program whose nodes live
  * in the given arena, or NULL with a located error in the kbc_diag.  The
  * AST is purely syntactic: names are unresolved strings; lowering
- * (ir/lower*.c) gives them meaning and reports semantic errors. */
+ * (the lower/ folder) gives them meaning and reports semantic errors. */
 #ifndef KBC_AST_H
 #define KBC_AST_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../support/arena.h"
-#include "../support/diag.h"
+#include "support/arena.h"
+#include "support/diag.h"
 
 /* ---- expressions ------------------------------------------------------ */
 
@@ -195,7 +195,7 @@ ast_program *ast_parse(kbc_arena *arena, kbc_diag *diag, const char *source);
  * is an "unexpected character" error). */
 ast_program *ast_parse_n(kbc_arena *arena, kbc_diag *diag, const char *source, size_t len);
 
-#include "../support/buf.h"
+#include "support/buf.h"
 /* Appends the AST as an indented tree (for tests and `kbc compile --emit ast`). */
 void ast_print(const ast_program *p, kbc_buf *out);
 /* Appends one expression as a fully parenthesized S-expression (no newline). */

@@ -23,10 +23,10 @@
 
 #include <stdint.h>
 
-#include "../support/arena.h"
-#include "../support/buf.h"
-#include "../support/diag.h"
-#include "sym.h"
+#include "support/arena.h"
+#include "support/buf.h"
+#include "support/diag.h"
+#include "sym/sym.h"
 
 typedef struct ir_program ir_program;
 typedef struct ir_tensor ir_tensor;

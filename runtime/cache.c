@@ -1,6 +1,6 @@
 /* cache.c — see cache.h.  Sections: SHA-256; keys and paths; entries
  * (encode, decode, load, store); dumps; rt_compile; directory stats. */
-#include "runtime/cache.h"
+#include "cache.h"
 
 #include "support/env.h"
 

@@ -37,8 +37,8 @@
 
 #include <stddef.h>
 
-#include "runtime/nvrtc.h"
-#include "runtime/rt_common.h"
+#include "nvrtc.h"
+#include "rt_common.h"
 #include "support/buf.h"
 
 enum { RT_KEY_HEX = 32 };

@@ -1,5 +1,5 @@
 /* compare.c — see compare.h. */
-#include "runtime/compare.h"
+#include "compare.h"
 
 #include <math.h>
 #include <string.h>

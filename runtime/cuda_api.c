@@ -1,9 +1,9 @@
 /* cuda_api.c — see cuda_api.h.  Loads libcuda once, resolves the table by
  * symbol name, initializes the driver, and turns CUresult codes into
  * messages. */
-#include "runtime/cuda_api.h"
+#include "cuda_api.h"
 
-#include "runtime/rt_common.h"
+#include "rt_common.h"
 #include "support/env.h"
 
 #include <dlfcn.h>

@@ -1,10 +1,10 @@
 /* device.c — see device.h.  Sections: devices and contexts; memory;
  * streams and events; modules and functions; launches; rt_info. */
-#include "runtime/device.h"
+#include "device.h"
 
-#include "runtime/cache.h"
-#include "runtime/cuda_api.h"
-#include "runtime/nvrtc.h"
+#include "cache.h"
+#include "cuda_api.h"
+#include "nvrtc.h"
 #include "support/env.h"
 
 #include <stdint.h>

@@ -30,7 +30,7 @@
 
 #include <stddef.h>
 
-#include "runtime/rt_common.h"
+#include "rt_common.h"
 #include "support/buf.h"
 
 typedef unsigned long long rt_dptr;

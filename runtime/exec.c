@@ -1,11 +1,11 @@
 /* exec.c — see exec.h. */
-#include "runtime/exec.h"
+#include "exec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/cache.h"
+#include "cache.h"
 #include "support/env.h"
 
 #include "support/version.h"

@@ -15,7 +15,7 @@
 
 #include "codegen/cg.h"
 #include "ir/bind.h"
-#include "runtime/device.h"
+#include "device.h"
 
 typedef struct rt_exec rt_exec;
 

@@ -1,5 +1,5 @@
 /* json.c — see json.h. */
-#include "runtime/json.h"
+#include "json.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /* nvrtc.c — see nvrtc.h.  Sections: loading NVRTC; archs and options; one
  * compilation in this process; the same in a forked child; ptxas resource
  * lines. */
-#include "runtime/nvrtc.h"
+#include "nvrtc.h"
 
 #include "support/env.h"
 

@@ -37,7 +37,7 @@
 
 #include <stddef.h>
 
-#include "runtime/rt_common.h"
+#include "rt_common.h"
 #include "support/buf.h"
 
 /* Resource use of one kernel, as ptxas reported it; -1 where not reported. */

@@ -1,10 +1,10 @@
 /* plan.c — see plan.h. */
-#include "runtime/plan.h"
+#include "plan.h"
 
 #include <string.h>
 
-#include "runtime/exec.h"
-#include "runtime/json.h"
+#include "exec.h"
+#include "json.h"
 
 /* The first line of a statement as the IR printer writes it. */
 static const char *stmt_line(kbc_arena *a, const ir_stmt *s) {

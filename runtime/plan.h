@@ -33,7 +33,7 @@
 
 #include "codegen/cg.h"
 #include "ir/bind.h"
-#include "runtime/nvrtc.h"
+#include "nvrtc.h"
 
 typedef struct {
   const char *name;     /* the kernel function; "kbc_zero" for a zero-fill */

@@ -1,5 +1,5 @@
 /* rt_common.c — see rt_common.h. */
-#include "runtime/rt_common.h"
+#include "rt_common.h"
 
 #include "support/env.h"
 

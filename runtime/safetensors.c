@@ -12,9 +12,9 @@
  *
  * Writing: tensors and metadata are checked, the header is built in memory,
  * and the bytes go to a temporary file that is renamed over the target. */
-#include "runtime/safetensors.h"
+#include "safetensors.h"
 
-#include "runtime/json.h"
+#include "json.h"
 
 #include <errno.h>
 #include <fcntl.h>

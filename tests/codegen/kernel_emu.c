@@ -34,8 +34,8 @@
 
 #include "codegen/cg.h"
 #include "ir/bind.h"
-#include "ir/interp.h"
-#include "ir/pipeline.h"
+#include "interp/interp.h"
+#include "passes/pipeline.h"
 
 #ifndef KBC_EMU_HEADER
 #define KBC_EMU_HEADER "emu.h"

@@ -22,7 +22,7 @@
 #include "codegen/cg.h"
 #include "codegen/cg_impl.h"
 #include "ir/bind.h"
-#include "ir/pipeline.h"
+#include "passes/pipeline.h"
 
 typedef struct {
   kbc_arena *a;

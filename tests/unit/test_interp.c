@@ -1,4 +1,4 @@
-/* test_interp.c — the reference interpreter (ir/interp.c) and axis binding
+/* test_interp.c — the reference interpreter (interp/interp.c) and axis binding
  * (ir/bind.c) on IR programs built by hand, checked against naive C loops.
  *
  * Before: nothing.  After: each test builds a program in its own arena,
@@ -15,8 +15,8 @@
 #include <cmocka.h>
 
 #include "ir/bind.h"
-#include "ir/interp.h"
-#include "ir/interp_impl.h" /* interp_vectorize: vectorized vs point-by-point */
+#include "interp/interp.h"
+#include "interp/interp_impl.h" /* interp_vectorize: vectorized vs point-by-point */
 
 /* ---- a tiny IR builder (one program at a time) ---------------------------- */
 

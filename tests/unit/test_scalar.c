@@ -23,8 +23,8 @@
 
 #include "codegen/cg.h"
 #include "ir/bind.h"
-#include "ir/interp.h"
-#include "ir/pipeline.h"
+#include "interp/interp.h"
+#include "passes/pipeline.h"
 
 typedef struct {
   kbc_arena *a;

@@ -1,4 +1,4 @@
-/* test_sym.c — unit tests for ir/sym.h: normal form, div/mod rules,
+/* test_sym.c — unit tests for sym/sym.h: normal form, div/mod rules,
  * overflow, evaluation, printing, substitution, the prover and bounds, plus
  * seeded random checks of normalization and prover soundness against
  * direct evaluation, and of the C printer against the host C compiler. */
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/sym.h"
+#include "sym/sym.h"
 
 static kbc_arena *A;
 

@@ -1,4 +1,4 @@
-/* lower.h — internal interface of the lowering from AST to IR.
+/* lower_impl.h — internal interface of the lowering from AST to IR.
  *
  * Lowering resolves names, evaluates axes, unrolls `for`, expands `def`
  * calls and library functions, infers index ranges and builds IR
@@ -6,11 +6,11 @@
  * Files: lower.c (items, scopes, driver), lower_axes.c (axis expressions),
  * lower_stmt.c (index-notation statements), lower_tensor.c (whole-tensor
  * expressions, defs), library.c (softmax, layernorm, linear). */
-#ifndef KBC_LOWER_H
-#define KBC_LOWER_H
+#ifndef KBC_LOWER_IMPL_H
+#define KBC_LOWER_IMPL_H
 
-#include "../frontend/ast.h"
-#include "ir.h"
+#include "frontend/ast.h"
+#include "ir/ir.h"
 
 /* A tensor as seen through a name: the tensor with its leading n_fixed
  * dimensions fixed (a slice such as attn_in_w[l]). */

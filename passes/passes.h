@@ -1,15 +1,13 @@
 /* passes.h — the IR passes, in pipeline order (see pipeline.c).
  *
  * Each pass takes a verified program and leaves a verified program, or
- * reports errors to the diag and returns 0 (NULL for lowering). */
+ * reports errors to the diag and returns 0.  Lowering, which makes the
+ * program, is lower/lower.h. */
 #ifndef KBC_PASSES_H
 #define KBC_PASSES_H
 
-#include "../frontend/ast.h"
-#include "ir.h"
+#include "ir/ir.h"
 
-/* AST -> IR: names, axes, defs, loops, library functions, index ranges. */
-ir_program *ir_lower(kbc_arena *a, kbc_diag *d, const ast_program *ast, const char *default_name);
 /* Proves every access and scatter target in bounds for all var values. */
 int ir_check_bounds(ir_program *p, kbc_diag *d);
 /* Folds constants and trivial arithmetic; forwards copies into outputs. */

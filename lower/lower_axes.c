@@ -7,7 +7,7 @@
  * reports cycles. */
 #include <string.h>
 
-#include "lower.h"
+#include "lower_impl.h"
 
 enum { MAX_AXES = 4096 };
 

@@ -13,8 +13,8 @@
 
 #include "codegen/cg.h"
 #include "ir/bind.h"
-#include "ir/interp.h"
-#include "ir/pipeline.h"
+#include "interp/interp.h"
+#include "passes/pipeline.h"
 #include "runtime/cache.h"
 #include "runtime/exec.h"
 #include "runtime/plan.h"

@@ -9,7 +9,7 @@
 
 #include "cli.h"
 #include "ir/bind.h"
-#include "ir/interp.h"
+#include "interp/interp.h"
 #include "runtime/device.h"
 #include "runtime/safetensors.h"
 #include "support/diag.h"

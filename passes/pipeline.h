@@ -5,7 +5,7 @@
 #ifndef KBC_PIPELINE_H
 #define KBC_PIPELINE_H
 
-#include "ir.h"
+#include "ir/ir.h"
 
 typedef struct {
   /* When set, the IR is appended after lowering and after each pass that
@@ -17,8 +17,15 @@ typedef struct {
 ir_program *ir_pipeline_run(kbc_arena *a, kbc_diag *d, const char *source, const char *default_name,
                             const ir_pipeline_opts *opts);
 
-/* The pass names in order ("lower", "check-bounds", "simplify", "dce"),
- * NULL-terminated, for --help and option checking. */
-extern const char *const ir_pass_names[];
+/* The pipeline's steps in order, lowering first, ended by a NULL name;
+ * their names and one-line help serve --after and --help. */
+typedef struct {
+  const char *name;
+  const char *help;
+  int (*run)(ir_program *, kbc_diag *); /* NULL for lowering */
+} ir_pass;
+extern const ir_pass ir_passes[];
+/* The step called name, or NULL. */
+const ir_pass *ir_pass_find(const char *name);
 
 #endif

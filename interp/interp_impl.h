@@ -1,5 +1,5 @@
 /* interp_impl.h — the interpreter's evaluation plan, private to
- * ir/interp.c (which runs plans) and ir/interp_compile.c (which builds
+ * interp/interp.c (which runs plans) and interp/interp_compile.c (which builds
  * them), and to their white-box unit test.
  *
  * A plan is one statement compiled for one binding:

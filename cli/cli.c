@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/pipeline.h"
+#include "passes/pipeline.h"
 #include "support/diag.h"
 
 static const char *command; /* cli_set_command */

@@ -16,7 +16,7 @@
  * knows these names. */
 #include <string.h>
 
-#include "lower.h"
+#include "lower_impl.h"
 
 static const struct {
   const char *name;

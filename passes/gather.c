@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "passes.h"
-#include "subst.h"
+#include "ir/subst.h"
 
 typedef struct {
   kbc_arena *a;

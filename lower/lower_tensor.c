@@ -10,7 +10,7 @@
  * `tmp[i0, i1, ...] = ...`. */
 #include <string.h>
 
-#include "lower.h"
+#include "lower_impl.h"
 
 static int shape_equal(const lw_view *a, const lw_view *b) {
   if (lw_view_rank(a) != lw_view_rank(b)) return 0;

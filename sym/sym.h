@@ -28,8 +28,8 @@
 
 #include <stdint.h>
 
-#include "../support/arena.h"
-#include "../support/buf.h"
+#include "support/arena.h"
+#include "support/buf.h"
 
 typedef struct sym sym;
 

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "lower.h"
+#include "lower_impl.h"
 
 /* ---- the statement under construction ---------------------------------- */
 

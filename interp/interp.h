@@ -12,7 +12,7 @@
 #ifndef KBC_INTERP_H
 #define KBC_INTERP_H
 
-#include "bind.h"
+#include "ir/bind.h"
 
 /* Refuses (clear error) when the temporaries and outputs together would
  * exceed this many bytes. */

@@ -11,7 +11,7 @@
 #include <math.h>
 
 #include "passes.h"
-#include "subst.h"
+#include "ir/subst.h"
 
 static int is_const(const ir_expr *e, double v) { return e->op == IR_OP_CONST && e->u.value == v; }
 

@@ -12,7 +12,7 @@
 #include "cli.h"
 #include "frontend/ast.h"
 #include "kbc.h"
-#include "ir/pipeline.h"
+#include "passes/pipeline.h"
 #include "runtime/safetensors.h"
 
 #include "support/version.h"
@@ -69,8 +69,7 @@ static const char compile_help[] =
     "                 without a GPU give one explicitly)\n"
     "  --precision P  fp32 (default) or tf32\n"
     "  --emit ast     the syntax tree as parsed\n"
-    "  --after PASS   with --emit ir: only after PASS (lower, check-bounds,\n"
-    "                 simplify, dce)\n"
+    "  --after PASS   with --emit ir: only after PASS (one of the passes below)\n"
     "  -o FILE        write to FILE instead of standard output\n";
 
 int cmd_check(int argc, char **argv) {
@@ -171,6 +170,8 @@ int cmd_compile(int argc, char **argv) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       fputs(compile_help, stdout);
+      fputs("\npasses, in order:\n", stdout);
+      for (const ir_pass *q = ir_passes; q->name; q++) printf("  %-13s  %s\n", q->name, q->help);
       return CLI_OK;
     }
     if (!strcmp(a, "--json")) {
@@ -206,9 +207,8 @@ int cmd_compile(int argc, char **argv) {
   if (strcmp(precision, "fp32") && strcmp(precision, "tf32"))
     return cli_usage("compile", "--precision takes fp32 or tf32, not '%s'", precision);
   if (after) {
-    int known = !strcmp(after, "all");
-    for (int i = 0; ir_pass_names[i]; i++) known |= !strcmp(after, ir_pass_names[i]);
-    if (!known) return cli_usage("compile", "--after: unknown pass '%s'", after);
+    if (strcmp(after, "all") && !ir_pass_find(after))
+      return cli_usage("compile", "--after: unknown pass '%s' (kbc compile --help lists them)", after);
   }
   kbc_arena *a = kbc_arena_create();
   kbc_buf text = {0};

@@ -13,7 +13,7 @@
  * not inlined where it is read inside a reduction (each element would be
  * recomputed for every point that reads it). */
 #include "passes.h"
-#include "subst.h"
+#include "ir/subst.h"
 
 enum { MAX_NODES = 256, MAX_IN_REDUCTION = 4 };
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "lower.h"
-#include "passes.h"
+#include "lower_impl.h"
 
 lw_name *lw_lookup(lower *L, const char *name) {
   for (lw_scope *s = L->scope; s; s = s->parent)

@@ -17,9 +17,9 @@
  * `+=` statements are left alone. */
 #include <string.h>
 
-#include "cost.h"
+#include "ir/cost.h"
 #include "passes.h"
-#include "subst.h"
+#include "ir/subst.h"
 
 static void mark_reduce_vars(const ir_expr *e, unsigned char *mark) {
   if (e->op == IR_OP_REDUCE)

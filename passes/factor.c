@@ -14,9 +14,9 @@
  * work.  Applied when R's estimated extent is at least FACTOR_MIN_R and
  * the temporary stays below FACTOR_MAX_TEMP elements (every var axis
  * estimated at IR_EST_VAR). */
-#include "cost.h"
+#include "ir/cost.h"
 #include "passes.h"
-#include "subst.h"
+#include "ir/subst.h"
 
 enum { FACTOR_MIN_R = 8 };
 #define FACTOR_MAX_TEMP (1LL << 28)

@@ -1,5 +1,5 @@
-/* sym_impl.h — the representation of syms, private to ir/sym.c and
- * ir/sym_prove.c.  Nothing else may include it.
+/* sym_impl.h — the representation of syms, private to sym/sym.c and
+ * sym/sym_prove.c.  Nothing else may include it.
  *
  * A sym is a sorted array of terms; a term is a nonzero coefficient times a
  * sorted array of atom pointers (an atom repeated k times is a k-th power).

@@ -1,0 +1,51 @@
+/* pipeline.c — parse, lower, then the IR passes in order, verifying the IR
+ * after each one and optionally printing it (`kbc compile --emit ir`). */
+#include <string.h>
+
+#include "frontend/ast.h"
+#include "lower/lower.h"
+#include "passes.h"
+#include "pipeline.h"
+
+/* The one list of passes: their order, names and help (`kbc compile
+ * --help`, `--after`).  Lowering is the first entry; it makes the program
+ * the others transform. */
+const ir_pass ir_passes[] = {
+    {"lower", "AST to IR: names, axes, defs, loops, library functions, index ranges", NULL},
+    {"check-bounds", "every access and scatter target proven in bounds", ir_check_bounds},
+    {"simplify", "constants folded, trivial arithmetic removed, copies forwarded", ir_simplify},
+    {"factor", "a scatter's indices absent from its target summed first", ir_factor},
+    {"gather", "scatter-accumulates solved into deterministic gathers", ir_gather},
+    {"inline", "elementwise temporaries substituted into their readers", ir_inline},
+    {"hoist", "reductions moved out of statements with more free indices", ir_hoist},
+    {"dce", "statements and temporaries no output depends on dropped", ir_dce},
+    {NULL, NULL, NULL},
+};
+
+const ir_pass *ir_pass_find(const char *name) {
+  for (const ir_pass *q = ir_passes; q->name; q++)
+    if (!strcmp(q->name, name)) return q;
+  return NULL;
+}
+
+static void dump(const ir_pipeline_opts *o, const ir_program *p, const char *after) {
+  if (!o || !o->dump) return;
+  if (o->dump_after && strcmp(o->dump_after, "all") && strcmp(o->dump_after, after)) return;
+  kbc_buf_printf(o->dump, "# ---- IR after %s ----\n", after);
+  ir_print(p, o->dump);
+}
+
+ir_program *ir_pipeline_run(kbc_arena *a, kbc_diag *d, const char *source, const char *default_name,
+                            const ir_pipeline_opts *opts) {
+  ast_program *ast = ast_parse(a, d, source);
+  if (!ast) return NULL;
+  ir_program *p = ir_lower(a, d, ast, default_name);
+  if (!p || !ir_verify(p, d, "lower")) return NULL;
+  dump(opts, p, "lower");
+  for (const ir_pass *q = ir_passes + 1; q->name; q++) {
+    if (!q->run(p, d) || kbc_diag_errors(d)) return NULL;
+    if (!ir_verify(p, d, q->name)) return NULL;
+    dump(opts, p, q->name);
+  }
+  return p;
+}
