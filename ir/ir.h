@@ -43,7 +43,14 @@ typedef struct {
   ir_axis_kind kind;
   int var_id; /* IR_AXIS_VAR: its atom id (index into program->vars), else -1 */
   sym *size;  /* VAR: sym_axis(var_id); CONST: a constant; DERIVED: over var atoms */
+  int fixed;  /* CONST: declared var, fixed to its size by specialization */
 } ir_axis;
+
+/* A var axis's value, by name: the sizes a program is specialized for. */
+typedef struct {
+  const char *name;
+  int64_t value;
+} ir_axis_value;
 
 typedef enum { IR_CMP_EQ, IR_CMP_NE, IR_CMP_LT, IR_CMP_LE, IR_CMP_GT, IR_CMP_GE } ir_cmp;
 

@@ -166,6 +166,7 @@ void ir_print(const ir_program *p, kbc_buf *out) {
       kbc_buf_putc(out, ' ');
       print_sym(NULL, ax->size, out);
     }
+    if (ax->fixed) kbc_buf_puts(out, "  # var, specialized");
     kbc_buf_putc(out, '\n');
   }
   for (int i = 0; i < p->asserts.len; i++) {

@@ -272,8 +272,9 @@ static int check_kernel_item(lower *L, const ast_program *ast) {
   return ok;
 }
 
-ir_program *ir_lower(kbc_arena *a, kbc_diag *d, const ast_program *ast, const char *default_name) {
-  lower L = {.a = a, .d = d, .n_stmts_budget = LW_MAX_STMTS};
+ir_program *ir_lower(kbc_arena *a, kbc_diag *d, const ast_program *ast, const char *default_name,
+                     const ir_axis_value *fixed, int n_fixed) {
+  lower L = {.a = a, .d = d, .n_stmts_budget = LW_MAX_STMTS, .fixed = fixed, .n_fixed = n_fixed};
   L.p = ir_program_create(a, default_name);
   lw_scope global = {0};
   L.global = L.scope = &global;

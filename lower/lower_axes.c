@@ -187,6 +187,37 @@ static int resolve_deps(lower *L, axis_table *t, const ast_expr *e) {
   }
 }
 
+/* The value a specialization gives the var axis called name, or NULL. */
+static const ir_axis_value *fixed_value(const lower *L, const char *name) {
+  for (int i = 0; i < L->n_fixed; i++)
+    if (!strcmp(L->fixed[i].name, name)) return &L->fixed[i];
+  return NULL;
+}
+
+/* Every specialized axis names a var axis, once, with a size of at least 1. */
+static int check_fixed(lower *L, const axis_table *t) {
+  int ok = 1;
+  kbc_loc where = t->n ? t->items[0]->loc : (kbc_loc){1, 1};
+  for (int i = 0; i < L->n_fixed; i++) {
+    const ir_axis_value *f = &L->fixed[i];
+    int found = -1;
+    for (int j = 0; j < t->n; j++)
+      if (!strcmp(t->axes[j]->name, f->name)) found = j;
+    if (found < 0 || !t->axes[found]->fixed) {
+      kbc_error(L->d, where, "cannot specialize '%s': it is not a var axis of the spec", f->name);
+      ok = 0;
+    } else if (fixed_value(L, f->name) != f) {
+      kbc_error(L->d, where, "axis '%s' is specialized twice", f->name);
+      ok = 0;
+    } else if (f->value < 1) {
+      kbc_error(L->d, where, "cannot specialize axis '%s' to %lld; sizes must be positive", f->name,
+                (long long)f->value);
+      ok = 0;
+    }
+  }
+  return ok;
+}
+
 static int resolve(lower *L, axis_table *t, int i) {
   if (t->state[i] == 2) return t->axes[i]->size != NULL;
   const ast_item *it = t->items[i];
@@ -250,7 +281,12 @@ int lw_resolve_axes(lower *L, const ast_block *top) {
     ax->kind = it->u.axis.kind == AST_AXIS_VAR ? IR_AXIS_VAR
                : it->u.axis.kind == AST_AXIS_CONST ? IR_AXIS_CONST : IR_AXIS_DERIVED;
     ax->var_id = -1;
-    if (ax->kind == IR_AXIS_VAR) {
+    const ir_axis_value *fix = ax->kind == IR_AXIS_VAR ? fixed_value(L, ax->name) : NULL;
+    if (fix) { /* specialized: the var axis is the constant it is bound to */
+      ax->kind = IR_AXIS_CONST;
+      ax->fixed = 1;
+      ax->size = sym_const(L->a, fix->value);
+    } else if (ax->kind == IR_AXIS_VAR) {
       ax->var_id = L->p->vars.len;
       ax->size = sym_axis(L->a, ax->var_id, ax->name);
       kbc_vec_push(L->a, &L->p->vars, ax);
@@ -261,6 +297,7 @@ int lw_resolve_axes(lower *L, const ast_block *top) {
     lw_name *nm = lw_bind(L, L->global, ax->name, LW_NAME_AXIS);
     nm->axis = ax;
   }
+  ok = check_fixed(L, &t) && ok;
   for (int i = 0; i < t.n; i++) ok = resolve(L, &t, i) && ok;
   if (!ok) return 0;
   /* Every axis is at least 1 in any valid binding. */

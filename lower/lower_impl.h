@@ -59,6 +59,8 @@ typedef struct {
   int64_t n_stmts_budget; /* statements left before "program too large" */
   const char *hint; /* base name for temporaries of the statement being lowered */
   const char *text; /* source text of the statement being lowered */
+  const ir_axis_value *fixed; /* var axes made constants (specialization) */
+  int n_fixed;
 } lower;
 
 enum { LW_MAX_DEF_DEPTH = 32, LW_MAX_STMTS = 100000, LW_MAX_LOOP_TRIPS = 4096 };

@@ -39,7 +39,7 @@ ir_program *ir_pipeline_run(kbc_arena *a, kbc_diag *d, const char *source, const
                             const ir_pipeline_opts *opts) {
   ast_program *ast = ast_parse(a, d, source);
   if (!ast) return NULL;
-  ir_program *p = ir_lower(a, d, ast, default_name);
+  ir_program *p = ir_lower(a, d, ast, default_name, opts ? opts->fixed : NULL, opts ? opts->n_fixed : 0);
   if (!p || !ir_verify(p, d, "lower")) return NULL;
   dump(opts, p, "lower");
   for (const ir_pass *q = ir_passes + 1; q->name; q++) {

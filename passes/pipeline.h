@@ -12,6 +12,10 @@ typedef struct {
    * matches: NULL or "all" = every pass, else one pass name. */
   kbc_buf *dump;
   const char *dump_after;
+  /* When given, the program is specialized: these var axes become
+   * constants of these values before any pass runs (ir_lower). */
+  const ir_axis_value *fixed;
+  int n_fixed;
 } ir_pipeline_opts;
 
 ir_program *ir_pipeline_run(kbc_arena *a, kbc_diag *d, const char *source, const char *default_name,

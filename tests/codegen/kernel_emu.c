@@ -1,6 +1,6 @@
 /* kernel_emu.c — checks the generated kernels on the CPU, without a GPU.
  *
- *   kernel_emu SPEC [--tf32] [--chain] [--inputs LO:HI] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ...
+ *   kernel_emu SPEC [--tf32] [--chain] [--specialize] [--inputs LO:HI] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ...
  *
  * Compiles SPEC, binds its var axes, gives the inputs pseudo-random values
  * (uniform in [LO, HI), default [-1, 1)) and runs the reference interpreter.  Then every kernel of the generated
@@ -17,6 +17,11 @@
  * (except where the kernel adds into a zeroed output: split-K, scatters),
  * and the guard zones around every buffer must stay untouched (they hold
  * NaNs, so reading them shows too).
+ *
+ * --specialize compiles the program specialized for the binding (its var
+ * axes made constants, as the runtime does with KBC_SPECIALIZE) and also
+ * checks that the specialized program's interpreted outputs equal the
+ * generic one's.
  *
  * --chain runs the whole program instead, as the runtime does: every
  * kernel in order on one set of buffers (inputs from the interpreter's
@@ -253,14 +258,65 @@ static int run_chain(emu *E, const ir_binding *B, const char *dir, const char *c
   return bad ? 1 : 0;
 }
 
+#define USAGE "usage: kernel_emu SPEC [--tf32] [--chain] [--specialize] [--inputs LO:HI] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ..."
+
+/* The inputs' pseudo-random values, uniform in [lo, hi), in declaration
+ * order (the same for a program and its specialization). */
+static void fill_inputs(const ir_program *p, const ir_binding *B, double **data, double lo, double hi) {
+  unsigned seed = 12345;
+  for (int i = 0; i < p->tensors.len; i++)
+    if (IR_TENSOR(p, i)->role == IR_ROLE_INPUT) {
+      data[i] = malloc(sizeof(double) * (size_t)B->numel[i]);
+      for (int64_t e = 0; e < B->numel[i]; e++) {
+        seed = seed * 1103515245u + 12345u;
+        data[i][e] = lo + (hi - lo) * ((double)((seed >> 8) & 0xffff) / 65536.0);
+      }
+    }
+}
+
+/* The generic program g interpreted on the same inputs as its
+ * specialization p: every output of p must equal g's (both in float64;
+ * the passes may associate differently, hence a tolerance). */
+static int same_as_generic(emu *E, const ir_program *g, double **pdata, double lo, double hi) {
+  ir_binding GB;
+  if (!ir_bind(g, E->a, E->vars, &GB, E->d)) return fail(kbc_diag_text(E->d), NULL), 0;
+  double **gdata = calloc((size_t)g->tensors.len + 1, sizeof *gdata);
+  fill_inputs(g, &GB, gdata, lo, hi);
+  int ok = ir_interp(g, &GB, gdata, E->d);
+  if (!ok) fail(kbc_diag_text(E->d), NULL);
+  for (int i = 0; ok && i < g->tensors.len; i++) {
+    const ir_tensor *t = IR_TENSOR(g, i);
+    if (t->role != IR_ROLE_OUTPUT) continue;
+    int j = 0;
+    while (j < E->p->tensors.len && strcmp(IR_TENSOR(E->p, j)->name, t->name)) j++;
+    double num = 0, den = 0;
+    for (int64_t e = 0; e < GB.numel[i]; e++) {
+      double x = gdata[i][e], y = pdata[j][e];
+      if (isnan(x) && isnan(y)) continue;
+      num += (x - y) * (x - y);
+      den += x * x;
+    }
+    if (!(num <= 1e-18 * den || num == 0)) {
+      printf("FAIL %s: the specialized program's interpreter differs from the generic one's (rel L2 %.3g)\n",
+             t->name, sqrt(num / (den > 0 ? den : 1)));
+      ok = 0;
+    }
+  }
+  ir_interp_release(g, gdata);
+  for (int i = 0; i < g->tensors.len; i++) free(gdata[i]);
+  free(gdata);
+  return ok;
+}
+
 static int emu_run(emu *E, int argc, char **argv) {
   const char *spec = NULL, *dir = "/tmp/kbc_kernel_emu", *cxx = getenv("CXX") ? getenv("CXX") : "c++";
-  int tf32 = 0, gridcap = 3, nsets = 0, chain = 0;
+  int tf32 = 0, gridcap = 3, nsets = 0, chain = 0, specialize = 0;
   double lo = -1, hi = 1;
   const char *sets[64];
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--tf32")) tf32 = 1;
     else if (!strcmp(argv[i], "--chain")) chain = 1;
+    else if (!strcmp(argv[i], "--specialize")) specialize = 1;
     else if (!strcmp(argv[i], "--inputs") && i + 1 < argc) {
       if (sscanf(argv[++i], "%lf:%lf", &lo, &hi) != 2 || !(lo < hi)) return fail("--inputs takes LO:HI", NULL);
     }
@@ -269,9 +325,9 @@ static int emu_run(emu *E, int argc, char **argv) {
     else if (!strcmp(argv[i], "--cxx") && i + 1 < argc) cxx = argv[++i];
     else if (strchr(argv[i], '=') && nsets < 64) sets[nsets++] = argv[i];
     else if (!spec) spec = argv[i];
-    else return fail("usage: kernel_emu SPEC [--tf32] [--chain] [--inputs LO:HI] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ...", NULL);
+    else return fail(USAGE, NULL);
   }
-  if (!spec) return fail("usage: kernel_emu SPEC [--tf32] [--chain] [--inputs LO:HI] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ...", NULL);
+  if (!spec) return fail(USAGE, NULL);
   char cmd[4096], path[2048];
   snprintf(cmd, sizeof cmd, "command -v '%s' > /dev/null 2>&1", cxx);
   if (system(cmd)) {
@@ -298,6 +354,15 @@ static int emu_run(emu *E, int argc, char **argv) {
   }
   for (int i = 0; i < p->vars.len; i++)
     if (vars[i] < 1) return fail("unset var axis ", IR_VAR(p, i)->name);
+  const ir_program *generic = NULL;
+  if (specialize) {
+    generic = p;
+    ir_axis_value *fixed = KBC_NEW_ARRAY(a, ir_axis_value, p->vars.len + 1);
+    for (int i = 0; i < p->vars.len; i++) fixed[i] = (ir_axis_value){IR_VAR(p, i)->name, vars[i]};
+    ir_pipeline_opts o = {.fixed = fixed, .n_fixed = p->vars.len};
+    p = E->p = ir_pipeline_run(a, d, src, "emu", &o);
+    if (!p) return fail(kbc_diag_text(d), NULL);
+  }
   cg_target t = cg_target_default();
   t.opt = cg_options_from_env(); /* KBC_IDX32, KBC_MAX_TEAM, ... as the runtime reads them */
   t.precision = tf32 ? CG_PRECISION_TF32 : CG_PRECISION_FP32;
@@ -307,16 +372,9 @@ static int emu_run(emu *E, int argc, char **argv) {
   ir_binding B;
   if (!ir_bind(p, a, vars, &B, d)) return fail(kbc_diag_text(d), NULL);
   double **data = E->data = calloc((size_t)p->tensors.len + 1, sizeof *data);
-  unsigned seed = 12345;
-  for (int i = 0; i < p->tensors.len; i++)
-    if (IR_TENSOR(p, i)->role == IR_ROLE_INPUT) {
-      data[i] = malloc(sizeof(double) * (size_t)B.numel[i]);
-      for (int64_t e = 0; e < B.numel[i]; e++) {
-        seed = seed * 1103515245u + 12345u;
-        data[i][e] = lo + (hi - lo) * ((double)((seed >> 8) & 0xffff) / 65536.0);
-      }
-    }
+  fill_inputs(p, &B, data, lo, hi);
   if (!ir_interp(p, &B, data, d)) return fail(kbc_diag_text(d), NULL);
+  if (generic && !same_as_generic(E, generic, data, lo, hi)) return 1;
 
   snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
   if (system(cmd)) return fail("cannot create ", dir);

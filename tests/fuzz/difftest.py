@@ -12,12 +12,16 @@ Oracles, per spec:
   - emu: tests/codegen/kernel_emu runs every kernel on the CPU (one thread
     per CUDA thread) against the interpreter, at fp32 (rel. L2 <= 1e-5) and
     tf32 (<= 2e-3), and once under each opt-in variant (KBC_IDX32=1,
-    KBC_FP32_MMA=1, KBC_ROWS_PARTS=1), and `kbc compile --emit ptx
-    --target sm_90` (NVRTC) compiles the kernels — `--variants` picks them
-    (fp32, tf32, idx32, fp32mma, parts, nvrtc);
+    KBC_FP32_MMA=1, KBC_ROWS_PARTS=1), specialized for its binding (spec:
+    the var axes made constants, the interpreter's outputs also checked
+    against the generic program's), and `kbc compile --emit ptx --target
+    sm_90` (NVRTC) compiles the kernels — `--variants` picks them (fp32,
+    tf32, idx32, fp32mma, parts, spec, nvrtc);
   - gpu: `kbc verify --json` runs the kernels on the GPU against the
     interpreter, in each variant (fp32, tf32, and fp32 under KBC_IDX32,
     KBC_FP32_MMA or KBC_ROWS_PARTS), several specs at a time.
+A tensor off by no more than fp32's rounding of O(1) values (ROUNDING,
+below) is not a failure: it is a value that cancels to near zero.
 Every failure is minimized (statements, then declarations, then the var
 axes' values, while the same oracle still fails) and written to --keep as a
 regression case: the spec with `# seed`, `# found by` and `# emu:` (the
@@ -45,6 +49,7 @@ VARIANTS = {
     "idx32": ([], {"KBC_IDX32": "1"}),
     "fp32mma": ([], {"KBC_FP32_MMA": "1"}),
     "parts": ([], {"KBC_ROWS_PARTS": "1"}),
+    "spec": (["--specialize"], {}),  # specialized for the binding, as KBC_SPECIALIZE=1 runs it
     "nvrtc": None,  # `kbc compile --emit ptx --target sm_90`: NVRTC compiles every kernel
 }
 # On the GPU (kbc verify): the precision and the environment of each variant.
@@ -56,10 +61,47 @@ GPU_VARIANTS = {
     "parts": ("fp32", {"KBC_ROWS_PARTS": "1"}),
 }
 TIMEOUT = 120
+# A tensor whose relative L2 error exceeds the tolerance but whose every
+# element is within ROUNDING of the reference (and whose relative error is
+# below ILL_CONDITIONED) is a result fp32 cannot represent better, not a
+# miscompile: values that cancel to near zero (`tanh(w*h + b) + h` with n = 1,
+# seed 100258) carry the rounding of their O(1) terms, ~1e-7 absolute, which
+# relative to a value of 1e-3 is over 1e-5.  A miscompile reads or writes
+# the wrong element, errors of the inputs' size (O(1)).
+ROUNDING = 1e-6
+ILL_CONDITIONED = 1e-2
 # Inputs drawn from [-0.5, 1.5): a quarter negative (signs, relu and max
 # are exercised) but sums of products do not cancel to near zero, where a
 # correct float32 kernel's relative error exceeds any fixed tolerance.
 INPUTS = "-0.5:1.5"
+
+
+def rounding_only(rel, max_abs):
+    return rel <= ILL_CONDITIONED and max_abs <= ROUNDING
+
+
+def only_rounding(out):
+    """kernel_emu's report: every FAIL line an ill-conditioned value (no
+    unwritten element, no guard write, no crash)."""
+    fails = [l for l in out.splitlines() if l.startswith("FAIL")]
+    if not fails:
+        return False
+    for l in fails:
+        m = re.search(r"rel L2 error (\S+), max abs error (\S+), \d+ elements, 0 unwritten, 0 guard writes$", l)
+        if not m or not rounding_only(float(m.group(1)), float(m.group(2))):
+            return False
+    return True
+
+
+def verify_only_rounding(out):
+    """kbc verify --json: every failed output an ill-conditioned value."""
+    try:
+        v = json.loads(out[out.index("{"):])
+    except ValueError:
+        return False
+    bad = [o for o in v.get("outputs", []) if not o.get("ok")]
+    return bool(bad) and all(o.get("nonfinite_mismatches") == 0 and o.get("unwritten") == 0 and
+                             rounding_only(o.get("rel_l2", 1), o.get("max_abs", 1)) for o in bad)
 
 
 def run(cmd, env=None, timeout=TIMEOUT, cwd=None):
@@ -103,6 +145,8 @@ class Checker:
         code, out = run([self.a.emu, path, "--chain", "--inputs", INPUTS, "--dir", d] + flags + sets, env=env)
         if code == 77:
             return "ok", variant, "skipped: no C++ compiler"
+        if code == 1 and only_rounding(out):
+            return "ok", variant, "within fp32 rounding"
         if code != 0:
             return "fail", variant, f"kernel_emu exited {code}: " + "\n".join(
                 l for l in out.splitlines() if not l.startswith("ok "))[-3000:]
@@ -123,6 +167,8 @@ class Checker:
                         env=env)
         if code == 0:
             return "ok", variant, ""
+        if code == 1 and precision == "fp32" and verify_only_rounding(out):
+            return "ok", variant, "within fp32 rounding"
         return "fail", variant, f"kbc verify exited {code}: {out[-3000:]}"
 
     def oracles(self, path, binding, workdir, only=None):
