@@ -51,6 +51,7 @@
 #include <stddef.h>
 
 #include "ast.h"
+#include "support/suggest.h"
 
 #ifndef YY_TYPEDEF_YY_SCANNER_T
 #define YY_TYPEDEF_YY_SCANNER_T
@@ -622,8 +623,62 @@ static int blank_between(const kbc_parse_ctx *ctx, size_t from, size_t to) {
 /* A note on the likely cause of a syntax error at token `bad` (at bad_loc),
  * when it is a known one; expected[0..n) are the tokens the parser could
  * have taken (after default reductions: possibly fewer). */
+static int is_word_char(char c) {
+  return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* The keyword a misspelt word was probably meant to be: among the
+ * expected keywords for the offending token itself (`axis n vr`), or any
+ * item keyword for the name just before an unexpected name at the start
+ * of an item (`ouptut y f32[n]`).  Adds a note; 1 when it did. */
+static int keyword_note(kbc_parse_ctx *ctx, const kbc_yyltype *bad_loc, yysymbol_kind_t bad,
+                        const yysymbol_kind_t *expected, int n) {
+  if (bad != YYSYMBOL_IDENT) return 0;
+  char word[64];
+  size_t b = bad_loc->first_byte, e = bad_loc->last_byte;
+  kbc_suggest s;
+  if (e > b && e - b < sizeof word) { /* the token itself, against the keywords expected here */
+    memcpy(word, ctx->src + b, e - b);
+    word[e - b] = 0;
+    char kws[16][16];
+    int nk = 0;
+    for (int i = 0; i < n && nk < 16; i++) {
+      const char *k = yysymbol_name(expected[i]); /* a keyword's is "'var'" */
+      size_t kl = strlen(k);
+      if (k[0] != '\'' || !is_word_char(k[1]) || kl - 2 >= sizeof kws[0]) continue;
+      memcpy(kws[nk], k + 1, kl - 2);
+      kws[nk++][kl - 2] = 0;
+    }
+    kbc_suggest_init(&s, word);
+    for (int i = 0; i < nk; i++) kbc_suggest_add(&s, kws[i]);
+    if (kbc_suggest_best(&s)) {
+      kbc_diag_report(ctx->diag, KBC_DIAG_NOTE, L(*bad_loc), "did you mean '%s'?", kbc_suggest_best(&s));
+      return 1;
+    }
+  }
+  /* the word before: an item that began with a misspelt keyword */
+  size_t end = b;
+  while (end > 0 && (ctx->src[end - 1] == ' ' || ctx->src[end - 1] == '\t')) end--;
+  size_t start = end;
+  while (start > 0 && is_word_char(ctx->src[start - 1])) start--;
+  size_t line_start = start;
+  while (line_start > 0 && (ctx->src[line_start - 1] == ' ' || ctx->src[line_start - 1] == '\t')) line_start--;
+  if (start == end || end - start >= sizeof word || (line_start > 0 && ctx->src[line_start - 1] != '\n'))
+    return 0;
+  memcpy(word, ctx->src + start, end - start);
+  word[end - start] = 0;
+  static const char *const items[] = {"kernel", "axis", "assert", "input", "output", "tensor", "def", "for"};
+  kbc_suggest_init(&s, word);
+  for (size_t i = 0; i < sizeof items / sizeof items[0]; i++) kbc_suggest_add(&s, items[i]);
+  if (!kbc_suggest_best(&s)) return 0;
+  kbc_diag_report(ctx->diag, KBC_DIAG_NOTE, L(*bad_loc), "'%s' begins this line; did you mean '%s'?", word,
+                  kbc_suggest_best(&s));
+  return 1;
+}
+
 static void syntax_note(kbc_parse_ctx *ctx, const kbc_yyltype *bad_loc, yysymbol_kind_t bad,
                         const yysymbol_kind_t *expected, int n) {
+  if (keyword_note(ctx, bad_loc, bad, expected, n)) return;
   int ident = 0;
   for (int i = 0; i < n; i++) ident |= expected[i] == YYSYMBOL_IDENT;
   const char *name = yysymbol_name(bad); /* a keyword's is "'var'" */

@@ -18,6 +18,9 @@
 
 #include "lower_impl.h"
 
+static const lw_library_fn library[]; /* below, after the expansions */
+enum { N_LIBRARY = 3 };
+
 static const struct {
   const char *name;
   int arity;
@@ -28,6 +31,13 @@ static const struct {
     {"sigmoid", 1, IR_OP_SIGMOID}, {"gelu", 1, IR_OP_GELU}, {"max", 2, IR_OP_MAX},   {"min", 2, IR_OP_MIN},
     {"pow", 2, IR_OP_POW},         {"where", 3, IR_OP_WHERE},
 };
+
+void lw_suggest_functions(kbc_suggest *s) {
+  for (size_t i = 0; i < sizeof scalar_fns / sizeof scalar_fns[0]; i++) kbc_suggest_add(s, scalar_fns[i].name);
+  for (size_t i = 0; i < N_LIBRARY; i++) kbc_suggest_add(s, library[i].name);
+  static const char *const reductions[] = {"sum", "prod"}; /* max and min are above */
+  for (size_t i = 0; i < sizeof reductions / sizeof reductions[0]; i++) kbc_suggest_add(s, reductions[i]);
+}
 
 int lw_scalar_fn_arity(const char *name, ir_op *op) {
   for (size_t i = 0; i < sizeof scalar_fns / sizeof scalar_fns[0]; i++)
@@ -333,7 +343,7 @@ static int expand_linear(lower *L, const ast_expr *e, lw_view *out) {
   return 1;
 }
 
-static const lw_library_fn library[] = {
+static const lw_library_fn library[N_LIBRARY] = {
     {"softmax", expand_softmax},
     {"layernorm", expand_layernorm},
     {"linear", expand_linear},

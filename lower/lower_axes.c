@@ -35,7 +35,8 @@ sym *lw_int_expr(lower *L, const ast_expr *e, lw_stmt *st, const char *what) {
     }
     lw_name *n = lw_lookup(L, name);
     if (!n) {
-      kbc_error(L->d, e->loc, "unknown name '%s' in %s", name, what);
+      kbc_error(L->d, e->loc, "unknown name '%s' in %s%s", name, what,
+                lw_did_you_mean(L, name, (1u << LW_NAME_AXIS) | (1u << LW_NAME_INT), st, 0));
       return NULL;
     }
     switch (n->kind) {

@@ -11,6 +11,7 @@
 
 #include "frontend/ast.h"
 #include "ir/ir.h"
+#include "support/suggest.h"
 
 /* A tensor as seen through a name: the tensor with its leading n_fixed
  * dimensions fixed (a slice such as attn_in_w[l]). */
@@ -114,6 +115,18 @@ typedef struct {
 const lw_library_fn *lw_library_find(const char *name);
 /* Scalar (elementwise) functions usable in index notation. */
 int lw_scalar_fn_arity(const char *name, ir_op *op);
+/* Offers every function name (scalar, library, reduction) to s. */
+void lw_suggest_functions(kbc_suggest *s);
+
+/* lower.c: "; did you mean 'bias'?" for a misspelt name, from the names in
+ * scope of the kinds in mask (bits 1 << lw_name_kind), the statement's
+ * indices (st, may be NULL) and, with functions, the function names; ""
+ * when nothing is close. */
+const char *lw_did_you_mean(lower *L, const char *name, unsigned mask, lw_stmt *st, int functions);
+/* The same among the reductions (sum, prod, max, min). */
+const char *lw_did_you_mean_reduction(lower *L, const char *name);
+#define LW_TENSORS (1u << LW_NAME_TENSOR)
+#define LW_VALUES ((1u << LW_NAME_TENSOR) | (1u << LW_NAME_AXIS) | (1u << LW_NAME_INT))
 
 /* A statement under construction (shared by lower_stmt.c and library.c). */
 struct lw_stmt {

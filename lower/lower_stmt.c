@@ -218,8 +218,8 @@ static ir_expr *reduction(lower *L, lw_stmt *st, const ast_expr *e) {
   for (int i = 0; i < 4; i++)
     if (!strcmp(e->u.call.name, reductions[i])) op = i;
   if (op < 0) {
-    kbc_error(L->d, e->u.call.name_loc, "'%s(...: ...)' is not a reduction; reductions are sum, prod, max and min",
-              e->u.call.name);
+    kbc_error(L->d, e->u.call.name_loc, "'%s(...: ...)' is not a reduction; reductions are sum, prod, max and min%s",
+              e->u.call.name, lw_did_you_mean_reduction(L, e->u.call.name));
     return NULL;
   }
   static const ir_red red_of[] = {IR_RED_SUM, IR_RED_PROD, IR_RED_MAX, IR_RED_MIN};
@@ -293,7 +293,7 @@ static ir_expr *call(lower *L, lw_stmt *st, const ast_expr *e) {
                   name, name, strcmp(name, "max") && strcmp(name, "min") ? "" : kbc_arena_printf(
                       L->a, ", or write %s(a, b) of two values", name));
       else
-        kbc_error(L->d, e->u.call.name_loc, "unknown function '%s'", name);
+        kbc_error(L->d, e->u.call.name_loc, "unknown function '%s'%s", name, lw_did_you_mean(L, name, 0, NULL, 1));
     }
     return NULL;
   }
@@ -348,7 +348,7 @@ static ir_expr *access(lower *L, lw_stmt *st, const ast_expr *e) {
     else if (n)
       kbc_error(L->d, e->u.access.name_loc, "'%s' is not a tensor", name);
     else
-      kbc_error(L->d, e->u.access.name_loc, "unknown tensor '%s'", name);
+      kbc_error(L->d, e->u.access.name_loc, "unknown tensor '%s'%s", name, lw_did_you_mean(L, name, LW_TENSORS, NULL, 0));
     return NULL;
   }
   int rank = lw_view_rank(&n->view);
@@ -391,7 +391,7 @@ static ir_expr *name_value(lower *L, lw_stmt *st, const ast_expr *e) {
     kbc_error(L->d, e->loc, "'%s' is a def; call it in a statement of its own", e->u.name.name);
     return NULL;
   }
-  kbc_error(L->d, e->loc, "unknown name '%s'", e->u.name.name);
+  kbc_error(L->d, e->loc, "unknown name '%s'%s", e->u.name.name, lw_did_you_mean(L, e->u.name.name, LW_VALUES, st, 0));
   return NULL;
 }
 

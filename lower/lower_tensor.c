@@ -50,7 +50,7 @@ static int name_view(lower *L, const ast_expr *e, const char *name, lw_view *out
     return check_assigned(L, n->view.tensor, name, e->loc);
   }
   if (!n)
-    kbc_error(L->d, e->loc, "unknown tensor '%s'", name);
+    kbc_error(L->d, e->loc, "unknown tensor '%s'%s", name, lw_did_you_mean(L, name, LW_TENSORS, NULL, 0));
   else if (n->kind == LW_NAME_AXIS)
     kbc_error(L->d, e->loc, "'%s' is an axis, not a tensor", name);
   else if (n->kind == LW_NAME_INT)
@@ -119,8 +119,8 @@ static int collect_leaves(lower *L, const ast_expr *e, kbc_vec *views) {
     return collect_leaves(L, e->u.binary.lhs, views) && collect_leaves(L, e->u.binary.rhs, views);
   case AST_E_CALL:
     if (e->u.call.is_reduction) { /* sum, prod, max and min made the expression a scalar statement */
-      kbc_error(L->d, e->u.call.name_loc, "'%s(...: ...)' is not a reduction; reductions are sum, prod, max and min",
-                e->u.call.name);
+      kbc_error(L->d, e->u.call.name_loc, "'%s(...: ...)' is not a reduction; reductions are sum, prod, max and min%s",
+                e->u.call.name, lw_did_you_mean_reduction(L, e->u.call.name));
       return 0;
     }
     for (int i = 0; i < e->u.call.n_args; i++) {
@@ -401,7 +401,8 @@ int lw_tensor_expr(lower *L, const ast_expr *e, lw_view *out) {
         kbc_error(L->d, e->u.call.name_loc, "'%s' is a tensor, not a function; index it with brackets: %s[...]",
                   e->u.call.name, e->u.call.name);
       else
-        kbc_error(L->d, e->u.call.name_loc, "unknown function '%s'", e->u.call.name);
+        kbc_error(L->d, e->u.call.name_loc, "unknown function '%s'%s", e->u.call.name,
+                  lw_did_you_mean(L, e->u.call.name, 0, NULL, 1));
       return 0;
     }
     return elementwise(L, e, out);

@@ -7,7 +7,8 @@
 #     a sanitizer report or an internal error: kbc crashed or broke);
 #   - its error lines are exactly the expected ones, in order (printed as
 #     FILE:LINE:COL: error: MESSAGE; notes may come in between);
-#   - every error shows its source line and a caret under column COL.
+#   - every error shows its source line and a caret under column COL;
+#   - each '# expect-note: LINE:COL: note: MESSAGE' line is printed too.
 # Exit status: 0 pass, 1 fail (with a diff-style report).
 set -u
 
@@ -114,5 +115,12 @@ if [ $? -ne 0 ]; then
   show_output
   fail "diagnostics differ from the '# expect:' lines"
 fi
+sed -n 's/^# expect-note: //p' "$file" | while IFS= read -r note; do
+  if ! grep -Fqx "$file:$note" "$tmp/out"; then
+    echo "missing note: $note"
+    show_output
+    exit 1
+  fi
+done || fail "an '# expect-note:' line was not printed"
 echo "PASS: $name"
 exit 0
