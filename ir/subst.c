@@ -58,6 +58,45 @@ int ir_expr_reads(const ir_expr *e, const ir_tensor *t) {
   return 0;
 }
 
+/* by[id]: what y's index id stands for in x (itself outside reductions). */
+static int same(kbc_arena *a, const ir_stmt *s, const ir_expr *x, const ir_expr *y, sym **by) {
+  if (x->op != y->op || x->type != y->type) return 0;
+  int n = s->n_index;
+  switch (x->op) {
+  case IR_OP_CONST:
+    if (x->u.value != y->u.value) return 0;
+    break;
+  case IR_OP_INDEX:
+    if (!sym_equal(x->u.index, ir_sym_subst(a, y->u.index, n, by))) return 0;
+    break;
+  case IR_OP_LOAD:
+    if (x->u.load.tensor != y->u.load.tensor || x->u.load.padded != y->u.load.padded) return 0;
+    for (int d = 0; d < x->u.load.tensor->rank; d++)
+      if (!sym_equal(x->u.load.idx[d], ir_sym_subst(a, y->u.load.idx[d], n, by))) return 0;
+    break;
+  case IR_OP_REDUCE:
+    if (x->u.reduce.op != y->u.reduce.op || x->u.reduce.n_vars != y->u.reduce.n_vars) return 0;
+    for (int i = 0; i < x->u.reduce.n_vars; i++) {
+      int xv = x->u.reduce.vars[i], yv = y->u.reduce.vars[i];
+      if (!sym_equal(s->index[xv].extent, s->index[yv].extent)) return 0;
+      by[yv] = sym_index(a, xv, s->index[xv].name);
+    }
+    break;
+  default:
+    break;
+  }
+  for (int i = 0; i < ir_op_info[x->op].arity; i++)
+    if (!same(a, s, x->arg[i], y->arg[i], by)) return 0;
+  return 1;
+}
+
+int ir_expr_same(kbc_arena *a, const ir_stmt *s, const ir_expr *x, const ir_expr *y) {
+  if (x == y) return 1;
+  sym **by = KBC_NEW_ARRAY(a, sym *, s->n_index + 1);
+  for (int id = 0; id < s->n_index; id++) by[id] = sym_index(a, id, s->index[id].name);
+  return same(a, s, x, y, by);
+}
+
 int ir_expr_size(const ir_expr *e) {
   int n = 1;
   for (int i = 0; i < ir_op_info[e->op].arity; i++) n += ir_expr_size(e->arg[i]);

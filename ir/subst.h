@@ -21,6 +21,11 @@ ir_expr *ir_expr_subst(kbc_arena *a, const ir_expr *e, int n_old, sym *const *by
 int ir_expr_mentions_index(const ir_expr *e, int id);
 /* Whether e loads from tensor t anywhere. */
 int ir_expr_reads(const ir_expr *e, const ir_tensor *t);
+/* Whether x and y, two expressions of statement s, compute the same
+ * values: the same tree up to the names of their reductions' variables
+ * (corresponding variables of equal extents; sum(k: a[i, k]) and
+ * sum(k2: a[i, k2]) are the same). */
+int ir_expr_same(kbc_arena *a, const ir_stmt *s, const ir_expr *x, const ir_expr *y);
 /* Nodes in e (for size limits). */
 int ir_expr_size(const ir_expr *e);
 

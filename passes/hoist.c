@@ -14,7 +14,9 @@
  * loads per element, and every top reduction but the first of a statement
  * without free indices (`r = sum(i: a[i]) / sum(j: b[j])` gives
  * `r.red = sum(j: b[j])`), so that each is split across threads.
- * `+=` statements are left alone. */
+ * A reduction that appears more than once in a statement (`s * sigmoid(s)`
+ * with s a sum written out twice) moves out once, and every copy reads
+ * the one temporary.  `+=` statements are left alone. */
 #include <string.h>
 
 #include "ir/cost.h"
@@ -54,6 +56,9 @@ typedef struct {
   int count;  /* reductions hoisted out of s so far */
   const ir_expr *force[8]; /* moved out even though they use every free index */
   int n_force;
+  const ir_expr *moved[16]; /* reductions moved out so far ... */
+  ir_expr *load[16];        /* ... and the loads that replaced them */
+  int n_moved;
 } hoister;
 
 /* Replaces a hoistable reduction e by a load of a new temporary. */
@@ -107,7 +112,36 @@ static ir_expr *hoist_one(hoister *H, ir_expr *e) {
   /* The reduction becomes a load of t at the used indices (s's ids). */
   sym **ld = KBC_NEW_ARRAY(a, sym *, n_used + 1);
   for (int k = 0; k < n_used; k++) ld[k] = sym_index(a, used[k], s->index[used[k]].name);
-  return ir_load(a, t->out, ld, 0, e->loc);
+  ir_expr *load = ir_load(a, t->out, ld, 0, e->loc);
+  if (H->n_moved < 16) {
+    H->moved[H->n_moved] = e;
+    H->load[H->n_moved++] = load;
+  }
+  return load;
+}
+
+static void collect_reductions(const ir_expr *e, const ir_expr **out, int *n, int max) {
+  if (e->op == IR_OP_REDUCE) {
+    if (*n < max) out[(*n)++] = e;
+    return;
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) collect_reductions(e->arg[i], out, n, max);
+}
+
+/* Reductions written more than once (outside other reductions) move out,
+ * once: the first copy is forced out, the others read its temporary. */
+static void mark_repeated_reductions(hoister *H) {
+  const ir_expr *r[16];
+  int n = 0;
+  collect_reductions(H->s->rhs, r, &n, 16);
+  for (int i = 0; i < n && H->n_force < 8; i++)
+    for (int j = i + 1; j < n; j++)
+      if (ir_expr_same(H->p->arena, H->s, r[i], r[j])) {
+        int seen = 0;
+        for (int k = 0; k < H->n_force; k++) seen |= ir_expr_same(H->p->arena, H->s, H->force[k], r[i]);
+        if (!seen) H->force[H->n_force++] = r[i];
+        break;
+      }
 }
 
 /* A statement adding a contraction (a sum of a product of two loads) to
@@ -148,7 +182,11 @@ static void mark_scalar_reductions(hoister *H) {
 }
 
 static ir_expr *walk(hoister *H, ir_expr *e) {
-  if (e->op == IR_OP_REDUCE) return hoist_one(H, e); /* nested ones stay inside */
+  if (e->op == IR_OP_REDUCE) { /* nested ones stay inside */
+    for (int i = 0; i < H->n_moved; i++)
+      if (ir_expr_same(H->p->arena, H->s, H->moved[i], e)) return ir_expr_subst(H->p->arena, H->load[i], 0, NULL, NULL);
+    return hoist_one(H, e);
+  }
   for (int i = 0; i < ir_op_info[e->op].arity; i++) e->arg[i] = walk(H, e->arg[i]);
   return e;
 }
@@ -159,7 +197,8 @@ int ir_hoist(ir_program *p, kbc_diag *d) {
     ir_stmt *s = IR_STMT(p, i);
     if (s->accumulate) continue;
     hoister H = {.p = p, .s = s, .at = i};
-    mark_secondary_sums(&H);
+    mark_repeated_reductions(&H);
+    if (!H.n_force) mark_secondary_sums(&H);
     if (!H.n_force) mark_scalar_reductions(&H);
     s->rhs = walk(&H, s->rhs);
     i = H.at;

@@ -378,6 +378,15 @@ def pixel_shuffle(ax: Axes, g: torch.Generator) -> tuple[Tensors, Tensors]:
     return inputs, {"y": F.pixel_shuffle(f64(inputs["x"]), 2)}
 
 
+@workload(m=5, d=12, ff=20)
+def swiglu(ax: Axes, g: torch.Generator) -> tuple[Tensors, Tensors]:
+    """y = w2(silu(w1 x) * w3 x), bias-free linear layers."""
+    m, d, ff = ax["m"], ax["d"], ax["ff"]
+    inputs = {"x": data(g, m, d), "w1": weight(g, d, ff, d), "w3": weight(g, d, ff, d), "w2": weight(g, ff, d, ff)}
+    x, w1, w3, w2 = (f64(inputs[k]) for k in ("x", "w1", "w3", "w2"))
+    return inputs, {"y": F.linear(F.silu(F.linear(x, w1)) * F.linear(x, w3), w2)}
+
+
 @workload(b=2, hw=7)
 def group_norm(ax: Axes, g: torch.Generator) -> tuple[Tensors, Tensors]:
     """y = GroupNorm(4 groups, 12 channels, affine)(x) over [b, c, hw]."""
