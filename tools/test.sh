@@ -10,7 +10,8 @@
 #      differential fuzzer (its time is the emulated kernels'), and the
 #      NVRTC/nvcc compilations of generated code (their time is NVRTC's;
 #      the Release run has them), and the python binding (an instrumented
-#      libkbc.so cannot be loaded into an uninstrumented python); the GEMM
+#      libkbc.so cannot be loaded into an uninstrumented python, nor into
+#      the installed-package test's uninstrumented examples); the GEMM
 #      emulation runs (codegen/emu) are in, leak checks included.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,4 +26,4 @@ ctest --test-dir build/release --output-on-failure -j"$jobs"
 cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKBC_SANITIZE=ON >/dev/null
 cmake --build build/asan
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build/asan --output-on-failure -j"$jobs" -LE "oracle|nvrtc|python|differential" -E "^codegen/nvcc/"
+  ctest --test-dir build/asan --output-on-failure -j"$jobs" -LE "oracle|nvrtc|python|differential|package" -E "^codegen/nvcc/"
