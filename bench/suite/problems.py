@@ -614,6 +614,256 @@ def _(ax, g):
     return {"predictions": data(g, ax["batch_size"], ax["dim"]), "targets": signs(g, ax["dim"])}
 
 
+# ================================================================== level 2: GEMM chains
+
+GEMM = "gemm_fusion"
+G_AXES = dict(batch_size=1024, in_features=8192, out_features=8192)
+G_SMALL = dict(batch_size=4, in_features=9, out_features=7)
+
+
+def lin(t: Tensors) -> torch.Tensor:
+    """The chain's Linear layer."""
+    return F.linear(t["x"], t["weight"], t.get("bias"))
+
+
+def _mk_gemm(extra: Callable | None = None, with_bias: bool = True, in_key: str = "in_features",
+             out_key: str = "out_features"):
+    """x, weight (+ bias) of a Linear layer, plus extra(ax, g, out_features) tensors."""
+    def make(ax, g):
+        i, o = ax[in_key], ax[out_key]
+        t = {"x": data(g, ax["batch_size"], i), "weight": weight(g, i, o, i)}
+        if with_bias:
+            t["bias"] = bias(g, o)
+        if extra:
+            t.update(extra(ax, g, o))
+        return t
+    return make
+
+
+def _bn_params(ax, g, o):
+    return {"bn_weight": norm_weight(g, o), "bn_bias": norm_bias(g, o)}
+
+
+def _gn_params(ax, g, o):
+    return {"gn_weight": norm_weight(g, o), "gn_bias": norm_bias(g, o)}
+
+
+def _gemm(number, name, spec, ref, axes=G_AXES, small=G_SMALL, make=None, note=""):
+    problem(2, number, name, spec, GEMM, axes, small, ref, note)(make or _mk_gemm())
+
+
+_gemm(9, "Matmul_Subtract_Multiply_ReLU", "2_9_gemm_sub_mul_relu.kb", lambda t: out(torch.relu((lin(t) - 2.0) * 1.5)))
+_gemm(12, "Gemm_Multiply_LeakyReLU", "2_12_gemm_mul_leaky_relu.kb",
+      lambda t: out(F.leaky_relu(lin(t) * 2.0, negative_slope=0.1)))
+_gemm(14, "Gemm_Divide_Sum_Scaling", "2_14_gemm_div_sum_scale.kb",
+      lambda t: out(torch.sum(torch.matmul(t["x"], t["weight"].T) / 2, dim=1, keepdim=True) * 1.5),
+      axes=dict(batch_size=1024, input_size=8192, hidden_size=8192), small=dict(batch_size=4, input_size=9, hidden_size=7),
+      make=_mk_gemm(with_bias=False, in_key="input_size", out_key="hidden_size"))
+
+
+def _ref_18(t):
+    x = torch.sum(lin(t), dim=1, keepdim=True)
+    x = torch.max(x, dim=1, keepdim=True)[0]
+    x = torch.mean(x, dim=1, keepdim=True)
+    x = torch.logsumexp(x, dim=1, keepdim=True)
+    return out(torch.logsumexp(x, dim=1, keepdim=True))
+
+
+_gemm(18, "Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp", "2_18_gemm_sum_lse.kb", _ref_18)
+
+
+def _ref_22(t):
+    x = lin(t) * 2.0
+    x = torch.clamp(x + x, -10.0, 10.0)
+    x = torch.logsumexp(x, dim=1, keepdim=True)
+    return out(x * mish(x))
+
+
+_gemm(22, "Matmul_Scale_ResidualAdd_Clamp_LogSumExp_Mish", "2_22_gemm_scale_clamp_lse_mish.kb", _ref_22)
+_gemm(29, "Matmul_Mish_Mish", "2_29_gemm_mish_mish.kb", lambda t: out(mish(mish(lin(t)))))
+_gemm(30, "Gemm_GroupNorm_Hardtanh", "2_30_gemm_groupnorm_hardtanh.kb",
+      lambda t: out(F.hardtanh(F.group_norm(lin(t), t["weight"].shape[0] // 512,
+                                            t["gn_weight"], t["gn_bias"], eps=1e-5), -2.0, 2.0)),
+      axes=dict(G_AXES, num_groups=16), small=dict(batch_size=3, in_features=5, out_features=1024, num_groups=2),
+      make=_mk_gemm(_gn_params), note="512 features per group (16 groups at KernelBench's 8192)")
+_gemm(33, "Gemm_Scale_BatchNorm", "2_33_gemm_scale_batchnorm.kb",
+      lambda t: out(batchnorm_train(lin(t) * t["scale"], t["bn_weight"], t["bn_bias"])),
+      make=_mk_gemm(lambda ax, g, o: {"scale": uniform(g, (o,), 1.0), **_bn_params(ax, g, o)}),
+      note="BatchNorm1d in training mode (batch statistics)")
+_gemm(37, "Matmul_Swish_Sum_GroupNorm", "2_37_gemm_swish_bias_groupnorm.kb",
+      lambda t: out(F.group_norm(F.silu(lin(t)) + t["add_bias"], t["weight"].shape[0] // 64, t["gn_weight"],
+                                 t["gn_bias"], eps=1e-5)),
+      axes=dict(batch_size=32768, in_features=1024, out_features=4096, num_groups=64),
+      small=dict(batch_size=3, in_features=5, out_features=128, num_groups=2),
+      make=_mk_gemm(lambda ax, g, o: {"add_bias": bias(g, o), **_gn_params(ax, g, o)}),
+      note="64 features per group")
+_gemm(40, "Matmul_Scaling_ResidualAdd", "2_40_gemm_scale_residual.kb",
+      lambda t: out((lambda y: y * 0.5 + y.clone().detach())(lin(t))),
+      axes=dict(batch_size=16384, in_features=4096, out_features=4096))
+_gemm(41, "Gemm_BatchNorm_GELU_ReLU", "2_41_gemm_batchnorm_gelu_relu.kb",
+      lambda t: out(torch.relu(F.gelu(batchnorm_train(lin(t), t["bn_weight"], t["bn_bias"])))),
+      axes=dict(batch_size=16384, in_features=4096, out_features=4096), make=_mk_gemm(_bn_params),
+      note="BatchNorm1d in training mode")
+
+
+@problem(2, 45, "Gemm_Sigmoid_LogSumExp", "2_45_gemm_sigmoid_gemm_lse.kb", GEMM,
+         dict(batch_size=16384, input_size=2048, hidden_size=4096, output_size=1024),
+         dict(batch_size=4, input_size=6, hidden_size=9, output_size=5),
+         lambda t: out(torch.logsumexp(F.linear(torch.sigmoid(F.linear(t["x"], t["w1"], t["b1"])), t["w2"], t["b2"]),
+                                       dim=1)))
+def _(ax, g):
+    i, h, o = ax["input_size"], ax["hidden_size"], ax["output_size"]
+    return {"x": data(g, ax["batch_size"], i), "w1": weight(g, i, h, i), "b1": bias(g, h),
+            "w2": weight(g, h, o, h), "b2": bias(g, o)}
+
+
+_gemm(56, "Matmul_Sigmoid_Sum", "2_56_gemm_sigmoid_sum.kb",
+      lambda t: out(torch.sum(torch.sigmoid(lin(t)), dim=1, keepdim=True)),
+      axes=dict(batch_size=128, input_size=32768, hidden_size=32768), small=dict(batch_size=4, input_size=9, hidden_size=7),
+      make=_mk_gemm(in_key="input_size", out_key="hidden_size"))
+_gemm(59, "Matmul_Swish_Scaling", "2_59_gemm_swish_scale.kb",
+      lambda t: out((lambda y: y * torch.sigmoid(y) * 2.0)(lin(t))),
+      axes=dict(batch_size=128, in_features=32768, out_features=32768))
+_gemm(63, "Gemm_ReLU_Divide", "2_63_gemm_relu_div.kb", lambda t: out(torch.relu(lin(t)) / 2.0))
+_gemm(76, "Gemm_Add_ReLU", "2_76_gemm_add_relu.kb",
+      lambda t: out(torch.relu(torch.matmul(t["x"], t["weight"].T) + t["bias"])),
+      note="the Linear has no bias; 'bias' is the separate parameter")
+_gemm(84, "Gemm_BatchNorm_Scaling_Softmax", "2_84_gemm_batchnorm_scale_softmax.kb",
+      lambda t: out(torch.softmax(t["scale"] * batchnorm_train(lin(t), t["bn_weight"], t["bn_bias"]), dim=1)),
+      make=_mk_gemm(lambda ax, g, o: {**_bn_params(ax, g, o), "scale": uniform(g, (1,), 0.5, 1.0)}),
+      note="BatchNorm1d in training mode")
+_gemm(86, "Matmul_Divide_GELU", "2_86_gemm_div_gelu.kb", lambda t: out(F.gelu(lin(t) / 10.0)))
+
+
+def _ref_88(t):
+    x = F.group_norm(lin(t), t["weight"].shape[0] // 32, t["gn_weight"], t["gn_bias"], eps=1e-5)
+    x = x * torch.sigmoid(x) * t["multiply_weight"]
+    return out(x * torch.sigmoid(x))
+
+
+_gemm(88, "Gemm_GroupNorm_Swish_Multiply_Swish", "2_88_gemm_groupnorm_swish_mul_swish.kb", _ref_88,
+      axes=dict(G_AXES, num_groups=256), small=dict(batch_size=3, in_features=5, out_features=64, num_groups=2),
+      make=_mk_gemm(lambda ax, g, o: {**_gn_params(ax, g, o), "multiply_weight": uniform(g, (o,), 1.0)}),
+      note="32 features per group")
+_gemm(99, "Matmul_GELU_Softmax", "2_99_gemm_gelu_softmax.kb", lambda t: out(torch.softmax(F.gelu(lin(t)), dim=1)))
+
+
+# ================================================================== level 2: convolution chains
+
+CONVF = "conv_fusion"
+C_SMALL = dict(batch_size=2, in_channels=3, out_channels=4, height=8, width=9)
+
+
+def conv(t: Tensors, **kw) -> torch.Tensor:
+    """The chain's convolution (2-D or 3-D by the input's rank)."""
+    f = F.conv3d if t["x"].dim() == 5 else F.conv2d
+    return f(t["x"], t["conv_weight"], t["conv_bias"], **kw)
+
+
+def _mk_cv(dims: tuple[str, ...] = ("height", "width"), k: int = 3, extra: Callable | None = None,
+           transposed: bool = False, x_dims: Callable[[Axes], tuple[int, ...]] | None = None):
+    """x, conv_weight, conv_bias, plus extra(ax, g, out_channels) tensors."""
+    def make(ax, g):
+        ci, co = ax["in_channels"], ax["out_channels"]
+        spatial = x_dims(ax) if x_dims else tuple(ax[d] for d in dims)
+        ks = (k,) * len(spatial)
+        t = {"x": data(g, ax["batch_size"], ci, *spatial),
+             "conv_weight": weight(g, ci * k ** len(spatial), *((ci, co) if transposed else (co, ci)), *ks),
+             "conv_bias": bias(g, co)}
+        if extra:
+            t.update(extra(ax, g, co))
+        return t
+    return make
+
+
+def _chan_bias(name: str):
+    return lambda ax, g, o: {name: bias(g, o)}
+
+
+def _cv(number, name, spec, ref, axes, small=C_SMALL, make=None, note=""):
+    problem(2, number, name, spec, CONVF, axes, small, ref, note)(make or _mk_cv())
+
+
+def _c(t: Tensors, name: str) -> torch.Tensor:
+    """A per-channel parameter broadcast over the spatial axes."""
+    p = t[name]
+    return p.view(-1, *([1] * (t["x"].dim() - 2)))
+
+
+_cv(1, "Conv2D_ReLU_BiasAdd", "2_1_conv2d_relu_bias.kb", lambda t: out(torch.relu(conv(t)) + _c(t, "bias")),
+    dict(batch_size=128, in_channels=64, out_channels=128, height=128, width=128), make=_mk_cv(extra=_chan_bias("bias")))
+
+
+def _ref_2(t):
+    y = F.conv_transpose2d(t["x"], t["conv_weight"], t["conv_bias"], stride=2, padding=1, output_padding=1)
+    y = torch.clamp(y + _c(t, "bias"), min=0.0, max=1.0) * 2.0
+    return out(torch.clamp(y, min=0.0, max=1.0) / 2.0)
+
+
+_cv(2, "ConvTranspose2d_BiasAdd_Clamp_Scaling_Clamp_Divide", "2_2_conv_transpose2d_bias_clamp_scale.kb", _ref_2,
+    dict(batch_size=128, in_channels=64, out_channels=64, height=128, width=128),
+    make=_mk_cv(transposed=True, extra=_chan_bias("bias")))
+_cv(4, "Conv2d_Mish_Mish", "2_4_conv2d_mish_mish.kb", lambda t: out(mish(mish(conv(t)))),
+    dict(batch_size=64, in_channels=64, out_channels=128, height=256, width=256))
+_cv(6, "Conv3d_Softmax_MaxPool_MaxPool", "2_6_conv3d_softmax_maxpool_maxpool.kb",
+    lambda t: out(F.max_pool3d(F.max_pool3d(torch.softmax(conv(t), dim=1), 2), 2)),
+    dict(batch_size=128, in_channels=3, out_channels=16, od=14, oh=30, ow=30),
+    dict(batch_size=2, in_channels=2, out_channels=3, od=8, oh=9, ow=4),
+    make=_mk_cv(x_dims=lambda a: (a["od"] + 2, a["oh"] + 2, a["ow"] + 2)),
+    note="KernelBench's input 16 x 32 x 32 is bound through the convolution's output sizes (14 x 30 x 30)")
+_cv(17, "Conv2d_InstanceNorm_Divide", "2_17_conv2d_instancenorm_div.kb",
+    lambda t: out(F.instance_norm(conv(t), eps=1e-5) / 2.0),
+    dict(batch_size=128, in_channels=64, out_channels=128, height=128, width=128))
+C3_SMALL = dict(batch_size=2, in_channels=2, out_channels=6, num_groups=2, d=4, h=5, w=5)
+_cv(23, "Conv3d_GroupNorm_Mean", "2_23_conv3d_groupnorm_mean.kb",
+    lambda t: out(F.group_norm(conv(t), t["conv_weight"].shape[0] // 3, t["gn_weight"], t["gn_bias"], eps=1e-5)
+                  .mean(dim=[1, 2, 3, 4])),
+    dict(batch_size=128, in_channels=3, out_channels=24, num_groups=8, d=24, h=32, w=32), C3_SMALL,
+    make=_mk_cv(("d", "h", "w"), extra=_gn_params), note="3 channels per group")
+_cv(24, "Conv3d_Min_Softmax", "2_24_conv3d_min_softmax.kb",
+    lambda t: out(torch.softmax(torch.min(conv(t), dim=2)[0], dim=1)),
+    dict(batch_size=128, in_channels=3, out_channels=24, d=24, h=32, w=32),
+    dict(batch_size=2, in_channels=2, out_channels=5, d=4, h=5, w=6), make=_mk_cv(("d", "h", "w")))
+_cv(35, "Conv2d_Subtract_HardSwish_MaxPool_Mish", "2_35_conv2d_sub_hardswish_maxpool_mish.kb",
+    lambda t: out(mish(F.max_pool2d(hardswish(conv(t) - 0.5), 2))),
+    dict(batch_size=128, in_channels=64, out_channels=128, height=128, width=128))
+_cv(46, "Conv2d_Subtract_Tanh_Subtract_AvgPool", "2_46_conv2d_sub_tanh_sub_avgpool.kb",
+    lambda t: out(F.avg_pool2d(torch.tanh(conv(t) - 0.5) - 0.2, 2)),
+    dict(batch_size=128, in_channels=64, out_channels=128, height=128, width=128))
+_cv(52, "Conv2d_Activation_BatchNorm", "2_52_conv2d_activation_batchnorm.kb",
+    lambda t: out((lambda y: batchnorm_train(torch.tanh(F.softplus(y)) * y, t["bn_weight"], t["bn_bias"]))(conv(t))),
+    dict(batch_size=64, in_channels=64, out_channels=128, height=128, width=128), make=_mk_cv(extra=_bn_params),
+    note="BatchNorm2d in training mode")
+_cv(67, "Conv2d_GELU_GlobalAvgPool", "2_67_conv2d_gelu_global_avgpool.kb",
+    lambda t: out(F.adaptive_avg_pool2d(F.gelu(conv(t)), 1).squeeze(-1).squeeze(-1)),
+    dict(batch_size=128, in_channels=8, out_channels=64, height=256, width=256))
+_cv(73, "Conv2d_BatchNorm_Scaling", "2_73_conv2d_batchnorm_scale.kb",
+    lambda t: out(batchnorm_train(conv(t), t["bn_weight"], t["bn_bias"]) * 2.0),
+    dict(batch_size=128, in_channels=8, out_channels=64, height=128, width=128), make=_mk_cv(extra=_bn_params),
+    note="BatchNorm2d in training mode")
+_cv(82, "Conv2d_Tanh_Scaling_BiasAdd_Max", "2_82_conv2d_tanh_scale_bias_maxpool.kb",
+    lambda t: out(F.max_pool2d(torch.tanh(conv(t)) * 2.0 + _c(t, "bias"), 4)),
+    dict(batch_size=128, in_channels=8, out_channels=64, height=256, width=256),
+    dict(batch_size=2, in_channels=3, out_channels=4, height=10, width=11), make=_mk_cv(extra=_chan_bias("bias")))
+
+
+def _ref_92(t):
+    c = conv(t)
+    n = F.group_norm(c, t["conv_weight"].shape[0] // 4, t["gn_weight"], t["gn_bias"], eps=1e-5)
+    return out(torch.logsumexp(c + hardswish(torch.tanh(n)), dim=1, keepdim=True))
+
+
+_cv(92, "Conv2d_GroupNorm_Tanh_HardSwish_ResidualAdd_LogSumExp", "2_92_conv2d_groupnorm_tanh_hardswish_residual_lse.kb",
+    _ref_92, dict(batch_size=128, in_channels=8, out_channels=64, num_groups=16, height=128, width=128),
+    dict(batch_size=2, in_channels=3, out_channels=8, num_groups=2, height=6, width=7), make=_mk_cv(extra=_gn_params),
+    note="4 channels per group")
+_cv(100, "ConvTranspose3d_Clamp_Min_Divide", "2_100_conv_transpose3d_clamp_div.kb",
+    lambda t: out(torch.clamp(F.conv_transpose3d(t["x"], t["conv_weight"], t["conv_bias"], stride=2, padding=1),
+                              min=-1.0) / 2.0),
+    dict(batch_size=16, in_channels=64, out_channels=128, d=24, h=48, w=48),
+    dict(batch_size=1, in_channels=2, out_channels=3, d=3, h=4, w=3), make=_mk_cv(("d", "h", "w"), transposed=True))
+
+
 # ------------------------------------------------------------------ lookup
 
 def by_key() -> dict[str, Problem]:
