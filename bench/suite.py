@@ -172,7 +172,7 @@ def new_row(p: pb.Problem, impl: str, threshold: float) -> Row:
 
 def run_impl(args, device: torch.device, row: Row, build, sets: list[Tensors], reference: Tensors) -> None:
     """Build (compiles happen in the first calls), check, time; failures become FAIL or N/A with the reason."""
-    timed = device.type == "cuda" and not args.check_only
+    timed = (device.type == "cuda" or args.cpu_timing) and not args.check_only
     cfg = TimingConfig.make(args.quick, args.max_seconds)
     runner = None
     built = False
@@ -273,7 +273,8 @@ def run_problem(args, device: torch.device, kbc: Kbc, p: pb.Problem) -> list[Row
         err = f"{r['rel_err']:.1e}" if r["rel_err"] is not None else "-"
         print(f"   {r['impl']:<10} {t:>14}  err {err:>8}  {r['status']}{'  ' + r['reason'] if r['reason'] else ''}",
               flush=True)
-    del sets, reference
+    sets.clear()
+    reference.clear()
     gc.collect()
     if device.type == "cuda":
         torch.cuda.empty_cache()
@@ -328,13 +329,17 @@ def markdown(lines: list[dict[str, object]], summary: dict[str, object], env: di
     s = summary
     pct = (lambda v: "-" if v is None else f"{100 * v:.1f}%")
     out = [f"# kbc KernelBench suite ({env.get('device')}, torch {env.get('torch')}, kbc {env.get('kbc_commit')})", "",
-           f"- problems: {s['problems']}, kbc correct: {s['kbc_correct']} ({pct(s['correct_share'])})",
+           f"- problems: {s['problems']}, kbc correct: {s['kbc_correct']} ({pct(s['correct_share'])})"]
+    if not any(ln["kbc_us"] or ln["eager_us"] for ln in lines):
+        out += ["- not timed (correctness only)", ""]
+    else:
+        out += [
            f"- fast_1 (correct and faster than eager): {pct(s['fast_1'])}",
            f"- correct and faster than torch.compile: {pct(s['faster_than_compile_share'])}",
            f"- geomean speedup vs eager: {fmt(s['geomean_speedup_vs_eager'], '.3f')} "
            f"(over {s['speedups_over']['eager']}), vs torch.compile: {fmt(s['geomean_speedup_vs_compile'], '.3f')} "
-           f"(over {s['speedups_over']['compile']})", "",
-           "| problem | name | category | kbc | rel err | kbc µs | eager µs | compile µs | vs eager | vs compile |",
+           f"(over {s['speedups_over']['compile']})", ""]
+    out += ["| problem | name | category | kbc | rel err | kbc µs | eager µs | compile µs | vs eager | vs compile |",
            "|---|---|---|---|---|---|---|---|---|---|"]
     for ln in lines:
         status = ln["kbc_status"] + (f" ({ln['kbc_reason']})" if ln["kbc_reason"] else "")
@@ -418,6 +423,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--compile-mode", default="default", help="torch.compile mode (default: default)")
     ap.add_argument("--check-only", action="store_true", help="correctness only, no timing")
     ap.add_argument("--quick", action="store_true", help="fewer timed repetitions")
+    ap.add_argument("--cpu-timing", action="store_true",
+                    help="with --device cpu: time too (host timers; a smoke test of the timing path, not a benchmark)")
     ap.add_argument("--max-seconds", type=float, default=10.0, help="time cap per implementation and problem")
     ap.add_argument("--max-sets", type=int, default=32, help="most input sets to rotate over")
     ap.add_argument("--compile-timeout", type=float, default=300.0, help="budget for one set-up (compiles, first call)")
@@ -448,7 +455,7 @@ def main(argv: list[str] | None = None) -> int:
         for d in docs:
             for r in d["results"]:
                 rows[(r["key"], r["impl"])] = r
-        doc = write_outputs(args, list(rows.values()), docs[-1]["environment"], all(d["complete"] for d in docs))
+        write_outputs(args, list(rows.values()), docs[-1]["environment"], all(d["complete"] for d in docs))
         print(args.markdown.read_text())
         return 0
     if not chosen:
