@@ -272,11 +272,17 @@ def _(ax, g):
     return {"a": data(g, ax["k"], ax["m"]), "b": data(g, ax["n"], ax["k"])}
 
 
+def _sdpa_math(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """softmax(q k^T / sqrt(d)) v, for a torch without F.scaled_dot_product_attention (< 2.0)."""
+    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1) @ v
+
+
+_sdpa = getattr(F, "scaled_dot_product_attention", _sdpa_math)
+
+
 @problem(1, 97, "ScaledDotProductAttention", "1_97_sdpa.kb", MM,
          dict(batch_size=32, num_heads=32, seq=512, head_dim=1024), dict(batch_size=2, num_heads=3, seq=7, head_dim=16),
-         lambda t: out(F.scaled_dot_product_attention(t["q"], t["k"], t["v"])
-                       if hasattr(F, "scaled_dot_product_attention") else
-                       torch.softmax(t["q"] @ t["k"].transpose(-2, -1) / math.sqrt(t["q"].shape[-1]), -1) @ t["v"]))
+         lambda t: out(_sdpa(t["q"], t["k"], t["v"])))
 def _(ax, g):
     shape = (ax["batch_size"], ax["num_heads"], ax["seq"], ax["head_dim"])
     return {"q": data(g, *shape), "k": data(g, *shape), "v": data(g, *shape)}
