@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# run_suite.sh cpu KBC_LIB PATTERNS — the KernelBench suite's specs through kbc's
+#   CPU interpreter at their small bindings, against PyTorch (bench/suite.py
+#   --device cpu): every output within relative L2 error 1e-5 of float64.
+#   Exit 0 pass, 1 fail, 77 skip (no python with torch).
+# run_suite.sh emit KBC — every spec in bench/suite compiles to CUDA C for sm_90
+#   (kbc compile --emit cuda --target sm_90, no GPU needed); with a python
+#   that has torch, also the launch plan at KernelBench's shapes
+#   (bench/suite.py --emit-check). Exit 0 pass, 1 fail.
+set -u
+mode=$1
+root=$(cd "$(dirname "$0")/../.." && pwd)
+
+find_python() {
+  py=${KBC_PYTHON:-}
+  if [ -z "$py" ]; then
+    for cand in /usr/bin/python3 python3; do
+      if "$cand" -c 'import torch, numpy' >/dev/null 2>&1; then py=$cand; break; fi
+    done
+  fi
+}
+
+case $mode in
+  cpu)
+    lib=$2 patterns=$3
+    find_python
+    if [ -z "$py" ]; then
+      echo "SKIP: no python with torch and numpy (set KBC_PYTHON)"
+      exit 77
+    fi
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    KBC_LIB=$lib "$py" "$root/bench/suite.py" --device cpu --problems "$patterns" \
+      --json "$tmp/suite.json" --markdown "$tmp/suite.md"
+    ;;
+  emit)
+    kbc=$2
+    fail=0 n=0
+    for spec in "$root"/bench/suite/*.kb; do
+      n=$((n + 1))
+      if ! "$kbc" compile "$spec" --emit cuda --target sm_90 >/dev/null; then
+        echo "FAIL: $kbc compile $spec --emit cuda --target sm_90"
+        fail=$((fail + 1))
+      fi
+    done
+    echo "emit cuda: $((n - fail)) of $n specs compile for sm_90"
+    [ "$n" -ge 40 ] || { echo "FAIL: expected at least 40 specs in bench/suite"; fail=$((fail + 1)); }
+    find_python
+    if [ -n "$py" ]; then
+      "$py" "$root/bench/suite.py" --emit-check "$kbc" --target sm_90 || fail=$((fail + 1))
+    else
+      echo "note: no python with torch: the launch plans at KernelBench's shapes were not checked"
+    fi
+    [ "$fail" -eq 0 ]
+    ;;
+  *)
+    echo "usage: run_suite.sh cpu KBC_LIB PATTERNS | emit KBC" >&2
+    exit 2
+    ;;
+esac
