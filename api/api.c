@@ -180,7 +180,7 @@ static kbc_status bind_args(kbc_program *p, kbc_arena *a, const kbc_arg *args, s
     if (g->rank != t->rank)
       return fail(KBC_ERROR_ARGUMENT, "'%s' has rank %d, but the spec declares rank %d", g->name, g->rank, t->rank);
     if (g->rank > 0 && !g->shape) return fail(KBC_ERROR_ARGUMENT, "'%s': shape is NULL", g->name);
-    if (!g->data) return fail(KBC_ERROR_ARGUMENT, "'%s': data is NULL", g->name);
+    if (!g->data && need_outputs) return fail(KBC_ERROR_ARGUMENT, "'%s': data is NULL", g->name);
     by[t->id] = g;
   }
   int n_in = 0;

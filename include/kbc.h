@@ -118,7 +118,8 @@ KBC_API kbc_status kbc_program_launch(kbc_program *p, const kbc_arg *args, size_
 KBC_API kbc_status kbc_program_run_cpu(kbc_program *p, const kbc_arg *args, size_t n);
 
 /* Shapes of the outputs for the given inputs (for callers that allocate
- * outputs): fills shape (room for 8 extents) and *rank of output `name`. */
+ * outputs): fills shape (room for 8 extents) and *rank of output `name`.
+ * Only the inputs' names, ranks and shapes are read; data may be NULL. */
 KBC_API kbc_status kbc_program_output_shape(kbc_program *p, const kbc_arg *inputs, size_t n, const char *name,
                                     int64_t *shape, int *rank);
 

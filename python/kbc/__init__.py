@@ -1,19 +1,24 @@
-"""kbc.py — run kbc specs on PyTorch tensors, through libkbc's C API (ctypes).
+"""kbc — run kbc specs on PyTorch tensors, through libkbc's C API (ctypes).
 
-No build step: this module loads the shared library ``libkbc.so`` (found
-through ``$KBC_LIB``, else next to this file, else in the repository's
-``build*/`` folders, else by the system loader) and passes tensors by their
-``data_ptr()``; kernels run on ``torch.cuda.current_stream()``.
+This package loads the shared library ``libkbc.so``: the one ``$KBC_LIB``
+names, else the one bundled in the package (``pip install ./python``),
+else the repository's ``build*/`` folders (running from a checkout), else
+an installed kbc's (``cmake --install``: PREFIX/lib next to
+PREFIX/share/kbc/python), else the system loader's.  Tensors are passed by
+their ``data_ptr()``; kernels run on ``torch.cuda.current_stream()``.
 
     import kbc, torch
-    prog = kbc.Program("specs/examples/softmax_middle.kb")
+    prog = kbc.compile("specs/examples/softmax_middle.kb")    # a path or spec text
     x = torch.randn(3, 5, 4, device="cuda")
-    out = prog.run({"x": x})["out"]          # allocated by kbc.run
+    out = prog.run({"x": x})["out"]          # outputs allocated by run
     prog.run({"x": x}, outputs={"out": out}) # into preallocated outputs
 
 CPU tensors run on the reference interpreter (double accumulation).
 Errors raise ``kbc.Error`` with the library's message (for a bad spec, its
-``file:line:col: error:`` diagnostics).
+``file:line:col: error:`` diagnostics); a missing spec file raises
+FileNotFoundError.  ``kbc.autograd`` pairs a forward spec with its
+backward spec as a ``torch.autograd.Function``; ``kbc.op`` registers a
+program as a ``torch.library`` custom op (torch.compile graphs).
 """
 from __future__ import annotations
 
@@ -22,7 +27,11 @@ import glob
 import os
 from typing import Dict, Optional
 
-__all__ = ["Program", "Error", "library_path"]
+__all__ = ["Program", "Error", "compile", "autograd", "op", "library_path", "version", "__version__"]
+
+# The package's version; the library's own (kbc_version(), version()) must
+# be the same (tests/python/test_binding.py checks it).
+__version__ = "0.1.0"
 
 _STATUS = ["KBC_OK", "KBC_ERROR_SPEC", "KBC_ERROR_ARGUMENT", "KBC_ERROR_IO",
            "KBC_ERROR_NO_DEVICE", "KBC_ERROR_CUDA", "KBC_ERROR_INTERNAL"]
@@ -56,9 +65,12 @@ def library_path() -> str:
         return env
     here = os.path.dirname(os.path.abspath(__file__))
     candidates = [os.path.join(here, "libkbc.so")]
-    repo = os.path.dirname(here)
+    repo = os.path.dirname(os.path.dirname(here))  # <repo>/python/kbc
     for d in ("build/release", "build", "build/debug", "build*"):
         candidates += sorted(glob.glob(os.path.join(repo, d, "libkbc.so")))
+    prefix = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(here))))  # PREFIX/share/kbc/python/kbc
+    candidates += sorted(glob.glob(os.path.join(prefix, "lib*", "libkbc.so"))) + \
+        sorted(glob.glob(os.path.join(prefix, "lib*", "*", "libkbc.so")))
     for c in candidates:
         if os.path.exists(c):
             return c
@@ -72,15 +84,25 @@ def _load():
     global _lib
     if _lib is not None:
         return _lib
-    lib = ctypes.CDLL(library_path())
+    path = library_path()
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        raise OSError(f"kbc: cannot load the kbc library ({e}); build it (cmake --build build/release), "
+                      f"install the package (pip install ./python), or set KBC_LIB to the path of "
+                      f"libkbc.so") from e
     lib.kbc_last_error.restype = ctypes.c_char_p
     lib.kbc_version.restype = ctypes.c_char_p
     lib.kbc_compile_file.argtypes = [ctypes.c_char_p, ctypes.POINTER(_Options), ctypes.POINTER(ctypes.c_void_p)]
+    lib.kbc_compile_string.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(_Options),
+                                       ctypes.POINTER(ctypes.c_void_p)]
     lib.kbc_program_destroy.argtypes = [ctypes.c_void_p]
     lib.kbc_program_destroy.restype = None
     lib.kbc_program_num_args.argtypes = [ctypes.c_void_p]
     lib.kbc_program_arg_info.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(_ArgInfo)]
     lib.kbc_program_num_kernels.argtypes = [ctypes.c_void_p]
+    lib.kbc_program_name.argtypes = [ctypes.c_void_p]
+    lib.kbc_program_name.restype = ctypes.c_char_p
     lib.kbc_program_bind_axis.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int64]
     lib.kbc_program_launch.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Arg), ctypes.c_size_t, ctypes.c_void_p]
     lib.kbc_program_run_cpu.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Arg), ctypes.c_size_t]
@@ -101,23 +123,37 @@ def _check(status: int) -> None:
 
 
 class Program:
-    """A compiled spec.  ``precision`` is "fp32" (default) or "tf32";
-    ``target`` "auto" (the device's) or "sm_80" ... "sm_90a"."""
+    """A compiled spec: a spec file's path (``Program(path)``) or, with
+    ``source=``, spec text (``Program(source=text, name="attn")``; see also
+    ``kbc.compile``).  ``precision`` is "fp32" (default) or "tf32";
+    ``target`` "auto" (the device's) or "sm_80" ... "sm_90a"; ``device``
+    the CUDA device ordinal its GPU launches use."""
 
-    def __init__(self, spec_path: str, precision: str = "fp32", target: str = "auto", device: int = 0):
+    def __init__(self, spec_path: Optional[str] = None, precision: str = "fp32", target: str = "auto",
+                 device: int = 0, *, source: Optional[str] = None, name: Optional[str] = None):
         if precision not in ("fp32", "tf32"):
             raise ValueError(f"precision must be 'fp32' or 'tf32', not {precision!r}")
+        if (spec_path is None) == (source is None):
+            raise TypeError("Program takes a spec file's path or source= spec text (one of them)")
+        if spec_path is not None and not os.path.isfile(spec_path):
+            raise FileNotFoundError(f"kbc: no spec file {spec_path!r}")
         lib = _load()
         self._lib = lib
         self._handle = ctypes.c_void_p()
         opt = _Options(target.encode(), 0 if precision == "fp32" else 1, device)
-        _check(lib.kbc_compile_file(spec_path.encode(), ctypes.byref(opt), ctypes.byref(self._handle)))
+        if source is not None:
+            _check(lib.kbc_compile_string(source.encode(), (name or "spec.kb").encode(), ctypes.byref(opt),
+                                          ctypes.byref(self._handle)))
+        else:
+            _check(lib.kbc_compile_file(os.fspath(spec_path).encode(), ctypes.byref(opt), ctypes.byref(self._handle)))
         self.precision = precision
+        self.device = device
         self.inputs, self.outputs = [], []
         for i in range(lib.kbc_program_num_args(self._handle)):
             info = _ArgInfo()
             _check(lib.kbc_program_arg_info(self._handle, i, ctypes.byref(info)))
             (self.inputs if info.role == 0 else self.outputs).append((info.name.decode(), info.rank))
+        self.name = lib.kbc_program_name(self._handle).decode()
 
     def __del__(self):
         handle = getattr(self, "_handle", None)
@@ -142,24 +178,34 @@ class Program:
         finally:
             self._lib.kbc_free(out)
 
-    def _args(self, tensors: Dict[str, "object"]):
+    def _args(self, tensors: Dict[str, "object"], shapes_only: bool = False):
+        """The C argument array (and what must stay alive while it is used).
+        shapes_only: no data pointers (fake tensors, shape inference)."""
         import torch
-        arr = (_Arg * len(tensors))()
+        arr = (_Arg * max(len(tensors), 1))()
         keep = []
         for i, (name, t) in enumerate(tensors.items()):
             if not isinstance(t, torch.Tensor):
-                raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
+                raise TypeError(f"kbc: '{name}': expected a torch.Tensor, got {type(t).__name__}")
             if t.dtype != torch.float32:
-                raise Error(2, f"'{name}' has dtype {t.dtype}, but kbc specs take float32")
-            if not t.is_contiguous():
+                raise Error(2, f"'{name}' has dtype {t.dtype}, but kbc specs take float32 (pass t.float())")
+            if not shapes_only and not t.is_contiguous():
                 raise Error(2, f"'{name}' is not contiguous; pass t.contiguous()")
             shape = (ctypes.c_int64 * max(t.dim(), 1))(*t.shape)
             keep.append(shape)
-            arr[i] = _Arg(name.encode(), ctypes.c_void_p(t.data_ptr()), t.dim(), shape, 0)
+            ptr = None if shapes_only else ctypes.c_void_p(t.data_ptr())
+            arr[i] = _Arg(name.encode(), ptr, t.dim(), shape, 0)
         return arr, keep
 
+    def _check_inputs(self, inputs: Dict[str, "object"]) -> None:
+        if not inputs:
+            names = ", ".join(n for n, _ in self.inputs) or "none"
+            raise Error(2, f"no inputs given; {self.name} takes {names}")
+
     def output_shapes(self, inputs: Dict[str, "object"]) -> Dict[str, tuple]:
-        arr, _keep = self._args(inputs)
+        """The outputs' shapes for these inputs (only their shapes are read)."""
+        self._check_inputs(inputs)
+        arr, _keep = self._args(inputs, shapes_only=True)
         shapes = {}
         for name, _rank in self.outputs:
             shape, rank = (ctypes.c_int64 * 8)(), ctypes.c_int()
@@ -170,26 +216,55 @@ class Program:
 
     def run(self, inputs: Dict[str, "object"], outputs: Optional[Dict[str, "object"]] = None) -> Dict[str, "object"]:
         """Runs the spec; returns the outputs (allocated unless given).  CUDA
-        tensors launch on torch.cuda.current_stream(); CPU tensors run on the
-        reference interpreter."""
+        tensors launch on torch.cuda.current_stream() of the program's
+        device; CPU tensors run on the reference interpreter.  Gradients are
+        not recorded: an input that requires grad (outside torch.no_grad())
+        is an error — pair the spec with its backward spec in kbc.autograd."""
         import torch
+        self._check_inputs(inputs)
+        if torch.is_grad_enabled():
+            needs = [n for n, t in inputs.items() if isinstance(t, torch.Tensor) and t.requires_grad]
+            if needs:
+                raise Error(2, f"input {needs[0]!r} requires grad, but Program.run records no gradients; use "
+                               f"kbc.autograd(forward_spec, backward_spec), or run under torch.no_grad()")
+        first = next(iter(inputs.values()))
         if outputs is None:
-            first = next(iter(inputs.values()))
-            outputs = {name: torch.empty(shape, dtype=torch.float32, device=first.device)
+            device = first.device if isinstance(first, torch.Tensor) else "cpu"
+            outputs = {name: torch.empty(shape, dtype=torch.float32, device=device)
                        for name, shape in self.output_shapes(inputs).items()}
         every = dict(inputs)
         every.update(outputs)
         arr, _keep = self._args(every)
-        devices = {t.device.type for t in every.values()}
+        devices = {str(t.device) for t in every.values()}
         if len(devices) != 1:
-            raise Error(2, f"tensors are on several devices: {sorted(devices)}")
-        if devices == {"cuda"}:
-            stream = torch.cuda.current_stream().cuda_stream
+            raise Error(2, f"tensors are on several devices: {', '.join(sorted(devices))}")
+        dev = next(iter(every.values())).device
+        if dev.type == "cuda":
+            index = dev.index if dev.index is not None else torch.cuda.current_device()
+            if index != self.device:
+                raise Error(2, f"the tensors are on cuda:{index}, but the program runs on cuda:{self.device} "
+                               f"(kbc.compile(..., device={index}))")
+            stream = torch.cuda.current_stream(dev).cuda_stream
             _check(self._lib.kbc_program_launch(self._handle, arr, len(every), ctypes.c_void_p(stream)))
-        else:
+        elif dev.type == "cpu":
             _check(self._lib.kbc_program_run_cpu(self._handle, arr, len(every)))
+        else:
+            raise Error(2, f"tensors on {dev.type} are not supported (cuda or cpu)")
         return outputs
 
 
+def compile(spec: str, precision: str = "fp32", target: str = "auto", device: int = 0,
+            name: Optional[str] = None) -> Program:
+    """A Program from a spec file's path or from spec text (text is told
+    apart by holding a newline or the word ``kernel``)."""
+    if "\n" in spec or spec.lstrip().startswith("kernel "):
+        return Program(source=spec, name=name, precision=precision, target=target, device=device)
+    return Program(spec, precision=precision, target=target, device=device)
+
+
 def version() -> str:
+    """The library's version (kbc_version())."""
     return _load().kbc_version().decode()
+
+
+from ._torch import autograd, op  # noqa: E402  (torch is imported only when they are called)
