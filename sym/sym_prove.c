@@ -140,6 +140,9 @@ typedef struct {
   int nsp, capsp;
   unsigned cases; /* which case of each split with two (see make_split) */
   int ncases;     /* splits with two cases so far */
+  int enumerate;  /* second attempt: the residues r of small splits enumerated */
+  unsigned combo; /* which residues (mixed radix, see make_split) */
+  unsigned ncombos; /* residue combinations so far (the product of the l) */
 } prover;
 
 #define GROW(a, arr, n, cap)                                                              \
@@ -262,6 +265,10 @@ static void collect_splits(prover *pr, const sym *x) {
  * the bits of pr->cases: q = q0 with r in [r0, l-1], or q >= q0 + 1; beyond
  * that, the box q >= q0 (a relaxation) is used. */
 enum { MAX_CASES = 4 };
+/* On a second attempt (prove_core), the residue of a split with l at most
+ * MAX_RESIDUES is enumerated, while the combinations stay within
+ * MAX_COMBOS. */
+enum { MAX_RESIDUES = 16, MAX_COMBOS = 64 };
 
 static void make_split(prover *pr, const split *s) {
   range rv = axis_range(pr, s->axis->id), rq = UNKNOWN, rr = {0, s->l - 1, true, true};
@@ -271,12 +278,25 @@ static void make_split(prover *pr, const split *s) {
   if (rv.has_hi && !__builtin_add_overflow(rv.hi, s->k, &hi))
     rq.hi = sym_floordiv(hi, s->l), rq.has_hi = true;
   int64_t r0 = sym_floormod(lo, s->l);
+  kbc_arena *a = pr->a;
+  if (pr->enumerate && s->l <= MAX_RESIDUES && pr->ncombos * (unsigned)s->l <= MAX_COMBOS) {
+    /* r a constant of each case, so that atoms left over r alone
+     * (floor((r + 2)/4) beside floor(r/2), from floor((v + 2)/4) and
+     * floor(v/2)) are exact: v >= lo is q >= q0 + (r < r0) */
+    int64_t r = (int64_t)(pr->combo / pr->ncombos % (unsigned)s->l);
+    pr->ncombos *= (unsigned)s->l;
+    if (r < r0) rq.lo++;
+    if (rq.has_hi) rq.hi = sym_floordiv(hi - r, s->l); /* v <= hi: l*q + r <= hi + k */
+    if (rq.has_hi && rq.hi < rq.lo) rq.hi = rq.lo;     /* no such v: any value proves it */
+    const sym *q = new_var(pr, rq);
+    remember(pr, s->axis, sym_add(a, sym_scale(a, q, s->l), sym_const(a, r - s->k)));
+    return;
+  }
   if (r0 > 0 && pr->ncases < MAX_CASES) {
     if ((pr->cases >> pr->ncases++) & 1) rq.lo++;
     else rq.hi = rq.lo, rq.has_hi = true, rr.lo = r0;
   }
   const sym *q = new_var(pr, rq), *r = new_var(pr, rr);
-  kbc_arena *a = pr->a;
   remember(pr, s->axis, sym_add(a, sym_scale(a, q, s->l), sym_sub(a, r, sym_const(a, s->k))));
 }
 
@@ -408,9 +428,10 @@ static bool nonneg_on_box(const prover *pr, const sym *p) {
 
 /* One case of the proof (see make_split); *ncases tells how many splits
  * had two cases. */
-static bool prove_case(kbc_arena *a, const sym_facts *f, const sym *p, unsigned cases,
-                       int *ncases) {
-  prover pr = {.a = a, .f = f, .fresh0 = max_axis_id(p) + 1, .cases = cases};
+static bool prove_case(kbc_arena *a, const sym_facts *f, const sym *p, unsigned cases, int *ncases,
+                       int enumerate, unsigned combo, unsigned *ncombos) {
+  prover pr = {.a = a, .f = f, .fresh0 = max_axis_id(p) + 1, .cases = cases, .enumerate = enumerate,
+               .combo = combo, .ncombos = 1};
   for (int z = 0; z <= 1; z++)
     for (int i = 0; i < n_facts(f, z); i++) {
       int m = max_axis_id(fact(f, z, i)) + 1;
@@ -423,6 +444,7 @@ static bool prove_case(kbc_arena *a, const sym_facts *f, const sym *p, unsigned 
   collect_splits(&pr, p1);
   for (int i = 0; i < pr.nsp; i++) make_split(&pr, &pr.sp[i]);
   *ncases = pr.ncases;
+  *ncombos = pr.ncombos;
   const sym *p2 = sym_map_atoms(a, p1, axis_fn, &pr);
   pr.nmemo = 0;
   const sym *p3 = sym_map_atoms(a, p2, atom_fn, &pr);
@@ -430,16 +452,26 @@ static bool prove_case(kbc_arena *a, const sym_facts *f, const sym *p, unsigned 
   return p4 && nonneg_on_box(&pr, p4);
 }
 
+/* Every case of one attempt (see make_split). */
+static bool prove_cases(kbc_arena *a, const sym_facts *f, const sym *p, int enumerate) {
+  int ncases = 0;
+  unsigned cases = 0, combo = 0, ncombos = 1;
+  do {
+    combo = 0;
+    do {
+      if (!prove_case(a, f, p, cases, &ncases, enumerate, combo, &ncombos)) return false;
+    } while (++combo < ncombos);
+  } while (++cases < 1u << ncases);
+  return true;
+}
+
+/* First with the residues as variables; failing that, with the small ones
+ * enumerated (exact for atoms over a residue alone). */
 static bool prove_core(kbc_arena *a, const sym_facts *f, const sym *p) {
   int64_t c;
   if (!p || sym_has_index(p)) return false;
   if (sym_is_const(p, &c)) return c >= 0;
-  int ncases = 0;
-  unsigned cases = 0;
-  do {
-    if (!prove_case(a, f, p, cases, &ncases)) return false;
-  } while (++cases < 1u << ncases);
-  return true;
+  return prove_cases(a, f, p, 0) || prove_cases(a, f, p, 1);
 }
 
 /* ---- proofs ------------------------------------------------------------ */

@@ -466,6 +466,24 @@ static void test_prove_div_mod(void **state) {
   sym_facts_assume_zero(g, sub(modc(add(v, K(1)), 4), K(2)));
   assert_true(sym_prove_eq(A, g, modc(v, 4), K(1)));
   assert_true(sym_prove_eq(A, g, scale(divc(v, 4), 4), sub(v, K(1))));
+  /* floors of v + k with different k and divisors, correlated only through
+   * the residue of v mod 4 (a second attempt enumerates it): nested
+   * pooling's last read 2*(n/2/2 - 1) + 1 <= n/2 - 1 with n = v - 2 >= 1,
+   * i.e. 2*floor((v+2)/4) - 3 <= floor(v/2) - 2, and false neighbours */
+  sym *w2 = sub(v, K(2));
+  sym_facts *n1 = sym_facts_create(A);
+  sym_facts_assume_nonneg(n1, sub(w2, K(1)));
+  sym *last = sub(scale(divc(divc(w2, 2), 2), 2), K(1));
+  assert_true(sym_prove_le(A, n1, last, sub(divc(w2, 2), K(1))));
+  assert_false(sym_prove_le(A, n1, add(last, K(1)), sub(divc(w2, 2), K(1))));          /* v = 7 */
+  assert_true(sym_prove_le(A, none, scale(divc(add(v, K(2)), 4), 2), add(divc(v, 2), K(1))));
+  assert_false(sym_prove_le(A, none, scale(divc(add(v, K(2)), 4), 2), divc(v, 2)));     /* v = 2 */
+  assert_false(sym_prove_le(A, none, scale(divc(add(v, K(3)), 4), 2), add(divc(v, 2), K(0)))); /* v = 1 */
+  /* with an upper bound on v too: v in [1, 6], 4*floor((v+1)/4) <= v + 1 - ... */
+  sym_facts *b6 = sym_facts_create(A);
+  sym_facts_assume_nonneg(b6, sub(K(6), v));
+  assert_true(sym_prove_le(A, b6, add(divc(add(v, K(2)), 4), divc(v, 2)), K(5)));
+  assert_false(sym_prove_le(A, b6, add(divc(add(v, K(2)), 4), divc(v, 2)), K(4)));      /* v = 6: 2 + 3 */
 }
 
 static void test_prove_soundness_traps(void **state) {
