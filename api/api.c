@@ -52,6 +52,24 @@ static kbc_status fail(kbc_status s, const char *fmt, ...) {
   return s;
 }
 
+/* The one mapping from the runtime's error kinds to the public statuses. */
+static kbc_status status_of(rt_err_kind kind) {
+  switch (kind) {
+  case RT_ERR_ARGUMENT: return KBC_ERROR_ARGUMENT;
+  case RT_ERR_IO:
+  case RT_ERR_FORMAT: return KBC_ERROR_IO;
+  case RT_ERR_NO_DEVICE: return KBC_ERROR_NO_DEVICE;
+  case RT_ERR_CUDA: return KBC_ERROR_CUDA;
+  case RT_ERR_NONE: /* a failure without a kind is a bug */
+  case RT_ERR_MEMORY:
+  case RT_ERR_INTERNAL: break;
+  }
+  return KBC_ERROR_INTERNAL;
+}
+
+/* A runtime error as the call's failure: its kind's status, its message. */
+static kbc_status fail_rt(const rt_err *e) { return fail(status_of(e->kind), "%s", rt_err_msg(e)); }
+
 const char *kbc_last_error(void) { return last_error ? last_error : ""; }
 const char *kbc_version(void) { return KBC_VERSION_STRING; }
 
@@ -70,10 +88,10 @@ kbc_status kbc_compile_string(const char *source, const char *name, const kbc_op
   if (opt && opt->precision != KBC_PRECISION_FP32 && opt->precision != KBC_PRECISION_TF32)
     return fail(KBC_ERROR_ARGUMENT, "unknown precision %d", (int)opt->precision);
   if (opt && opt->target && strcmp(opt->target, "auto")) {
-    kbc_buf err = {0};
+    rt_err err = {0};
     int bad = rt_arch_check(opt->target, &err);
-    kbc_status s = bad ? fail(KBC_ERROR_ARGUMENT, "%s", kbc_buf_str(&err)) : KBC_OK;
-    kbc_buf_free(&err);
+    kbc_status s = bad ? fail_rt(&err) : KBC_OK;
+    rt_err_free(&err);
     if (bad) return s;
   }
   const char *file = name ? name : "<string>";
@@ -114,10 +132,10 @@ kbc_status kbc_compile_file(const char *path, const kbc_options *opt, kbc_progra
   *out = NULL;
   if (!path) return fail(KBC_ERROR_ARGUMENT, "kbc_compile_file: path is NULL");
   rt_blob text = {0};
-  kbc_buf err = {0};
+  rt_err err = {0};
   if (rt_read_file(path, 1 << 20, &text, &err)) {
-    kbc_status s = fail(KBC_ERROR_IO, "%s", kbc_buf_str(&err));
-    kbc_buf_free(&err);
+    kbc_status s = fail_rt(&err);
+    rt_err_free(&err);
     return s;
   }
   kbc_status s;
@@ -235,14 +253,12 @@ kbc_status kbc_program_output_shape(kbc_program *p, const kbc_arg *inputs, size_
 
 kbc_status kbc_program_launch(kbc_program *p, const kbc_arg *args, size_t n, void *cu_stream) {
   if (!p) return fail(KBC_ERROR_ARGUMENT, "kbc_program_launch: program is NULL");
-  kbc_buf err = {0};
+  rt_err err = {0};
   if (!p->exec) {
     cg_precision prec = p->opt.precision == KBC_PRECISION_TF32 ? CG_PRECISION_TF32 : CG_PRECISION_FP32;
     if (rt_exec_create(p->ir, p->opt.device, p->target, prec, &p->exec, &err)) {
-      const char *m = kbc_buf_str(&err);
-      kbc_status s = fail(strstr(m, "no CUDA driver") || strstr(m, "no CUDA device") || strstr(m, "NVRTC")
-                              ? KBC_ERROR_NO_DEVICE : KBC_ERROR_CUDA, "%s", m);
-      kbc_buf_free(&err);
+      kbc_status s = fail_rt(&err);
+      rt_err_free(&err);
       return s;
     }
   }
@@ -254,9 +270,9 @@ kbc_status kbc_program_launch(kbc_program *p, const kbc_arg *args, size_t n, voi
     rt_dptr *ptr = KBC_NEW_ARRAY(a, rt_dptr, p->ir->tensors.len + 1);
     for (int i = 0; i < p->ir->tensors.len; i++)
       if (by[i]) ptr[i] = (rt_dptr)(uintptr_t)by[i]->data;
-    if (rt_exec_launch(p->exec, &b, ptr, cu_stream, &err)) s = fail(KBC_ERROR_CUDA, "%s", kbc_buf_str(&err));
+    if (rt_exec_launch(p->exec, &b, ptr, cu_stream, &err)) s = fail_rt(&err);
   }
-  kbc_buf_free(&err);
+  rt_err_free(&err);
   kbc_arena_destroy(a);
   return s;
 }
@@ -356,11 +372,12 @@ kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t
   const char *arch = p->target;
   char dev_arch[16];
   rt_device_props props, *pp = NULL;
-  kbc_buf err = {0};
+  rt_err err = {0};
   if (!strcmp(arch, "auto")) {
     if (rt_device_query(p->opt.device, &props, &err)) {
-      s = fail(KBC_ERROR_NO_DEVICE, "target auto: %s (give an explicit target such as sm_90)", kbc_buf_str(&err));
-      kbc_buf_free(&err);
+      /* without a device: no device, whatever the driver's reason */
+      s = fail(KBC_ERROR_NO_DEVICE, "target auto: %s (give an explicit target such as sm_90)", rt_err_msg(&err));
+      rt_err_free(&err);
       kbc_arena_destroy(a);
       return s;
     }
@@ -385,8 +402,7 @@ kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t
     rt_compiled c = {0};
     kbc_buf r = {0};
     rt_plan pl;
-    if (rt_compile(&req, &c, &err)) s = fail(strstr(kbc_buf_str(&err), "NVRTC") ? KBC_ERROR_NO_DEVICE : KBC_ERROR_CUDA,
-                                            "%s", kbc_buf_str(&err));
+    if (rt_compile(&req, &c, &err)) s = fail_rt(&err);
     else if (!strcmp(what, "ptx")) s = give(c.ptx.data, c.ptx.len, out, len);
     else if (!strcmp(what, "cubin")) s = give(c.cubin.data, c.cubin.len, out, len);
     else if (!plan) {
@@ -394,7 +410,7 @@ kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t
       rt_resources_format(&c.res, &r);
       s = give(kbc_buf_str(&r), r.len, out, len);
     } else if (rt_plan_make(a, p->ir, &g, &bind, &c.res, &pl, &err)) {
-      s = fail(KBC_ERROR_ARGUMENT, "%s", kbc_buf_str(&err));
+      s = fail_rt(&err);
     } else {
       pl.arch = arch;
       pl.precision = t.precision == CG_PRECISION_TF32 ? "tf32" : "fp32";
@@ -407,7 +423,7 @@ kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t
     rt_compiled_free(&c);
   }
   cg_program_free(&g);
-  kbc_buf_free(&err);
+  rt_err_free(&err);
   kbc_arena_destroy(a);
   return s;
 }

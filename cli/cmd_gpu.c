@@ -23,10 +23,10 @@
 /* ---- shared ------------------------------------------------------------- */
 
 int cli_open_device(rt_device **dev) {
-  kbc_buf err = {0};
+  rt_err err = {0};
   int rc = rt_device_open(0, dev, &err);
-  if (rc) cli_error("no GPU available: %s", kbc_buf_str(&err));
-  kbc_buf_free(&err);
+  if (rc) cli_error("no GPU available: %s", rt_err_msg(&err));
+  rt_err_free(&err);
   return rc ? CLI_FAIL : CLI_OK;
 }
 
@@ -70,7 +70,7 @@ int cli_dev_args_random(rt_device *dev, const kbc_program *p, const ir_program *
                         cli_random *r, int keep_host, cli_dev_args *g) {
   memset(g, 0, sizeof *g);
   int n = kbc_program_num_args(p);
-  kbc_buf err = {0};
+  rt_err err = {0};
   g->args = calloc((size_t)n + 1, sizeof *g->args);
   g->dptr = calloc((size_t)n + 1, sizeof *g->dptr);
   g->host = calloc((size_t)n + 1, sizeof *g->host);
@@ -102,8 +102,8 @@ oom:
   cli_dev_args_free(dev, g);
   return CLI_FAIL;
 cuda_fail:
-  cli_error("%s", kbc_buf_str(&err));
-  kbc_buf_free(&err);
+  cli_error("%s", rt_err_msg(&err));
+  rt_err_free(&err);
   cli_dev_args_free(dev, g);
   return CLI_FAIL;
 }
@@ -131,7 +131,7 @@ int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, cons
   rt_device *dev = NULL;
   rt_st_file *in = NULL;
   gpu_args g = {0};
-  kbc_buf err = {0};
+  rt_err err = {0};
   kbc_arena *ar = kbc_arena_create();
   char msg[512];
   int rc = CLI_FAIL;
@@ -164,7 +164,7 @@ int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, cons
     for (int k = 0; k < t->rank; k++) g.shape[i][k] = t->shape[k];
     if (rt_mem_alloc(dev, t->nbytes ? t->nbytes : 4, &g.dptr[i], &err) ||
         rt_memcpy_htod(dev, g.dptr[i], t->data, t->nbytes, &err)) {
-      cli_error("%s", kbc_buf_str(&err));
+      cli_error("%s", rt_err_msg(&err));
       goto done;
     }
     g.args[i] = (kbc_arg){t->name, (void *)(uintptr_t)g.dptr[i], t->rank, g.shape[i], KBC_F32};
@@ -183,7 +183,7 @@ int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, cons
     int64_t numel = 1;
     for (int k = 0; k < rank; k++) numel *= g.shape[g.n][k];
     if (rt_mem_alloc(dev, (size_t)(numel > 0 ? numel : 1) * 4, &g.dptr[g.n], &err)) {
-      cli_error("%s", kbc_buf_str(&err));
+      cli_error("%s", rt_err_msg(&err));
       goto done;
     }
     g.args[g.n] = (kbc_arg){info.name, (void *)(uintptr_t)g.dptr[g.n], rank, g.shape[g.n], KBC_F32};
@@ -194,7 +194,7 @@ int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, cons
     goto done;
   }
   if (rt_device_sync(dev, &err)) {
-    cli_error("%s", kbc_buf_str(&err));
+    cli_error("%s", rt_err_msg(&err));
     goto done;
   }
   int n_out = g.n - first_out;
@@ -209,7 +209,7 @@ int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, cons
     for (int k = 0; k < a->rank; k++) ot[i].shape[k] = a->shape[k];
     ok = ot[i].data && !rt_memcpy_dtoh(dev, ot[i].data, g.dptr[first_out + i], ot[i].nbytes, &err);
   }
-  if (!ok) cli_error("%s", err.len ? kbc_buf_str(&err) : "out of memory");
+  if (!ok) cli_error("%s", err.msg.len ? rt_err_msg(&err) : "out of memory");
   else if (rt_st_save(outputs, ot, n_out, msg, sizeof msg)) cli_error("%s", msg);
   else rc = CLI_OK;
   for (int i = 0; ot && i < n_out; i++) free(ot[i].data);
@@ -220,7 +220,7 @@ done:
   rt_st_free(in);
   kbc_program_destroy(p);
   rt_device_close(dev);
-  kbc_buf_free(&err);
+  rt_err_free(&err);
   return rc;
 }
 
@@ -295,7 +295,7 @@ int cmd_bench(int argc, char **argv) {
   cli_dev_args g = {0};
   void *ev[2] = {NULL, NULL};
   float *times = NULL;
-  kbc_buf err = {0};
+  rt_err err = {0};
   cli_random rnd = cli_random_start(0, -1, 1);
   int rc = cli_bind_spec("bench", spec, sets, n_sets, ar, &ir, &b);
   if (rc != CLI_OK) goto done;
@@ -356,7 +356,7 @@ int cmd_bench(int argc, char **argv) {
   rc = CLI_OK;
   goto done;
 cuda_fail:
-  cli_error("%s", kbc_buf_str(&err));
+  cli_error("%s", rt_err_msg(&err));
 done:
   for (int i = 0; ev[0] && i < 2; i++)
     if (ev[i]) rt_event_destroy(dev, ev[i], NULL);
@@ -364,7 +364,7 @@ done:
   free(times);
   kbc_program_destroy(p);
   rt_device_close(dev);
-  kbc_buf_free(&err);
+  rt_err_free(&err);
   kbc_arena_destroy(ar);
   return rc;
 }

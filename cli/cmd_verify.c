@@ -219,7 +219,7 @@ static int verify(const verify_args *v) {
   kbc_arg *cpu = NULL;
   float **cpu_out = NULL;
   out_row *rows = NULL;
-  kbc_buf err = {0};
+  rt_err err = {0};
   int rc = cli_bind_spec("verify", v->spec, v->sets, v->n_sets, ar, &ir, &b);
   if (rc != CLI_OK) goto done;
   rc = CLI_FAIL;
@@ -292,7 +292,7 @@ static int verify(const verify_args *v) {
   rc = all_ok ? CLI_OK : CLI_FAIL;
   goto done;
 cuda_fail:
-  cli_error("%s", kbc_buf_str(&err));
+  cli_error("%s", rt_err_msg(&err));
 done:
   for (int i = 0; cpu_out && i < g.n; i++) free(cpu_out[i]);
   free(cpu_out);
@@ -301,7 +301,7 @@ done:
   cli_dev_args_free(dev, &g);
   kbc_program_destroy(p);
   rt_device_close(dev);
-  kbc_buf_free(&err);
+  rt_err_free(&err);
   kbc_arena_destroy(ar);
   return rc;
 }
