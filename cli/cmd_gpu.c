@@ -133,7 +133,6 @@ int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, cons
   gpu_args g = {0};
   rt_err err = {0};
   kbc_arena *ar = kbc_arena_create();
-  char msg[512];
   int rc = CLI_FAIL;
   if (cli_open_device(&dev) || cli_compile_api(spec, precision, &p)) goto done;
   for (int i = 0; i < n_sets; i++) {
@@ -146,8 +145,8 @@ int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, cons
       goto done;
     }
   }
-  if (rt_st_load(inputs, &in, msg, sizeof msg)) {
-    cli_error("%s", msg);
+  if (rt_st_load(inputs, &in, &err)) {
+    cli_error("%s", rt_err_msg(&err));
     goto done;
   }
   int n_in = rt_st_count(in), n_all = kbc_program_num_args(p);
@@ -210,7 +209,7 @@ int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, cons
     ok = ot[i].data && !rt_memcpy_dtoh(dev, ot[i].data, g.dptr[first_out + i], ot[i].nbytes, &err);
   }
   if (!ok) cli_error("%s", err.msg.len ? rt_err_msg(&err) : "out of memory");
-  else if (rt_st_save(outputs, ot, n_out, msg, sizeof msg)) cli_error("%s", msg);
+  else if (rt_st_save(outputs, ot, n_out, &err)) cli_error("%s", rt_err_msg(&err));
   else rc = CLI_OK;
   for (int i = 0; ot && i < n_out; i++) free(ot[i].data);
   free(ot);

@@ -108,11 +108,11 @@ static int run(const run_args *r) {
   double **data = NULL;
   ir_program *p = cli_compile(a, r->spec, NULL, NULL);
   int rc = CLI_FAIL;
-  char err[512];
+  rt_err err = {0};
   kbc_diag *d = kbc_diag_create(r->inputs, NULL);
   if (!p) goto done;
-  if (rt_st_load(r->inputs, &in, err, sizeof err)) {
-    cli_error("%s", err);
+  if (rt_st_load(r->inputs, &in, &err)) {
+    cli_error("%s", rt_err_msg(&err));
     goto done;
   }
   /* The caller's tensors: the file's, plus --scalar values. */
@@ -189,8 +189,8 @@ static int run(const run_args *r) {
     ot[i].data = kbc_arena_alloc(a, ot[i].nbytes);
     rt_st_from_f64(&ot[i], data[t->id]);
   }
-  if (rt_st_save(r->outputs, ot, n_out, err, sizeof err)) {
-    cli_error("%s", err);
+  if (rt_st_save(r->outputs, ot, n_out, &err)) {
+    cli_error("%s", rt_err_msg(&err));
     goto done;
   }
   rc = CLI_OK;
@@ -202,6 +202,7 @@ done:
     free(data);
   }
   rt_st_free(in);
+  rt_err_free(&err);
   kbc_diag_destroy(d);
   kbc_arena_destroy(a);
   return rc;
