@@ -13,7 +13,7 @@
 #include "frontend/ast.h"
 #include "kbc.h"
 #include "passes/pipeline.h"
-#include "runtime/safetensors.h"
+#include "runtime/rt_file.h"
 
 #include "support/version.h"
 #define KBC_VERSION_STRING KBC_VERSION
@@ -98,27 +98,17 @@ int cmd_check(int argc, char **argv) {
   return rc;
 }
 
-/* Writes n bytes to path (atomically, via a temporary) or to stdout. */
+/* Writes n bytes to path (atomically: runtime/rt_file.h) or to stdout. */
 static int write_bytes(const char *path, const char *text, size_t n) {
   if (!path || !strcmp(path, "-")) {
     fwrite(text, 1, n, stdout);
     return fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;
   }
-  size_t room = strlen(path) + 32;
-  char *tmp = malloc(room);
-  if (!tmp) return CLI_FAIL;
-  snprintf(tmp, room, "%s.tmp.XXXXXX", path);
-  int fd = mkstemp(tmp);
-  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-  int ok = f && fwrite(text, 1, n, f) == n;
-  if (f) ok = (fclose(f) == 0) && ok;
-  if (ok) ok = rename(tmp, path) == 0;
-  if (!ok) {
-    if (fd >= 0) remove(tmp);
-    cli_error("cannot write '%s'", path);
-  }
-  free(tmp);
-  return ok ? CLI_OK : CLI_FAIL;
+  rt_err err = {0};
+  int rc = rt_write_file_atomic(path, text, n, &err) ? CLI_FAIL : CLI_OK;
+  if (rc != CLI_OK) cli_error("%s", rt_err_msg(&err)); /* "PATH: what failed: strerror" */
+  rt_err_free(&err);
+  return rc;
 }
 
 enum { MAX_SETS = 256 };

@@ -72,66 +72,6 @@ void rt_buf_clear(kbc_buf *b) {
   if (b->data) b->data[0] = 0;
 }
 
-int rt_mkdir_p(const char *path, mode_t mode, rt_err *err) {
-  size_t n = strlen(path);
-  if (n == 0) return rt_fail(err, RT_ERR_IO, "empty directory name");
-  char *p = malloc(n + 1);
-  if (!p) return rt_fail(err, RT_ERR_MEMORY, "out of memory");
-  memcpy(p, path, n + 1);
-  for (size_t i = 1; i <= n; i++) {
-    if (p[i] != '/' && p[i] != 0) continue;
-    char c = p[i];
-    p[i] = 0;
-    if (mkdir(p, mode) < 0 && errno != EEXIST) {
-      int e = errno;
-      rt_fail(err, RT_ERR_IO, "cannot create directory %s: %s", p, strerror(e));
-      free(p);
-      return -1;
-    }
-    p[i] = c;
-  }
-  struct stat st;
-  int rc = 0;
-  if (stat(path, &st) < 0) rc = rt_fail(err, RT_ERR_IO, "cannot create directory %s: %s", path, strerror(errno));
-  else if (!S_ISDIR(st.st_mode)) rc = rt_fail(err, RT_ERR_IO, "%s exists and is not a directory", path);
-  free(p);
-  return rc;
-}
-
-static int write_all(int fd, const void *data, size_t len) {
-  const unsigned char *p = data;
-  while (len) {
-    ssize_t k = write(fd, p, len);
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      return -1;
-    }
-    p += k;
-    len -= (size_t)k;
-  }
-  return 0;
-}
-
-int rt_write_file_atomic(const char *path, const void *data, size_t len, rt_err *err) {
-  kbc_buf tmp = {0};
-  kbc_buf_printf(&tmp, "%s.tmp-XXXXXX", path);
-  int fd = mkstemp(tmp.data);
-  if (fd < 0) {
-    rt_fail(err, RT_ERR_IO, "cannot create a temporary file next to %s: %s", path, strerror(errno));
-    kbc_buf_free(&tmp);
-    return -1;
-  }
-  int rc = 0;
-  if (write_all(fd, data, len) < 0) rc = rt_fail(err, RT_ERR_IO, "cannot write %s: %s", tmp.data, strerror(errno));
-  else if (fsync(fd) < 0) rc = rt_fail(err, RT_ERR_IO, "cannot sync %s: %s", tmp.data, strerror(errno));
-  if (close(fd) < 0 && rc == 0) rc = rt_fail(err, RT_ERR_IO, "cannot close %s: %s", tmp.data, strerror(errno));
-  if (rc == 0 && rename(tmp.data, path) < 0)
-    rc = rt_fail(err, RT_ERR_IO, "cannot rename %s to %s: %s", tmp.data, path, strerror(errno));
-  if (rc < 0) unlink(tmp.data);
-  kbc_buf_free(&tmp);
-  return rc;
-}
-
 int rt_read_file(const char *path, size_t max_bytes, rt_blob *out, rt_err *err) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return rt_fail(err, RT_ERR_IO, "cannot open %s: %s", path, strerror(errno));

@@ -1,6 +1,6 @@
 /* rt_common.h — small pieces shared by the runtime layer (runtime/cuda_api,
- * nvrtc, cache, device): byte blobs, error messages, KBC_DEBUG logging and
- * file helpers.
+ * nvrtc, cache, device): byte blobs, KBC_DEBUG logging, reading a file;
+ * with the error type (rt_err.h) and writing files (rt_file.h).
  *
  * Conventions of the whole runtime layer:
  *   - a function that can fail returns 0 on success and -1 on failure;
@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include "rt_err.h"
+#include "rt_file.h"
 #include "support/buf.h"
 
 /* An owned byte array.  A zeroed rt_blob is empty and valid. */
@@ -40,11 +41,6 @@ void rt_debug(int level, const char *fmt, ...) __attribute__((format(printf, 2, 
 /* Empties a buffer, keeping its storage. */
 void rt_buf_clear(kbc_buf *b);
 
-/* mkdir -p with the given mode for the directories it creates. */
-int rt_mkdir_p(const char *path, mode_t mode, rt_err *err);
-/* Writes path atomically: a temporary file in the same directory, fsync,
- * rename over path.  On failure no partial file is left behind. */
-int rt_write_file_atomic(const char *path, const void *data, size_t len, rt_err *err);
 /* Reads a whole regular file of at most max_bytes into out. */
 int rt_read_file(const char *path, size_t max_bytes, rt_blob *out, rt_err *err);
 

@@ -11,17 +11,18 @@
  * Every failure path frees what was built and leaves one message.
  *
  * Writing: tensors and metadata are checked, the header is built in memory,
- * and the bytes go to a temporary file that is renamed over the target. */
+ * and the bytes go through rt_write_parts_atomic (rt_file.h): a temporary
+ * file, fsync, rename over the target, fsync of the directory. */
 #include "safetensors.h"
 
 #include "json.h"
 #include "rt_err.h"
+#include "rt_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -722,70 +723,15 @@ int rt_st_encode(const rt_st_tensor *tensors, int n, const char *const *meta_key
   return 0;
 }
 
-static int write_all(int fd, const void *buf, size_t n) {
-  for (const char *p = buf; n > 0;) {
-    ssize_t k = write(fd, p, n < (1u << 30) ? n : (1u << 30));
-    if (k < 0 && errno == EINTR) continue;
-    if (k < 0) return -1;
-    p += k, n -= (size_t)k;
-  }
-  return 0;
-}
-
-static int write_contents(errctx *e, int fd, const sbuf *hdr, const rt_st_tensor *ts, int n) {
-  int rc = write_all(fd, hdr->p, hdr->len);
-  for (int i = 0; rc == 0 && i < n; i++)
-    if (ts[i].nbytes) rc = write_all(fd, ts[i].data, ts[i].nbytes);
-  if (rc < 0) return fail_as(e, RT_ERR_IO, NULL, "cannot write the temporary file: %s", strerror(errno));
-  if (fsync(fd) < 0) return fail_as(e, RT_ERR_IO, NULL, "cannot sync the temporary file: %s", strerror(errno));
-  return 0;
-}
-
-static atomic_uint temp_counter;
-
-/* "DIR/.BASE.tmp-PID-N" next to path; NULL when out of memory. */
-static char *temp_path(const char *path, size_t dirlen) {
-  size_t cap = strlen(path) + 48;
-  char *t = malloc(cap);
-  if (t)
-    snprintf(t, cap, "%.*s.%s.tmp-%ld-%u", (int)dirlen, path, path + dirlen, (long)getpid(),
-             atomic_fetch_add(&temp_counter, 1u));
-  return t;
-}
-
-/* Best effort: makes the rename durable where directories can be synced. */
-static void sync_dir(const char *path, size_t dirlen) {
-  char *dir = dirlen ? strndup(path, dirlen) : NULL;
-  int fd = open(dir ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) fsync(fd), close(fd);
-  free(dir);
-}
-
-static int save_atomic(errctx *e, const char *path, const sbuf *hdr, const rt_st_tensor *ts,
-                       int n) {
-  const char *slash = strrchr(path, '/');
-  size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-  char *tmp = NULL;
-  int fd = -1, rc;
-  if (!path[dirlen]) return fail_as(e, RT_ERR_ARGUMENT, NULL, "the path names a directory, not a file");
-  for (int tries = 0; fd < 0 && tries < 100; tries++) {
-    free(tmp);
-    if (!(tmp = temp_path(path, dirlen))) return fail_as(e, RT_ERR_MEMORY, NULL, "out of memory");
-    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST) break;
-  }
-  if (fd < 0) {
-    rc = fail_as(e, RT_ERR_IO, NULL, "cannot create a temporary file in '%.*s': %s", (int)(dirlen ? dirlen : 1),
-              dirlen ? path : ".", strerror(errno));
-    return free(tmp), rc;
-  }
-  rc = write_contents(e, fd, hdr, ts, n);
-  if (close(fd) < 0 && rc == 0) rc = fail_as(e, RT_ERR_IO, NULL, "cannot write: %s", strerror(errno));
-  if (rc == 0 && rename(tmp, path) < 0)
-    rc = fail_as(e, RT_ERR_IO, NULL, "cannot replace it with the temporary file: %s", strerror(errno));
-  if (rc < 0) unlink(tmp);
-  else sync_dir(path, dirlen);
-  free(tmp);
+/* The header, then every tensor's bytes, through the one atomic writer
+ * (rt_file.h), whose messages start with the path like ours. */
+static int save_atomic(errctx *e, const char *path, const sbuf *hdr, const rt_st_tensor *ts, int n) {
+  rt_span *parts = malloc(sizeof *parts * ((size_t)n + 1));
+  if (!parts) return fail_as(e, RT_ERR_MEMORY, NULL, "out of memory");
+  parts[0] = (rt_span){hdr->p, hdr->len};
+  for (int i = 0; i < n; i++) parts[i + 1] = (rt_span){ts[i].data, ts[i].nbytes};
+  int rc = rt_write_parts_atomic(path, parts, n + 1, e->err);
+  free(parts);
   return rc;
 }
 

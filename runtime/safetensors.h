@@ -85,10 +85,10 @@ int rt_st_meta_count(const rt_st_file *f);
 int rt_st_meta_get(const rt_st_file *f, int i, const char **key, const char **value);
 const char *rt_st_meta_find(const rt_st_file *f, const char *key); /* NULL if absent */
 
-/* Writes atomically: a temporary file in the same directory, fsync, rename
- * over path (replacing a symlink at path, not its target), fsync of the
- * directory.  On any error the temporary is removed and an existing file at
- * path is untouched.  Every tensor needs a unique, non-empty UTF-8 name
+/* Writes atomically (rt_write_parts_atomic, rt_file.h): a temporary file
+ * in the same directory, fsync, rename over path (replacing a symlink at
+ * path, not its target), fsync of the directory.  On any error the
+ * temporary is removed and an existing file at path is untouched.  Every tensor needs a unique, non-empty UTF-8 name
  * other than "__metadata__", a valid dtype, rank 0..8, extents >= 0, nbytes
  * equal to shape x dtype size, and data (may be NULL when nbytes is 0). */
 int rt_st_save(const char *path, const rt_st_tensor *tensors, int n, rt_err *err);

@@ -593,6 +593,48 @@ static void test_isolated_compile(void **state) {
   rt_err_free(&err);
 }
 
+/* ---- the one atomic writer (rt_file.h) ------------------------------------------------ */
+
+/* The entries of d other than "." and "..". */
+static int count_entries(const char *d) {
+  DIR *h = opendir(d);
+  int n = 0;
+  for (struct dirent *de; h && (de = readdir(h));) n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+  if (h) closedir(h);
+  return n;
+}
+
+static void test_write_atomic(void **state) {
+  (void)state;
+  char sub[128], path[160], bad[200];
+  snprintf(sub, sizeof sub, "%s/atomic", dir);
+  snprintf(path, sizeof path, "%s/out.txt", sub);
+  rt_err err = {0};
+  assert_int_equal(rt_mkdir_p(sub, 0700, &err), 0);
+  rt_span parts[3] = {{"one ", 4}, {NULL, 0}, {"two\n", 4}};
+  assert_int_equal(rt_write_parts_atomic(path, parts, 3, &err), 0);
+  assert_int_equal(rt_write_file_atomic(path, "replaced\n", 9, &err), 0);
+  rt_blob b = {0};
+  assert_int_equal(rt_read_file(path, 100, &b, &err), 0);
+  assert_int_equal(b.len, 9);
+  assert_memory_equal(b.data, "replaced\n", 9);
+  rt_blob_free(&b);
+  assert_int_equal(count_entries(sub), 1); /* no temporary left */
+  /* failures: the kind, a message starting with the path and naming the cause, nothing left */
+  snprintf(bad, sizeof bad, "%s/no/such/dir/x", sub);
+  assert_int_equal(rt_write_file_atomic(bad, "x", 1, &err), -1);
+  assert_int_equal(err.kind, RT_ERR_IO);
+  assert_int_equal(strncmp(rt_err_msg(&err), bad, strlen(bad)), 0);
+  assert_non_null(strstr(rt_err_msg(&err), "No such file or directory"));
+  snprintf(bad, sizeof bad, "%s/", sub);
+  assert_int_equal(rt_write_file_atomic(bad, "x", 1, &err), -1);
+  assert_int_equal(err.kind, RT_ERR_ARGUMENT);
+  assert_int_equal(rt_write_file_atomic(sub, "x", 1, &err), -1); /* a directory in the way */
+  assert_non_null(strstr(rt_err_msg(&err), "cannot replace it with the temporary file"));
+  assert_int_equal(count_entries(sub), 1);
+  rt_err_free(&err);
+}
+
 /* ---- the driver -------------------------------------------------------------------- */
 
 static void test_no_driver(void **state) {
@@ -660,6 +702,7 @@ int main(void) {
       cmocka_unit_test(test_unusable_cache_dir),
       cmocka_unit_test(test_dump_dir),
       cmocka_unit_test(test_isolated_compile),
+      cmocka_unit_test(test_write_atomic),
       cmocka_unit_test(test_no_driver),
       cmocka_unit_test(test_cu_messages),
   };
