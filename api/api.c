@@ -18,6 +18,7 @@
 #include "runtime/cache.h"
 #include "runtime/exec.h"
 #include "runtime/plan.h"
+#include "support/name.h"
 
 #include "support/version.h"
 #define KBC_VERSION_STRING KBC_VERSION
@@ -99,13 +100,7 @@ kbc_status kbc_compile_string(const char *source, const char *name, const kbc_op
   if (!p) return fail(KBC_ERROR_INTERNAL, "out of memory");
   p->arena = kbc_arena_create();
   kbc_diag *d = kbc_diag_create(file, source);
-  const char *base = strrchr(file, '/');
-  base = base ? base + 1 : file;
-  char *kname = kbc_arena_strdup(p->arena, base);
-  char *dot = strrchr(kname, '.');
-  if (dot && dot != kname) *dot = 0;
-  for (char *c = kname; *c; c++)
-    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9'))) *c = '_';
+  const char *kname = kbc_name_from_path(p->arena, file);
   p->ir = ir_pipeline_run(p->arena, d, source, kname, NULL);
   if (!p->ir) {
     kbc_status s = fail(kbc_diag_internal(d) ? KBC_ERROR_INTERNAL : KBC_ERROR_SPEC, "%s", kbc_diag_text(d));

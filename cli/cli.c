@@ -10,6 +10,7 @@
 
 #include "passes/pipeline.h"
 #include "support/diag.h"
+#include "support/name.h"
 
 static const char *command; /* cli_set_command */
 
@@ -73,17 +74,7 @@ char *cli_read_spec(const char *path) {
   return buf;
 }
 
-const char *cli_default_name(kbc_arena *a, const char *path) {
-  const char *base = strrchr(path, '/');
-  base = base ? base + 1 : path;
-  const char *dot = strrchr(base, '.');
-  size_t n = dot && dot != base ? (size_t)(dot - base) : strlen(base);
-  char *name = kbc_arena_strndup(a, base, n);
-  for (char *p = name; *p; p++)
-    if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
-      *p = '_';
-  return name;
-}
+const char *cli_default_name(kbc_arena *a, const char *path) { return kbc_name_from_path(a, path); }
 
 ir_program *cli_compile(kbc_arena *a, const char *path, kbc_buf *dump, const char *dump_after) {
   char *src = cli_read_spec(path);

@@ -3,6 +3,7 @@
 #include "cache.h"
 
 #include "support/env.h"
+#include "support/name.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -277,12 +278,9 @@ static void dump(const char *name, const char *key, const char *ext, const void 
     return;
   }
   kbc_buf_printf(&path, "%s/", dir);
-  for (const char *p = name; *p; p++) {
-    char ch = *p;
-    int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-             ch == '_' || ch == '.' || ch == '-';
-    kbc_buf_putc(&path, ok ? ch : '_');
-  }
+  size_t at = path.len;
+  kbc_buf_puts(&path, name);
+  kbc_name_sanitize(path.data + at, KBC_NAME_FILE);
   kbc_buf_printf(&path, "-%s%s", key, ext);
   if (rt_write_file_atomic(path.data, data, len, &err) < 0) rt_debug(1, "dump: %s", rt_err_msg(&err));
   else rt_debug(2, "dumped %s", path.data);
