@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "codegen/cg.h"
+#include "frontend/ast.h"
 #include "ir/bind.h"
 #include "interp/interp.h"
 #include "passes/pipeline.h"
@@ -26,6 +27,9 @@
 struct kbc_program {
   kbc_arena *arena;
   ir_program *ir;
+  const char *file, *source, *kname; /* for kbc_program_ir_dump, which runs the pipeline again */
+  const char *diagnostics;           /* the compilation's messages ("" when none) */
+  const char *args_origin;           /* names the arguments in messages; NULL: the program's name */
   kbc_options opt;
   char *target;
   int64_t *preset; /* by var_id; 0 = infer */
@@ -102,6 +106,10 @@ kbc_status kbc_compile_string(const char *source, const char *name, const kbc_op
   kbc_diag *d = kbc_diag_create(file, source);
   const char *kname = kbc_name_from_path(p->arena, file);
   p->ir = ir_pipeline_run(p->arena, d, source, kname, NULL);
+  p->file = kbc_arena_strdup(p->arena, file);
+  p->source = kbc_arena_strdup(p->arena, source);
+  p->kname = kname;
+  p->diagnostics = kbc_arena_strdup(p->arena, kbc_diag_text(d));
   if (!p->ir) {
     kbc_status s = fail(kbc_diag_internal(d) ? KBC_ERROR_INTERNAL : KBC_ERROR_SPEC, "%s", kbc_diag_text(d));
     kbc_diag_destroy(d);
@@ -162,13 +170,30 @@ kbc_status kbc_program_arg_info(const kbc_program *p, int i, kbc_arg_info *out) 
 }
 
 int kbc_program_num_kernels(const kbc_program *p) { return p && p->exec ? rt_exec_code(p->exec)->n_kernels : -1; }
+int kbc_program_num_statements(const kbc_program *p) { return p ? p->ir->stmts.len : 0; }
+const char *kbc_program_diagnostics(const kbc_program *p) { return p ? p->diagnostics : ""; }
+
+kbc_status kbc_program_set_args_origin(kbc_program *p, const char *origin) {
+  if (!p) return fail(KBC_ERROR_ARGUMENT, "kbc_program_set_args_origin: program is NULL");
+  p->args_origin = origin ? kbc_arena_strdup(p->arena, origin) : NULL;
+  return KBC_OK;
+}
+
+/* The passes, lowering first (passes/pipeline.c: ir_passes, the one list). */
+static const ir_pass *pass_at(int i) {
+  for (int k = 0; i >= 0 && ir_passes[k].name; k++)
+    if (k == i) return &ir_passes[k];
+  return NULL;
+}
+const char *kbc_pass_name(int i) { return pass_at(i) ? pass_at(i)->name : NULL; }
+const char *kbc_pass_help(int i) { return pass_at(i) ? pass_at(i)->help : NULL; }
 
 kbc_status kbc_program_bind_axis(kbc_program *p, const char *axis, int64_t value) {
   if (!p || !axis) return fail(KBC_ERROR_ARGUMENT, "kbc_program_bind_axis: NULL argument");
   const ir_axis *ax = ir_axis_find(p->ir, axis);
   if (!ax) return fail(KBC_ERROR_ARGUMENT, "the spec has no axis '%s'", axis);
   if (ax->kind != IR_AXIS_VAR)
-    return fail(KBC_ERROR_ARGUMENT, "axis '%s' is %s; bind the var axes it is computed from", axis,
+    return fail(KBC_ERROR_ARGUMENT, "axis '%s' is %s; set the var axes it is computed from", axis,
                 ax->kind == IR_AXIS_CONST ? "a constant" : "derived");
   if (value < 0) return fail(KBC_ERROR_ARGUMENT, "axis '%s': sizes must be positive, not %lld", axis, (long long)value);
   p->preset[ax->var_id] = value;
@@ -178,39 +203,40 @@ kbc_status kbc_program_bind_axis(kbc_program *p, const char *axis, int64_t value
 /* ---- binding ------------------------------------------------------------ */
 
 /* Matches args to the spec's tensors (by[t->id]), infers and binds the var
- * axes, and checks the outputs' shapes. */
+ * axes, and checks the outputs' shapes.  Every argument that is not an
+ * output goes to ir_infer_vars, which names unexpected, repeated and
+ * missing inputs and wrong ranks and shapes (ir/bind.h) — the same
+ * messages as `kbc run`'s, labelled with p->args_origin. */
 static kbc_status bind_args(kbc_program *p, kbc_arena *a, const kbc_arg *args, size_t n, int need_outputs,
                             const kbc_arg **by, ir_binding *b) {
   if (n && !args) return fail(KBC_ERROR_ARGUMENT, "args is NULL");
+  int n_in = 0;
+  ir_shape_arg *sa = KBC_NEW_ARRAY(a, ir_shape_arg, n + 1);
   for (size_t i = 0; i < n; i++) {
     const kbc_arg *g = &args[i];
     if (!g->name) return fail(KBC_ERROR_ARGUMENT, "argument %zu has no name", i);
-    ir_tensor *t = ir_tensor_find(p->ir, g->name);
-    if (!t || t->role == IR_ROLE_TEMP)
-      return fail(KBC_ERROR_ARGUMENT, "'%s' is not an input or output of %s", g->name, p->ir->name);
-    if (by[t->id]) return fail(KBC_ERROR_ARGUMENT, "'%s' is given twice", g->name);
     if (g->dtype != KBC_F32) return fail(KBC_ERROR_ARGUMENT, "'%s': dtype %d, but the spec declares f32", g->name, (int)g->dtype);
-    if (g->rank != t->rank)
-      return fail(KBC_ERROR_ARGUMENT, "'%s' has rank %d, but the spec declares rank %d", g->name, g->rank, t->rank);
+    if (g->rank < 0) return fail(KBC_ERROR_ARGUMENT, "'%s': rank %d", g->name, g->rank);
     if (g->rank > 0 && !g->shape) return fail(KBC_ERROR_ARGUMENT, "'%s': shape is NULL", g->name);
     if (!g->data) return fail(KBC_ERROR_ARGUMENT, "'%s': data is NULL", g->name);
-    by[t->id] = g;
-  }
-  int n_in = 0;
-  ir_shape_arg *sa = KBC_NEW_ARRAY(a, ir_shape_arg, p->n_args + 1);
-  for (int i = 0; i < p->n_args; i++) {
-    const ir_tensor *t = p->args[i];
-    const kbc_arg *g = by[t->id];
-    if (!g) {
-      if (t->role == IR_ROLE_INPUT || need_outputs)
-        return fail(KBC_ERROR_ARGUMENT, "missing %s '%s'", t->role == IR_ROLE_INPUT ? "input" : "output", t->name);
+    ir_tensor *t = ir_tensor_find(p->ir, g->name);
+    if (t && t->role == IR_ROLE_OUTPUT) {
+      if (by[t->id]) return fail(KBC_ERROR_ARGUMENT, "'%s' is given twice", g->name);
+      if (g->rank != t->rank)
+        return fail(KBC_ERROR_ARGUMENT, "output '%s' has rank %d, but the spec declares rank %d", g->name, g->rank,
+                    t->rank);
+      by[t->id] = g;
       continue;
     }
-    if (t->role == IR_ROLE_INPUT) sa[n_in++] = (ir_shape_arg){.name = t->name, .rank = g->rank, .shape = g->shape};
+    if (t && t->role == IR_ROLE_INPUT && !by[t->id]) by[t->id] = g;
+    sa[n_in++] = (ir_shape_arg){.name = g->name, .rank = g->rank, .shape = g->shape};
   }
+  for (int i = 0; need_outputs && i < p->n_args; i++)
+    if (p->args[i]->role == IR_ROLE_OUTPUT && !by[p->args[i]->id])
+      return fail(KBC_ERROR_ARGUMENT, "missing output '%s'", p->args[i]->name);
   int64_t *vars = KBC_NEW_ARRAY(a, int64_t, p->ir->vars.len + 1);
   memcpy(vars, p->preset, sizeof(int64_t) * (size_t)p->ir->vars.len);
-  kbc_diag *d = kbc_diag_create(p->ir->name, NULL);
+  kbc_diag *d = kbc_diag_create(p->args_origin ? p->args_origin : p->ir->name, NULL);
   int ok = ir_infer_vars(p->ir, sa, n_in, vars, d) && ir_bind(p->ir, a, vars, b, d);
   kbc_status s = ok ? KBC_OK : fail(KBC_ERROR_ARGUMENT, "%s", kbc_diag_text(d));
   kbc_diag_destroy(d);
@@ -289,7 +315,7 @@ kbc_status kbc_program_run_cpu(kbc_program *p, const kbc_arg *args, size_t n) {
       for (int64_t k = 0; k < b.numel[i]; k++) data[i][k] = ((const float *)by[i]->data)[k];
   }
   if (s == KBC_OK) {
-    kbc_diag *d = kbc_diag_create(p->ir->name, NULL);
+    kbc_diag *d = kbc_diag_create(p->args_origin ? p->args_origin : p->ir->name, NULL);
     if (!ir_interp(p->ir, &b, data, d)) s = fail(KBC_ERROR_INTERNAL, "%s", kbc_diag_text(d));
     kbc_diag_destroy(d);
   }
@@ -419,6 +445,47 @@ kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t
   }
   cg_program_free(&g);
   rt_err_free(&err);
+  kbc_arena_destroy(a);
+  return s;
+}
+
+/* ---- the front half's texts ---------------------------------------------- */
+
+kbc_status kbc_program_ir_dump(kbc_program *p, const char *after, char **out, size_t *len) {
+  if (!p || !out) return fail(KBC_ERROR_ARGUMENT, "kbc_program_ir_dump: NULL argument");
+  *out = NULL;
+  if (after && strcmp(after, "all") && !ir_pass_find(after))
+    return fail(KBC_ERROR_ARGUMENT, "kbc_program_ir_dump: unknown pass '%s'", after);
+  /* The pipeline again, on the same text: it is deterministic. */
+  kbc_arena *a = kbc_arena_create();
+  kbc_diag *d = kbc_diag_create(p->file, p->source);
+  kbc_buf dump = {0};
+  ir_pipeline_opts o = {.dump = &dump, .dump_after = after};
+  kbc_status s = ir_pipeline_run(a, d, p->source, p->kname, &o)
+                     ? give(kbc_buf_str(&dump), dump.len, out, len)
+                     : fail(KBC_ERROR_INTERNAL, "the spec failed to compile a second time:\n%s", kbc_diag_text(d));
+  kbc_buf_free(&dump);
+  kbc_diag_destroy(d);
+  kbc_arena_destroy(a);
+  return s;
+}
+
+kbc_status kbc_ast_dump(const char *source, const char *name, char **out, size_t *len) {
+  if (!source || !out) return fail(KBC_ERROR_ARGUMENT, "kbc_ast_dump: NULL argument");
+  *out = NULL;
+  kbc_arena *a = kbc_arena_create();
+  kbc_diag *d = kbc_diag_create(name ? name : "<string>", source);
+  ast_program *ast = ast_parse(a, d, source);
+  kbc_status s;
+  if (!ast) {
+    s = fail(kbc_diag_internal(d) ? KBC_ERROR_INTERNAL : KBC_ERROR_SPEC, "%s", kbc_diag_text(d));
+  } else {
+    kbc_buf b = {0};
+    ast_print(ast, &b);
+    s = give(kbc_buf_str(&b), b.len, out, len);
+    kbc_buf_free(&b);
+  }
+  kbc_diag_destroy(d);
   kbc_arena_destroy(a);
   return s;
 }

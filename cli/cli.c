@@ -89,6 +89,31 @@ ir_program *cli_compile(kbc_arena *a, const char *path, kbc_buf *dump, const cha
   return p;
 }
 
+int cli_compile_spec(const char *path, const kbc_options *opt, kbc_program **p) {
+  *p = NULL;
+  char *src = cli_read_spec(path);
+  if (!src) return CLI_FAIL;
+  kbc_status st = kbc_compile_string(src, path, opt, p);
+  free(src);
+  if (st == KBC_OK) {
+    fputs(kbc_program_diagnostics(*p), stderr);
+    return CLI_OK;
+  }
+  if (st == KBC_ERROR_SPEC || st == KBC_ERROR_INTERNAL) {
+    fputs(kbc_last_error(), stderr); /* the diagnostics */
+    if (!kbc_last_error()[0]) cli_error("%s: compilation failed", path);
+  } else {
+    cli_error("%s", kbc_last_error());
+  }
+  return st == KBC_ERROR_ARGUMENT ? CLI_USAGE : CLI_FAIL;
+}
+
+void cli_api_error(void) {
+  const char *m = kbc_last_error();
+  fputs(m, stderr);
+  if (!m[0] || m[strlen(m) - 1] != '\n') fputc('\n', stderr);
+}
+
 int cli_parse_i64(const char *s, int64_t *out) {
   if (!s || !*s) return 0;
   errno = 0;

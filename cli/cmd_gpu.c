@@ -145,6 +145,7 @@ int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, cons
       goto done;
     }
   }
+  kbc_program_set_args_origin(p, inputs); /* binding messages name the inputs file, as on the CPU */
   if (rt_st_load(inputs, &in, &err)) {
     cli_error("%s", rt_err_msg(&err));
     goto done;
@@ -176,7 +177,7 @@ int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, cons
     if (info.role != KBC_ROLE_OUTPUT) continue;
     int rank;
     if (kbc_program_output_shape(p, g.args, (size_t)n_in, info.name, g.shape[g.n], &rank) != KBC_OK) {
-      fprintf(stderr, "%s\n", kbc_last_error());
+      cli_api_error();
       goto done;
     }
     int64_t numel = 1;
@@ -189,7 +190,7 @@ int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, cons
     g.n++;
   }
   if (kbc_program_launch(p, g.args, (size_t)g.n, NULL) != KBC_OK) {
-    fprintf(stderr, "%s\n", kbc_last_error());
+    cli_api_error();
     goto done;
   }
   if (rt_device_sync(dev, &err)) {
