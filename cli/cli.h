@@ -96,6 +96,18 @@ int cli_dev_args_random(rt_device *dev, const kbc_program *p, const ir_program *
                         cli_random *r, int keep_host, cli_dev_args *g);
 void cli_dev_args_free(rt_device *dev, cli_dev_args *g);
 
+/* What bench and verify hold while they run; cli_gpu_session_close
+ * releases all of it (the arguments' device memory before the device),
+ * whatever was reached, and zeroes it. */
+typedef struct {
+  kbc_arena *ar;
+  rt_device *dev;
+  kbc_program *p;
+  cli_dev_args g;
+  rt_err err;
+} cli_gpu_session;
+void cli_gpu_session_close(cli_gpu_session *s);
+
 int cmd_check(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_info(int argc, char **argv);

@@ -108,6 +108,15 @@ cuda_fail:
   return CLI_FAIL;
 }
 
+void cli_gpu_session_close(cli_gpu_session *s) {
+  cli_dev_args_free(s->dev, &s->g); /* device memory before the device */
+  kbc_program_destroy(s->p);
+  rt_device_close(s->dev);
+  rt_err_free(&s->err);
+  kbc_arena_destroy(s->ar);
+  memset(s, 0, sizeof *s);
+}
+
 /* ---- run --backend cuda ---------------------------------------------------- */
 
 typedef struct {
@@ -287,48 +296,44 @@ int cmd_bench(int argc, char **argv) {
   }
   if (!spec) return cli_usage("bench", "no spec file given");
   /* Shapes from the spec and --set, on the CPU side first (clear errors). */
-  kbc_arena *ar = kbc_arena_create();
+  cli_gpu_session s = {.ar = kbc_arena_create()};
   ir_program *ir;
   ir_binding b;
-  rt_device *dev = NULL;
-  kbc_program *p = NULL;
-  cli_dev_args g = {0};
   void *ev[2] = {NULL, NULL};
   float *times = NULL;
-  rt_err err = {0};
   cli_random rnd = cli_random_start(0, -1, 1);
-  int rc = cli_bind_spec("bench", spec, sets, n_sets, ar, &ir, &b);
+  int rc = cli_bind_spec("bench", spec, sets, n_sets, s.ar, &ir, &b);
   if (rc != CLI_OK) goto done;
   rc = CLI_FAIL;
-  if (cli_open_device(&dev) || cli_compile_api(spec, precision, &p) ||
-      cli_dev_args_random(dev, p, ir, &b, &rnd, 0, &g))
+  if (cli_open_device(&s.dev) || cli_compile_api(spec, precision, &s.p) ||
+      cli_dev_args_random(s.dev, s.p, ir, &b, &rnd, 0, &s.g))
     goto done;
-  kbc_arg *args = g.args;
-  int n = g.n;
+  kbc_arg *args = s.g.args;
+  int n = s.g.n;
   times = calloc((size_t)iters, sizeof *times);
   if (!times) goto done;
   for (int w = 0; w < 3; w++)
-    if (kbc_program_launch(p, args, (size_t)n, NULL) != KBC_OK) {
+    if (kbc_program_launch(s.p, args, (size_t)n, NULL) != KBC_OK) {
       fprintf(stderr, "%s\n", kbc_last_error());
       goto done;
     }
-  if (rt_device_sync(dev, &err) || rt_event_create(dev, &ev[0], &err) || rt_event_create(dev, &ev[1], &err))
+  if (rt_device_sync(s.dev, &s.err) || rt_event_create(s.dev, &ev[0], &s.err) || rt_event_create(s.dev, &ev[1], &s.err))
     goto cuda_fail;
   for (int64_t it = 0; it < iters; it++) {
-    if (rt_event_record(dev, ev[0], NULL, &err)) goto cuda_fail;
-    if (kbc_program_launch(p, args, (size_t)n, NULL) != KBC_OK) {
+    if (rt_event_record(s.dev, ev[0], NULL, &s.err)) goto cuda_fail;
+    if (kbc_program_launch(s.p, args, (size_t)n, NULL) != KBC_OK) {
       fprintf(stderr, "%s\n", kbc_last_error());
       goto done;
     }
-    if (rt_event_record(dev, ev[1], NULL, &err) || rt_event_sync(dev, ev[1], &err) ||
-        rt_event_elapsed_ms(dev, ev[0], ev[1], &times[it], &err))
+    if (rt_event_record(s.dev, ev[1], NULL, &s.err) || rt_event_sync(s.dev, ev[1], &s.err) ||
+        rt_event_elapsed_ms(s.dev, ev[0], ev[1], &times[it], &s.err))
       goto cuda_fail;
   }
   qsort(times, (size_t)iters, sizeof *times, cmp_float);
   double us = times[iters / 2] * 1e3;
   ir_cost cost = ir_program_cost(ir, &b);
   double peak, bw;
-  ceilings(rt_device_info(dev), !strcmp(precision, "tf32"), &peak, &bw);
+  ceilings(rt_device_info(s.dev), !strcmp(precision, "tf32"), &peak, &bw);
   double floor_us = fmax(cost.flops / peak, cost.bytes / bw) * 1e6;
   if (json) {
     kbc_buf j = {0};
@@ -337,11 +342,11 @@ int cmd_bench(int argc, char **argv) {
     kbc_buf_puts(&j, ", \"kernel\": ");
     rt_json_put_string(&j, ir->name);
     kbc_buf_puts(&j, ", \"device\": ");
-    rt_json_put_string(&j, rt_device_info(dev)->name);
+    rt_json_put_string(&j, rt_device_info(s.dev)->name);
     kbc_buf_printf(&j, ", \"precision\": \"%s\", \"iters\": %lld, "
                    "\"kernels\": %d, \"median_us\": %.3f, \"min_us\": %.3f, \"flops\": %.6g, \"bytes\": %.6g, "
                    "\"gflops\": %.3f, \"gbps\": %.3f, \"floor_us\": %.3f, \"pct_of_floor\": %.2f}\n",
-                   precision, (long long)iters, kbc_program_num_kernels(p), us, times[0] * 1e3, cost.flops, cost.bytes,
+                   precision, (long long)iters, kbc_program_num_kernels(s.p), us, times[0] * 1e3, cost.flops, cost.bytes,
                    cost.flops / us * 1e-3, cost.bytes / us * 1e-3, floor_us, 100.0 * floor_us / us);
     fputs(kbc_buf_str(&j), stdout);
     kbc_buf_free(&j);
@@ -350,22 +355,18 @@ int cmd_bench(int argc, char **argv) {
     printf("%s on %s (%s): %d kernel%s, median %.1f us over %lld runs (min %.1f)\n"
            "  %.4g FLOP, %.4g bytes: %.1f GFLOP/s, %.1f GB/s\n"
            "  floor %.1f us (%.0f TFLOP/s, %.1f TB/s): %.1f%% of floor\n",
-           ir->name, rt_device_info(dev)->name, precision, kbc_program_num_kernels(p),
-           kbc_program_num_kernels(p) == 1 ? "" : "s", us, (long long)iters, times[0] * 1e3, cost.flops, cost.bytes,
+           ir->name, rt_device_info(s.dev)->name, precision, kbc_program_num_kernels(s.p),
+           kbc_program_num_kernels(s.p) == 1 ? "" : "s", us, (long long)iters, times[0] * 1e3, cost.flops, cost.bytes,
            cost.flops / us * 1e-3, cost.bytes / us * 1e-3, floor_us, peak * 1e-12, bw * 1e-12, 100.0 * floor_us / us);
   rc = CLI_OK;
   goto done;
 cuda_fail:
-  cli_error("%s", rt_err_msg(&err));
+  cli_error("%s", rt_err_msg(&s.err));
 done:
   for (int i = 0; ev[0] && i < 2; i++)
-    if (ev[i]) rt_event_destroy(dev, ev[i], NULL);
-  cli_dev_args_free(dev, &g);
+    if (ev[i]) rt_event_destroy(s.dev, ev[i], NULL);
   free(times);
-  kbc_program_destroy(p);
-  rt_device_close(dev);
-  rt_err_free(&err);
-  kbc_arena_destroy(ar);
+  cli_gpu_session_close(&s);
   return rc;
 }
 
