@@ -12,12 +12,14 @@
 #include <string.h>
 
 #include "codegen/cg.h"
+#include "frontend/ast.h"
 #include "ir/bind.h"
 #include "interp/interp.h"
 #include "passes/pipeline.h"
 #include "runtime/cache.h"
 #include "runtime/exec.h"
 #include "runtime/plan.h"
+#include "support/name.h"
 
 #include "support/version.h"
 #define KBC_VERSION_STRING KBC_VERSION
@@ -25,6 +27,9 @@
 struct kbc_program {
   kbc_arena *arena;
   ir_program *ir;
+  const char *file, *source, *kname; /* for kbc_program_ir_dump, which runs the pipeline again */
+  const char *diagnostics;           /* the compilation's messages ("" when none) */
+  const char *args_origin;           /* names the arguments in messages; NULL: the program's name */
   kbc_options opt;
   char *target;
   int64_t *preset; /* by var_id; 0 = infer */
@@ -52,6 +57,24 @@ static kbc_status fail(kbc_status s, const char *fmt, ...) {
   return s;
 }
 
+/* The one mapping from the runtime's error kinds to the public statuses. */
+static kbc_status status_of(rt_err_kind kind) {
+  switch (kind) {
+  case RT_ERR_ARGUMENT: return KBC_ERROR_ARGUMENT;
+  case RT_ERR_IO:
+  case RT_ERR_FORMAT: return KBC_ERROR_IO;
+  case RT_ERR_NO_DEVICE: return KBC_ERROR_NO_DEVICE;
+  case RT_ERR_CUDA: return KBC_ERROR_CUDA;
+  case RT_ERR_NONE: /* a failure without a kind is a bug */
+  case RT_ERR_MEMORY:
+  case RT_ERR_INTERNAL: break;
+  }
+  return KBC_ERROR_INTERNAL;
+}
+
+/* A runtime error as the call's failure: its kind's status, its message. */
+static kbc_status fail_rt(const rt_err *e) { return fail(status_of(e->kind), "%s", rt_err_msg(e)); }
+
 const char *kbc_last_error(void) { return last_error ? last_error : ""; }
 const char *kbc_version(void) { return KBC_VERSION_STRING; }
 
@@ -70,10 +93,10 @@ kbc_status kbc_compile_string(const char *source, const char *name, const kbc_op
   if (opt && opt->precision != KBC_PRECISION_FP32 && opt->precision != KBC_PRECISION_TF32)
     return fail(KBC_ERROR_ARGUMENT, "unknown precision %d", (int)opt->precision);
   if (opt && opt->target && strcmp(opt->target, "auto")) {
-    kbc_buf err = {0};
+    rt_err err = {0};
     int bad = rt_arch_check(opt->target, &err);
-    kbc_status s = bad ? fail(KBC_ERROR_ARGUMENT, "%s", kbc_buf_str(&err)) : KBC_OK;
-    kbc_buf_free(&err);
+    kbc_status s = bad ? fail_rt(&err) : KBC_OK;
+    rt_err_free(&err);
     if (bad) return s;
   }
   const char *file = name ? name : "<string>";
@@ -81,14 +104,12 @@ kbc_status kbc_compile_string(const char *source, const char *name, const kbc_op
   if (!p) return fail(KBC_ERROR_INTERNAL, "out of memory");
   p->arena = kbc_arena_create();
   kbc_diag *d = kbc_diag_create(file, source);
-  const char *base = strrchr(file, '/');
-  base = base ? base + 1 : file;
-  char *kname = kbc_arena_strdup(p->arena, base);
-  char *dot = strrchr(kname, '.');
-  if (dot && dot != kname) *dot = 0;
-  for (char *c = kname; *c; c++)
-    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9'))) *c = '_';
+  const char *kname = kbc_name_from_path(p->arena, file);
   p->ir = ir_pipeline_run(p->arena, d, source, kname, NULL);
+  p->file = kbc_arena_strdup(p->arena, file);
+  p->source = kbc_arena_strdup(p->arena, source);
+  p->kname = kname;
+  p->diagnostics = kbc_arena_strdup(p->arena, kbc_diag_text(d));
   if (!p->ir) {
     kbc_status s = fail(kbc_diag_internal(d) ? KBC_ERROR_INTERNAL : KBC_ERROR_SPEC, "%s", kbc_diag_text(d));
     kbc_diag_destroy(d);
@@ -114,10 +135,10 @@ kbc_status kbc_compile_file(const char *path, const kbc_options *opt, kbc_progra
   *out = NULL;
   if (!path) return fail(KBC_ERROR_ARGUMENT, "kbc_compile_file: path is NULL");
   rt_blob text = {0};
-  kbc_buf err = {0};
+  rt_err err = {0};
   if (rt_read_file(path, 1 << 20, &text, &err)) {
-    kbc_status s = fail(KBC_ERROR_IO, "%s", kbc_buf_str(&err));
-    kbc_buf_free(&err);
+    kbc_status s = fail_rt(&err);
+    rt_err_free(&err);
     return s;
   }
   kbc_status s;
@@ -149,13 +170,30 @@ kbc_status kbc_program_arg_info(const kbc_program *p, int i, kbc_arg_info *out) 
 }
 
 int kbc_program_num_kernels(const kbc_program *p) { return p && p->exec ? rt_exec_code(p->exec)->n_kernels : -1; }
+int kbc_program_num_statements(const kbc_program *p) { return p ? p->ir->stmts.len : 0; }
+const char *kbc_program_diagnostics(const kbc_program *p) { return p ? p->diagnostics : ""; }
+
+kbc_status kbc_program_set_args_origin(kbc_program *p, const char *origin) {
+  if (!p) return fail(KBC_ERROR_ARGUMENT, "kbc_program_set_args_origin: program is NULL");
+  p->args_origin = origin ? kbc_arena_strdup(p->arena, origin) : NULL;
+  return KBC_OK;
+}
+
+/* The passes, lowering first (passes/pipeline.c: ir_passes, the one list). */
+static const ir_pass *pass_at(int i) {
+  for (int k = 0; i >= 0 && ir_passes[k].name; k++)
+    if (k == i) return &ir_passes[k];
+  return NULL;
+}
+const char *kbc_pass_name(int i) { return pass_at(i) ? pass_at(i)->name : NULL; }
+const char *kbc_pass_help(int i) { return pass_at(i) ? pass_at(i)->help : NULL; }
 
 kbc_status kbc_program_bind_axis(kbc_program *p, const char *axis, int64_t value) {
   if (!p || !axis) return fail(KBC_ERROR_ARGUMENT, "kbc_program_bind_axis: NULL argument");
   const ir_axis *ax = ir_axis_find(p->ir, axis);
   if (!ax) return fail(KBC_ERROR_ARGUMENT, "the spec has no axis '%s'", axis);
   if (ax->kind != IR_AXIS_VAR)
-    return fail(KBC_ERROR_ARGUMENT, "axis '%s' is %s; bind the var axes it is computed from", axis,
+    return fail(KBC_ERROR_ARGUMENT, "axis '%s' is %s; set the var axes it is computed from", axis,
                 ax->kind == IR_AXIS_CONST ? "a constant" : "derived");
   if (value < 0) return fail(KBC_ERROR_ARGUMENT, "axis '%s': sizes must be positive, not %lld", axis, (long long)value);
   p->preset[ax->var_id] = value;
@@ -165,39 +203,40 @@ kbc_status kbc_program_bind_axis(kbc_program *p, const char *axis, int64_t value
 /* ---- binding ------------------------------------------------------------ */
 
 /* Matches args to the spec's tensors (by[t->id]), infers and binds the var
- * axes, and checks the outputs' shapes. */
+ * axes, and checks the outputs' shapes.  Every argument that is not an
+ * output goes to ir_infer_vars, which names unexpected, repeated and
+ * missing inputs and wrong ranks and shapes (ir/bind.h) — the same
+ * messages as `kbc run`'s, labelled with p->args_origin. */
 static kbc_status bind_args(kbc_program *p, kbc_arena *a, const kbc_arg *args, size_t n, int need_outputs,
                             const kbc_arg **by, ir_binding *b) {
   if (n && !args) return fail(KBC_ERROR_ARGUMENT, "args is NULL");
+  int n_in = 0;
+  ir_shape_arg *sa = KBC_NEW_ARRAY(a, ir_shape_arg, n + 1);
   for (size_t i = 0; i < n; i++) {
     const kbc_arg *g = &args[i];
     if (!g->name) return fail(KBC_ERROR_ARGUMENT, "argument %zu has no name", i);
-    ir_tensor *t = ir_tensor_find(p->ir, g->name);
-    if (!t || t->role == IR_ROLE_TEMP)
-      return fail(KBC_ERROR_ARGUMENT, "'%s' is not an input or output of %s", g->name, p->ir->name);
-    if (by[t->id]) return fail(KBC_ERROR_ARGUMENT, "'%s' is given twice", g->name);
     if (g->dtype != KBC_F32) return fail(KBC_ERROR_ARGUMENT, "'%s': dtype %d, but the spec declares f32", g->name, (int)g->dtype);
-    if (g->rank != t->rank)
-      return fail(KBC_ERROR_ARGUMENT, "'%s' has rank %d, but the spec declares rank %d", g->name, g->rank, t->rank);
+    if (g->rank < 0) return fail(KBC_ERROR_ARGUMENT, "'%s': rank %d", g->name, g->rank);
     if (g->rank > 0 && !g->shape) return fail(KBC_ERROR_ARGUMENT, "'%s': shape is NULL", g->name);
     if (!g->data && need_outputs) return fail(KBC_ERROR_ARGUMENT, "'%s': data is NULL", g->name);
-    by[t->id] = g;
-  }
-  int n_in = 0;
-  ir_shape_arg *sa = KBC_NEW_ARRAY(a, ir_shape_arg, p->n_args + 1);
-  for (int i = 0; i < p->n_args; i++) {
-    const ir_tensor *t = p->args[i];
-    const kbc_arg *g = by[t->id];
-    if (!g) {
-      if (t->role == IR_ROLE_INPUT || need_outputs)
-        return fail(KBC_ERROR_ARGUMENT, "missing %s '%s'", t->role == IR_ROLE_INPUT ? "input" : "output", t->name);
+    ir_tensor *t = ir_tensor_find(p->ir, g->name);
+    if (t && t->role == IR_ROLE_OUTPUT) {
+      if (by[t->id]) return fail(KBC_ERROR_ARGUMENT, "'%s' is given twice", g->name);
+      if (g->rank != t->rank)
+        return fail(KBC_ERROR_ARGUMENT, "output '%s' has rank %d, but the spec declares rank %d", g->name, g->rank,
+                    t->rank);
+      by[t->id] = g;
       continue;
     }
-    if (t->role == IR_ROLE_INPUT) sa[n_in++] = (ir_shape_arg){.name = t->name, .rank = g->rank, .shape = g->shape};
+    if (t && t->role == IR_ROLE_INPUT && !by[t->id]) by[t->id] = g;
+    sa[n_in++] = (ir_shape_arg){.name = g->name, .rank = g->rank, .shape = g->shape};
   }
+  for (int i = 0; need_outputs && i < p->n_args; i++)
+    if (p->args[i]->role == IR_ROLE_OUTPUT && !by[p->args[i]->id])
+      return fail(KBC_ERROR_ARGUMENT, "missing output '%s'", p->args[i]->name);
   int64_t *vars = KBC_NEW_ARRAY(a, int64_t, p->ir->vars.len + 1);
   memcpy(vars, p->preset, sizeof(int64_t) * (size_t)p->ir->vars.len);
-  kbc_diag *d = kbc_diag_create(p->ir->name, NULL);
+  kbc_diag *d = kbc_diag_create(p->args_origin ? p->args_origin : p->ir->name, NULL);
   int ok = ir_infer_vars(p->ir, sa, n_in, vars, d) && ir_bind(p->ir, a, vars, b, d);
   kbc_status s = ok ? KBC_OK : fail(KBC_ERROR_ARGUMENT, "%s", kbc_diag_text(d));
   kbc_diag_destroy(d);
@@ -235,14 +274,12 @@ kbc_status kbc_program_output_shape(kbc_program *p, const kbc_arg *inputs, size_
 
 kbc_status kbc_program_launch(kbc_program *p, const kbc_arg *args, size_t n, void *cu_stream) {
   if (!p) return fail(KBC_ERROR_ARGUMENT, "kbc_program_launch: program is NULL");
-  kbc_buf err = {0};
+  rt_err err = {0};
   if (!p->exec) {
     cg_precision prec = p->opt.precision == KBC_PRECISION_TF32 ? CG_PRECISION_TF32 : CG_PRECISION_FP32;
     if (rt_exec_create(p->ir, p->opt.device, p->target, prec, &p->exec, &err)) {
-      const char *m = kbc_buf_str(&err);
-      kbc_status s = fail(strstr(m, "no CUDA driver") || strstr(m, "no CUDA device") || strstr(m, "NVRTC")
-                              ? KBC_ERROR_NO_DEVICE : KBC_ERROR_CUDA, "%s", m);
-      kbc_buf_free(&err);
+      kbc_status s = fail_rt(&err);
+      rt_err_free(&err);
       return s;
     }
   }
@@ -254,9 +291,9 @@ kbc_status kbc_program_launch(kbc_program *p, const kbc_arg *args, size_t n, voi
     rt_dptr *ptr = KBC_NEW_ARRAY(a, rt_dptr, p->ir->tensors.len + 1);
     for (int i = 0; i < p->ir->tensors.len; i++)
       if (by[i]) ptr[i] = (rt_dptr)(uintptr_t)by[i]->data;
-    if (rt_exec_launch(p->exec, &b, ptr, cu_stream, &err)) s = fail(KBC_ERROR_CUDA, "%s", kbc_buf_str(&err));
+    if (rt_exec_launch(p->exec, &b, ptr, cu_stream, &err)) s = fail_rt(&err);
   }
-  kbc_buf_free(&err);
+  rt_err_free(&err);
   kbc_arena_destroy(a);
   return s;
 }
@@ -278,7 +315,7 @@ kbc_status kbc_program_run_cpu(kbc_program *p, const kbc_arg *args, size_t n) {
       for (int64_t k = 0; k < b.numel[i]; k++) data[i][k] = ((const float *)by[i]->data)[k];
   }
   if (s == KBC_OK) {
-    kbc_diag *d = kbc_diag_create(p->ir->name, NULL);
+    kbc_diag *d = kbc_diag_create(p->args_origin ? p->args_origin : p->ir->name, NULL);
     if (!ir_interp(p->ir, &b, data, d)) s = fail(KBC_ERROR_INTERNAL, "%s", kbc_diag_text(d));
     kbc_diag_destroy(d);
   }
@@ -356,11 +393,12 @@ kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t
   const char *arch = p->target;
   char dev_arch[16];
   rt_device_props props, *pp = NULL;
-  kbc_buf err = {0};
+  rt_err err = {0};
   if (!strcmp(arch, "auto")) {
     if (rt_device_query(p->opt.device, &props, &err)) {
-      s = fail(KBC_ERROR_NO_DEVICE, "target auto: %s (give an explicit target such as sm_90)", kbc_buf_str(&err));
-      kbc_buf_free(&err);
+      /* without a device: no device, whatever the driver's reason */
+      s = fail(KBC_ERROR_NO_DEVICE, "target auto: %s (give an explicit target such as sm_90)", rt_err_msg(&err));
+      rt_err_free(&err);
       kbc_arena_destroy(a);
       return s;
     }
@@ -385,8 +423,7 @@ kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t
     rt_compiled c = {0};
     kbc_buf r = {0};
     rt_plan pl;
-    if (rt_compile(&req, &c, &err)) s = fail(strstr(kbc_buf_str(&err), "NVRTC") ? KBC_ERROR_NO_DEVICE : KBC_ERROR_CUDA,
-                                            "%s", kbc_buf_str(&err));
+    if (rt_compile(&req, &c, &err)) s = fail_rt(&err);
     else if (!strcmp(what, "ptx")) s = give(c.ptx.data, c.ptx.len, out, len);
     else if (!strcmp(what, "cubin")) s = give(c.cubin.data, c.cubin.len, out, len);
     else if (!plan) {
@@ -394,7 +431,7 @@ kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t
       rt_resources_format(&c.res, &r);
       s = give(kbc_buf_str(&r), r.len, out, len);
     } else if (rt_plan_make(a, p->ir, &g, &bind, &c.res, &pl, &err)) {
-      s = fail(KBC_ERROR_ARGUMENT, "%s", kbc_buf_str(&err));
+      s = fail_rt(&err);
     } else {
       pl.arch = arch;
       pl.precision = t.precision == CG_PRECISION_TF32 ? "tf32" : "fp32";
@@ -407,7 +444,48 @@ kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t
     rt_compiled_free(&c);
   }
   cg_program_free(&g);
-  kbc_buf_free(&err);
+  rt_err_free(&err);
+  kbc_arena_destroy(a);
+  return s;
+}
+
+/* ---- the front half's texts ---------------------------------------------- */
+
+kbc_status kbc_program_ir_dump(kbc_program *p, const char *after, char **out, size_t *len) {
+  if (!p || !out) return fail(KBC_ERROR_ARGUMENT, "kbc_program_ir_dump: NULL argument");
+  *out = NULL;
+  if (after && strcmp(after, "all") && !ir_pass_find(after))
+    return fail(KBC_ERROR_ARGUMENT, "kbc_program_ir_dump: unknown pass '%s'", after);
+  /* The pipeline again, on the same text: it is deterministic. */
+  kbc_arena *a = kbc_arena_create();
+  kbc_diag *d = kbc_diag_create(p->file, p->source);
+  kbc_buf dump = {0};
+  ir_pipeline_opts o = {.dump = &dump, .dump_after = after};
+  kbc_status s = ir_pipeline_run(a, d, p->source, p->kname, &o)
+                     ? give(kbc_buf_str(&dump), dump.len, out, len)
+                     : fail(KBC_ERROR_INTERNAL, "the spec failed to compile a second time:\n%s", kbc_diag_text(d));
+  kbc_buf_free(&dump);
+  kbc_diag_destroy(d);
+  kbc_arena_destroy(a);
+  return s;
+}
+
+kbc_status kbc_ast_dump(const char *source, const char *name, char **out, size_t *len) {
+  if (!source || !out) return fail(KBC_ERROR_ARGUMENT, "kbc_ast_dump: NULL argument");
+  *out = NULL;
+  kbc_arena *a = kbc_arena_create();
+  kbc_diag *d = kbc_diag_create(name ? name : "<string>", source);
+  ast_program *ast = ast_parse(a, d, source);
+  kbc_status s;
+  if (!ast) {
+    s = fail(kbc_diag_internal(d) ? KBC_ERROR_INTERNAL : KBC_ERROR_SPEC, "%s", kbc_diag_text(d));
+  } else {
+    kbc_buf b = {0};
+    ast_print(ast, &b);
+    s = give(kbc_buf_str(&b), b.len, out, len);
+    kbc_buf_free(&b);
+  }
+  kbc_diag_destroy(d);
   kbc_arena_destroy(a);
   return s;
 }

@@ -10,6 +10,7 @@
 
 #include "passes/pipeline.h"
 #include "support/diag.h"
+#include "support/name.h"
 
 static const char *command; /* cli_set_command */
 
@@ -73,17 +74,7 @@ char *cli_read_spec(const char *path) {
   return buf;
 }
 
-const char *cli_default_name(kbc_arena *a, const char *path) {
-  const char *base = strrchr(path, '/');
-  base = base ? base + 1 : path;
-  const char *dot = strrchr(base, '.');
-  size_t n = dot && dot != base ? (size_t)(dot - base) : strlen(base);
-  char *name = kbc_arena_strndup(a, base, n);
-  for (char *p = name; *p; p++)
-    if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
-      *p = '_';
-  return name;
-}
+const char *cli_default_name(kbc_arena *a, const char *path) { return kbc_name_from_path(a, path); }
 
 ir_program *cli_compile(kbc_arena *a, const char *path, kbc_buf *dump, const char *dump_after) {
   char *src = cli_read_spec(path);
@@ -96,6 +87,31 @@ ir_program *cli_compile(kbc_arena *a, const char *path, kbc_buf *dump, const cha
   kbc_diag_destroy(d);
   free(src);
   return p;
+}
+
+int cli_compile_spec(const char *path, const kbc_options *opt, kbc_program **p) {
+  *p = NULL;
+  char *src = cli_read_spec(path);
+  if (!src) return CLI_FAIL;
+  kbc_status st = kbc_compile_string(src, path, opt, p);
+  free(src);
+  if (st == KBC_OK) {
+    fputs(kbc_program_diagnostics(*p), stderr);
+    return CLI_OK;
+  }
+  if (st == KBC_ERROR_SPEC || st == KBC_ERROR_INTERNAL) {
+    fputs(kbc_last_error(), stderr); /* the diagnostics */
+    if (!kbc_last_error()[0]) cli_error("%s: compilation failed", path);
+  } else {
+    cli_error("%s", kbc_last_error());
+  }
+  return st == KBC_ERROR_ARGUMENT ? CLI_USAGE : CLI_FAIL;
+}
+
+void cli_api_error(void) {
+  const char *m = kbc_last_error();
+  fputs(m, stderr);
+  if (!m[0] || m[strlen(m) - 1] != '\n') fputc('\n', stderr);
 }
 
 int cli_parse_i64(const char *s, int64_t *out) {

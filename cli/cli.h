@@ -28,8 +28,16 @@ char *cli_read_spec(const char *path);
 const char *cli_default_name(kbc_arena *a, const char *path);
 
 /* Compiles a spec through the IR pipeline, printing diagnostics to stderr.
- * dump/dump_after as in ir_pipeline_opts. */
+ * dump/dump_after as in ir_pipeline_opts.  (bench and verify: their
+ * binding and cost need the IR.) */
 ir_program *cli_compile(kbc_arena *a, const char *path, kbc_buf *dump, const char *dump_after);
+/* Reads a spec (cli_read_spec's messages) and compiles it through the
+ * public API (kbc_compile_string), printing its diagnostics to stderr;
+ * CLI_OK with *p, else CLI_FAIL (CLI_USAGE for a bad option). */
+int cli_compile_spec(const char *path, const kbc_options *opt, kbc_program **p);
+/* Prints kbc_last_error() to stderr as it is (diagnostics are lines of
+ * their own), ending with one newline. */
+void cli_api_error(void);
 
 /* Parses a decimal int64 / double argument strictly. */
 int cli_parse_i64(const char *s, int64_t *out);
@@ -87,6 +95,18 @@ typedef struct {
 int cli_dev_args_random(rt_device *dev, const kbc_program *p, const ir_program *ir, const ir_binding *b,
                         cli_random *r, int keep_host, cli_dev_args *g);
 void cli_dev_args_free(rt_device *dev, cli_dev_args *g);
+
+/* What bench and verify hold while they run; cli_gpu_session_close
+ * releases all of it (the arguments' device memory before the device),
+ * whatever was reached, and zeroes it. */
+typedef struct {
+  kbc_arena *ar;
+  rt_device *dev;
+  kbc_program *p;
+  cli_dev_args g;
+  rt_err err;
+} cli_gpu_session;
+void cli_gpu_session_close(cli_gpu_session *s);
 
 int cmd_check(int argc, char **argv);
 int cmd_bench(int argc, char **argv);

@@ -23,10 +23,10 @@
 /* ---- shared ------------------------------------------------------------- */
 
 int cli_open_device(rt_device **dev) {
-  kbc_buf err = {0};
+  rt_err err = {0};
   int rc = rt_device_open(0, dev, &err);
-  if (rc) cli_error("no GPU available: %s", kbc_buf_str(&err));
-  kbc_buf_free(&err);
+  if (rc) cli_error("no GPU available: %s", rt_err_msg(&err));
+  rt_err_free(&err);
   return rc ? CLI_FAIL : CLI_OK;
 }
 
@@ -70,7 +70,7 @@ int cli_dev_args_random(rt_device *dev, const kbc_program *p, const ir_program *
                         cli_random *r, int keep_host, cli_dev_args *g) {
   memset(g, 0, sizeof *g);
   int n = kbc_program_num_args(p);
-  kbc_buf err = {0};
+  rt_err err = {0};
   g->args = calloc((size_t)n + 1, sizeof *g->args);
   g->dptr = calloc((size_t)n + 1, sizeof *g->dptr);
   g->host = calloc((size_t)n + 1, sizeof *g->host);
@@ -102,10 +102,19 @@ oom:
   cli_dev_args_free(dev, g);
   return CLI_FAIL;
 cuda_fail:
-  cli_error("%s", kbc_buf_str(&err));
-  kbc_buf_free(&err);
+  cli_error("%s", rt_err_msg(&err));
+  rt_err_free(&err);
   cli_dev_args_free(dev, g);
   return CLI_FAIL;
+}
+
+void cli_gpu_session_close(cli_gpu_session *s) {
+  cli_dev_args_free(s->dev, &s->g); /* device memory before the device */
+  kbc_program_destroy(s->p);
+  rt_device_close(s->dev);
+  rt_err_free(&s->err);
+  kbc_arena_destroy(s->ar);
+  memset(s, 0, sizeof *s);
 }
 
 /* ---- run --backend cuda ---------------------------------------------------- */
@@ -131,9 +140,8 @@ int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, cons
   rt_device *dev = NULL;
   rt_st_file *in = NULL;
   gpu_args g = {0};
-  kbc_buf err = {0};
+  rt_err err = {0};
   kbc_arena *ar = kbc_arena_create();
-  char msg[512];
   int rc = CLI_FAIL;
   if (cli_open_device(&dev) || cli_compile_api(spec, precision, &p)) goto done;
   for (int i = 0; i < n_sets; i++) {
@@ -146,8 +154,9 @@ int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, cons
       goto done;
     }
   }
-  if (rt_st_load(inputs, &in, msg, sizeof msg)) {
-    cli_error("%s", msg);
+  kbc_program_set_args_origin(p, inputs); /* binding messages name the inputs file, as on the CPU */
+  if (rt_st_load(inputs, &in, &err)) {
+    cli_error("%s", rt_err_msg(&err));
     goto done;
   }
   int n_in = rt_st_count(in), n_all = kbc_program_num_args(p);
@@ -164,7 +173,7 @@ int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, cons
     for (int k = 0; k < t->rank; k++) g.shape[i][k] = t->shape[k];
     if (rt_mem_alloc(dev, t->nbytes ? t->nbytes : 4, &g.dptr[i], &err) ||
         rt_memcpy_htod(dev, g.dptr[i], t->data, t->nbytes, &err)) {
-      cli_error("%s", kbc_buf_str(&err));
+      cli_error("%s", rt_err_msg(&err));
       goto done;
     }
     g.args[i] = (kbc_arg){t->name, (void *)(uintptr_t)g.dptr[i], t->rank, g.shape[i], KBC_F32};
@@ -177,24 +186,24 @@ int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, cons
     if (info.role != KBC_ROLE_OUTPUT) continue;
     int rank;
     if (kbc_program_output_shape(p, g.args, (size_t)n_in, info.name, g.shape[g.n], &rank) != KBC_OK) {
-      fprintf(stderr, "%s\n", kbc_last_error());
+      cli_api_error();
       goto done;
     }
     int64_t numel = 1;
     for (int k = 0; k < rank; k++) numel *= g.shape[g.n][k];
     if (rt_mem_alloc(dev, (size_t)(numel > 0 ? numel : 1) * 4, &g.dptr[g.n], &err)) {
-      cli_error("%s", kbc_buf_str(&err));
+      cli_error("%s", rt_err_msg(&err));
       goto done;
     }
     g.args[g.n] = (kbc_arg){info.name, (void *)(uintptr_t)g.dptr[g.n], rank, g.shape[g.n], KBC_F32};
     g.n++;
   }
   if (kbc_program_launch(p, g.args, (size_t)g.n, NULL) != KBC_OK) {
-    fprintf(stderr, "%s\n", kbc_last_error());
+    cli_api_error();
     goto done;
   }
   if (rt_device_sync(dev, &err)) {
-    cli_error("%s", kbc_buf_str(&err));
+    cli_error("%s", rt_err_msg(&err));
     goto done;
   }
   int n_out = g.n - first_out;
@@ -209,8 +218,8 @@ int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, cons
     for (int k = 0; k < a->rank; k++) ot[i].shape[k] = a->shape[k];
     ok = ot[i].data && !rt_memcpy_dtoh(dev, ot[i].data, g.dptr[first_out + i], ot[i].nbytes, &err);
   }
-  if (!ok) cli_error("%s", err.len ? kbc_buf_str(&err) : "out of memory");
-  else if (rt_st_save(outputs, ot, n_out, msg, sizeof msg)) cli_error("%s", msg);
+  if (!ok) cli_error("%s", err.msg.len ? rt_err_msg(&err) : "out of memory");
+  else if (rt_st_save(outputs, ot, n_out, &err)) cli_error("%s", rt_err_msg(&err));
   else rc = CLI_OK;
   for (int i = 0; ot && i < n_out; i++) free(ot[i].data);
   free(ot);
@@ -220,7 +229,7 @@ done:
   rt_st_free(in);
   kbc_program_destroy(p);
   rt_device_close(dev);
-  kbc_buf_free(&err);
+  rt_err_free(&err);
   return rc;
 }
 
@@ -287,48 +296,44 @@ int cmd_bench(int argc, char **argv) {
   }
   if (!spec) return cli_usage("bench", "no spec file given");
   /* Shapes from the spec and --set, on the CPU side first (clear errors). */
-  kbc_arena *ar = kbc_arena_create();
+  cli_gpu_session s = {.ar = kbc_arena_create()};
   ir_program *ir;
   ir_binding b;
-  rt_device *dev = NULL;
-  kbc_program *p = NULL;
-  cli_dev_args g = {0};
   void *ev[2] = {NULL, NULL};
   float *times = NULL;
-  kbc_buf err = {0};
   cli_random rnd = cli_random_start(0, -1, 1);
-  int rc = cli_bind_spec("bench", spec, sets, n_sets, ar, &ir, &b);
+  int rc = cli_bind_spec("bench", spec, sets, n_sets, s.ar, &ir, &b);
   if (rc != CLI_OK) goto done;
   rc = CLI_FAIL;
-  if (cli_open_device(&dev) || cli_compile_api(spec, precision, &p) ||
-      cli_dev_args_random(dev, p, ir, &b, &rnd, 0, &g))
+  if (cli_open_device(&s.dev) || cli_compile_api(spec, precision, &s.p) ||
+      cli_dev_args_random(s.dev, s.p, ir, &b, &rnd, 0, &s.g))
     goto done;
-  kbc_arg *args = g.args;
-  int n = g.n;
+  kbc_arg *args = s.g.args;
+  int n = s.g.n;
   times = calloc((size_t)iters, sizeof *times);
   if (!times) goto done;
   for (int w = 0; w < 3; w++)
-    if (kbc_program_launch(p, args, (size_t)n, NULL) != KBC_OK) {
+    if (kbc_program_launch(s.p, args, (size_t)n, NULL) != KBC_OK) {
       fprintf(stderr, "%s\n", kbc_last_error());
       goto done;
     }
-  if (rt_device_sync(dev, &err) || rt_event_create(dev, &ev[0], &err) || rt_event_create(dev, &ev[1], &err))
+  if (rt_device_sync(s.dev, &s.err) || rt_event_create(s.dev, &ev[0], &s.err) || rt_event_create(s.dev, &ev[1], &s.err))
     goto cuda_fail;
   for (int64_t it = 0; it < iters; it++) {
-    if (rt_event_record(dev, ev[0], NULL, &err)) goto cuda_fail;
-    if (kbc_program_launch(p, args, (size_t)n, NULL) != KBC_OK) {
+    if (rt_event_record(s.dev, ev[0], NULL, &s.err)) goto cuda_fail;
+    if (kbc_program_launch(s.p, args, (size_t)n, NULL) != KBC_OK) {
       fprintf(stderr, "%s\n", kbc_last_error());
       goto done;
     }
-    if (rt_event_record(dev, ev[1], NULL, &err) || rt_event_sync(dev, ev[1], &err) ||
-        rt_event_elapsed_ms(dev, ev[0], ev[1], &times[it], &err))
+    if (rt_event_record(s.dev, ev[1], NULL, &s.err) || rt_event_sync(s.dev, ev[1], &s.err) ||
+        rt_event_elapsed_ms(s.dev, ev[0], ev[1], &times[it], &s.err))
       goto cuda_fail;
   }
   qsort(times, (size_t)iters, sizeof *times, cmp_float);
   double us = times[iters / 2] * 1e3;
   ir_cost cost = ir_program_cost(ir, &b);
   double peak, bw;
-  ceilings(rt_device_info(dev), !strcmp(precision, "tf32"), &peak, &bw);
+  ceilings(rt_device_info(s.dev), !strcmp(precision, "tf32"), &peak, &bw);
   double floor_us = fmax(cost.flops / peak, cost.bytes / bw) * 1e6;
   if (json) {
     kbc_buf j = {0};
@@ -337,11 +342,11 @@ int cmd_bench(int argc, char **argv) {
     kbc_buf_puts(&j, ", \"kernel\": ");
     rt_json_put_string(&j, ir->name);
     kbc_buf_puts(&j, ", \"device\": ");
-    rt_json_put_string(&j, rt_device_info(dev)->name);
+    rt_json_put_string(&j, rt_device_info(s.dev)->name);
     kbc_buf_printf(&j, ", \"precision\": \"%s\", \"iters\": %lld, "
                    "\"kernels\": %d, \"median_us\": %.3f, \"min_us\": %.3f, \"flops\": %.6g, \"bytes\": %.6g, "
                    "\"gflops\": %.3f, \"gbps\": %.3f, \"floor_us\": %.3f, \"pct_of_floor\": %.2f}\n",
-                   precision, (long long)iters, kbc_program_num_kernels(p), us, times[0] * 1e3, cost.flops, cost.bytes,
+                   precision, (long long)iters, kbc_program_num_kernels(s.p), us, times[0] * 1e3, cost.flops, cost.bytes,
                    cost.flops / us * 1e-3, cost.bytes / us * 1e-3, floor_us, 100.0 * floor_us / us);
     fputs(kbc_buf_str(&j), stdout);
     kbc_buf_free(&j);
@@ -350,22 +355,18 @@ int cmd_bench(int argc, char **argv) {
     printf("%s on %s (%s): %d kernel%s, median %.1f us over %lld runs (min %.1f)\n"
            "  %.4g FLOP, %.4g bytes: %.1f GFLOP/s, %.1f GB/s\n"
            "  floor %.1f us (%.0f TFLOP/s, %.1f TB/s): %.1f%% of floor\n",
-           ir->name, rt_device_info(dev)->name, precision, kbc_program_num_kernels(p),
-           kbc_program_num_kernels(p) == 1 ? "" : "s", us, (long long)iters, times[0] * 1e3, cost.flops, cost.bytes,
+           ir->name, rt_device_info(s.dev)->name, precision, kbc_program_num_kernels(s.p),
+           kbc_program_num_kernels(s.p) == 1 ? "" : "s", us, (long long)iters, times[0] * 1e3, cost.flops, cost.bytes,
            cost.flops / us * 1e-3, cost.bytes / us * 1e-3, floor_us, peak * 1e-12, bw * 1e-12, 100.0 * floor_us / us);
   rc = CLI_OK;
   goto done;
 cuda_fail:
-  cli_error("%s", kbc_buf_str(&err));
+  cli_error("%s", rt_err_msg(&s.err));
 done:
   for (int i = 0; ev[0] && i < 2; i++)
-    if (ev[i]) rt_event_destroy(dev, ev[i], NULL);
-  cli_dev_args_free(dev, &g);
+    if (ev[i]) rt_event_destroy(s.dev, ev[i], NULL);
   free(times);
-  kbc_program_destroy(p);
-  rt_device_close(dev);
-  kbc_buf_free(&err);
-  kbc_arena_destroy(ar);
+  cli_gpu_session_close(&s);
   return rc;
 }
 

@@ -8,11 +8,9 @@
 #include <string.h>
 
 #include "cli.h"
-#include "ir/bind.h"
-#include "interp/interp.h"
+#include "kbc.h"
 #include "runtime/device.h"
 #include "runtime/safetensors.h"
-#include "support/diag.h"
 
 static const char run_help[] =
     "usage: kbc run SPEC --inputs IN.safetensors --outputs OUT.safetensors\n"
@@ -89,120 +87,121 @@ static const char *split_eq(kbc_arena *a, const char *s, const char **name) {
   return eq + 1;
 }
 
-static int apply_sets(const ir_program *p, kbc_arena *a, const run_args *r, int64_t *vars) {
+/* --set values as presets of p. */
+static int apply_sets(kbc_program *p, kbc_arena *a, const run_args *r) {
   for (int i = 0; i < r->n_sets; i++) {
-    int rc = cli_apply_set("run", p, a, r->sets[i], vars);
+    const char *name = NULL;
+    int64_t v = 0;
+    int rc = cli_parse_set("run", a, r->sets[i], &name, &v);
     if (rc != CLI_OK) return rc;
+    if (kbc_program_bind_axis(p, name, v) != KBC_OK) {
+      cli_error("--set %s: %s", r->sets[i], kbc_last_error());
+      return CLI_FAIL;
+    }
   }
-  return 0;
+  return CLI_OK;
 }
 
-typedef struct {
-  const char *name;
-  double value;
-} scalar_arg;
+/* The caller's tensors: --scalar values (as f32, like every input; their
+ * values in sv), then the file's tensors, into args; their count, or -1
+ * after an error (printed; *rc its exit status). */
+static int input_args(const run_args *r, kbc_arena *a, const rt_st_file *in, kbc_arg *args, float *sv, int *rc) {
+  int n = 0;
+  for (int i = 0; i < r->n_scalars; i++) {
+    const char *name = NULL;
+    double v = 0;
+    const char *text = split_eq(a, r->scalars[i], &name);
+    if (!text || !cli_parse_f64(text, &v)) {
+      *rc = cli_usage("run", "--scalar takes NAME=VALUE (a finite number), not '%s'", r->scalars[i]);
+      return -1;
+    }
+    if (rt_st_find(in, name)) {
+      cli_error("scalar '%s' is given both by --scalar and in '%s'", name, r->inputs);
+      return -1;
+    }
+    sv[i] = (float)v;
+    args[n++] = (kbc_arg){name, &sv[i], 0, NULL, KBC_F32};
+  }
+  for (int i = 0; i < rt_st_count(in); i++) {
+    const rt_st_tensor *t = rt_st_get(in, i); /* its dtype is checked once the binding holds */
+    args[n++] = (kbc_arg){t->name, t->data, t->rank, t->shape, KBC_F32};
+  }
+  return n;
+}
 
+/* The outputs shaped by the inputs (binding errors printed), then every
+ * input's dtype checked; each output appended to args and described in
+ * ot[*n_out] (data in the arena).  CLI_OK or CLI_FAIL. */
+static int output_args(kbc_program *p, kbc_arena *a, const run_args *r, const rt_st_file *in, kbc_arg *args,
+                       int n_in, rt_st_tensor *ot, int *n_out) {
+  int n = kbc_program_num_args(p);
+  *n_out = 0;
+  for (int i = 0; i < n; i++) {
+    kbc_arg_info info;
+    kbc_program_arg_info(p, i, &info);
+    if (info.role != KBC_ROLE_OUTPUT) continue;
+    rt_st_tensor *t = &ot[*n_out];
+    int rank = 0;
+    if (kbc_program_output_shape(p, args, (size_t)n_in, info.name, t->shape, &rank) != KBC_OK) {
+      cli_api_error();
+      return CLI_FAIL;
+    }
+    int64_t numel = 1;
+    for (int k = 0; k < rank; k++) numel *= t->shape[k];
+    t->name = (char *)info.name;
+    t->dtype = RT_DT_F32;
+    t->rank = rank;
+    t->nbytes = sizeof(float) * (size_t)numel;
+    t->data = kbc_arena_alloc(a, t->nbytes ? t->nbytes : 1);
+    args[n_in + (*n_out)++] = (kbc_arg){t->name, t->data, rank, t->shape, KBC_F32};
+  }
+  for (int i = 0; i < n; i++) {
+    kbc_arg_info info;
+    kbc_program_arg_info(p, i, &info);
+    const rt_st_tensor *st = info.role == KBC_ROLE_INPUT ? rt_st_find(in, info.name) : NULL;
+    if (st && st->dtype != RT_DT_F32) {
+      cli_error("%s: input '%s' has dtype %s, but the spec declares it f32", r->inputs, info.name,
+                rt_dtype_name(st->dtype));
+      return CLI_FAIL;
+    }
+  }
+  return CLI_OK;
+}
+
+/* `kbc run --backend cpu`: through the public API (kbc_program_run_cpu). */
 static int run(const run_args *r) {
   kbc_arena *a = kbc_arena_create();
   rt_st_file *in = NULL;
-  double **data = NULL;
-  ir_program *p = cli_compile(a, r->spec, NULL, NULL);
-  int rc = CLI_FAIL;
-  char err[512];
-  kbc_diag *d = kbc_diag_create(r->inputs, NULL);
-  if (!p) goto done;
-  if (rt_st_load(r->inputs, &in, err, sizeof err)) {
-    cli_error("%s", err);
-    goto done;
-  }
-  /* The caller's tensors: the file's, plus --scalar values. */
-  int n_file = rt_st_count(in), n_args = 0;
-  ir_shape_arg *args = KBC_NEW_ARRAY(a, ir_shape_arg, n_file + r->n_scalars + 1);
-  scalar_arg *scalars = KBC_NEW_ARRAY(a, scalar_arg, r->n_scalars + 1);
-  for (int i = 0; i < r->n_scalars; i++) {
-    const char *v = split_eq(a, r->scalars[i], &scalars[i].name);
-    if (!v || !cli_parse_f64(v, &scalars[i].value)) {
-      rc = cli_usage("run", "--scalar takes NAME=VALUE (a finite number), not '%s'", r->scalars[i]);
-      goto done;
-    }
-    if (rt_st_find(in, scalars[i].name)) {
-      cli_error("scalar '%s' is given both by --scalar and in '%s'", scalars[i].name, r->inputs);
-      goto done;
-    }
-    args[n_args++] = (ir_shape_arg){.name = scalars[i].name, .rank = 0, .shape = NULL};
-  }
-  for (int i = 0; i < n_file; i++) {
-    const rt_st_tensor *t = rt_st_get(in, i);
-    args[n_args++] = (ir_shape_arg){.name = t->name, .rank = t->rank, .shape = t->shape};
-  }
-  int64_t *vars = KBC_NEW_ARRAY(a, int64_t, p->vars.len + 1);
-  if ((rc = apply_sets(p, a, r, vars)) != 0) goto done;
+  kbc_program *p = NULL;
+  rt_err err = {0};
+  int rc = cli_compile_spec(r->spec, NULL, &p), n_in, n_out;
+  if (rc != CLI_OK) goto done;
   rc = CLI_FAIL;
-  ir_binding b;
-  if (!ir_infer_vars(p, args, n_args, vars, d) || !ir_bind(p, a, vars, &b, d)) {
-    fputs(kbc_diag_text(d), stderr);
+  if (rt_st_load(r->inputs, &in, &err)) {
+    cli_error("%s", rt_err_msg(&err));
     goto done;
   }
-  /* Inputs as doubles. */
-  data = calloc((size_t)p->tensors.len, sizeof *data);
-  if (!data) goto done;
-  for (int i = 0; i < p->tensors.len; i++) {
-    ir_tensor *t = IR_TENSOR(p, i);
-    if (t->role != IR_ROLE_INPUT) continue;
-    data[i] = malloc(sizeof(double) * (size_t)(b.numel[i] > 0 ? b.numel[i] : 1));
-    if (!data[i]) {
-      cli_error("out of memory for input '%s'", t->name);
-      goto done;
-    }
-    const rt_st_tensor *st = rt_st_find(in, t->name);
-    if (!st) { /* checked by ir_infer_vars: a --scalar */
-      for (int k = 0; k < r->n_scalars; k++)
-        if (!strcmp(scalars[k].name, t->name)) data[i][0] = scalars[k].value;
-      continue;
-    }
-    if (st->dtype != RT_DT_F32) {
-      cli_error("%s: input '%s' has dtype %s, but the spec declares it f32", r->inputs, t->name,
-                rt_dtype_name(st->dtype));
-      goto done;
-    }
-    rt_st_to_f64(st, data[i]);
-  }
-  if (!ir_interp(p, &b, data, d)) {
-    fputs(kbc_diag_text(d), stderr);
+  int n_all = rt_st_count(in) + r->n_scalars + kbc_program_num_args(p);
+  kbc_arg *args = KBC_NEW_ARRAY(a, kbc_arg, n_all + 1);
+  float *sv = KBC_NEW_ARRAY(a, float, r->n_scalars + 1);
+  rt_st_tensor *ot = KBC_NEW_ARRAY(a, rt_st_tensor, kbc_program_num_args(p) + 1);
+  if ((n_in = input_args(r, a, in, args, sv, &rc)) < 0 || (rc = apply_sets(p, a, r)) != CLI_OK) goto done;
+  rc = CLI_FAIL;
+  kbc_program_set_args_origin(p, r->inputs); /* messages name the inputs file */
+  if (output_args(p, a, r, in, args, n_in, ot, &n_out) != CLI_OK) goto done;
+  if (kbc_program_run_cpu(p, args, (size_t)(n_in + n_out)) != KBC_OK) {
+    cli_api_error();
     goto done;
   }
-  /* Outputs as f32, written atomically. */
-  ir_tensor *outs[256];
-  int n_out = ir_outputs(p, outs, 256);
-  if (n_out > 256) {
-    cli_error("more than 256 outputs");
-    goto done;
-  }
-  rt_st_tensor *ot = KBC_NEW_ARRAY(a, rt_st_tensor, n_out);
-  for (int i = 0; i < n_out; i++) {
-    ir_tensor *t = outs[i];
-    ot[i].name = (char *)t->name;
-    ot[i].dtype = RT_DT_F32;
-    ot[i].rank = t->rank;
-    for (int k = 0; k < t->rank; k++) ot[i].shape[k] = b.shape[t->id][k];
-    ot[i].nbytes = sizeof(float) * (size_t)b.numel[t->id];
-    ot[i].data = kbc_arena_alloc(a, ot[i].nbytes);
-    rt_st_from_f64(&ot[i], data[t->id]);
-  }
-  if (rt_st_save(r->outputs, ot, n_out, err, sizeof err)) {
-    cli_error("%s", err);
+  if (rt_st_save(r->outputs, ot, n_out, &err)) { /* atomically */
+    cli_error("%s", rt_err_msg(&err));
     goto done;
   }
   rc = CLI_OK;
 done:
-  if (data) {
-    ir_interp_release(p, data);
-    for (int i = 0; i < p->tensors.len; i++)
-      if (IR_TENSOR(p, i)->role == IR_ROLE_INPUT) free(data[i]);
-    free(data);
-  }
   rt_st_free(in);
-  kbc_diag_destroy(d);
+  rt_err_free(&err);
+  kbc_program_destroy(p);
   kbc_arena_destroy(a);
   return rc;
 }

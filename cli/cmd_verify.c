@@ -210,17 +210,13 @@ static int64_t total_elements(const ir_program *ir, const ir_binding *b) {
 }
 
 static int verify(const verify_args *v) {
-  kbc_arena *ar = kbc_arena_create();
+  cli_gpu_session s = {.ar = kbc_arena_create()};
   ir_program *ir;
   ir_binding b;
-  rt_device *dev = NULL;
-  kbc_program *p = NULL;
-  cli_dev_args g = {0};
   kbc_arg *cpu = NULL;
   float **cpu_out = NULL;
   out_row *rows = NULL;
-  kbc_buf err = {0};
-  int rc = cli_bind_spec("verify", v->spec, v->sets, v->n_sets, ar, &ir, &b);
+  int rc = cli_bind_spec("verify", v->spec, v->sets, v->n_sets, s.ar, &ir, &b);
   if (rc != CLI_OK) goto done;
   rc = CLI_FAIL;
   int64_t total = total_elements(ir, &b);
@@ -230,30 +226,30 @@ static int verify(const verify_args *v) {
               (long long)total, (long long)MAX_ELEMENTS);
     goto done;
   }
-  if (cli_open_device(&dev) || cli_compile_api(v->spec, v->precision, &p)) goto done;
+  if (cli_open_device(&s.dev) || cli_compile_api(v->spec, v->precision, &s.p)) goto done;
   /* Every var axis preset, so that axes no input shape determines are known too. */
   for (int i = 0; i < ir->vars.len; i++)
-    if (kbc_program_bind_axis(p, IR_VAR(ir, i)->name, b.vars[i]) != KBC_OK) {
+    if (kbc_program_bind_axis(s.p, IR_VAR(ir, i)->name, b.vars[i]) != KBC_OK) {
       cli_error("%s", kbc_last_error());
       goto done;
     }
   cli_random rnd = cli_random_start(v->seed, v->lo, v->hi);
-  if (cli_dev_args_random(dev, p, ir, &b, &rnd, 1, &g)) goto done;
+  if (cli_dev_args_random(s.dev, s.p, ir, &b, &rnd, 1, &s.g)) goto done;
   /* The CPU's arguments: the same inputs, outputs of its own. */
-  cpu = calloc((size_t)g.n + 1, sizeof *cpu);
-  cpu_out = calloc((size_t)g.n + 1, sizeof *cpu_out);
-  rows = calloc((size_t)g.n + 1, sizeof *rows);
+  cpu = calloc((size_t)s.g.n + 1, sizeof *cpu);
+  cpu_out = calloc((size_t)s.g.n + 1, sizeof *cpu_out);
+  rows = calloc((size_t)s.g.n + 1, sizeof *rows);
   if (!cpu || !cpu_out || !rows) {
     cli_error("out of host memory");
     goto done;
   }
   /* Outputs: the GPU's filled with the RT_UNWRITTEN pattern, the CPU's apart. */
   int n_out = 0;
-  for (int i = 0; i < g.n; i++) {
-    const ir_tensor *t = ir_tensor_find(ir, g.args[i].name);
-    cpu[i] = g.args[i];
+  for (int i = 0; i < s.g.n; i++) {
+    const ir_tensor *t = ir_tensor_find(ir, s.g.args[i].name);
+    cpu[i] = s.g.args[i];
     if (t->role == IR_ROLE_INPUT) {
-      cpu[i].data = g.host[i];
+      cpu[i].data = s.g.host[i];
       continue;
     }
     size_t numel = (size_t)b.numel[t->id];
@@ -262,47 +258,43 @@ static int verify(const verify_args *v) {
       cli_error("out of host memory for output '%s'", t->name);
       goto done;
     }
-    if (rt_memset_d32(dev, g.dptr[i], RT_UNWRITTEN, numel, &err)) goto cuda_fail;
+    if (rt_memset_d32(s.dev, s.g.dptr[i], RT_UNWRITTEN, numel, &s.err)) goto cuda_fail;
     rows[n_out++] =
         (out_row){.name = t->name, .rank = t->rank, .shape = b.shape[t->id], .numel = b.numel[t->id], .arg = i};
   }
-  if (kbc_program_launch(p, g.args, (size_t)g.n, NULL) != KBC_OK) {
+  if (kbc_program_launch(s.p, s.g.args, (size_t)s.g.n, NULL) != KBC_OK) {
     cli_error("%s", kbc_last_error());
     goto done;
   }
-  if (rt_device_sync(dev, &err)) goto cuda_fail;
+  if (rt_device_sync(s.dev, &s.err)) goto cuda_fail;
   for (int r = 0; r < n_out; r++) {
     int i = rows[r].arg;
-    if (rt_memcpy_dtoh(dev, g.host[i], g.dptr[i], sizeof(float) * (size_t)rows[r].numel, &err)) goto cuda_fail;
+    if (rt_memcpy_dtoh(s.dev, s.g.host[i], s.g.dptr[i], sizeof(float) * (size_t)rows[r].numel, &s.err)) goto cuda_fail;
   }
-  if (kbc_program_run_cpu(p, cpu, (size_t)g.n) != KBC_OK) {
+  if (kbc_program_run_cpu(s.p, cpu, (size_t)s.g.n) != KBC_OK) {
     cli_error("the CPU reference failed: %s", kbc_last_error());
     goto done;
   }
   double tol = !strcmp(v->precision, "tf32") ? 2e-3 : 1e-5;
   int all_ok = 1;
   for (int r = 0; r < n_out; r++) {
-    rows[r].r = rt_compare_f32(g.host[rows[r].arg], cpu_out[rows[r].arg], rows[r].numel, tol);
+    rows[r].r = rt_compare_f32(s.g.host[rows[r].arg], cpu_out[rows[r].arg], rows[r].numel, tol);
     all_ok &= rows[r].r.ok;
   }
-  const char *device = rt_device_info(dev)->name;
+  const char *device = rt_device_info(s.dev)->name;
   if (v->json) report_json(v, ir, &b, device, tol, rows, n_out);
   else report_text(v, ir, &b, device, tol, rows, n_out);
   fflush(stdout);
   rc = all_ok ? CLI_OK : CLI_FAIL;
   goto done;
 cuda_fail:
-  cli_error("%s", kbc_buf_str(&err));
+  cli_error("%s", rt_err_msg(&s.err));
 done:
-  for (int i = 0; cpu_out && i < g.n; i++) free(cpu_out[i]);
+  for (int i = 0; cpu_out && i < s.g.n; i++) free(cpu_out[i]);
   free(cpu_out);
   free(cpu);
   free(rows);
-  cli_dev_args_free(dev, &g);
-  kbc_program_destroy(p);
-  rt_device_close(dev);
-  kbc_buf_free(&err);
-  kbc_arena_destroy(ar);
+  cli_gpu_session_close(&s);
   return rc;
 }
 

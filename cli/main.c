@@ -1,4 +1,5 @@
-/* kbc.c — the kbc command-line tool: dispatch, help, check, compile.
+/* main.c — the kbc command-line tool: dispatch, help, check, compile.
+ * Every command reaches the compiler through the public API (kbc.h).
  *
  *   kbc check   SPEC
  *   kbc compile SPEC --emit ir|ast|cuda|ptx|cubin|resources|plan [--after PASS] [-o FILE] ...
@@ -10,10 +11,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "frontend/ast.h"
 #include "kbc.h"
-#include "passes/pipeline.h"
-#include "runtime/safetensors.h"
+#include "runtime/rt_file.h"
 
 #include "support/version.h"
 #define KBC_VERSION_STRING KBC_VERSION
@@ -44,20 +43,54 @@ static const char check_help[] =
     "access in bounds for all values of the var axes.  Prints diagnostics as\n"
     "file:line:col: error: message, with the source line and a caret.\n";
 
-static const char compile_help[] =
-    "usage: kbc compile SPEC [--emit ir|ast|cuda|ptx|cubin|resources|plan] [--target T]\n"
-    "                        [--precision P] [--after PASS] [--set AXIS=N]... [--json] [-o FILE]\n"
-    "\n"
-    "  --emit ir      the IR after lowering and after every pass\n"
-    "  --emit cuda    the generated CUDA C (one kernel per fusion group)\n"
-    "  --emit ptx     its PTX (NVRTC), --emit cubin its cubin\n"
-    "  --emit resources  registers, spills, stack and shared memory per kernel\n"
-    "  --emit plan    the launch plan for one binding (every var axis given with\n"
-    "                 --set): each launch in order (zero-fills included) with its\n"
-    "                 schedule family, statements, grid, block, shared memory and\n"
-    "                 registers; the workspace's temporaries and its size (for an\n"
-    "                 explicit target, of the code generated for an H200-like\n"
-    "                 device, 132 SMs, as --emit cuda; for auto, for the GPU's)\n"
+/* The kinds of `kbc compile --emit`, written once: the name, the help
+ * (continuation lines indented to the help's column, 17), and the CLI_EMIT_
+ * constant the dispatch in cmd_compile switches on.  The usage line, the
+ * help and the validation's message all come from this list. */
+#define CLI_EMIT_KINDS(X)                                                                          \
+  X(IR, "ir", "the IR after lowering and after every pass")                                        \
+  X(AST, "ast", "the syntax tree as parsed")                                                        \
+  X(CUDA, "cuda", "the generated CUDA C (one kernel per fusion group)")                             \
+  X(PTX, "ptx", "its PTX (NVRTC)")                                                                  \
+  X(CUBIN, "cubin", "its cubin (NVRTC)")                                                            \
+  X(RESOURCES, "resources", "registers, spills, stack and shared memory per kernel")                \
+  X(PLAN, "plan",                                                                                   \
+    "the launch plan for one binding (every var axis given with\n"                                 \
+    "                 --set): each launch in order (zero-fills included) with its\n"               \
+    "                 schedule family, statements, grid, block, shared memory and\n"               \
+    "                 registers; the workspace's temporaries and its size (for an\n"               \
+    "                 explicit target, of the code generated for an H200-like\n"                   \
+    "                 device, 132 SMs, as --emit cuda; for auto, for the GPU's)")
+
+typedef enum {
+#define X(id, name, help) CLI_EMIT_##id,
+  CLI_EMIT_KINDS(X)
+#undef X
+  CLI_EMIT_NONE
+} cli_emit;
+
+static const struct {
+  const char *name, *help;
+} emit_kinds[] = {
+#define X(id, name, help) {name, help},
+    CLI_EMIT_KINDS(X)
+#undef X
+};
+enum { N_EMIT = sizeof emit_kinds / sizeof emit_kinds[0] };
+
+static cli_emit emit_find(const char *name) {
+  for (int i = 0; i < N_EMIT; i++)
+    if (!strcmp(emit_kinds[i].name, name)) return (cli_emit)i;
+  return CLI_EMIT_NONE;
+}
+
+/* The kinds' names joined: "ir|ast|...|plan", or "ir, ast, ... or plan". */
+static void emit_list(kbc_buf *b, const char *sep, const char *last_sep) {
+  for (int i = 0; i < N_EMIT; i++)
+    kbc_buf_printf(b, "%s%s", i == 0 ? "" : i == N_EMIT - 1 ? last_sep : sep, emit_kinds[i].name);
+}
+
+static const char compile_options_help[] =
     "  --json         with --emit plan: as JSON, {\"kernels\": [{\"name\", \"family\",\n"
     "                 \"statements\", \"grid\", \"block\", \"smem_bytes\", \"registers\"}],\n"
     "                 \"buffers\": [{\"name\", \"shape\", \"bytes\"}], \"workspace_bytes\"};\n"
@@ -68,9 +101,22 @@ static const char compile_help[] =
     "  --target T     sm_80, sm_86, sm_89, sm_90, sm_90a, or auto (the GPU's; default;\n"
     "                 without a GPU give one explicitly)\n"
     "  --precision P  fp32 (default) or tf32\n"
-    "  --emit ast     the syntax tree as parsed\n"
     "  --after PASS   with --emit ir: only after PASS (one of the passes below)\n"
     "  -o FILE        write to FILE instead of standard output\n";
+
+static void compile_help(void) {
+  kbc_buf b = {0};
+  kbc_buf_puts(&b, "usage: kbc compile SPEC [--emit ");
+  emit_list(&b, "|", "|");
+  kbc_buf_puts(&b, "] [--target T]\n"
+                   "                        [--precision P] [--after PASS] [--set AXIS=N]... [--json] [-o FILE]\n\n");
+  for (int i = 0; i < N_EMIT; i++) kbc_buf_printf(&b, "  --emit %-6s  %s\n", emit_kinds[i].name, emit_kinds[i].help);
+  kbc_buf_puts(&b, compile_options_help);
+  kbc_buf_puts(&b, "\npasses, in order:\n");
+  for (int i = 0; kbc_pass_name(i); i++) kbc_buf_printf(&b, "  %-13s  %s\n", kbc_pass_name(i), kbc_pass_help(i));
+  fputs(kbc_buf_str(&b), stdout);
+  kbc_buf_free(&b);
+}
 
 int cmd_check(int argc, char **argv) {
   const char *spec = NULL;
@@ -84,41 +130,32 @@ int cmd_check(int argc, char **argv) {
     spec = argv[i];
   }
   if (!spec) return cli_usage("check", "no spec file given");
-  kbc_arena *a = kbc_arena_create();
-  ir_program *p = cli_compile(a, spec, NULL, NULL);
-  int rc = CLI_FAIL;
-  if (p) {
-    ir_tensor *t[1];
-    printf("%s: ok: kernel %s, %d input%s, %d output%s, %d statement%s\n", spec, p->name,
-           ir_inputs(p, t, 0), ir_inputs(p, t, 0) == 1 ? "" : "s", ir_outputs(p, t, 0),
-           ir_outputs(p, t, 0) == 1 ? "" : "s", p->stmts.len, p->stmts.len == 1 ? "" : "s");
-    rc = CLI_OK;
+  kbc_program *p = NULL;
+  if (cli_compile_spec(spec, NULL, &p) != CLI_OK) return CLI_FAIL;
+  int n_in = 0, n_out = 0, n = kbc_program_num_args(p), n_stmts = kbc_program_num_statements(p);
+  for (int i = 0; i < n; i++) {
+    kbc_arg_info info;
+    kbc_program_arg_info(p, i, &info);
+    if (info.role == KBC_ROLE_INPUT) n_in++;
+    else n_out++;
   }
-  kbc_arena_destroy(a);
-  return rc;
+  printf("%s: ok: kernel %s, %d input%s, %d output%s, %d statement%s\n", spec, kbc_program_name(p), n_in,
+         n_in == 1 ? "" : "s", n_out, n_out == 1 ? "" : "s", n_stmts, n_stmts == 1 ? "" : "s");
+  kbc_program_destroy(p);
+  return CLI_OK;
 }
 
-/* Writes n bytes to path (atomically, via a temporary) or to stdout. */
+/* Writes n bytes to path (atomically: runtime/rt_file.h) or to stdout. */
 static int write_bytes(const char *path, const char *text, size_t n) {
   if (!path || !strcmp(path, "-")) {
     fwrite(text, 1, n, stdout);
     return fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;
   }
-  size_t room = strlen(path) + 32;
-  char *tmp = malloc(room);
-  if (!tmp) return CLI_FAIL;
-  snprintf(tmp, room, "%s.tmp.XXXXXX", path);
-  int fd = mkstemp(tmp);
-  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-  int ok = f && fwrite(text, 1, n, f) == n;
-  if (f) ok = (fclose(f) == 0) && ok;
-  if (ok) ok = rename(tmp, path) == 0;
-  if (!ok) {
-    if (fd >= 0) remove(tmp);
-    cli_error("cannot write '%s'", path);
-  }
-  free(tmp);
-  return ok ? CLI_OK : CLI_FAIL;
+  rt_err err = {0};
+  int rc = rt_write_file_atomic(path, text, n, &err) ? CLI_FAIL : CLI_OK;
+  if (rc != CLI_OK) cli_error("%s", rt_err_msg(&err)); /* "PATH: what failed: strerror" */
+  rt_err_free(&err);
+  return rc;
 }
 
 enum { MAX_SETS = 256 };
@@ -169,9 +206,7 @@ int cmd_compile(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      fputs(compile_help, stdout);
-      fputs("\npasses, in order:\n", stdout);
-      for (const ir_pass *q = ir_passes; q->name; q++) printf("  %-13s  %s\n", q->name, q->help);
+      compile_help();
       return CLI_OK;
     }
     if (!strcmp(a, "--json")) {
@@ -198,45 +233,41 @@ int cmd_compile(int argc, char **argv) {
   }
   if (!spec) return cli_usage("compile", "no spec file given");
   if (!emit) emit = "ir";
-  int plan = !strcmp(emit, "plan");
-  if (strcmp(emit, "ir") && strcmp(emit, "ast") && strcmp(emit, "cuda") && strcmp(emit, "ptx") &&
-      strcmp(emit, "cubin") && strcmp(emit, "resources") && !plan)
-    return cli_usage("compile", "--emit takes ir, ast, cuda, ptx, cubin, resources or plan, not '%s'", emit);
+  cli_emit kind = emit_find(emit);
+  if (kind == CLI_EMIT_NONE) {
+    kbc_buf list = {0};
+    emit_list(&list, ", ", " or ");
+    int rc = cli_usage("compile", "--emit takes %s, not '%s'", kbc_buf_str(&list), emit);
+    kbc_buf_free(&list);
+    return rc;
+  }
+  int plan = kind == CLI_EMIT_PLAN;
   if (!plan && n_sets) return cli_usage("compile", "--set goes with --emit plan");
   if (!plan && json) return cli_usage("compile", "--json goes with --emit plan");
   if (strcmp(precision, "fp32") && strcmp(precision, "tf32"))
     return cli_usage("compile", "--precision takes fp32 or tf32, not '%s'", precision);
-  if (after) {
-    if (strcmp(after, "all") && !ir_pass_find(after))
-      return cli_usage("compile", "--after: unknown pass '%s' (kbc compile --help lists them)", after);
+  if (after && strcmp(after, "all")) {
+    int known = 0;
+    for (int i = 0; !known && kbc_pass_name(i); i++) known = !strcmp(kbc_pass_name(i), after);
+    if (!known) return cli_usage("compile", "--after: unknown pass '%s' (kbc compile --help lists them)", after);
   }
-  kbc_arena *a = kbc_arena_create();
-  kbc_buf text = {0};
+  if (kind != CLI_EMIT_IR && kind != CLI_EMIT_AST)
+    return emit_api(spec, plan && json ? "plan-json" : emit, target, precision, sets, n_sets, out);
+  char *text = NULL;
+  size_t n = 0;
   int rc = CLI_FAIL;
-  if (!strcmp(emit, "ast")) {
+  if (kind == CLI_EMIT_AST) {
     char *src = cli_read_spec(spec);
-    if (src) {
-      kbc_diag *d = kbc_diag_create(spec, src);
-      ast_program *ast = ast_parse(a, d, src);
-      fputs(kbc_diag_text(d), stderr);
-      if (ast) {
-        ast_print(ast, &text);
-        rc = CLI_OK;
-      }
-      kbc_diag_destroy(d);
-      free(src);
-    }
-  } else if (strcmp(emit, "ir")) {
-    rc = emit_api(spec, plan && json ? "plan-json" : emit, target, precision, sets, n_sets, out);
-    kbc_buf_free(&text);
-    kbc_arena_destroy(a);
-    return rc;
-  } else if (cli_compile(a, spec, &text, after)) {
-    rc = CLI_OK;
+    if (src && kbc_ast_dump(src, spec, &text, &n) != KBC_OK) fputs(kbc_last_error(), stderr);
+    free(src);
+  } else {
+    kbc_program *p = NULL;
+    if (cli_compile_spec(spec, NULL, &p) == CLI_OK && kbc_program_ir_dump(p, after, &text, &n) != KBC_OK)
+      cli_api_error();
+    kbc_program_destroy(p);
   }
-  if (rc == CLI_OK) rc = write_bytes(out, kbc_buf_str(&text), text.len);
-  kbc_buf_free(&text);
-  kbc_arena_destroy(a);
+  if (text) rc = write_bytes(out, text, n);
+  kbc_free(text);
   return rc;
 }
 

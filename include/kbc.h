@@ -89,10 +89,21 @@ KBC_API kbc_status kbc_program_arg_info(const kbc_program *p, int i, kbc_arg_inf
 KBC_API const char *kbc_program_name(const kbc_program *p);
 /* Kernels the GPU code launches (after fusion). */
 KBC_API int kbc_program_num_kernels(const kbc_program *p);
+/* Statements of the checked program (after the passes). */
+KBC_API int kbc_program_num_statements(const kbc_program *p);
+/* The compilation's diagnostics that did not stop it, as the failed
+ * compilations' are in kbc_last_error() (file:line:col: ..., source line,
+ * caret); "" when there are none.  Owned by p. */
+KBC_API const char *kbc_program_diagnostics(const kbc_program *p);
 
 /* Presets a var axis (like `kbc run --set`): checked against the shapes
  * of later calls instead of inferred from them.  value 0 clears it. */
 KBC_API kbc_status kbc_program_bind_axis(kbc_program *p, const char *axis, int64_t value);
+
+/* Names where later calls' arguments come from (`kbc run` gives its
+ * inputs file) in the messages about them: "in.safetensors: error: missing
+ * input 'x'".  NULL (the default): the program's name. */
+KBC_API kbc_status kbc_program_set_args_origin(kbc_program *p, const char *origin);
 
 /* ---- running ---- */
 typedef struct {
@@ -134,6 +145,21 @@ KBC_API kbc_status kbc_program_output_shape(kbc_program *p, const kbc_arg *input
  * generates code for the target (an explicit one needs no GPU) and all but
  * "ir" and "cuda" compile it with NVRTC. */
 KBC_API kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t *len);
+
+/* The IR as printed after lowering and after each pass (after NULL or
+ * "all"), or after the one pass named `after` (kbc_pass_name), as `kbc
+ * compile --emit ir [--after PASS]`: the text into *out (malloc'ed, release
+ * with kbc_free), *len its length.  Runs the front half again on p's
+ * source. */
+KBC_API kbc_status kbc_program_ir_dump(kbc_program *p, const char *after, char **out, size_t *len);
+/* The syntax tree of source as parsed (no checks beyond the syntax), as
+ * `kbc compile --emit ast`; name is the file name of messages (NULL:
+ * "<string>").  A syntax error is KBC_ERROR_SPEC with the diagnostics. */
+KBC_API kbc_status kbc_ast_dump(const char *source, const char *name, char **out, size_t *len);
+/* The compiler's passes in order, lowering first: the i-th's name and
+ * one-line help, NULL past the last. */
+KBC_API const char *kbc_pass_name(int i);
+KBC_API const char *kbc_pass_help(int i);
 KBC_API void kbc_free(void *ptr);
 
 #ifdef __cplusplus

@@ -44,8 +44,6 @@ static void put_var_values(kbc_buf *b, kbc_arena *a, const ir_program *p, const 
   }
 }
 
-static const char *const cmp_text[] = {"==", "!=", "<", "<=", ">", ">="};
-
 static int cmp_holds(ir_cmp op, int64_t x, int64_t y) {
   switch (op) {
   case IR_CMP_EQ: return x == y;
@@ -115,7 +113,7 @@ static void put_assert(kbc_buf *b, const ir_assert *as) {
   }
   kbc_buf_puts(b, "assert ");
   sym_print(as->lhs, b);
-  kbc_buf_printf(b, " %s ", cmp_text[as->op]);
+  kbc_buf_printf(b, " %s ", ir_cmp_text[as->op]);
   sym_print(as->rhs, b);
 }
 

@@ -29,6 +29,12 @@ const ir_op_info_t ir_op_info[IR_OP_COUNT] = {
 #undef X
 };
 
+const char *const ir_cmp_text[IR_CMP_COUNT] = {
+#define X(id, text) text,
+    IR_CMPS(X)
+#undef X
+};
+
 const char *const ir_red_name[IR_RED_COUNT] = {
 #define X(id, text, ident) text,
     IR_REDUCTIONS(X)

@@ -52,7 +52,27 @@ typedef struct {
   int64_t value;
 } ir_axis_value;
 
-typedef enum { IR_CMP_EQ, IR_CMP_NE, IR_CMP_LT, IR_CMP_LE, IR_CMP_GT, IR_CMP_GE } ir_cmp;
+/* The comparisons of asserts, written once: the enum and ir_cmp_text come
+ * from this list.  Their order is the frontend's (AST_BINOPS, EQ to GE),
+ * which the lowering maps by offset (checked there at compile time). */
+#define IR_CMPS(X) \
+  X(EQ, "==")      \
+  X(NE, "!=")      \
+  X(LT, "<")       \
+  X(LE, "<=")      \
+  X(GT, ">")       \
+  X(GE, ">=")
+
+typedef enum {
+#define X(id, text) IR_CMP_##id,
+  IR_CMPS(X)
+#undef X
+} ir_cmp;
+#define X(id, text) +1
+enum { IR_CMP_COUNT = 0 IR_CMPS(X) }; /* outside ir_cmp, so that switches need not name it */
+#undef X
+
+extern const char *const ir_cmp_text[IR_CMP_COUNT];
 
 /* `assert lhs op rhs` between axis expressions, checked when axes are bound. */
 typedef struct {

@@ -171,10 +171,9 @@ void ir_print(const ir_program *p, kbc_buf *out) {
   }
   for (int i = 0; i < p->asserts.len; i++) {
     const ir_assert *as = KBC_VEC_AT(p->asserts, ir_assert, i);
-    static const char *const cmp[] = {"==", "!=", "<", "<=", ">", ">="};
     kbc_buf_puts(out, "assert ");
     print_sym(NULL, as->lhs, out);
-    kbc_buf_printf(out, " %s ", cmp[as->op]);
+    kbc_buf_printf(out, " %s ", ir_cmp_text[as->op]);
     print_sym(NULL, as->rhs, out);
     kbc_buf_putc(out, '\n');
   }

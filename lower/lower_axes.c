@@ -323,6 +323,10 @@ static int lower_cond(lower *L, const ast_item *it, const ast_expr *e) {
   ir_assert *as = KBC_NEW(L->a, ir_assert);
   as->lhs = x;
   as->rhs = y;
+  /* the comparisons are listed in the same order in ast.h and ir.h */
+#define X(id, text) _Static_assert(AST_BIN_##id - AST_BIN_EQ == (int)IR_CMP_##id, "comparison order: " #id);
+  IR_CMPS(X)
+#undef X
   as->op = (ir_cmp)(e->u.binary.op - AST_BIN_EQ);
   as->loc = e->loc;
   as->text = it->u.assert_.cond == e ? "assert" : "assert (part)";

@@ -3,6 +3,7 @@
 #include "cache.h"
 
 #include "support/env.h"
+#include "support/name.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -110,7 +111,7 @@ static void hash_field(sha256_ctx *c, const char *s) {
   if (s) sha256_update(c, s, (size_t)n);
 }
 
-int rt_cache_key(const rt_compile_req *req, char key[RT_KEY_HEX + 1], kbc_buf *err) {
+int rt_cache_key(const rt_compile_req *req, char key[RT_KEY_HEX + 1], rt_err *err) {
   int major = 0, minor = 0;
   if (rt_nvrtc_version(&major, &minor, err) < 0) return -1;
   kbc_buf opts = {0}, ver = {0};
@@ -132,17 +133,17 @@ int rt_cache_key(const rt_compile_req *req, char key[RT_KEY_HEX + 1], kbc_buf *e
   return 0;
 }
 
-int rt_cache_dir_path(kbc_buf *dir, kbc_buf *err) {
+int rt_cache_dir_path(kbc_buf *dir, rt_err *err) {
   const char *env = kbc_env_str("KBC_CACHE_DIR"), *xdg = kbc_env_str("XDG_CACHE_HOME"), *home = kbc_env_str("HOME");
   rt_buf_clear(dir);
   if (env) kbc_buf_puts(dir, env);
   else if (xdg) kbc_buf_printf(dir, "%s/kbc", xdg);
   else if (home) kbc_buf_printf(dir, "%s/.cache/kbc", home);
-  else return rt_fail(err, "no cache directory: none of KBC_CACHE_DIR, XDG_CACHE_HOME, HOME is set");
+  else return rt_fail(err, RT_ERR_IO, "no cache directory: none of KBC_CACHE_DIR, XDG_CACHE_HOME, HOME is set");
   return 0;
 }
 
-int rt_cache_dir(kbc_buf *dir, kbc_buf *err) {
+int rt_cache_dir(kbc_buf *dir, rt_err *err) {
   if (rt_cache_dir_path(dir, err) < 0) return -1;
   return rt_mkdir_p(dir->data, 0700, err);
 }
@@ -230,10 +231,10 @@ static int cache_load(const char *dir, const char *key, int want_ptx, rt_compile
   rt_blob b = {0};
   int hit = 0;
   if (access(path.data, F_OK) == 0) {
-    kbc_buf err = {0};
+    rt_err err = {0};
     const char *why = NULL;
     if (rt_read_file(path.data, (size_t)1 << 31, &b, &err) < 0) {
-      rt_debug(1, "cache: cannot read %s: %s", path.data, err.data);
+      rt_debug(1, "cache: cannot read %s: %s", path.data, rt_err_msg(&err));
     } else if (decode_entry(&b, key, c, &why) < 0) {
       rt_debug(1, "cache: corrupt entry %s (%s): deleted, rebuilding", path.data, why);
       unlink(path.data);
@@ -242,7 +243,7 @@ static int cache_load(const char *dir, const char *key, int want_ptx, rt_compile
     } else {
       hit = 1;
     }
-    kbc_buf_free(&err);
+    rt_err_free(&err);
   }
   if (!hit) {
     rt_blob_free(&c->cubin), rt_blob_free(&c->ptx);
@@ -254,12 +255,13 @@ static int cache_load(const char *dir, const char *key, int want_ptx, rt_compile
 }
 
 static void cache_store(const char *dir, const char *key, const rt_compiled *c, int with_ptx) {
-  kbc_buf path = {0}, data = {0}, err = {0};
+  kbc_buf path = {0}, data = {0};
+  rt_err err = {0};
   rt_cache_entry_path(dir, key, &path);
   encode_entry(key, c, with_ptx, &data);
   if (rt_write_file_atomic(path.data, data.data, data.len, &err) < 0)
-    rt_debug(1, "cache: not stored: %s", err.data);
-  kbc_buf_free(&path), kbc_buf_free(&data), kbc_buf_free(&err);
+    rt_debug(1, "cache: not stored: %s", rt_err_msg(&err));
+  kbc_buf_free(&path), kbc_buf_free(&data), rt_err_free(&err);
 }
 
 /* ---- dumps ------------------------------------------------------------------ */
@@ -268,23 +270,21 @@ static void cache_store(const char *dir, const char *key, const rt_compiled *c, 
 static void dump(const char *name, const char *key, const char *ext, const void *data, size_t len) {
   const char *dir = kbc_env_str("KBC_DUMP_DIR");
   if (!dir || !data) return;
-  kbc_buf path = {0}, err = {0};
+  kbc_buf path = {0};
+  rt_err err = {0};
   if (rt_mkdir_p(dir, 0755, &err) < 0) {
-    rt_debug(1, "dump: %s", err.data);
-    kbc_buf_free(&err);
+    rt_debug(1, "dump: %s", rt_err_msg(&err));
+    rt_err_free(&err);
     return;
   }
   kbc_buf_printf(&path, "%s/", dir);
-  for (const char *p = name; *p; p++) {
-    char ch = *p;
-    int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-             ch == '_' || ch == '.' || ch == '-';
-    kbc_buf_putc(&path, ok ? ch : '_');
-  }
+  size_t at = path.len;
+  kbc_buf_puts(&path, name);
+  kbc_name_sanitize(path.data + at, KBC_NAME_FILE);
   kbc_buf_printf(&path, "-%s%s", key, ext);
-  if (rt_write_file_atomic(path.data, data, len, &err) < 0) rt_debug(1, "dump: %s", err.data);
+  if (rt_write_file_atomic(path.data, data, len, &err) < 0) rt_debug(1, "dump: %s", rt_err_msg(&err));
   else rt_debug(2, "dumped %s", path.data);
-  kbc_buf_free(&path), kbc_buf_free(&err);
+  kbc_buf_free(&path), rt_err_free(&err);
 }
 
 /* ---- rt_compile --------------------------------------------------------------- */
@@ -306,17 +306,18 @@ static void report_resources(const rt_compiled *c) {
   kbc_buf_free(&b);
 }
 
-int rt_compile(const rt_compile_req *req, rt_compiled *out, kbc_buf *err) {
+int rt_compile(const rt_compile_req *req, rt_compiled *out, rt_err *err) {
   memset(out, 0, sizeof *out);
-  if (!req || !req->src || !req->arch) return rt_fail(err, "rt_compile: no source or no target");
+  if (!req || !req->src || !req->arch) return rt_fail(err, RT_ERR_ARGUMENT, "rt_compile: no source or no target");
   const char *name = req->name && *req->name ? req->name : "kernel";
   if (rt_nvrtc_available(err) < 0 || rt_arch_check(req->arch, err) < 0) return -1;
   if (rt_cache_key(req, out->key, err) < 0) return -1;
   dump(name, out->key, ".cu", req->src, strlen(req->src));
 
-  kbc_buf dir = {0}, why = {0};
+  kbc_buf dir = {0};
+  rt_err why = {0};
   int have_dir = rt_cache_dir(&dir, &why) == 0;
-  if (!have_dir) rt_debug(1, "cache: unusable, compiling without it: %s", why.data);
+  if (!have_dir) rt_debug(1, "cache: unusable, compiling without it: %s", rt_err_msg(&why));
   if (have_dir && !kbc_env_flag("KBC_ALWAYS_COMPILE", 0) && cache_load(dir.data, out->key, req->want_ptx, out)) {
     out->from_cache = 1;
     rt_debug(1, "cache hit: %s for %s (%s)", name, req->arch, out->key);
@@ -325,7 +326,7 @@ int rt_compile(const rt_compile_req *req, rt_compiled *out, kbc_buf *err) {
     double t0 = rt_now_ms();
     if (rt_nvrtc_compile(req->src, name, req->arch, req->opts, req->n_opts, &out->cubin,
                          req->want_ptx ? &out->ptx : NULL, &out->res, &out->log, err) < 0) {
-      kbc_buf_free(&dir), kbc_buf_free(&why);
+      kbc_buf_free(&dir), rt_err_free(&why);
       rt_compiled_free(out);
       return -1;
     }
@@ -336,7 +337,7 @@ int rt_compile(const rt_compile_req *req, rt_compiled *out, kbc_buf *err) {
   report_resources(out);
   dump(name, out->key, ".cubin", out->cubin.data, out->cubin.len);
   if (out->ptx.data) dump(name, out->key, ".ptx", out->ptx.data, out->ptx.len);
-  kbc_buf_free(&dir), kbc_buf_free(&why);
+  kbc_buf_free(&dir), rt_err_free(&why);
   return 0;
 }
 
@@ -347,9 +348,9 @@ static int ends_with(const char *s, const char *suffix) {
   return n >= m && !strcmp(s + n - m, suffix);
 }
 
-int rt_cache_stats(const char *dir, long *entries, long long *bytes, kbc_buf *err) {
+int rt_cache_stats(const char *dir, long *entries, long long *bytes, rt_err *err) {
   DIR *d = opendir(dir);
-  if (!d) return rt_fail(err, "cannot read %s: %s", dir, strerror(errno));
+  if (!d) return rt_fail(err, RT_ERR_IO, "cannot read %s: %s", dir, strerror(errno));
   *entries = 0, *bytes = 0;
   kbc_buf path = {0};
   struct dirent *de;
@@ -365,9 +366,9 @@ int rt_cache_stats(const char *dir, long *entries, long long *bytes, kbc_buf *er
   return 0;
 }
 
-int rt_cache_clear(const char *dir, kbc_buf *err) {
+int rt_cache_clear(const char *dir, rt_err *err) {
   DIR *d = opendir(dir);
-  if (!d) return rt_fail(err, "cannot read %s: %s", dir, strerror(errno));
+  if (!d) return rt_fail(err, RT_ERR_IO, "cannot read %s: %s", dir, strerror(errno));
   kbc_buf path = {0};
   int rc = 0;
   struct dirent *de;
@@ -376,7 +377,7 @@ int rt_cache_clear(const char *dir, kbc_buf *err) {
     rt_buf_clear(&path);
     kbc_buf_printf(&path, "%s/%s", dir, de->d_name);
     if (unlink(path.data) < 0 && errno != ENOENT)
-      rc = rt_fail(err, "cannot remove %s: %s", path.data, strerror(errno));
+      rc = rt_fail(err, RT_ERR_IO, "cannot remove %s: %s", path.data, strerror(errno));
   }
   closedir(d);
   kbc_buf_free(&path);

@@ -66,21 +66,21 @@ typedef struct {
 /* Compiles req (or finds it in the cache).  On success *out (zeroed or
  * previously freed) holds the results; release them with rt_compiled_free.
  * On failure *out is empty and *err explains (NVRTC's log included). */
-int rt_compile(const rt_compile_req *req, rt_compiled *out, kbc_buf *err);
+int rt_compile(const rt_compile_req *req, rt_compiled *out, rt_err *err);
 void rt_compiled_free(rt_compiled *c);
 
 /* The key of a request (needs NVRTC for its version). */
-int rt_cache_key(const rt_compile_req *req, char key[RT_KEY_HEX + 1], kbc_buf *err);
+int rt_cache_key(const rt_compile_req *req, char key[RT_KEY_HEX + 1], rt_err *err);
 /* The cache directory (see above), created if missing; -1 when none is usable. */
-int rt_cache_dir(kbc_buf *dir, kbc_buf *err);
+int rt_cache_dir(kbc_buf *dir, rt_err *err);
 /* The same path without creating anything; -1 only when no variable is set. */
-int rt_cache_dir_path(kbc_buf *dir, kbc_buf *err);
+int rt_cache_dir_path(kbc_buf *dir, rt_err *err);
 /* "<dir>/<key>.cubin" */
 void rt_cache_entry_path(const char *dir, const char *key, kbc_buf *path);
 /* Number of entries and their total size in bytes; -1 when dir is unreadable. */
-int rt_cache_stats(const char *dir, long *entries, long long *bytes, kbc_buf *err);
+int rt_cache_stats(const char *dir, long *entries, long long *bytes, rt_err *err);
 /* Removes every entry (and stray temporary files) from dir. */
-int rt_cache_clear(const char *dir, kbc_buf *err);
+int rt_cache_clear(const char *dir, rt_err *err);
 
 /* SHA-256 of n bytes, and as lowercase hex (65 bytes with the NUL). */
 void rt_sha256(const void *data, size_t n, unsigned char digest[32]);

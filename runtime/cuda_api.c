@@ -71,7 +71,7 @@ static const struct {
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static rt_cuda_api api;
 static int loaded;           /* api is usable */
-static kbc_buf load_error;   /* why not, when !loaded */
+static rt_err load_error;   /* why not, when !loaded */
 static const char *lib_name; /* what was dlopen'ed */
 
 /* The error table (names only) for when the driver's own cuGetErrorName is
@@ -86,6 +86,7 @@ static const struct {
     {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED"},
     {CUDA_ERROR_DEINITIALIZED, "CUDA_ERROR_DEINITIALIZED"},
     {CUDA_ERROR_STUB_LIBRARY, "CUDA_ERROR_STUB_LIBRARY"},
+    {CUDA_ERROR_INSUFFICIENT_DRIVER, "CUDA_ERROR_INSUFFICIENT_DRIVER"},
     {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE"},
     {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE"},
     {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT"},
@@ -118,11 +119,22 @@ void rt_cu_describe(CUresult r, kbc_buf *out) {
   if (text) kbc_buf_printf(out, " (%s)", text);
 }
 
-int rt_cu_check(CUresult r, const char *call, kbc_buf *err) {
+rt_err_kind rt_cu_kind(CUresult r) {
+  switch (r) {
+  case CUDA_ERROR_STUB_LIBRARY:
+  case CUDA_ERROR_INSUFFICIENT_DRIVER:
+  case CUDA_ERROR_NO_DEVICE:
+  case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
+  case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: return RT_ERR_NO_DEVICE;
+  default: return RT_ERR_CUDA;
+  }
+}
+
+int rt_cu_check(CUresult r, const char *call, rt_err *err) {
   if (r == CUDA_SUCCESS) return 0;
   kbc_buf d = {0};
   rt_cu_describe(r, &d);
-  rt_fail(err, "%s: %s", call, kbc_buf_str(&d));
+  rt_fail(err, rt_cu_kind(r), "%s: %s", call, kbc_buf_str(&d));
   kbc_buf_free(&d);
   return -1;
 }
@@ -139,7 +151,7 @@ static void load(void) {
     else if (i == 0) kbc_buf_puts(&why, dlerror()); /* the primary name's reason */
   }
   if (!h) {
-    rt_fail(&load_error, "no CUDA driver: %s could not be loaded (%s)", names[0], kbc_buf_str(&why));
+    rt_fail(&load_error, RT_ERR_NO_DEVICE, "no CUDA driver: %s could not be loaded (%s)", names[0], kbc_buf_str(&why));
     kbc_buf_free(&why);
     return;
   }
@@ -147,7 +159,7 @@ static void load(void) {
   for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
     void *p = dlsym(h, symbols[i].symbol);
     if (!p && !symbols[i].optional) {
-      rt_fail(&load_error, "CUDA driver %s lacks %s (driver too old for kbc?)", lib_name, symbols[i].symbol);
+      rt_fail(&load_error, RT_ERR_NO_DEVICE, "CUDA driver %s lacks %s (driver too old for kbc?)", lib_name, symbols[i].symbol);
       memset(&api, 0, sizeof api);
       dlclose(h);
       lib_name = NULL;
@@ -163,10 +175,10 @@ static void load(void) {
   loaded = 1;
 }
 
-const rt_cuda_api *rt_cuda(kbc_buf *err) {
+const rt_cuda_api *rt_cuda(rt_err *err) {
   pthread_once(&once, load);
   if (loaded) return &api;
-  rt_fail(err, "%s", kbc_buf_str(&load_error));
+  rt_err_copy(err, &load_error);
   return NULL;
 }
 

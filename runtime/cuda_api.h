@@ -12,8 +12,9 @@
  * rt_cuda_api (by the versioned symbol names that cuda.h 13.0 maps the plain
  * names to: cuMemAlloc -> cuMemAlloc_v2, ...) and calls cuInit(0).
  * After: the same table for the life of the process, or NULL with the same
- * message on every call ("no CUDA driver: libcuda.so.1 could not be loaded
- * (<dlerror>)", or "cuInit: CUDA_ERROR_NO_DEVICE (...)").
+ * error on every call ("no CUDA driver: libcuda.so.1 could not be loaded
+ * (<dlerror>)", RT_ERR_NO_DEVICE, or "cuInit: CUDA_ERROR_NO_DEVICE (...)",
+ * of rt_cu_kind's kind).
  * Thread safety: rt_cuda() is safe to call from any thread (pthread_once);
  * the driver entry points themselves are thread-safe. */
 #ifndef KBC_RUNTIME_CUDA_API_H
@@ -21,6 +22,7 @@
 
 #include <stddef.h>
 
+#include "rt_err.h"
 #include "support/buf.h"
 
 typedef int CUresult;                  /* enum cudaError_enum */
@@ -42,6 +44,7 @@ enum {
   CUDA_ERROR_NOT_INITIALIZED = 3,
   CUDA_ERROR_DEINITIALIZED = 4,
   CUDA_ERROR_STUB_LIBRARY = 34,
+  CUDA_ERROR_INSUFFICIENT_DRIVER = 35,
   CUDA_ERROR_NO_DEVICE = 100,
   CUDA_ERROR_INVALID_IMAGE = 200,
   CUDA_ERROR_INVALID_CONTEXT = 201,
@@ -182,13 +185,18 @@ typedef struct {
 } rt_cuda_api;
 
 /* The loaded driver, or NULL with the reason in *err (see the top comment). */
-const rt_cuda_api *rt_cuda(kbc_buf *err);
+const rt_cuda_api *rt_cuda(rt_err *err);
 /* The file that was loaded ("libcuda.so.1"), or NULL before/without one. */
 const char *rt_cuda_lib_name(void);
 
 /* 0 when r is CUDA_SUCCESS; otherwise -1 with
- * "<call>: CUDA_ERROR_NAME (driver's description)" in *err. */
-int rt_cu_check(CUresult r, const char *call, kbc_buf *err);
+ * "<call>: CUDA_ERROR_NAME (driver's description)" in *err, of kind
+ * rt_cu_kind(r). */
+int rt_cu_check(CUresult r, const char *call, rt_err *err);
+/* RT_ERR_NO_DEVICE for the codes that mean no usable driver or GPU (a stub
+ * library, no device, a driver mismatch), RT_ERR_CUDA for every other
+ * failure (device memory exhausted included). */
+rt_err_kind rt_cu_kind(CUresult r);
 /* "CUDA_ERROR_INVALID_PTX (a PTX JIT compilation failed)" for a code. */
 void rt_cu_describe(CUresult r, kbc_buf *out);
 

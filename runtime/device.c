@@ -52,20 +52,20 @@ static void *xcalloc(size_t n, size_t size) {
 
 /* ---- devices and contexts ---------------------------------------------------- */
 
-int rt_device_count(int *count, kbc_buf *err) {
+int rt_device_count(int *count, rt_err *err) {
   const rt_cuda_api *cu = rt_cuda(err);
   *count = 0;
   if (!cu) return -1;
   return rt_cu_check(cu->cuDeviceGetCount(count), "cuDeviceGetCount", err);
 }
 
-int rt_device_query(int ordinal, rt_device_props *p, kbc_buf *err) {
+int rt_device_query(int ordinal, rt_device_props *p, rt_err *err) {
   const rt_cuda_api *cu = rt_cuda(err);
   if (!cu) return -1;
   int count = 0;
   if (rt_cu_check(cu->cuDeviceGetCount(&count), "cuDeviceGetCount", err) < 0) return -1;
   if (ordinal < 0 || ordinal >= count)
-    return rt_fail(err, "no CUDA device %d: %d device%s present", ordinal, count, count == 1 ? "" : "s");
+    return rt_fail(err, RT_ERR_NO_DEVICE, "no CUDA device %d: %d device%s present", ordinal, count, count == 1 ? "" : "s");
   CUdevice d;
   if (rt_cu_check(cu->cuDeviceGet(&d, ordinal), "cuDeviceGet", err) < 0) return -1;
   memset(p, 0, sizeof *p);
@@ -104,13 +104,13 @@ int rt_device_query(int ordinal, rt_device_props *p, kbc_buf *err) {
   return 0;
 }
 
-int rt_device_make_current(rt_device *dev, kbc_buf *err) {
+int rt_device_make_current(rt_device *dev, rt_err *err) {
   CUcontext cur = NULL;
   if (dev->cu->cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == dev->ctx) return 0;
   return CHECK(dev, cuCtxSetCurrent(dev->ctx), "cuCtxSetCurrent");
 }
 
-int rt_device_open(int ordinal, rt_device **out, kbc_buf *err) {
+int rt_device_open(int ordinal, rt_device **out, rt_err *err) {
   *out = NULL;
   rt_device_props props;
   if (rt_device_query(ordinal, &props, err) < 0) return -1;
@@ -148,7 +148,7 @@ void rt_arch_of_device(const rt_device *dev, char *buf, size_t size) {
   rt_arch_of_cc(dev->props.cc_major, dev->props.cc_minor, buf, size);
 }
 
-int rt_device_sync(rt_device *dev, kbc_buf *err) {
+int rt_device_sync(rt_device *dev, rt_err *err) {
   if (rt_device_make_current(dev, err) < 0) return -1;
   return CHECK(dev, cuCtxSynchronize(), "cuCtxSynchronize");
 }
@@ -158,11 +158,11 @@ int rt_device_sync(rt_device *dev, kbc_buf *err) {
 /* The copies and sets below run on the legacy default stream and may return
  * before the device has finished them; waiting here makes them complete
  * when they return, so that work on any other stream sees their result. */
-static int finish(rt_device *dev, kbc_buf *err) {
+static int finish(rt_device *dev, rt_err *err) {
   return CHECK(dev, cuStreamSynchronize(NULL), "cuStreamSynchronize");
 }
 
-int rt_mem_alloc(rt_device *dev, size_t bytes, rt_dptr *out, kbc_buf *err) {
+int rt_mem_alloc(rt_device *dev, size_t bytes, rt_dptr *out, rt_err *err) {
   *out = 0;
   if (bytes == 0) return 0;
   if (rt_device_make_current(dev, err) < 0) return -1;
@@ -179,40 +179,40 @@ int rt_mem_alloc(rt_device *dev, size_t bytes, rt_dptr *out, kbc_buf *err) {
   return 0;
 }
 
-int rt_mem_free(rt_device *dev, rt_dptr p, kbc_buf *err) {
+int rt_mem_free(rt_device *dev, rt_dptr p, rt_err *err) {
   if (!p) return 0;
   if (rt_device_make_current(dev, err) < 0) return -1;
   return CHECK(dev, cuMemFree(p), "cuMemFree_v2");
 }
 
-int rt_memset_d8(rt_device *dev, rt_dptr p, unsigned char value, size_t bytes, kbc_buf *err) {
+int rt_memset_d8(rt_device *dev, rt_dptr p, unsigned char value, size_t bytes, rt_err *err) {
   if (!bytes) return 0;
   if (rt_device_make_current(dev, err) < 0) return -1;
   if (CHECK(dev, cuMemsetD8(p, value, bytes), "cuMemsetD8_v2") < 0) return -1;
   return finish(dev, err);
 }
 
-int rt_memset_d32(rt_device *dev, rt_dptr p, unsigned int value, size_t count, kbc_buf *err) {
+int rt_memset_d32(rt_device *dev, rt_dptr p, unsigned int value, size_t count, rt_err *err) {
   if (!count) return 0;
   if (rt_device_make_current(dev, err) < 0) return -1;
   if (CHECK(dev, cuMemsetD32(p, value, count), "cuMemsetD32_v2") < 0) return -1;
   return finish(dev, err);
 }
 
-int rt_memcpy_htod(rt_device *dev, rt_dptr dst, const void *src, size_t bytes, kbc_buf *err) {
+int rt_memcpy_htod(rt_device *dev, rt_dptr dst, const void *src, size_t bytes, rt_err *err) {
   if (!bytes) return 0;
   if (rt_device_make_current(dev, err) < 0) return -1;
   if (CHECK(dev, cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD_v2") < 0) return -1;
   return finish(dev, err);
 }
 
-int rt_memcpy_dtoh(rt_device *dev, void *dst, rt_dptr src, size_t bytes, kbc_buf *err) {
+int rt_memcpy_dtoh(rt_device *dev, void *dst, rt_dptr src, size_t bytes, rt_err *err) {
   if (!bytes) return 0;
   if (rt_device_make_current(dev, err) < 0) return -1;
   return CHECK(dev, cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH_v2");
 }
 
-int rt_memcpy_dtod(rt_device *dev, rt_dptr dst, rt_dptr src, size_t bytes, kbc_buf *err) {
+int rt_memcpy_dtod(rt_device *dev, rt_dptr dst, rt_dptr src, size_t bytes, rt_err *err) {
   if (!bytes) return 0;
   if (rt_device_make_current(dev, err) < 0) return -1;
   if (CHECK(dev, cuMemcpyDtoD(dst, src, bytes), "cuMemcpyDtoD_v2") < 0) return -1;
@@ -221,7 +221,7 @@ int rt_memcpy_dtod(rt_device *dev, rt_dptr dst, rt_dptr src, size_t bytes, kbc_b
 
 /* ---- streams and events ------------------------------------------------------------- */
 
-int rt_stream_create(rt_device *dev, void **stream, kbc_buf *err) {
+int rt_stream_create(rt_device *dev, void **stream, rt_err *err) {
   CUstream s = NULL;
   *stream = NULL;
   if (rt_device_make_current(dev, err) < 0) return -1;
@@ -230,7 +230,7 @@ int rt_stream_create(rt_device *dev, void **stream, kbc_buf *err) {
   return 0;
 }
 
-int rt_stream_destroy(rt_device *dev, void *stream, kbc_buf *err) {
+int rt_stream_destroy(rt_device *dev, void *stream, rt_err *err) {
   if (!stream) return 0;
   if (rt_device_make_current(dev, err) < 0) return -1;
   return CHECK(dev, cuStreamDestroy((CUstream)stream), "cuStreamDestroy_v2");
@@ -244,13 +244,13 @@ int rt_graph_supported(rt_device *dev) {
          cu->cuGraphExecDestroy && cu->cuGraphDestroy;
 }
 
-int rt_graph_capture_begin(rt_device *dev, void *stream, kbc_buf *err) {
-  if (!rt_graph_supported(dev)) return rt_fail(err, "this CUDA driver has no graph capture");
+int rt_graph_capture_begin(rt_device *dev, void *stream, rt_err *err) {
+  if (!rt_graph_supported(dev)) return rt_fail(err, RT_ERR_CUDA, "this CUDA driver has no graph capture");
   if (rt_device_make_current(dev, err) < 0) return -1;
   return CHECK(dev, cuStreamBeginCapture((CUstream)stream, 2 /* relaxed */), "cuStreamBeginCapture_v2");
 }
 
-int rt_graph_capture_end(rt_device *dev, void *stream, void **exec, kbc_buf *err) {
+int rt_graph_capture_end(rt_device *dev, void *stream, void **exec, rt_err *err) {
   CUgraph g = NULL;
   CUgraphExec e = NULL;
   *exec = NULL;
@@ -261,7 +261,7 @@ int rt_graph_capture_end(rt_device *dev, void *stream, void **exec, kbc_buf *err
   return rc;
 }
 
-int rt_graph_launch(rt_device *dev, void *exec, void *stream, kbc_buf *err) {
+int rt_graph_launch(rt_device *dev, void *exec, void *stream, rt_err *err) {
   return CHECK(dev, cuGraphLaunch((CUgraphExec)exec, (CUstream)stream), "cuGraphLaunch");
 }
 
@@ -269,12 +269,12 @@ void rt_graph_destroy(rt_device *dev, void *exec) {
   if (exec && dev && rt_graph_supported(dev)) dev->cu->cuGraphExecDestroy((CUgraphExec)exec);
 }
 
-int rt_stream_sync(rt_device *dev, void *stream, kbc_buf *err) {
+int rt_stream_sync(rt_device *dev, void *stream, rt_err *err) {
   if (rt_device_make_current(dev, err) < 0) return -1;
   return CHECK(dev, cuStreamSynchronize((CUstream)stream), "cuStreamSynchronize");
 }
 
-int rt_event_create(rt_device *dev, void **event, kbc_buf *err) {
+int rt_event_create(rt_device *dev, void **event, rt_err *err) {
   CUevent e = NULL;
   *event = NULL;
   if (rt_device_make_current(dev, err) < 0) return -1;
@@ -283,23 +283,23 @@ int rt_event_create(rt_device *dev, void **event, kbc_buf *err) {
   return 0;
 }
 
-int rt_event_destroy(rt_device *dev, void *event, kbc_buf *err) {
+int rt_event_destroy(rt_device *dev, void *event, rt_err *err) {
   if (!event) return 0;
   if (rt_device_make_current(dev, err) < 0) return -1;
   return CHECK(dev, cuEventDestroy((CUevent)event), "cuEventDestroy_v2");
 }
 
-int rt_event_record(rt_device *dev, void *event, void *stream, kbc_buf *err) {
+int rt_event_record(rt_device *dev, void *event, void *stream, rt_err *err) {
   if (rt_device_make_current(dev, err) < 0) return -1;
   return CHECK(dev, cuEventRecord((CUevent)event, (CUstream)stream), "cuEventRecord");
 }
 
-int rt_event_sync(rt_device *dev, void *event, kbc_buf *err) {
+int rt_event_sync(rt_device *dev, void *event, rt_err *err) {
   if (rt_device_make_current(dev, err) < 0) return -1;
   return CHECK(dev, cuEventSynchronize((CUevent)event), "cuEventSynchronize");
 }
 
-int rt_event_elapsed_ms(rt_device *dev, void *start, void *end, float *ms, kbc_buf *err) {
+int rt_event_elapsed_ms(rt_device *dev, void *start, void *end, float *ms, rt_err *err) {
   *ms = 0;
   if (rt_device_make_current(dev, err) < 0) return -1;
   return CHECK(dev, cuEventElapsedTime(ms, (CUevent)start, (CUevent)end), "cuEventElapsedTime_v2");
@@ -307,9 +307,9 @@ int rt_event_elapsed_ms(rt_device *dev, void *start, void *end, float *ms, kbc_b
 
 /* ---- modules and functions ------------------------------------------------------------ */
 
-int rt_module_load(rt_device *dev, const rt_blob *image, rt_module **out, kbc_buf *err) {
+int rt_module_load(rt_device *dev, const rt_blob *image, rt_module **out, rt_err *err) {
   *out = NULL;
-  if (!image || !image->data || !image->len) return rt_fail(err, "rt_module_load: empty image");
+  if (!image || !image->data || !image->len) return rt_fail(err, RT_ERR_ARGUMENT, "rt_module_load: empty image");
   if (rt_device_make_current(dev, err) < 0) return -1;
   char log[8192] = "";
   CUjit_option opt[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
@@ -320,7 +320,7 @@ int rt_module_load(rt_device *dev, const rt_blob *image, rt_module **out, kbc_bu
     kbc_buf d = {0};
     rt_cu_describe(r, &d);
     log[sizeof log - 1] = 0;
-    rt_fail(err, "cuModuleLoadDataEx: %s; device %d is sm_%d%d%s%s", d.data, dev->props.ordinal,
+    rt_fail(err, rt_cu_kind(r), "cuModuleLoadDataEx: %s; device %d is sm_%d%d%s%s", d.data, dev->props.ordinal,
             dev->props.cc_major, dev->props.cc_minor, log[0] ? "\n" : "", log);
     kbc_buf_free(&d);
     return -1;
@@ -343,7 +343,7 @@ void rt_module_unload(rt_module *mod) {
   free(mod);
 }
 
-static int query_attrs(const rt_cuda_api *cu, CUfunction f, rt_function_attrs *a, kbc_buf *err) {
+static int query_attrs(const rt_cuda_api *cu, CUfunction f, rt_function_attrs *a, rt_err *err) {
   static const struct {
     int attr;
     size_t offset;
@@ -370,7 +370,7 @@ static int query_attrs(const rt_cuda_api *cu, CUfunction f, rt_function_attrs *a
   return 0;
 }
 
-int rt_module_function(rt_module *mod, const char *name, rt_function **out, kbc_buf *err) {
+int rt_module_function(rt_module *mod, const char *name, rt_function **out, rt_err *err) {
   *out = NULL;
   for (rt_function *f = mod->fns; f; f = f->next)
     if (!strcmp(f->name, name)) return *out = f, 0;
@@ -378,7 +378,7 @@ int rt_module_function(rt_module *mod, const char *name, rt_function **out, kbc_
   if (rt_device_make_current(dev, err) < 0) return -1;
   CUfunction f = NULL;
   CUresult r = dev->cu->cuModuleGetFunction(&f, mod->m, name);
-  if (r == CUDA_ERROR_NOT_FOUND) return rt_fail(err, "cuModuleGetFunction: no kernel named '%s' in the module", name);
+  if (r == CUDA_ERROR_NOT_FOUND) return rt_fail(err, RT_ERR_CUDA, "cuModuleGetFunction: no kernel named '%s' in the module", name);
   kbc_buf call = {0};
   kbc_buf_printf(&call, "cuModuleGetFunction(%s)", name);
   int rc = rt_cu_check(r, call.data, err);
@@ -401,7 +401,7 @@ int rt_module_function(rt_module *mod, const char *name, rt_function **out, kbc_
   return 0;
 }
 
-int rt_function_get_attrs(rt_function *fn, rt_function_attrs *out, kbc_buf *err) {
+int rt_function_get_attrs(rt_function *fn, rt_function_attrs *out, rt_err *err) {
   (void)err;
   *out = fn->attrs;
   return 0;
@@ -409,11 +409,11 @@ int rt_function_get_attrs(rt_function *fn, rt_function_attrs *out, kbc_buf *err)
 
 const char *rt_function_name(const rt_function *fn) { return fn->name; }
 
-int rt_occupancy(rt_function *fn, int block_threads, size_t smem, int *blocks_per_sm, kbc_buf *err) {
+int rt_occupancy(rt_function *fn, int block_threads, size_t smem, int *blocks_per_sm, rt_err *err) {
   rt_device *dev = fn->mod->dev;
   *blocks_per_sm = 0;
   if (!dev->cu->cuOccupancyMaxActiveBlocksPerMultiprocessor)
-    return rt_fail(err, "this CUDA driver lacks cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    return rt_fail(err, RT_ERR_CUDA, "this CUDA driver lacks cuOccupancyMaxActiveBlocksPerMultiprocessor");
   if (rt_device_make_current(dev, err) < 0) return -1;
   return CHECK(dev, cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, fn->f, block_threads, smem),
                "cuOccupancyMaxActiveBlocksPerMultiprocessor");
@@ -424,21 +424,21 @@ int rt_occupancy(rt_function *fn, int block_threads, size_t smem, int *blocks_pe
 /* Checks a configuration against the device and the kernel, and raises the
  * kernel's dynamic shared memory limit when needed. */
 static int prepare_launch(rt_function *fn, const unsigned grid[3], const unsigned block[3],
-                          size_t smem, void *stream, const char *how, kbc_buf *err) {
+                          size_t smem, void *stream, const char *how, rt_err *err) {
   rt_device *dev = fn->mod->dev;
   const rt_device_props *p = &dev->props;
   unsigned long long threads = (unsigned long long)block[0] * block[1] * block[2];
   rt_debug(2, "%s %s: grid %ux%ux%u, block %ux%ux%u, smem %zu B, stream %p", how, fn->name, grid[0],
            grid[1], grid[2], block[0], block[1], block[2], smem, stream);
   if (!grid[0] || !grid[1] || !grid[2] || !threads)
-    return rt_fail(err, "launch of %s: empty grid %ux%ux%u or block %ux%ux%u", fn->name, grid[0],
+    return rt_fail(err, RT_ERR_ARGUMENT, "launch of %s: empty grid %ux%ux%u or block %ux%ux%u", fn->name, grid[0],
                    grid[1], grid[2], block[0], block[1], block[2]);
   if (threads > (unsigned long long)fn->attrs.max_threads_per_block)
-    return rt_fail(err, "launch of %s: a block of %llu threads exceeds the %d this kernel allows "
+    return rt_fail(err, RT_ERR_CUDA, "launch of %s: a block of %llu threads exceeds the %d this kernel allows "
                    "(%d registers per thread)", fn->name, threads, fn->attrs.max_threads_per_block,
                    fn->attrs.registers);
   if (smem + (size_t)fn->attrs.static_smem > (size_t)p->smem_per_block_optin)
-    return rt_fail(err, "launch of %s: %zu B of dynamic + %d B of static shared memory exceed the "
+    return rt_fail(err, RT_ERR_CUDA, "launch of %s: %zu B of dynamic + %d B of static shared memory exceed the "
                    "%d B per block of device %d", fn->name, smem, fn->attrs.static_smem,
                    p->smem_per_block_optin, p->ordinal);
   if (rt_device_make_current(dev, err) < 0) return -1;
@@ -455,7 +455,7 @@ static int prepare_launch(rt_function *fn, const unsigned grid[3], const unsigne
 }
 
 static int launch_failed(CUresult r, const char *call, rt_function *fn, const unsigned grid[3],
-                         const unsigned block[3], size_t smem, kbc_buf *err) {
+                         const unsigned block[3], size_t smem, rt_err *err) {
   kbc_buf what = {0};
   kbc_buf_printf(&what, "%s(%s, grid %ux%ux%u, block %ux%ux%u, smem %zu B)", call, fn->name, grid[0],
                  grid[1], grid[2], block[0], block[1], block[2], smem);
@@ -465,7 +465,7 @@ static int launch_failed(CUresult r, const char *call, rt_function *fn, const un
 }
 
 int rt_launch(rt_function *fn, const unsigned grid[3], const unsigned block[3], size_t smem,
-              void *stream, void **args, kbc_buf *err) {
+              void *stream, void **args, rt_err *err) {
   if (prepare_launch(fn, grid, block, smem, stream, "launch", err) < 0) return -1;
   CUresult r = fn->mod->dev->cu->cuLaunchKernel(fn->f, grid[0], grid[1], grid[2], block[0], block[1],
                                                 block[2], (unsigned)smem, (CUstream)stream, args, NULL);
@@ -473,7 +473,7 @@ int rt_launch(rt_function *fn, const unsigned grid[3], const unsigned block[3], 
 }
 
 int rt_launch_ex(rt_function *fn, const unsigned grid[3], const unsigned block[3], size_t smem,
-                 void *stream, void **args, const rt_launch_opts *o, kbc_buf *err) {
+                 void *stream, void **args, const rt_launch_opts *o, rt_err *err) {
   static const rt_launch_opts none;
   if (!o) o = &none;
   int cluster = o->cluster[0] || o->cluster[1] || o->cluster[2];
@@ -483,13 +483,13 @@ int rt_launch_ex(rt_function *fn, const unsigned grid[3], const unsigned block[3
   if (cluster) {
     for (int i = 0; i < 3; i++)
       if (!o->cluster[i] || grid[i] % o->cluster[i])
-        return rt_fail(err, "launch of %s: cluster %ux%ux%u does not divide grid %ux%ux%u", fn->name,
+        return rt_fail(err, RT_ERR_ARGUMENT, "launch of %s: cluster %ux%ux%u does not divide grid %ux%ux%u", fn->name,
                        o->cluster[0], o->cluster[1], o->cluster[2], grid[0], grid[1], grid[2]);
     if (fn->mod->dev->props.cc_major < 9)
-      return rt_fail(err, "launch of %s: thread-block clusters need sm_90 or newer", fn->name);
+      return rt_fail(err, RT_ERR_ARGUMENT, "launch of %s: thread-block clusters need sm_90 or newer", fn->name);
   }
   if (o->cooperative && !fn->mod->dev->props.cooperative_launch)
-    return rt_fail(err, "launch of %s: device %d does not support cooperative launches", fn->name,
+    return rt_fail(err, RT_ERR_ARGUMENT, "launch of %s: device %d does not support cooperative launches", fn->name,
                    fn->mod->dev->props.ordinal);
   if (prepare_launch(fn, grid, block, smem, stream, "launch_ex", err) < 0) return -1;
   if (cluster && o->non_portable_cluster &&
@@ -498,7 +498,7 @@ int rt_launch_ex(rt_function *fn, const unsigned grid[3], const unsigned block[3
     return -1;
   if (!cu->cuLaunchKernelEx) {
     if (cluster || o->programmatic_serialization || !cu->cuLaunchCooperativeKernel)
-      return rt_fail(err, "launch of %s: this CUDA driver lacks cuLaunchKernelEx", fn->name);
+      return rt_fail(err, RT_ERR_CUDA, "launch of %s: this CUDA driver lacks cuLaunchKernelEx", fn->name);
     CUresult r = cu->cuLaunchCooperativeKernel(fn->f, grid[0], grid[1], grid[2], block[0], block[1],
                                                block[2], (unsigned)smem, (CUstream)stream, args);
     return r == CUDA_SUCCESS ? 0 : launch_failed(r, "cuLaunchCooperativeKernel", fn, grid, block, smem, err);
@@ -536,7 +536,7 @@ static void human_bytes(kbc_buf *out, double b) {
 }
 
 void rt_info(const char *kbc_version, kbc_buf *out) {
-  kbc_buf err = {0};
+  rt_err err = {0};
   int major = 0, minor = 0;
   kbc_buf_printf(out, "kbc %s\n", kbc_version ? kbc_version : "(unknown version)");
   if (rt_nvrtc_version(&major, &minor, &err) == 0) {
@@ -549,7 +549,7 @@ void rt_info(const char *kbc_version, kbc_buf *out) {
       kbc_buf_puts(out, "\n");
     }
   } else {
-    kbc_buf_printf(out, "NVRTC: not available: %s\n", err.data);
+    kbc_buf_printf(out, "NVRTC: not available: %s\n", rt_err_msg(&err));
   }
   kbc_buf_puts(out, "  kbc targets:");
   for (int i = 0; rt_kbc_archs[i]; i++) kbc_buf_printf(out, " %s", rt_kbc_archs[i]);
@@ -558,18 +558,18 @@ void rt_info(const char *kbc_version, kbc_buf *out) {
   int count = 0;
   const rt_cuda_api *cu = rt_cuda(&err);
   if (!cu) {
-    kbc_buf_printf(out, "CUDA driver: none (%s)\n", err.data);
+    kbc_buf_printf(out, "CUDA driver: none (%s)\n", rt_err_msg(&err));
   } else {
     int v = 0;
     cu->cuDriverGetVersion(&v);
     kbc_buf_printf(out, "CUDA driver: CUDA %d.%d (%s)\n", v / 1000, v % 1000 / 10, rt_cuda_lib_name());
-    if (rt_device_count(&count, &err) < 0) kbc_buf_printf(out, "  devices: %s\n", err.data);
+    if (rt_device_count(&count, &err) < 0) kbc_buf_printf(out, "  devices: %s\n", rt_err_msg(&err));
     else if (count == 0) kbc_buf_puts(out, "  no CUDA devices\n");
   }
   for (int i = 0; i < count; i++) {
     rt_device_props p;
     if (rt_device_query(i, &p, &err) < 0) {
-      kbc_buf_printf(out, "  device %d: %s\n", i, err.data);
+      kbc_buf_printf(out, "  device %d: %s\n", i, rt_err_msg(&err));
       continue;
     }
     char arch[16];
@@ -588,11 +588,11 @@ void rt_info(const char *kbc_version, kbc_buf *out) {
   long entries = 0;
   long long bytes = 0;
   if (rt_cache_dir_path(&dir, &err) < 0) {
-    kbc_buf_printf(out, "cache: unusable (%s)\n", err.data);
+    kbc_buf_printf(out, "cache: unusable (%s)\n", rt_err_msg(&err));
   } else if (access(dir.data, F_OK) < 0) {
     kbc_buf_printf(out, "cache: %s (not created yet)\n", dir.data);
   } else if (rt_cache_stats(dir.data, &entries, &bytes, &err) < 0) {
-    kbc_buf_printf(out, "cache: %s (%s)\n", dir.data, err.data);
+    kbc_buf_printf(out, "cache: %s (%s)\n", dir.data, rt_err_msg(&err));
   } else {
     kbc_buf_printf(out, "cache: %s, %ld entr%s, ", dir.data, entries, entries == 1 ? "y" : "ies");
     human_bytes(out, (double)bytes);
@@ -602,5 +602,5 @@ void rt_info(const char *kbc_version, kbc_buf *out) {
   if (kbc_env_flag("KBC_ALWAYS_COMPILE", 0)) kbc_buf_puts(out, "  KBC_ALWAYS_COMPILE: the cache is not read\n");
   if (dump) kbc_buf_printf(out, "  KBC_DUMP_DIR: %s\n", dump);
   kbc_buf_free(&dir);
-  kbc_buf_free(&err);
+  rt_err_free(&err);
 }

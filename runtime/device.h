@@ -54,49 +54,49 @@ typedef struct {
 } rt_device_props;
 
 /* Device discovery; no context is created. */
-int rt_device_count(int *count, kbc_buf *err);
-int rt_device_query(int ordinal, rt_device_props *props, kbc_buf *err);
+int rt_device_count(int *count, rt_err *err);
+int rt_device_query(int ordinal, rt_device_props *props, rt_err *err);
 
-int rt_device_open(int ordinal, rt_device **out, kbc_buf *err);
+int rt_device_open(int ordinal, rt_device **out, rt_err *err);
 void rt_device_close(rt_device *dev); /* NULL is allowed */
 const rt_device_props *rt_device_info(const rt_device *dev);
 /* The target for "auto" on this device (see rt_arch_of_cc), e.g. "sm_90a". */
 void rt_arch_of_device(const rt_device *dev, char *buf, size_t size);
 /* Makes dev's context current on the calling thread (done implicitly by
  * every call below). */
-int rt_device_make_current(rt_device *dev, kbc_buf *err);
+int rt_device_make_current(rt_device *dev, rt_err *err);
 /* cuCtxSynchronize: waits for all work; reports asynchronous kernel faults. */
-int rt_device_sync(rt_device *dev, kbc_buf *err);
+int rt_device_sync(rt_device *dev, rt_err *err);
 
 /* Memory.  Sets and copies run on the legacy default stream and are
  * complete when they return; they do not wait for work on other streams
  * (sync such a stream before reading what its kernels wrote). */
-int rt_mem_alloc(rt_device *dev, size_t bytes, rt_dptr *out, kbc_buf *err);
-int rt_mem_free(rt_device *dev, rt_dptr p, kbc_buf *err); /* 0 is allowed */
-int rt_memset_d8(rt_device *dev, rt_dptr p, unsigned char value, size_t bytes, kbc_buf *err);
-int rt_memset_d32(rt_device *dev, rt_dptr p, unsigned int value, size_t count, kbc_buf *err);
-int rt_memcpy_htod(rt_device *dev, rt_dptr dst, const void *src, size_t bytes, kbc_buf *err);
-int rt_memcpy_dtoh(rt_device *dev, void *dst, rt_dptr src, size_t bytes, kbc_buf *err);
-int rt_memcpy_dtod(rt_device *dev, rt_dptr dst, rt_dptr src, size_t bytes, kbc_buf *err);
+int rt_mem_alloc(rt_device *dev, size_t bytes, rt_dptr *out, rt_err *err);
+int rt_mem_free(rt_device *dev, rt_dptr p, rt_err *err); /* 0 is allowed */
+int rt_memset_d8(rt_device *dev, rt_dptr p, unsigned char value, size_t bytes, rt_err *err);
+int rt_memset_d32(rt_device *dev, rt_dptr p, unsigned int value, size_t count, rt_err *err);
+int rt_memcpy_htod(rt_device *dev, rt_dptr dst, const void *src, size_t bytes, rt_err *err);
+int rt_memcpy_dtoh(rt_device *dev, void *dst, rt_dptr src, size_t bytes, rt_err *err);
+int rt_memcpy_dtod(rt_device *dev, rt_dptr dst, rt_dptr src, size_t bytes, rt_err *err);
 
 /* Streams: created non-blocking (no implicit sync with the legacy stream). */
-int rt_stream_create(rt_device *dev, void **stream, kbc_buf *err);
-int rt_stream_destroy(rt_device *dev, void *stream, kbc_buf *err);
-int rt_stream_sync(rt_device *dev, void *stream, kbc_buf *err);
+int rt_stream_create(rt_device *dev, void **stream, rt_err *err);
+int rt_stream_destroy(rt_device *dev, void *stream, rt_err *err);
+int rt_stream_sync(rt_device *dev, void *stream, rt_err *err);
 
 /* Events with timing. */
-int rt_event_create(rt_device *dev, void **event, kbc_buf *err);
-int rt_event_destroy(rt_device *dev, void *event, kbc_buf *err);
-int rt_event_record(rt_device *dev, void *event, void *stream, kbc_buf *err);
-int rt_event_sync(rt_device *dev, void *event, kbc_buf *err);
-int rt_event_elapsed_ms(rt_device *dev, void *start, void *end, float *ms, kbc_buf *err);
+int rt_event_create(rt_device *dev, void **event, rt_err *err);
+int rt_event_destroy(rt_device *dev, void *event, rt_err *err);
+int rt_event_record(rt_device *dev, void *event, void *stream, rt_err *err);
+int rt_event_sync(rt_device *dev, void *event, rt_err *err);
+int rt_event_elapsed_ms(rt_device *dev, void *start, void *end, float *ms, rt_err *err);
 
 /* Modules from a cubin (or NUL-terminated PTX, JIT-compiled by the driver;
  * its error log is part of the message). */
-int rt_module_load(rt_device *dev, const rt_blob *image, rt_module **out, kbc_buf *err);
+int rt_module_load(rt_device *dev, const rt_blob *image, rt_module **out, rt_err *err);
 void rt_module_unload(rt_module *mod); /* NULL is allowed; frees its functions */
 /* A kernel by its (mangled, or extern "C") name; owned by the module. */
-int rt_module_function(rt_module *mod, const char *name, rt_function **out, kbc_buf *err);
+int rt_module_function(rt_module *mod, const char *name, rt_function **out, rt_err *err);
 
 typedef struct {
   int registers;
@@ -105,18 +105,18 @@ typedef struct {
   int max_threads_per_block;   /* the most this kernel can launch with */
   int binary_version;          /* e.g. 90 */
 } rt_function_attrs;
-int rt_function_get_attrs(rt_function *fn, rt_function_attrs *out, kbc_buf *err);
+int rt_function_get_attrs(rt_function *fn, rt_function_attrs *out, rt_err *err);
 const char *rt_function_name(const rt_function *fn);
 /* Resident blocks per SM for a block size and dynamic shared memory. */
-int rt_occupancy(rt_function *fn, int block_threads, size_t smem, int *blocks_per_sm, kbc_buf *err);
+int rt_occupancy(rt_function *fn, int block_threads, size_t smem, int *blocks_per_sm, rt_err *err);
 
 /* CUDA graphs: capture the launches queued on a (non-default) stream,
  * then replay them with one call.  rt_graph_capture_end instantiates the
  * captured graph into *exec (release with rt_graph_destroy). */
 int rt_graph_supported(rt_device *dev);
-int rt_graph_capture_begin(rt_device *dev, void *stream, kbc_buf *err);
-int rt_graph_capture_end(rt_device *dev, void *stream, void **exec, kbc_buf *err);
-int rt_graph_launch(rt_device *dev, void *exec, void *stream, kbc_buf *err);
+int rt_graph_capture_begin(rt_device *dev, void *stream, rt_err *err);
+int rt_graph_capture_end(rt_device *dev, void *stream, void **exec, rt_err *err);
+int rt_graph_launch(rt_device *dev, void *exec, void *stream, rt_err *err);
 void rt_graph_destroy(rt_device *dev, void *exec);
 
 /* Launches fn with grid x block threads and smem bytes of dynamic shared
@@ -127,7 +127,7 @@ void rt_graph_destroy(rt_device *dev, void *exec);
  * device or the kernel cannot run are errors naming the kernel and the
  * limit.  Kernel faults surface later, from a sync call. */
 int rt_launch(rt_function *fn, const unsigned grid[3], const unsigned block[3], size_t smem,
-              void *stream, void **args, kbc_buf *err);
+              void *stream, void **args, rt_err *err);
 
 /* Extended launches through cuLaunchKernelEx: thread-block clusters
  * (sm_90+), cooperative launch (grid-wide sync), programmatic dependent
@@ -139,7 +139,7 @@ typedef struct {
   int non_portable_cluster;    /* allow clusters above 8 CTAs (sm_90: up to 16) */
 } rt_launch_opts;
 int rt_launch_ex(rt_function *fn, const unsigned grid[3], const unsigned block[3], size_t smem,
-                 void *stream, void **args, const rt_launch_opts *opts, kbc_buf *err);
+                 void *stream, void **args, const rt_launch_opts *opts, rt_err *err);
 
 /* The `kbc info` report: versions, NVRTC archs, driver, devices, cache. */
 void rt_info(const char *kbc_version, kbc_buf *out);

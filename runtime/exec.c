@@ -105,7 +105,7 @@ void rt_exec_destroy(rt_exec *x) {
 }
 
 /* Compiles (through the cache) and loads variant i of the kernels. */
-static int build_variant(rt_exec *x, int i, kbc_buf *err) {
+static int build_variant(rt_exec *x, int i, rt_err *err) {
   rt_variant *v = &x->v[i];
   kbc_buf narrow = {0};
   const char *src = kbc_buf_str(&x->code.source);
@@ -118,7 +118,7 @@ static int build_variant(rt_exec *x, int i, kbc_buf *err) {
   kbc_buf_free(&narrow);
   if (rc || rt_module_load(x->dev, &v->bin.cubin, &v->mod, err)) return -1;
   v->fn = calloc((size_t)x->code.n_kernels + 1, sizeof *v->fn);
-  if (!v->fn) return rt_fail(err, "out of memory");
+  if (!v->fn) return rt_fail(err, RT_ERR_MEMORY, "out of memory");
   for (int k = 0; k < x->code.n_kernels; k++)
     if (rt_module_function(v->mod, x->code.kernels[k].name, &v->fn[k], err)) return -1;
   if (rt_module_function(v->mod, "kbc_zero", &v->zero, err)) return -1;
@@ -128,10 +128,10 @@ static int build_variant(rt_exec *x, int i, kbc_buf *err) {
 }
 
 int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precision precision, rt_exec **out,
-                   kbc_buf *err) {
+                   rt_err *err) {
   *out = NULL;
   rt_exec *x = calloc(1, sizeof *x);
-  if (!x) return rt_fail(err, "out of memory");
+  if (!x) return rt_fail(err, RT_ERR_MEMORY, "out of memory");
   x->p = p;
   x->arena = kbc_arena_create();
   if (rt_device_open(device, &x->dev, err)) goto fail;
@@ -142,7 +142,7 @@ int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precisi
   cg_target t = rt_exec_target(props, precision);
   kbc_diag *d = kbc_diag_create(p->name, NULL);
   int ok = cg_generate(x->arena, p, &t, &x->code, d);
-  if (!ok) rt_fail(err, "%s", kbc_diag_text(d));
+  if (!ok) rt_fail(err, RT_ERR_INTERNAL, "%s", kbc_diag_text(d));
   kbc_diag_destroy(d);
   if (!ok) goto fail;
   x->arch = kbc_arena_strdup(x->arena, arch);
@@ -152,14 +152,14 @@ int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precisi
   x->fit_vars = calloc((size_t)p->vars.len + 1, sizeof *x->fit_vars);
   x->fit = -1;
   if (!x->vars32 || !x->fit_vars) {
-    rt_fail(err, "out of memory");
+    rt_fail(err, RT_ERR_MEMORY, "out of memory");
     goto fail;
   }
   if (kbc_env_flag("KBC_PROFILE", 0)) {
     x->prof_ev = calloc(2 * (size_t)x->code.n_kernels + 1, sizeof *x->prof_ev);
     x->prof_ms = calloc((size_t)x->code.n_kernels + 1, sizeof *x->prof_ms);
     if (!x->prof_ev || !x->prof_ms) {
-      rt_fail(err, "out of memory");
+      rt_fail(err, RT_ERR_MEMORY, "out of memory");
       goto fail;
     }
     for (int k = 0; k < 2 * x->code.n_kernels; k++)
@@ -183,9 +183,9 @@ size_t rt_workspace_layout(const ir_program *p, const ir_binding *b, size_t *off
 }
 
 /* Places every temporary in the workspace, growing it when needed. */
-static int place_temps(rt_exec *x, const ir_binding *b, rt_dptr *ptr, kbc_buf *err) {
+static int place_temps(rt_exec *x, const ir_binding *b, rt_dptr *ptr, rt_err *err) {
   size_t *offset = calloc((size_t)x->p->tensors.len + 1, sizeof *offset);
-  if (!offset) return rt_fail(err, "out of memory");
+  if (!offset) return rt_fail(err, RT_ERR_MEMORY, "out of memory");
   size_t need = rt_workspace_layout(x->p, b, offset);
   int rc = 0;
   if (need > x->workspace_bytes) {
@@ -203,7 +203,7 @@ static int place_temps(rt_exec *x, const ir_binding *b, rt_dptr *ptr, kbc_buf *e
   return rc ? -1 : 0;
 }
 
-static int launch_zero(const rt_variant *v, int idx32, rt_dptr p, long long n, void *stream, kbc_buf *err) {
+static int launch_zero(const rt_variant *v, int idx32, rt_dptr p, long long n, void *stream, rt_err *err) {
   cg_launch l = cg_zero_launch(n);
   unsigned grid[3] = {(unsigned)l.grid[0], (unsigned)l.grid[1], (unsigned)l.grid[2]};
   unsigned block[3] = {(unsigned)l.block[0], (unsigned)l.block[1], (unsigned)l.block[2]};
@@ -213,7 +213,7 @@ static int launch_zero(const rt_variant *v, int idx32, rt_dptr p, long long n, v
 }
 
 /* Waits for one profiled run and adds each kernel's time. */
-static int profile_collect(rt_exec *x, void *stream, kbc_buf *err) {
+static int profile_collect(rt_exec *x, void *stream, rt_err *err) {
   if (rt_stream_sync(x->dev, stream, err)) return -1;
   for (int k = 0; k < x->code.n_kernels; k++) {
     float ms = 0;
@@ -227,7 +227,7 @@ static int profile_collect(rt_exec *x, void *stream, kbc_buf *err) {
 /* Chooses the variant for binding b: the 32-bit one where it is on and
  * the binding fits (judged once per set of var values, not per launch;
  * built now, before any graph capture), else the 64-bit one. */
-static int choose_variant(rt_exec *x, const ir_binding *b, kbc_buf *err) {
+static int choose_variant(rt_exec *x, const ir_binding *b, rt_err *err) {
   size_t vbytes = sizeof *b->vars * (size_t)x->p->vars.len;
   if (x->idx32 && (x->fit < 0 || memcmp(x->fit_vars, b->vars, vbytes))) {
     memcpy(x->fit_vars, b->vars, vbytes);
@@ -242,7 +242,7 @@ static int choose_variant(rt_exec *x, const ir_binding *b, kbc_buf *err) {
 /* Queues every kernel for the binding (ptr: all tensors, temporaries
  * placed) on stream, from the chosen variant. */
 static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *vars, void **args, void *stream,
-                   kbc_buf *err) {
+                   rt_err *err) {
   int nv = x->p->vars.len;
   int idx32 = x->cur == RT_IDX32;
   const rt_variant *v = &x->v[x->cur];
@@ -250,7 +250,7 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
   for (int k = 0; k < x->code.n_kernels; k++) {
     const cg_kernel *kn = &x->code.kernels[k];
     cg_launch l;
-    if (!cg_kernel_launch(kn, b->vars, &l)) return rt_fail(err, "kernel %s: its amount of work overflows", kn->name);
+    if (!cg_kernel_launch(kn, b->vars, &l)) return rt_fail(err, RT_ERR_ARGUMENT, "kernel %s: its amount of work overflows", kn->name);
     if (kn->zero_tensor >= 0 && b->numel[kn->zero_tensor] > 0 &&
         launch_zero(v, idx32, ptr[kn->zero_tensor], b->numel[kn->zero_tensor], stream, err))
       return -1;
@@ -273,7 +273,7 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
 /* Replays a captured graph when the arguments repeat (KBC_NO_GRAPH on
  * turns this off).  Returns 1 when it launched, 0 to launch plainly. */
 static int via_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *vars, void **args, void *stream,
-                     kbc_buf *err) {
+                     rt_err *err) {
   if (kbc_env_flag("KBC_NO_GRAPH", 0) || x->prof_ev || !rt_graph_supported(x->dev) || x->code.n_kernels < 2) return 0;
   size_t len = sizeof(rt_dptr) * (size_t)x->p->tensors.len + sizeof(long long) * (size_t)x->p->vars.len;
   unsigned char *key = malloc(len + 1);
@@ -313,7 +313,7 @@ static int via_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *v
   return rt_graph_launch(x->dev, x->graph, stream, err) ? -1 : 1;
 }
 
-int rt_exec_launch(rt_exec *x, const ir_binding *b, const rt_dptr *tensors, void *stream, kbc_buf *err) {
+int rt_exec_launch(rt_exec *x, const ir_binding *b, const rt_dptr *tensors, void *stream, rt_err *err) {
   const ir_program *p = x->p;
   int nt = p->tensors.len, nv = p->vars.len;
   rt_dptr *ptr = calloc((size_t)nt + 1, sizeof *ptr);
@@ -321,7 +321,7 @@ int rt_exec_launch(rt_exec *x, const ir_binding *b, const rt_dptr *tensors, void
   void **args = calloc((size_t)(nt + nv) + 1, sizeof *args);
   int rc = -1;
   if (!ptr || !vars || !args) {
-    rt_fail(err, "out of memory");
+    rt_fail(err, RT_ERR_MEMORY, "out of memory");
     goto done;
   }
   for (int i = 0; i < nt; i++) ptr[i] = tensors[i];

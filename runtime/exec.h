@@ -21,14 +21,14 @@ typedef struct rt_exec rt_exec;
 
 /* arch: "auto" or NULL for the device's own. */
 int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precision precision, rt_exec **out,
-                   kbc_buf *err);
+                   rt_err *err);
 void rt_exec_destroy(rt_exec *x);
 rt_device *rt_exec_device(rt_exec *x);
 const cg_program *rt_exec_code(const rt_exec *x);
 
 /* tensors[t->id]: device pointers of the inputs and outputs (temporaries
  * are ignored and filled in from the workspace). */
-int rt_exec_launch(rt_exec *x, const ir_binding *b, const rt_dptr *tensors, void *stream, kbc_buf *err);
+int rt_exec_launch(rt_exec *x, const ir_binding *b, const rt_dptr *tensors, void *stream, rt_err *err);
 
 /* Temporaries live in one workspace, each at a multiple of
  * RT_WORKSPACE_ALIGN bytes.  rt_workspace_layout returns the workspace's

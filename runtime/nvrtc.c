@@ -58,7 +58,7 @@ static const struct {
 
 static pthread_once_t nv_once = PTHREAD_ONCE_INIT;
 static int nv_loaded;
-static kbc_buf nv_error;
+static rt_err nv_error;
 static char *nv_name;
 
 static void nv_load(void) {
@@ -82,7 +82,7 @@ static void nv_load(void) {
   }
   kbc_buf_free(&path);
   if (!h) {
-    rt_fail(&nv_error, "NVRTC could not be loaded (set KBC_NVRTC_LIB or CUDA_HOME); tried:%s",
+    rt_fail(&nv_error, RT_ERR_NO_DEVICE, "NVRTC could not be loaded (set KBC_NVRTC_LIB or CUDA_HOME); tried:%s",
             kbc_buf_str(&tried));
     kbc_buf_free(&tried);
     return;
@@ -91,7 +91,7 @@ static void nv_load(void) {
   for (size_t i = 0; i < sizeof nv_symbols / sizeof nv_symbols[0]; i++) {
     void *p = dlsym(h, nv_symbols[i].symbol);
     if (!p && !nv_symbols[i].optional) {
-      rt_fail(&nv_error, "NVRTC library %s lacks %s", nv_name, nv_symbols[i].symbol);
+      rt_fail(&nv_error, RT_ERR_NO_DEVICE, "NVRTC library %s lacks %s", nv_name, nv_symbols[i].symbol);
       return;
     }
     memcpy((char *)&nv + nv_symbols[i].offset, &p, sizeof p);
@@ -99,9 +99,9 @@ static void nv_load(void) {
   nv_loaded = 1;
 }
 
-int rt_nvrtc_available(kbc_buf *err) {
+int rt_nvrtc_available(rt_err *err) {
   pthread_once(&nv_once, nv_load);
-  return nv_loaded ? 0 : rt_fail(err, "%s", kbc_buf_str(&nv_error));
+  return nv_loaded ? 0 : rt_err_copy(err, &nv_error);
 }
 
 const char *rt_nvrtc_lib_name(void) {
@@ -110,26 +110,26 @@ const char *rt_nvrtc_lib_name(void) {
 }
 
 /* 0, or -1 with "<call>: NVRTC_ERROR_..." in *err. */
-static int nv_check(nvrtcResult r, const char *call, kbc_buf *err) {
+static int nv_check(nvrtcResult r, const char *call, rt_err *err) {
   if (r == NVRTC_SUCCESS) return 0;
   const char *s = nv.GetErrorString ? nv.GetErrorString(r) : NULL;
-  return s ? rt_fail(err, "%s: %s", call, s) : rt_fail(err, "%s: NVRTC error %d", call, r);
+  return s ? rt_fail(err, RT_ERR_CUDA, "%s: %s", call, s) : rt_fail(err, RT_ERR_CUDA, "%s: NVRTC error %d", call, r);
 }
 
-int rt_nvrtc_version(int *major, int *minor, kbc_buf *err) {
+int rt_nvrtc_version(int *major, int *minor, rt_err *err) {
   if (rt_nvrtc_available(err) < 0) return -1;
   return nv_check(nv.Version(major, minor), "nvrtcVersion", err);
 }
 
-int rt_nvrtc_supported_archs(int *archs, int max, kbc_buf *err) {
+int rt_nvrtc_supported_archs(int *archs, int max, rt_err *err) {
   if (rt_nvrtc_available(err) < 0) return -1;
   if (!nv.GetNumSupportedArchs || !nv.GetSupportedArchs)
-    return rt_fail(err, "this NVRTC cannot list its supported archs");
+    return rt_fail(err, RT_ERR_CUDA, "this NVRTC cannot list its supported archs");
   int n = 0;
   if (nv_check(nv.GetNumSupportedArchs(&n), "nvrtcGetNumSupportedArchs", err) < 0) return -1;
-  if (n <= 0 || n > 1024) return rt_fail(err, "nvrtcGetNumSupportedArchs: implausible count %d", n);
+  if (n <= 0 || n > 1024) return rt_fail(err, RT_ERR_CUDA, "nvrtcGetNumSupportedArchs: implausible count %d", n);
   int *all = calloc((size_t)n, sizeof *all);
-  if (!all) return rt_fail(err, "out of memory");
+  if (!all) return rt_fail(err, RT_ERR_MEMORY, "out of memory");
   int rc = nv_check(nv.GetSupportedArchs(all), "nvrtcGetSupportedArchs", err);
   for (int i = 0; rc == 0 && i < n && i < max; i++) archs[i] = all[i];
   free(all);
@@ -151,7 +151,7 @@ static int arch_number(const char *arch) {
   return *p ? -1 : n;
 }
 
-int rt_arch_check(const char *arch, kbc_buf *err) {
+int rt_arch_check(const char *arch, rt_err *err) {
   int want = arch ? arch_number(arch) : -1;
   int archs[128];
   int n = rt_nvrtc_supported_archs(archs, 128, NULL);
@@ -167,7 +167,7 @@ int rt_arch_check(const char *arch, kbc_buf *err) {
     kbc_buf_printf(&msg, "; NVRTC %d.%d compiles for", major, minor);
     for (int i = 0; i < n && i < 128; i++) kbc_buf_printf(&msg, " sm_%d", archs[i]);
   }
-  rt_fail(err, "%s", kbc_buf_str(&msg));
+  rt_fail(err, RT_ERR_ARGUMENT, "%s", kbc_buf_str(&msg));
   kbc_buf_free(&msg);
   return -1;
 }
@@ -177,9 +177,9 @@ void rt_arch_of_cc(int major, int minor, char *buf, size_t size) {
 }
 
 int rt_nvrtc_options(const char *arch, const char *const *extra, int n_extra, kbc_buf *out,
-                     kbc_buf *err) {
+                     rt_err *err) {
   for (int i = 0; i < n_extra; i++)
-    if (strchr(extra[i], '\n')) return rt_fail(err, "NVRTC option with a newline: '%s'", extra[i]);
+    if (strchr(extra[i], '\n')) return rt_fail(err, RT_ERR_ARGUMENT, "NVRTC option with a newline: '%s'", extra[i]);
   kbc_buf_printf(out, "--gpu-architecture=%s\n-std=c++17\n-default-device\n--ptxas-options=-v\n", arch);
   if (rt_debug_level() >= 1) kbc_buf_puts(out, "-lineinfo\n");
   for (int i = 0; i < n_extra; i++) kbc_buf_printf(out, "%s\n", extra[i]);
@@ -208,10 +208,10 @@ static char **split_lines(char *text, int *n) {
  * cubin) and the PTX (when ptx and NVRTC gives one: *have_ptx), appends the
  * log to *log. */
 static int nvrtc_run(const char *src, const char *name, const char *arch, char *opt_text,
-                     rt_blob *cubin, rt_blob *ptx, int *have_ptx, kbc_buf *log, kbc_buf *err) {
+                     rt_blob *cubin, rt_blob *ptx, int *have_ptx, kbc_buf *log, rt_err *err) {
   int n_opts = 0;
   char **opts = split_lines(opt_text, &n_opts);
-  if (!opts) return rt_fail(err, "out of memory");
+  if (!opts) return rt_fail(err, RT_ERR_MEMORY, "out of memory");
   kbc_buf file = {0};
   kbc_buf_printf(&file, "%s.cu", name);
   nvrtcProgram prog = NULL;
@@ -225,13 +225,13 @@ static int nvrtc_run(const char *src, const char *name, const char *arch, char *
   }
   if (rc == 0 && cr != NVRTC_SUCCESS) {
     const char *s = nv.GetErrorString(cr);
-    rc = rt_fail(err, "NVRTC failed to compile %s for %s: %s\n%s", name, arch, s ? s : "error",
+    rc = rt_fail(err, RT_ERR_CUDA, "NVRTC failed to compile %s for %s: %s\n%s", name, arch, s ? s : "error",
                  kbc_buf_str(log));
   }
   if (rc == 0 && cubin) {
     rc = nv_check(nv.GetCUBINSize(prog, &n), "nvrtcGetCUBINSize", err);
     char *bytes = rc == 0 ? malloc(n ? n : 1) : NULL;
-    if (rc == 0 && (n == 0 || !bytes)) rc = rt_fail(err, "NVRTC returned no cubin for %s (%s)", name, arch);
+    if (rc == 0 && (n == 0 || !bytes)) rc = rt_fail(err, RT_ERR_CUDA, "NVRTC returned no cubin for %s (%s)", name, arch);
     if (rc == 0) rc = nv_check(nv.GetCUBIN(prog, bytes), "nvrtcGetCUBIN", err);
     if (rc == 0) rt_blob_set(cubin, bytes, n);
     free(bytes);
@@ -253,7 +253,7 @@ static int nvrtc_run(const char *src, const char *name, const char *arch, char *
 /* The whole compilation in this process. */
 static int compile_here(const char *src, const char *name, const char *arch,
                         const char *const *extra, int n_extra, rt_blob *cubin, rt_blob *ptx,
-                        kbc_buf *log, kbc_buf *err) {
+                        kbc_buf *log, rt_err *err) {
   kbc_buf opts = {0};
   int have_ptx = 0;
   int rc = rt_nvrtc_options(arch, extra, n_extra, &opts, err);
@@ -273,7 +273,7 @@ static int compile_here(const char *src, const char *name, const char *arch,
     kbc_buf_printf(&virt, "compute_%s", arch + 3);
     rc = rt_nvrtc_options(virt.data, extra, n_extra, &vopts, err);
     if (rc == 0) rc = nvrtc_run(src, name, virt.data, vopts.data, NULL, ptx, &have_ptx, &vlog, err);
-    if (rc == 0 && !have_ptx) rc = rt_fail(err, "NVRTC returned no PTX for %s (%s)", name, virt.data);
+    if (rc == 0 && !have_ptx) rc = rt_fail(err, RT_ERR_CUDA, "NVRTC returned no PTX for %s (%s)", name, virt.data);
     kbc_buf_free(&virt), kbc_buf_free(&vopts), kbc_buf_free(&vlog);
   }
   kbc_buf_free(&opts);
@@ -282,8 +282,9 @@ static int compile_here(const char *src, const char *name, const char *arch,
 
 /* ---- isolation in a child process ----------------------------------------- */
 
-/* The child's reply on the pipe: i32 rc, then four u64-length-prefixed byte
- * strings: err, log, cubin, ptx (ptx length UINT64_MAX when none). */
+/* The child's reply on the pipe: i32 rc (0, or the error's rt_err_kind),
+ * then four u64-length-prefixed byte strings: err, log, cubin, ptx (ptx
+ * length UINT64_MAX when none). */
 
 static int put_all(int fd, const void *p, size_t n) {
   const char *c = p;
@@ -303,9 +304,12 @@ static int put_bytes(int fd, const void *p, uint64_t n) {
 static void child_compile(int fd, const char *src, const char *name, const char *arch,
                           const char *const *extra, int n_extra, int want_ptx) {
   rt_blob cubin = {0}, ptx = {0};
-  kbc_buf log = {0}, err = {0};
-  int32_t rc = compile_here(src, name, arch, extra, n_extra, &cubin, want_ptx ? &ptx : NULL, &log, &err);
-  int bad = put_all(fd, &rc, sizeof rc) < 0 || put_bytes(fd, err.data, err.len) < 0 ||
+  kbc_buf log = {0};
+  rt_err err = {0};
+  /* 0, or the error's kind (never RT_ERR_NONE, which is 0) */
+  int32_t rc = compile_here(src, name, arch, extra, n_extra, &cubin, want_ptx ? &ptx : NULL, &log, &err)
+                   ? (err.kind != RT_ERR_NONE ? (int32_t)err.kind : (int32_t)RT_ERR_INTERNAL) : 0;
+  int bad = put_all(fd, &rc, sizeof rc) < 0 || put_bytes(fd, err.msg.data, err.msg.len) < 0 ||
             put_bytes(fd, log.data, log.len) < 0 || put_bytes(fd, cubin.data, cubin.len) < 0 ||
             put_bytes(fd, ptx.data, want_ptx ? ptx.len : UINT64_MAX) < 0;
   _exit(bad ? 3 : 0); /* no atexit handlers, no flushing of the parent's stdio */
@@ -325,14 +329,14 @@ static int take(const kbc_buf *reply, size_t *pos, const char **p, uint64_t *n) 
 
 static int compile_isolated(const char *src, const char *name, const char *arch,
                             const char *const *extra, int n_extra, rt_blob *cubin, rt_blob *ptx,
-                            kbc_buf *log, kbc_buf *err) {
+                            kbc_buf *log, rt_err *err) {
   int fds[2];
-  if (pipe(fds) < 0) return rt_fail(err, "pipe: %s", strerror(errno));
+  if (pipe(fds) < 0) return rt_fail(err, RT_ERR_IO, "pipe: %s", strerror(errno));
   fflush(NULL);
   pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]), close(fds[1]);
-    return rt_fail(err, "fork: %s", strerror(errno));
+    return rt_fail(err, RT_ERR_IO, "fork: %s", strerror(errno));
   }
   if (pid == 0) {
     close(fds[0]);
@@ -353,10 +357,10 @@ static int compile_isolated(const char *src, const char *name, const char *arch,
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   int rc = 0;
   if (WIFSIGNALED(status)) {
-    rc = rt_fail(err, "NVRTC crashed compiling %s for %s in its isolated child process "
+    rc = rt_fail(err, RT_ERR_CUDA, "NVRTC crashed compiling %s for %s in its isolated child process "
                  "(signal %d: %s)", name, arch, WTERMSIG(status), strsignal(WTERMSIG(status)));
   } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    rc = rt_fail(err, "the NVRTC child process compiling %s for %s failed (exit status %d)", name,
+    rc = rt_fail(err, RT_ERR_CUDA, "the NVRTC child process compiling %s for %s failed (exit status %d)", name,
                  arch, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
   } else {
     int32_t child_rc = 0;
@@ -367,13 +371,12 @@ static int compile_isolated(const char *src, const char *name, const char *arch,
     else memcpy(&child_rc, reply.data, sizeof child_rc);
     for (int i = 0; rc == 0 && i < 4; i++) rc = take(&reply, &pos, &p[i], &n[i]);
     if (rc < 0 || pos != reply.len) {
-      rc = rt_fail(err, "the NVRTC child process sent a malformed reply");
+      rc = rt_fail(err, RT_ERR_INTERNAL, "the NVRTC child process sent a malformed reply");
     } else {
       kbc_buf_putn(log, p[1], n[1]);
       if (child_rc != 0) {
-        rc = -1;
-        rt_buf_clear(err);
-        if (err) kbc_buf_putn(err, p[0], n[0]);
+        rt_err_kind kind = child_rc > 0 && child_rc <= RT_ERR_INTERNAL ? (rt_err_kind)child_rc : RT_ERR_INTERNAL;
+        rc = rt_fail(err, kind, "%.*s", n[0] < (1u << 30) ? (int)n[0] : 0, p[0]);
       } else {
         rt_blob_set(cubin, p[2], n[2]);
         if (ptx && n[3] != UINT64_MAX) rt_blob_set(ptx, p[3], n[3]);
@@ -386,8 +389,8 @@ static int compile_isolated(const char *src, const char *name, const char *arch,
 
 int rt_nvrtc_compile(const char *src, const char *name, const char *arch,
                      const char *const *extra_opts, int n_extra, rt_blob *cubin, rt_blob *ptx,
-                     rt_resources *res, kbc_buf *log, kbc_buf *err) {
-  if (!src || !cubin) return rt_fail(err, "rt_nvrtc_compile: no source or no cubin output");
+                     rt_resources *res, kbc_buf *log, rt_err *err) {
+  if (!src || !cubin) return rt_fail(err, RT_ERR_ARGUMENT, "rt_nvrtc_compile: no source or no cubin output");
   if (!name || !*name) name = "kernel";
   if (rt_nvrtc_available(err) < 0 || rt_arch_check(arch, err) < 0) return -1;
   rt_debug(4, "CUDA source of %s:\n%s", name, src);

@@ -68,22 +68,24 @@ void rt_resources_format(const rt_resources *r, kbc_buf *out);
 void rt_resources_serialize(const rt_resources *r, kbc_buf *out);
 int rt_resources_deserialize(const char *text, size_t len, rt_resources *out);
 
-/* 0 when NVRTC can be loaded, else -1 with the places tried in *err. */
-int rt_nvrtc_available(kbc_buf *err);
+/* 0 when NVRTC can be loaded, else -1 with the places tried in *err
+ * (RT_ERR_NO_DEVICE). */
+int rt_nvrtc_available(rt_err *err);
 /* The path or name that was loaded, or NULL. */
 const char *rt_nvrtc_lib_name(void);
-int rt_nvrtc_version(int *major, int *minor, kbc_buf *err);
+int rt_nvrtc_version(int *major, int *minor, rt_err *err);
 /* The SM numbers NVRTC can target (75 80 86 ... for sm_75 ...); returns
  * their count (at most max are stored) or -1. */
-int rt_nvrtc_supported_archs(int *archs, int max, kbc_buf *err);
+int rt_nvrtc_supported_archs(int *archs, int max, rt_err *err);
 
 /* The targets kbc generates code for, NULL-terminated:
  * sm_80 sm_86 sm_89 sm_90 sm_90a. */
 extern const char *const rt_kbc_archs[];
 /* 0 when arch is "sm_<N>" or "sm_<N>a"/"sm_<N>f" with N among NVRTC's
- * supported archs; otherwise -1 with a message naming what is supported.
+ * supported archs; otherwise -1 with a message naming what is supported
+ * (RT_ERR_ARGUMENT).
  * "auto" is not an arch here: resolve it from the device first. */
-int rt_arch_check(const char *arch, kbc_buf *err);
+int rt_arch_check(const char *arch, rt_err *err);
 /* The arch for a compute capability: "sm_90a" for 9.0 (the arch-specific
  * variant, so wgmma/setmaxnreg are available; the cubin then runs only on
  * 9.0 devices, which is what "auto" means), "sm_<major><minor>" otherwise. */
@@ -93,18 +95,18 @@ void rt_arch_of_cc(int major, int minor, char *buf, size_t size);
  * comment); what is hashed into cache keys.  -1 when an extra option
  * contains a newline. */
 int rt_nvrtc_options(const char *arch, const char *const *extra, int n_extra, kbc_buf *out,
-                     kbc_buf *err);
+                     rt_err *err);
 
 /* Compiles src (a self-contained CUDA C translation unit) named name (used
  * in diagnostics as "<name>.cu") for arch.  On success *cubin holds the
  * cubin; *ptx (when ptx is not NULL) the PTX text; *res (when not NULL) the
  * per-kernel resources; *log (when not NULL) the NVRTC log.  On failure
  * nothing is stored and *err holds the failing call, NVRTC's error and the
- * full log, e.g.
+ * full log (RT_ERR_CUDA; RT_ERR_NO_DEVICE without NVRTC), e.g.
  *   "NVRTC failed to compile vadd for sm_90: NVRTC_ERROR_COMPILATION\n
  *    vadd.cu(4): error: identifier \"x\" is undefined\n..." */
 int rt_nvrtc_compile(const char *src, const char *name, const char *arch,
                      const char *const *extra_opts, int n_extra, rt_blob *cubin, rt_blob *ptx,
-                     rt_resources *res, kbc_buf *log, kbc_buf *err);
+                     rt_resources *res, kbc_buf *log, rt_err *err);
 
 #endif

@@ -24,7 +24,7 @@ static void resources_of(const rt_resources *res, const char *name, rt_plan_laun
 }
 
 int rt_plan_make(kbc_arena *a, const ir_program *p, const cg_program *g, const ir_binding *b,
-                 const rt_resources *res, rt_plan *out, kbc_buf *err) {
+                 const rt_resources *res, rt_plan *out, rt_err *err) {
   memset(out, 0, sizeof *out);
   out->p = p;
   out->b = b;
@@ -33,7 +33,7 @@ int rt_plan_make(kbc_arena *a, const ir_program *p, const cg_program *g, const i
     const cg_kernel *kn = &g->kernels[k];
     cg_launch launch;
     if (!cg_kernel_launch(kn, b->vars, &launch))
-      return rt_fail(err, "kernel %s: its amount of work overflows", kn->name);
+      return rt_fail(err, RT_ERR_ARGUMENT, "kernel %s: its amount of work overflows", kn->name);
     /* as rt_exec_launch: the zero-fill of the kernel's target first */
     if (kn->zero_tensor >= 0 && b->numel[kn->zero_tensor] > 0) {
       rt_plan_launch *z = &out->launches[out->n_launches++];

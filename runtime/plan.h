@@ -69,7 +69,7 @@ typedef struct {
 /* Fills *out (allocated in a); -1 with a message when a kernel's work
  * overflows for this binding. */
 int rt_plan_make(kbc_arena *a, const ir_program *p, const cg_program *g, const ir_binding *b,
-                 const rt_resources *res, rt_plan *out, kbc_buf *err);
+                 const rt_resources *res, rt_plan *out, rt_err *err);
 void rt_plan_text(const rt_plan *pl, kbc_buf *out);
 void rt_plan_json(const rt_plan *pl, kbc_buf *out);
 

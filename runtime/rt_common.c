@@ -72,95 +72,23 @@ void rt_buf_clear(kbc_buf *b) {
   if (b->data) b->data[0] = 0;
 }
 
-int rt_fail(kbc_buf *err, const char *fmt, ...) {
-  if (!err) return -1;
-  va_list ap;
-  va_start(ap, fmt);
-  char *s = vformat(fmt, ap);
-  va_end(ap);
-  rt_buf_clear(err);
-  kbc_buf_puts(err, s);
-  free(s);
-  return -1;
-}
-
-int rt_mkdir_p(const char *path, mode_t mode, kbc_buf *err) {
-  size_t n = strlen(path);
-  if (n == 0) return rt_fail(err, "empty directory name");
-  char *p = malloc(n + 1);
-  if (!p) return rt_fail(err, "out of memory");
-  memcpy(p, path, n + 1);
-  for (size_t i = 1; i <= n; i++) {
-    if (p[i] != '/' && p[i] != 0) continue;
-    char c = p[i];
-    p[i] = 0;
-    if (mkdir(p, mode) < 0 && errno != EEXIST) {
-      int e = errno;
-      rt_fail(err, "cannot create directory %s: %s", p, strerror(e));
-      free(p);
-      return -1;
-    }
-    p[i] = c;
-  }
-  struct stat st;
-  int rc = 0;
-  if (stat(path, &st) < 0) rc = rt_fail(err, "cannot create directory %s: %s", path, strerror(errno));
-  else if (!S_ISDIR(st.st_mode)) rc = rt_fail(err, "%s exists and is not a directory", path);
-  free(p);
-  return rc;
-}
-
-static int write_all(int fd, const void *data, size_t len) {
-  const unsigned char *p = data;
-  while (len) {
-    ssize_t k = write(fd, p, len);
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      return -1;
-    }
-    p += k;
-    len -= (size_t)k;
-  }
-  return 0;
-}
-
-int rt_write_file_atomic(const char *path, const void *data, size_t len, kbc_buf *err) {
-  kbc_buf tmp = {0};
-  kbc_buf_printf(&tmp, "%s.tmp-XXXXXX", path);
-  int fd = mkstemp(tmp.data);
-  if (fd < 0) {
-    rt_fail(err, "cannot create a temporary file next to %s: %s", path, strerror(errno));
-    kbc_buf_free(&tmp);
-    return -1;
-  }
-  int rc = 0;
-  if (write_all(fd, data, len) < 0) rc = rt_fail(err, "cannot write %s: %s", tmp.data, strerror(errno));
-  else if (fsync(fd) < 0) rc = rt_fail(err, "cannot sync %s: %s", tmp.data, strerror(errno));
-  if (close(fd) < 0 && rc == 0) rc = rt_fail(err, "cannot close %s: %s", tmp.data, strerror(errno));
-  if (rc == 0 && rename(tmp.data, path) < 0)
-    rc = rt_fail(err, "cannot rename %s to %s: %s", tmp.data, path, strerror(errno));
-  if (rc < 0) unlink(tmp.data);
-  kbc_buf_free(&tmp);
-  return rc;
-}
-
-int rt_read_file(const char *path, size_t max_bytes, rt_blob *out, kbc_buf *err) {
+int rt_read_file(const char *path, size_t max_bytes, rt_blob *out, rt_err *err) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return rt_fail(err, "cannot open %s: %s", path, strerror(errno));
+  if (fd < 0) return rt_fail(err, RT_ERR_IO, "cannot open %s: %s", path, strerror(errno));
   struct stat st;
   if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
     close(fd);
-    return rt_fail(err, "%s is not a regular file", path);
+    return rt_fail(err, RT_ERR_IO, "%s is not a regular file", path);
   }
   if ((unsigned long long)st.st_size > max_bytes) {
     close(fd);
-    return rt_fail(err, "%s is too large (%lld bytes)", path, (long long)st.st_size);
+    return rt_fail(err, RT_ERR_IO, "%s is too large (%lld bytes)", path, (long long)st.st_size);
   }
   size_t n = (size_t)st.st_size, got = 0;
   unsigned char *d = malloc(n + 1);
   if (!d) {
     close(fd);
-    return rt_fail(err, "out of memory reading %s", path);
+    return rt_fail(err, RT_ERR_MEMORY, "out of memory reading %s", path);
   }
   while (got < n) {
     ssize_t k = read(fd, d + got, n - got);
@@ -171,7 +99,7 @@ int rt_read_file(const char *path, size_t max_bytes, rt_blob *out, kbc_buf *err)
   close(fd);
   if (got != n) {
     free(d);
-    return rt_fail(err, "cannot read %s: short read", path);
+    return rt_fail(err, RT_ERR_IO, "cannot read %s: short read", path);
   }
   d[n] = 0;
   rt_blob_free(out);

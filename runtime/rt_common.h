@@ -1,12 +1,13 @@
 /* rt_common.h — small pieces shared by the runtime layer (runtime/cuda_api,
- * nvrtc, cache, device): byte blobs, error messages, KBC_DEBUG logging and
- * file helpers.
+ * nvrtc, cache, device): byte blobs, KBC_DEBUG logging, reading a file;
+ * with the error type (rt_err.h) and writing files (rt_file.h).
  *
  * Conventions of the whole runtime layer:
  *   - a function that can fail returns 0 on success and -1 on failure;
- *   - on failure it replaces the contents of the caller's `kbc_buf *err`
- *     (which may be NULL) with one message, possibly followed by extra
- *     lines (an NVRTC log); on success it leaves *err alone;
+ *   - on failure it replaces the caller's `rt_err *err` (which may be
+ *     NULL; rt_err.h) with the error's kind, set where it is raised, and
+ *     one message, possibly followed by extra lines (an NVRTC log); on
+ *     success it leaves *err alone;
  *   - nothing prints except rt_debug(), which writes "kbc: ..." lines to
  *     stderr when KBC_DEBUG (1..4) asks for them; nothing exits.
  * Thread safety: the helpers here are safe to call from any thread. */
@@ -16,6 +17,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "rt_err.h"
+#include "rt_file.h"
 #include "support/buf.h"
 
 /* An owned byte array.  A zeroed rt_blob is empty and valid. */
@@ -35,18 +38,11 @@ int rt_debug_level(void);
 /* Writes "kbc: <message>\n" to stderr when level <= rt_debug_level(). */
 void rt_debug(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Replaces *err (when not NULL) with the formatted message; returns -1. */
-int rt_fail(kbc_buf *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Empties a buffer, keeping its storage. */
 void rt_buf_clear(kbc_buf *b);
 
-/* mkdir -p with the given mode for the directories it creates. */
-int rt_mkdir_p(const char *path, mode_t mode, kbc_buf *err);
-/* Writes path atomically: a temporary file in the same directory, fsync,
- * rename over path.  On failure no partial file is left behind. */
-int rt_write_file_atomic(const char *path, const void *data, size_t len, kbc_buf *err);
 /* Reads a whole regular file of at most max_bytes into out. */
-int rt_read_file(const char *path, size_t max_bytes, rt_blob *out, kbc_buf *err);
+int rt_read_file(const char *path, size_t max_bytes, rt_blob *out, rt_err *err);
 
 /* Monotonic clock in milliseconds. */
 double rt_now_ms(void);

@@ -11,16 +11,18 @@
  * Every failure path frees what was built and leaves one message.
  *
  * Writing: tensors and metadata are checked, the header is built in memory,
- * and the bytes go to a temporary file that is renamed over the target. */
+ * and the bytes go through rt_write_parts_atomic (rt_file.h): a temporary
+ * file, fsync, rename over the target, fsync of the directory. */
 #include "safetensors.h"
 
 #include "json.h"
+#include "rt_err.h"
+#include "rt_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,8 +65,8 @@ int rt_dtype_parse(const char *s, rt_dtype *out) {
 
 typedef struct {
   const char *file; /* printed first in every message */
-  char *buf;
-  size_t len;
+  rt_err *err;      /* may be NULL */
+  rt_err_kind kind; /* of fail()'s errors: RT_ERR_FORMAT reading, RT_ERR_ARGUMENT writing */
 } errctx;
 
 /* s made safe for a one-line message: control bytes (and every non-ASCII
@@ -88,20 +90,32 @@ static const char *shown(const char *s, char *out, size_t cap) {
   return out;
 }
 
-/* Writes "FILE: [tensor 'NAME': ]message" and returns -1. */
-__attribute__((format(printf, 3, 4))) static int fail(errctx *e, const char *tensor,
-                                                      const char *fmt, ...) {
-  if (!e->buf || !e->len) return -1;
+/* Sets "FILE: [tensor 'NAME': ]message" of the given kind; returns -1. */
+static int vfail(errctx *e, rt_err_kind kind, const char *tensor, const char *fmt, va_list ap) {
+  if (!e->err) return -1;
   char msg[512], name[96];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  if (tensor) return rt_fail(e->err, kind, "%s: tensor '%s': %s", e->file, shown(tensor, name, sizeof name), msg);
+  return rt_fail(e->err, kind, "%s: %s", e->file, msg);
+}
+
+/* An error of the context's kind (the file's contents, the caller's tensors). */
+__attribute__((format(printf, 3, 4))) static int fail(errctx *e, const char *tensor, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  int rc = vfail(e, e->kind, tensor, fmt, ap);
   va_end(ap);
-  if (tensor)
-    snprintf(e->buf, e->len, "%s: tensor '%s': %s", e->file, shown(tensor, name, sizeof name), msg);
-  else
-    snprintf(e->buf, e->len, "%s: %s", e->file, msg);
-  return -1;
+  return rc;
+}
+
+/* An error of another kind: the system's (RT_ERR_IO, with strerror) or memory. */
+__attribute__((format(printf, 4, 5))) static int fail_as(errctx *e, rt_err_kind kind, const char *tensor,
+                                                         const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = vfail(e, kind, tensor, fmt, ap);
+  va_end(ap);
+  return rc;
 }
 
 static const char *fmt_shape(const int64_t *shape, int rank, char *buf, size_t cap) {
@@ -289,7 +303,7 @@ static int parse_tensor_fields(hreader *h, entry *t) {
 /* Takes ownership of name. */
 static int parse_tensor(hreader *h, rt_st_file *f, char *name, size_t len) {
   if (grow((void **)&f->ents, &f->cap, f->n + 1, sizeof(entry)) < 0)
-    return free(name), fail(h->e, NULL, "out of memory");
+    return free(name), fail_as(h->e, RT_ERR_MEMORY, NULL, "out of memory");
   entry *t = &f->ents[f->n];
   memset(t, 0, sizeof *t);
   t->t.name = name;
@@ -311,7 +325,7 @@ static int parse_meta(hreader *h, rt_st_file *f) {
     return fail(h->e, NULL, "__metadata__ must be an object of strings");
   h->j.pos++;
   f->meta = malloc(sizeof(char *));
-  if (!f->meta) return fail(h->e, NULL, "out of memory");
+  if (!f->meta) return fail_as(h->e, RT_ERR_MEMORY, NULL, "out of memory");
   h->field = "__metadata__: ";
   while ((k = rt_json_member(&h->j, &first, &key, &klen)) == 1) {
     if (rt_json_peek(&h->j) != '"') {
@@ -322,7 +336,7 @@ static int parse_meta(hreader *h, rt_st_file *f) {
     }
     if (rt_json_string(&h->j, &val, &vlen) < 0) return free(key), jfail(h);
     if (grow((void **)&f->meta, &f->metacap, 2 * f->nmeta + 2, sizeof(char *)) < 0)
-      return free(key), free(val), fail(h->e, NULL, "out of memory");
+      return free(key), free(val), fail_as(h->e, RT_ERR_MEMORY, NULL, "out of memory");
     f->meta[2 * f->nmeta] = key, f->meta[2 * f->nmeta + 1] = val;
     f->nmeta++;
     if (klen != strlen(key) || vlen != strlen(val))
@@ -432,7 +446,7 @@ static int check_file(errctx *e, rt_st_file *f, uint64_t bufsize) {
   if (f->n > 1) qsort(f->ents, (size_t)f->n, sizeof(entry), by_offset);
   f->by_name = malloc(sizeof(named) * (size_t)(f->n + 1));
   named *keys = malloc(sizeof(named) * (size_t)(f->nmeta + 1));
-  if (!f->by_name || !keys) return free(keys), fail(e, NULL, "out of memory");
+  if (!f->by_name || !keys) return free(keys), fail_as(e, RT_ERR_MEMORY, NULL, "out of memory");
   for (int i = 0; i < f->n; i++) f->by_name[i] = (named){f->ents[i].t.name, i};
   for (int i = 0; i < f->nmeta; i++) keys[i] = (named){f->meta[2 * i], i};
   const char *dup = sort_names(f->by_name, f->n), *dupkey = sort_names(keys, f->nmeta);
@@ -463,7 +477,7 @@ static int src_read(errctx *e, source *s, void *dst, size_t n) {
   for (char *p = dst; n > 0;) {
     ssize_t k = read(s->fd, p, n < (1u << 30) ? n : (1u << 30));
     if (k < 0 && errno == EINTR) continue;
-    if (k < 0) return fail(e, NULL, "read error at byte %" PRIu64 ": %s", s->pos, strerror(errno));
+    if (k < 0) return fail_as(e, RT_ERR_IO, NULL, "read error at byte %" PRIu64 ": %s", s->pos, strerror(errno));
     if (k == 0)
       return fail(e, NULL, "file is truncated at byte %" PRIu64 " (did it change while being read?)",
                   s->pos);
@@ -478,7 +492,7 @@ static int read_data(errctx *e, rt_st_file *f, source *src) {
     rt_st_tensor *t = &f->ents[i].t;
     t->nbytes = (size_t)(f->ents[i].end - f->ents[i].begin);
     t->data = malloc(t->nbytes ? t->nbytes : 1);
-    if (!t->data) return fail(e, t->name, "out of memory for %zu bytes of data", t->nbytes);
+    if (!t->data) return fail_as(e, RT_ERR_MEMORY, t->name, "out of memory for %zu bytes of data", t->nbytes);
     if (t->nbytes && src_read(e, src, t->data, t->nbytes) < 0) return -1;
   }
   return 0;
@@ -500,7 +514,7 @@ static int load_from(errctx *e, source *src, rt_st_file **out) {
                 src->size);
   char *hdr = malloc(n ? n : 1);
   rt_st_file *f = calloc(1, sizeof *f);
-  int rc = hdr && f ? src_read(e, src, hdr, n) : fail(e, NULL, "out of memory");
+  int rc = hdr && f ? src_read(e, src, hdr, n) : fail_as(e, RT_ERR_MEMORY, NULL, "out of memory");
   if (rc == 0) {
     hreader h = {.e = e, .field = ""};
     rt_json_init(&h.j, hdr, n, "the header");
@@ -514,26 +528,26 @@ static int load_from(errctx *e, source *src, rt_st_file **out) {
   return 0;
 }
 
-int rt_st_parse(const void *bytes, size_t len, rt_st_file **out, char *err, size_t errlen) {
-  errctx e = {"<memory>", err, errlen};
+int rt_st_parse(const void *bytes, size_t len, rt_st_file **out, rt_err *err) {
+  errctx e = {"<memory>", err, RT_ERR_FORMAT};
   source src = {-1, bytes, len, 0};
   *out = NULL;
-  if (!bytes && len) return fail(&e, NULL, "no bytes");
+  if (!bytes && len) return fail_as(&e, RT_ERR_ARGUMENT, NULL, "no bytes");
   return load_from(&e, &src, out);
 }
 
-int rt_st_load(const char *path, rt_st_file **out, char *err, size_t errlen) {
-  errctx e = {path ? path : "(null)", err, errlen};
+int rt_st_load(const char *path, rt_st_file **out, rt_err *err) {
+  errctx e = {path ? path : "(null)", err, RT_ERR_FORMAT};
   struct stat st;
   *out = NULL;
-  if (!path) return fail(&e, NULL, "no path");
+  if (!path) return fail_as(&e, RT_ERR_ARGUMENT, NULL, "no path");
   /* O_NONBLOCK: opening a FIFO must not hang; it is then rejected. */
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return fail(&e, NULL, "cannot open: %s", strerror(errno));
+  if (fd < 0) return fail_as(&e, RT_ERR_IO, NULL, "cannot open: %s", strerror(errno));
   int rc;
-  if (fstat(fd, &st) < 0) rc = fail(&e, NULL, "cannot stat: %s", strerror(errno));
+  if (fstat(fd, &st) < 0) rc = fail_as(&e, RT_ERR_IO, NULL, "cannot stat: %s", strerror(errno));
   else if (!S_ISREG(st.st_mode))
-    rc = fail(&e, NULL, "%s", S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
+    rc = fail_as(&e, RT_ERR_IO, NULL, "%s", S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
   else {
     source src = {fd, NULL, (uint64_t)st.st_size, 0};
     rc = load_from(&e, &src, out);
@@ -636,7 +650,7 @@ static int check_unique(errctx *e, const char *what, const char *(*name)(const v
                         const void *arr, int n) {
   named *v = malloc(sizeof(named) * (size_t)(n + 1));
   char buf[96];
-  if (!v) return fail(e, NULL, "out of memory");
+  if (!v) return fail_as(e, RT_ERR_MEMORY, NULL, "out of memory");
   for (int i = 0; i < n; i++) v[i] = (named){name(arr, i), i};
   const char *dup = sort_names(v, n);
   int rc = dup ? fail(e, NULL, "duplicate %s '%s'", what, shown(dup, buf, sizeof buf)) : 0;
@@ -669,7 +683,7 @@ static int build_header(errctx *e, const rt_st_tensor *ts, int n, const char *co
   }
   sb_put(hdr, "}", 1);
   while (!hdr->oom && hdr->len % 8) sb_put(hdr, " ", 1);
-  if (hdr->oom) return fail(e, NULL, "out of memory");
+  if (hdr->oom) return fail_as(e, RT_ERR_MEMORY, NULL, "out of memory");
   uint64_t len = hdr->len - 8;
   if (len > RT_ST_MAX_HEADER)
     return fail(e, NULL, "the header would be %" PRIu64 " bytes, over the limit of %d", len,
@@ -691,8 +705,8 @@ static int prepare(errctx *e, const rt_st_tensor *ts, int n, const char *const *
 
 int rt_st_encode(const rt_st_tensor *tensors, int n, const char *const *meta_keys,
                  const char *const *meta_values, int nmeta, void **out, size_t *outlen,
-                 char *err, size_t errlen) {
-  errctx e = {"<memory>", err, errlen};
+                 rt_err *err) {
+  errctx e = {"<memory>", err, RT_ERR_ARGUMENT};
   sbuf hdr = {0};
   *out = NULL, *outlen = 0;
   if (prepare(&e, tensors, n, meta_keys, meta_values, nmeta, &hdr) < 0) return free(hdr.p), -1;
@@ -700,7 +714,7 @@ int rt_st_encode(const rt_st_tensor *tensors, int n, const char *const *meta_key
   for (int i = 0; i < n && total != SIZE_MAX; i++)
     total = tensors[i].nbytes > SIZE_MAX - total ? SIZE_MAX : total + tensors[i].nbytes;
   char *p = total < SIZE_MAX ? malloc(total) : NULL;
-  if (!p) return free(hdr.p), fail(&e, NULL, "out of memory for %zu bytes", total);
+  if (!p) return free(hdr.p), fail_as(&e, RT_ERR_MEMORY, NULL, "out of memory for %zu bytes", total);
   memcpy(p, hdr.p, hdr.len);
   for (size_t at = hdr.len, i = 0; i < (size_t)n; at += tensors[i++].nbytes)
     if (tensors[i].nbytes) memcpy(p + at, tensors[i].data, tensors[i].nbytes);
@@ -709,87 +723,32 @@ int rt_st_encode(const rt_st_tensor *tensors, int n, const char *const *meta_key
   return 0;
 }
 
-static int write_all(int fd, const void *buf, size_t n) {
-  for (const char *p = buf; n > 0;) {
-    ssize_t k = write(fd, p, n < (1u << 30) ? n : (1u << 30));
-    if (k < 0 && errno == EINTR) continue;
-    if (k < 0) return -1;
-    p += k, n -= (size_t)k;
-  }
-  return 0;
-}
-
-static int write_contents(errctx *e, int fd, const sbuf *hdr, const rt_st_tensor *ts, int n) {
-  int rc = write_all(fd, hdr->p, hdr->len);
-  for (int i = 0; rc == 0 && i < n; i++)
-    if (ts[i].nbytes) rc = write_all(fd, ts[i].data, ts[i].nbytes);
-  if (rc < 0) return fail(e, NULL, "cannot write the temporary file: %s", strerror(errno));
-  if (fsync(fd) < 0) return fail(e, NULL, "cannot sync the temporary file: %s", strerror(errno));
-  return 0;
-}
-
-static atomic_uint temp_counter;
-
-/* "DIR/.BASE.tmp-PID-N" next to path; NULL when out of memory. */
-static char *temp_path(const char *path, size_t dirlen) {
-  size_t cap = strlen(path) + 48;
-  char *t = malloc(cap);
-  if (t)
-    snprintf(t, cap, "%.*s.%s.tmp-%ld-%u", (int)dirlen, path, path + dirlen, (long)getpid(),
-             atomic_fetch_add(&temp_counter, 1u));
-  return t;
-}
-
-/* Best effort: makes the rename durable where directories can be synced. */
-static void sync_dir(const char *path, size_t dirlen) {
-  char *dir = dirlen ? strndup(path, dirlen) : NULL;
-  int fd = open(dir ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) fsync(fd), close(fd);
-  free(dir);
-}
-
-static int save_atomic(errctx *e, const char *path, const sbuf *hdr, const rt_st_tensor *ts,
-                       int n) {
-  const char *slash = strrchr(path, '/');
-  size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-  char *tmp = NULL;
-  int fd = -1, rc;
-  if (!path[dirlen]) return fail(e, NULL, "the path names a directory, not a file");
-  for (int tries = 0; fd < 0 && tries < 100; tries++) {
-    free(tmp);
-    if (!(tmp = temp_path(path, dirlen))) return fail(e, NULL, "out of memory");
-    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST) break;
-  }
-  if (fd < 0) {
-    rc = fail(e, NULL, "cannot create a temporary file in '%.*s': %s", (int)(dirlen ? dirlen : 1),
-              dirlen ? path : ".", strerror(errno));
-    return free(tmp), rc;
-  }
-  rc = write_contents(e, fd, hdr, ts, n);
-  if (close(fd) < 0 && rc == 0) rc = fail(e, NULL, "cannot write: %s", strerror(errno));
-  if (rc == 0 && rename(tmp, path) < 0)
-    rc = fail(e, NULL, "cannot replace it with the temporary file: %s", strerror(errno));
-  if (rc < 0) unlink(tmp);
-  else sync_dir(path, dirlen);
-  free(tmp);
+/* The header, then every tensor's bytes, through the one atomic writer
+ * (rt_file.h), whose messages start with the path like ours. */
+static int save_atomic(errctx *e, const char *path, const sbuf *hdr, const rt_st_tensor *ts, int n) {
+  rt_span *parts = malloc(sizeof *parts * ((size_t)n + 1));
+  if (!parts) return fail_as(e, RT_ERR_MEMORY, NULL, "out of memory");
+  parts[0] = (rt_span){hdr->p, hdr->len};
+  for (int i = 0; i < n; i++) parts[i + 1] = (rt_span){ts[i].data, ts[i].nbytes};
+  int rc = rt_write_parts_atomic(path, parts, n + 1, e->err);
+  free(parts);
   return rc;
 }
 
 int rt_st_save_meta(const char *path, const rt_st_tensor *tensors, int n,
                     const char *const *meta_keys, const char *const *meta_values, int nmeta,
-                    char *err, size_t errlen) {
-  errctx e = {path ? path : "(null)", err, errlen};
+                    rt_err *err) {
+  errctx e = {path ? path : "(null)", err, RT_ERR_ARGUMENT};
   sbuf hdr = {0};
-  if (!path || !*path) return fail(&e, NULL, "no path");
+  if (!path || !*path) return fail_as(&e, RT_ERR_ARGUMENT, NULL, "no path");
   int rc = prepare(&e, tensors, n, meta_keys, meta_values, nmeta, &hdr);
   if (rc == 0) rc = save_atomic(&e, path, &hdr, tensors, n);
   free(hdr.p);
   return rc;
 }
 
-int rt_st_save(const char *path, const rt_st_tensor *tensors, int n, char *err, size_t errlen) {
-  return rt_st_save_meta(path, tensors, n, NULL, NULL, 0, err, errlen);
+int rt_st_save(const char *path, const rt_st_tensor *tensors, int n, rt_err *err) {
+  return rt_st_save_meta(path, tensors, n, NULL, NULL, 0, err);
 }
 
 /* ---- conversions ------------------------------------------------------- */

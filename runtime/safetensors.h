@@ -9,8 +9,10 @@
  *
  * Reading is strict, like the reference (Rust) implementation, and every
  * rejection is a one-line message "FILE: problem" (naming the tensor where
- * there is one) written into the caller's buffer; nothing is printed, nothing
- * aborts, and memory use is bounded by the size of the input.  Accepted:
+ * there is one) in the caller's rt_err (runtime/rt_err.h: RT_ERR_FORMAT for
+ * the file's contents, RT_ERR_IO for the system's errors, with strerror,
+ * RT_ERR_MEMORY); nothing is printed, nothing aborts, and memory use is
+ * bounded by the size of the input.  Accepted:
  *   - a header of at most RT_ST_MAX_HEADER bytes holding one JSON object
  *     (JSON whitespace, including the writers' padding, may surround it);
  *   - per tensor exactly the fields dtype, shape and data_offsets — an
@@ -33,6 +35,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "rt_err.h"
 
 typedef enum {
   RT_DT_F64,
@@ -62,11 +66,11 @@ typedef struct {
 /* A loaded file; owns its names, data and metadata. */
 typedef struct rt_st_file rt_st_file;
 
-/* Both return 0, or -1 with *out = NULL and a message in err (which may be
- * NULL when errlen is 0).  rt_st_parse copies what it keeps and names the
+/* Both return 0, or -1 with *out = NULL and the error in *err (which may be
+ * NULL).  rt_st_parse copies what it keeps and names the
  * input "<memory>" in messages. */
-int rt_st_load(const char *path, rt_st_file **out, char *err, size_t errlen);
-int rt_st_parse(const void *bytes, size_t len, rt_st_file **out, char *err, size_t errlen);
+int rt_st_load(const char *path, rt_st_file **out, rt_err *err);
+int rt_st_parse(const void *bytes, size_t len, rt_st_file **out, rt_err *err);
 void rt_st_free(rt_st_file *f); /* NULL is fine */
 
 /* Tensors are numbered in the order of their data in the file (their
@@ -81,21 +85,21 @@ int rt_st_meta_count(const rt_st_file *f);
 int rt_st_meta_get(const rt_st_file *f, int i, const char **key, const char **value);
 const char *rt_st_meta_find(const rt_st_file *f, const char *key); /* NULL if absent */
 
-/* Writes atomically: a temporary file in the same directory, fsync, rename
- * over path (replacing a symlink at path, not its target), fsync of the
- * directory.  On any error the temporary is removed and an existing file at
- * path is untouched.  Every tensor needs a unique, non-empty UTF-8 name
+/* Writes atomically (rt_write_parts_atomic, rt_file.h): a temporary file
+ * in the same directory, fsync, rename over path (replacing a symlink at
+ * path, not its target), fsync of the directory.  On any error the
+ * temporary is removed and an existing file at path is untouched.  Every tensor needs a unique, non-empty UTF-8 name
  * other than "__metadata__", a valid dtype, rank 0..8, extents >= 0, nbytes
  * equal to shape x dtype size, and data (may be NULL when nbytes is 0). */
-int rt_st_save(const char *path, const rt_st_tensor *tensors, int n, char *err, size_t errlen);
+int rt_st_save(const char *path, const rt_st_tensor *tensors, int n, rt_err *err);
 /* The same with nmeta "__metadata__" entries (unique UTF-8 keys). */
 int rt_st_save_meta(const char *path, const rt_st_tensor *tensors, int n,
                     const char *const *meta_keys, const char *const *meta_values, int nmeta,
-                    char *err, size_t errlen);
+                    rt_err *err);
 /* The bytes rt_st_save_meta would write, into a malloc'ed *out. */
 int rt_st_encode(const rt_st_tensor *tensors, int n, const char *const *meta_keys,
                  const char *const *meta_values, int nmeta, void **out, size_t *outlen,
-                 char *err, size_t errlen);
+                 rt_err *err);
 
 const char *rt_dtype_name(rt_dtype t); /* "F32" ...; "?" if not a dtype */
 size_t rt_dtype_size(rt_dtype t);      /* bytes per element; 0 if not a dtype */

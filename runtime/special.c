@@ -60,20 +60,19 @@ ir_program *rt_specialize(kbc_arena *a, kbc_diag *d, const char *source, const c
 /* Makes entry e for binding b: the program, its binding, the tensor map,
  * the executor. */
 static int make(rt_special *s, entry *e, const ir_program *g, const ir_binding *b, int device, const char *arch,
-                cg_precision precision, kbc_buf *err) {
+                cg_precision precision, rt_err *err) {
   e->arena = kbc_arena_create();
   e->vars = malloc(sizeof(int64_t) * (size_t)(g->vars.len + 1));
   if (!e->arena || !e->vars) {
-    kbc_buf_puts(err, "out of memory");
-    return -1;
+    return rt_fail(err, RT_ERR_MEMORY, "out of memory");
   }
   memcpy(e->vars, b->vars, sizeof(int64_t) * (size_t)g->vars.len);
   kbc_diag *d = kbc_diag_create(s->name, s->source);
   ir_program *p = rt_specialize(e->arena, d, s->source, s->name, g, b->vars);
   int ok = p && ir_bind(p, e->arena, NULL, &e->sp.b, d);
   if (!ok)
-    kbc_buf_printf(err, "internal error: %s specialized for its binding does not compile (this is a bug in kbc):\n%s",
-                   s->name, kbc_diag_text(d));
+    rt_fail(err, RT_ERR_INTERNAL, "%s specialized for its binding does not compile (this is a bug in kbc):\n%s",
+            s->name, kbc_diag_text(d));
   kbc_diag_destroy(d);
   if (!ok) return -1;
   int *map = KBC_NEW_ARRAY(e->arena, int, g->tensors.len + 1);
@@ -83,11 +82,9 @@ static int make(rt_special *s, entry *e, const ir_program *g, const ir_binding *
     if (t->role == IR_ROLE_TEMP) continue;
     for (int j = 0; j < p->tensors.len; j++)
       if (IR_TENSOR(p, j)->role == t->role && !strcmp(IR_TENSOR(p, j)->name, t->name)) map[i] = j;
-    if (map[i] < 0) {
-      kbc_buf_printf(err, "internal error: %s specialized has no %s '%s' (this is a bug in kbc)", s->name,
+    if (map[i] < 0)
+      return rt_fail(err, RT_ERR_INTERNAL, "%s specialized has no %s '%s' (this is a bug in kbc)", s->name,
                      t->role == IR_ROLE_INPUT ? "input" : "output", t->name);
-      return -1;
-    }
   }
   e->sp.p = p;
   e->sp.tensor_of = map;
@@ -96,7 +93,7 @@ static int make(rt_special *s, entry *e, const ir_program *g, const ir_binding *
 }
 
 int rt_special_find(rt_special *s, const ir_program *generic, const ir_binding *b, int device, const char *arch,
-                    cg_precision precision, const rt_specialized **out, kbc_buf *err) {
+                    cg_precision precision, const rt_specialized **out, rt_err *err) {
   *out = NULL;
   if (!generic->vars.len) return 0; /* nothing to specialize */
   size_t nv = sizeof(int64_t) * (size_t)generic->vars.len;

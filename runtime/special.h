@@ -18,6 +18,7 @@
 #define KBC_RUNTIME_SPECIAL_H
 
 #include "exec.h"
+#include "rt_err.h"
 
 typedef struct rt_special rt_special;
 
@@ -39,7 +40,7 @@ int rt_special_limit(const rt_special *s);
  * first call for b), in *out, or *out = NULL when b is not specialized (the
  * limit is reached).  -1 with a message in err when making it failed. */
 int rt_special_find(rt_special *s, const ir_program *generic, const ir_binding *b, int device, const char *arch,
-                    cg_precision precision, const rt_specialized **out, kbc_buf *err);
+                    cg_precision precision, const rt_specialized **out, rt_err *err);
 
 /* The specialized program for b alone, without a GPU (`kbc compile --emit
  * ... --specialize`): NULL with diagnostics in d on failure. */

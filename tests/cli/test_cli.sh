@@ -28,47 +28,8 @@ spec=$src/specs/examples/relpos_gather.kb
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/kbc_cli.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 log=$tmp/log
-failed=0
 
-# Sanitizers exit with statuses of their own, never mistaken for 1 or 2.
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=86"
-export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}exitcode=87:print_stacktrace=1"
-
-fail() {
-  echo "FAIL: $*"
-  if [ -s "$log" ]; then
-    echo "---- output"
-    sed 's/^/    /' "$log"
-    echo "----"
-  fi
-  failed=1
-}
-
-# expect RC DESC CMD...: runs CMD (output in $log); 0 unless it exits RC
-# cleanly (no sanitizer report).
-expect() {
-  local want=$1 desc=$2
-  shift 2
-  "$@" >"$log" 2>&1
-  local rc=$?
-  if grep -Eq 'Sanitizer|runtime error:|internal error' "$log"; then
-    fail "$desc: sanitizer report or internal error (exit $rc): $*"
-    return 1
-  fi
-  if [ "$rc" -ne "$want" ]; then
-    fail "$desc: exit status $rc, want $want: $*"
-    return 1
-  fi
-  echo "ok: $desc (exit $rc)"
-  return 0
-}
-
-# mentions DESC TEXT: the last command's output contains TEXT.
-mentions() {
-  if ! grep -qF -- "$2" "$log"; then
-    fail "$1: the message does not mention '$2'"
-  fi
-}
+. "$(dirname "$0")/lib.sh" # fail, expect, mentions
 
 # ---- usage errors and unreadable specs -------------------------------------
 

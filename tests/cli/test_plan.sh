@@ -15,43 +15,13 @@ py=${KBC_PYTHON:-python3}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/kbc_plan.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 log=$tmp/log
-failed=0
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=86"
-export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}exitcode=87:print_stacktrace=1"
+. "$(dirname "$0")/lib.sh" # fail, expect, mentions
 
 mm=$src/specs/examples/matmul_bias_gelu.kb
 if ! "$kbc" compile "$mm" --emit resources --target sm_90 >"$log" 2>&1; then
   if grep -q "NVRTC" "$log"; then echo "SKIP: no NVRTC: $(head -1 "$log")"; exit 77; fi
 fi
 if ! "$py" -c 'import json' >/dev/null 2>&1; then echo "SKIP: no python3 for the JSON checks"; exit 77; fi
-
-fail() {
-  echo "FAIL: $*"
-  [ -s "$log" ] && sed 's/^/    /' "$log"
-  failed=1
-}
-
-# expect RC DESC CMD...: CMD exits RC, with no sanitizer report (output in $log).
-expect() {
-  local want=$1 desc=$2
-  shift 2
-  "$@" >"$log" 2>"$tmp/err"
-  local rc=$?
-  cat "$tmp/err" >>"$log"
-  if grep -Eq 'Sanitizer|runtime error:|internal error' "$log"; then
-    fail "$desc: sanitizer report or internal error (exit $rc): $*"
-    return 1
-  fi
-  if [ "$rc" -ne "$want" ]; then
-    fail "$desc: exit status $rc, want $want: $*"
-    return 1
-  fi
-  echo "ok: $desc (exit $rc)"
-}
-
-mentions() {
-  grep -qF -- "$2" "$log" || fail "$1: the output does not mention '$2'"
-}
 
 # check_json DESC FILE [PYTHON-ASSERTIONS on d]: the plan's JSON is valid
 # and well-formed, then the extra assertions hold.

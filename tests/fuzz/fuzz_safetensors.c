@@ -55,15 +55,16 @@ static void encode(const rt_st_file *f, void **out, size_t *len) {
   int n = rt_st_count(f), nm = rt_st_meta_count(f);
   rt_st_tensor *ts = calloc((size_t)n + 1, sizeof *ts);
   const char **k = calloc((size_t)nm + 1, sizeof *k), **v = calloc((size_t)nm + 1, sizeof *v);
-  char err[512];
+  rt_err err = {0};
   CHECK(ts && k && v);
   for (int i = 0; i < n; i++) ts[i] = *rt_st_get(f, i);
   for (int i = 0; i < nm; i++) CHECK(rt_st_meta_get(f, i, &k[i], &v[i]) == 0);
-  if (rt_st_encode(ts, n, k, v, nm, out, len, err, sizeof err) != 0) {
-    fprintf(stderr, "re-encoding a loaded file failed: %s\n", err);
+  if (rt_st_encode(ts, n, k, v, nm, out, len, &err) != 0) {
+    fprintf(stderr, "re-encoding a loaded file failed: %s\n", rt_err_msg(&err));
     abort();
   }
   free(ts), free(k), free(v);
+  rt_err_free(&err);
 }
 
 static void check_same(const rt_st_file *a, const rt_st_file *b) {
@@ -83,20 +84,21 @@ static void check_same(const rt_st_file *a, const rt_st_file *b) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  char err[512];
+  rt_err err = {0};
   rt_st_file *f, *g;
-  memset(err, 'x', sizeof err);
-  if (rt_st_parse(data, size, &f, err, sizeof err) != 0) {
-    CHECK(f == NULL && memchr(err, 0, sizeof err) && strncmp(err, "<memory>: ", 10) == 0);
-    CHECK(strlen(err) > 10 && !strchr(err, '\n'));
+  if (rt_st_parse(data, size, &f, &err) != 0) {
+    const char *m = rt_err_msg(&err);
+    CHECK(f == NULL && strncmp(m, "<memory>: ", 10) == 0 && strlen(m) > 10 && !strchr(m, '\n'));
+    CHECK(err.kind == RT_ERR_FORMAT || err.kind == RT_ERR_MEMORY);
+    rt_err_free(&err);
     return 0;
   }
   check_tensors(f);
   void *e1, *e2;
   size_t n1, n2;
   encode(f, &e1, &n1);
-  if (rt_st_parse(e1, n1, &g, err, sizeof err) != 0) {
-    fprintf(stderr, "the re-encoded file does not load: %s\n", err);
+  if (rt_st_parse(e1, n1, &g, &err) != 0) {
+    fprintf(stderr, "the re-encoded file does not load: %s\n", rt_err_msg(&err));
     abort();
   }
   check_same(f, g);

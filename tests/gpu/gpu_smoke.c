@@ -41,15 +41,15 @@ static const char SRC[] =
     "}\n";
 
 static int checks, failures;
-static kbc_buf err;
+static rt_err err;
 
 static void check(int ok, const char *what) {
   checks++;
   if (!ok) failures++;
   printf("  [%s] %s", ok ? "ok" : "FAIL", what);
-  if (!ok && err.len) printf(": %s", err.data);
+  if (!ok && err.msg.len) printf(": %s", rt_err_msg(&err));
   printf("\n");
-  rt_buf_clear(&err);
+  rt_err_clear(&err);
 }
 
 /* Runs vadd on n elements with the given launch options and checks c. */
@@ -64,7 +64,7 @@ static void run_vadd(rt_device *dev, rt_function *fn, void *stream, rt_dptr a, r
            rt_memcpy_dtoh(dev, h, c, sizeof(float) * (size_t)n, &err) == 0;
   for (int i = 0; ok && i < n; i++)
     if (h[i] != 0.5f * (float)i + (1.0f - (float)i)) {
-      kbc_buf_printf(&err, "c[%d] = %g, expected %g", i, h[i], 0.5f * (float)i + (1.0f - (float)i));
+      rt_fail(&err, RT_ERR_INTERNAL, "c[%d] = %g, expected %g", i, h[i], 0.5f * (float)i + (1.0f - (float)i));
       ok = 0;
     }
   check(ok, what);
@@ -81,7 +81,7 @@ int main(void) {
   }
   int count = 0;
   if (rt_device_count(&count, &err) < 0 || count == 0) {
-    printf("gpu_smoke: SKIP: %s\n", count == 0 && !err.len ? "no CUDA devices" : kbc_buf_str(&err));
+    printf("gpu_smoke: SKIP: %s\n", count == 0 && !err.msg.len ? "no CUDA devices" : rt_err_msg(&err));
     if (own_cache) rmdir(tmp);
     return 77;
   }
@@ -92,7 +92,7 @@ int main(void) {
 
   rt_device *dev = NULL;
   if (rt_device_open(0, &dev, &err) < 0) {
-    printf("gpu_smoke: FAIL: %s\n", err.data);
+    printf("gpu_smoke: FAIL: %s\n", rt_err_msg(&err));
     return 1;
   }
   const rt_device_props *p = rt_device_info(dev);
@@ -122,9 +122,9 @@ int main(void) {
   check(ok, "module load and kernel lookup");
   if (!ok) return 1;
   rt_function *none = NULL;
-  check(rt_module_function(mod, "no_such_kernel", &none, &err) < 0 && strstr(err.data, "no kernel named"),
+  check(rt_module_function(mod, "no_such_kernel", &none, &err) < 0 && strstr(rt_err_msg(&err), "no kernel named"),
         "missing kernel is a clear error");
-  rt_buf_clear(&err);
+  rt_err_clear(&err);
 
   void *stream = NULL;
   check(rt_stream_create(dev, &stream, &err) == 0, "stream create");
@@ -166,14 +166,14 @@ int main(void) {
   for (int blk = 0; ok && blk < blocks; blk++)
     for (int i = 0; ok && i < per; i++)
       if (hout[blk * per + i] != 2.0f * hin[blk * per + per - 1 - i]) {
-        kbc_buf_printf(&err, "out[%d] wrong", blk * per + i);
+        rt_fail(&err, RT_ERR_INTERNAL, "out[%d] wrong", blk * per + i);
         ok = 0;
       }
   check(ok, "64 KB dynamic shared memory kernel");
   ok = rt_launch(rev, grid, block, (size_t)p->smem_per_block_optin + 1024, stream, rargs, &err) < 0 &&
-       strstr(err.data, "exceed");
+       strstr(rt_err_msg(&err), "exceed");
   check(ok, "too much shared memory is refused with a clear message");
-  rt_buf_clear(&err);
+  rt_err_clear(&err);
 
   /* timing with events: 200 back-to-back launches */
   void *e0 = NULL, *e1 = NULL;
@@ -195,8 +195,8 @@ int main(void) {
   rt_compiled ok2 = {0};
   rt_module *omod = NULL;
   ok = rt_compile(&oreq, &ok2, &err) == 0 && rt_module_load(dev, &ok2.cubin, &omod, &err) < 0 &&
-       strstr(err.data, "CUDA_ERROR_NO_BINARY_FOR_GPU");
-  printf("  (message: %s)\n", kbc_buf_str(&err));
+       strstr(rt_err_msg(&err), "CUDA_ERROR_NO_BINARY_FOR_GPU");
+  printf("  (message: %s)\n", rt_err_msg(&err));
   check(ok, "wrong-arch cubin: CUDA_ERROR_NO_BINARY_FOR_GPU");
   rt_module_unload(omod);
   rt_compiled_free(&ok2);
@@ -216,6 +216,6 @@ int main(void) {
     rmdir(tmp);
   }
   printf("gpu_smoke: %s (%d checks, %d failed)\n", failures ? "FAIL" : "OK", checks, failures);
-  kbc_buf_free(&err);
+  rt_err_free(&err);
   return failures ? 1 : 0;
 }

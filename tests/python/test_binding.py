@@ -34,7 +34,7 @@ prog.run({"x": x}, outputs=preallocated)
 assert torch.equal(preallocated["out"], out)
 assert b"__global__" in prog.emit("cuda")
 
-for bad, phrase in [({"x": torch.randn(3, 5)}, "rank"), ({"y": x}, "not an input"),
+for bad, phrase in [({"x": torch.randn(3, 5)}, "rank"), ({"y": x}, "unexpected input 'y'"),
                     ({"x": x.double()}, "float32")]:
     try:
         prog.run(bad)

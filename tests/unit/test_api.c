@@ -67,7 +67,10 @@ static void test_argument_errors(void **state) {
   memcpy(a, ok, sizeof a);
   expect(kbc_program_run_cpu(p, a, 3), KBC_ERROR_ARGUMENT, "missing output 'total'");
   a[1].name = "nope";
-  expect(kbc_program_run_cpu(p, a, 4), KBC_ERROR_ARGUMENT, "'nope' is not an input or output");
+  expect(kbc_program_run_cpu(p, a, 4), KBC_ERROR_ARGUMENT, "unexpected input 'nope'"); /* ir_infer_vars' words */
+  assert_int_equal(kbc_program_set_args_origin(p, "in.safetensors"), KBC_OK);
+  expect(kbc_program_run_cpu(p, a, 4), KBC_ERROR_ARGUMENT, "in.safetensors: error: missing input 's'");
+  assert_int_equal(kbc_program_set_args_origin(p, NULL), KBC_OK);
   memcpy(a, ok, sizeof a);
   a[1].shape = bad;
   expect(kbc_program_run_cpu(p, a, 4), KBC_ERROR_ARGUMENT, "m");
@@ -105,6 +108,34 @@ static void test_argument_errors(void **state) {
   kbc_free(text);
   kbc_program_destroy(p);
   kbc_program_destroy(NULL);
+}
+
+/* What the CLI's check and compile --emit ir/ast read through the API. */
+static void test_front_half_texts(void **state) {
+  (void)state;
+  kbc_program *p = compile();
+  assert_true(kbc_program_num_statements(p) >= 1);
+  assert_string_equal(kbc_program_diagnostics(p), "");
+  char *text = NULL;
+  size_t len = 0;
+  assert_int_equal(kbc_program_ir_dump(p, NULL, &text, &len), KBC_OK);
+  assert_int_equal(strlen(text), len);
+  assert_non_null(strstr(text, "total[i] = sum(j:"));
+  kbc_free(text);
+  assert_string_equal(kbc_pass_name(0), "lower");
+  int n = 0;
+  while (kbc_pass_name(n)) assert_non_null(kbc_pass_help(n++));
+  assert_true(n > 2);
+  assert_null(kbc_pass_name(-1));
+  assert_int_equal(kbc_program_ir_dump(p, kbc_pass_name(n - 1), &text, &len), KBC_OK);
+  kbc_free(text);
+  expect(kbc_program_ir_dump(p, "nosuchpass", &text, &len), KBC_ERROR_ARGUMENT, "nosuchpass");
+  kbc_program_destroy(p);
+  assert_int_equal(kbc_ast_dump("kernel k\naxis n var\n", "k.kb", &text, &len), KBC_OK);
+  assert_non_null(strstr(text, "axis n var"));
+  kbc_free(text);
+  expect(kbc_ast_dump("kernel k\naxis = =\n", "k.kb", &text, &len), KBC_ERROR_SPEC, "k.kb:2:");
+  assert_null(text);
 }
 
 static void test_compile_errors(void **state) {
@@ -173,6 +204,7 @@ int main(void) {
       cmocka_unit_test(test_run_cpu),
       cmocka_unit_test(test_rank0),
       cmocka_unit_test(test_argument_errors),
+      cmocka_unit_test(test_front_half_texts),
       cmocka_unit_test(test_compile_errors),
       cmocka_unit_test(test_emit_cuda),
   };

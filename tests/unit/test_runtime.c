@@ -84,10 +84,10 @@ static const char *fresh_cache(const char *name) {
 
 static void need_nvrtc(void) {
   if (rt_nvrtc_available(NULL) < 0) {
-    kbc_buf err = {0};
+    rt_err err = {0};
     rt_nvrtc_available(&err);
-    print_message("NVRTC not available, skipping: %s\n", kbc_buf_str(&err));
-    kbc_buf_free(&err);
+    print_message("NVRTC not available, skipping: %s\n", rt_err_msg(&err));
+    rt_err_free(&err);
     skip();
   }
 }
@@ -99,9 +99,9 @@ static rt_compile_req vadd_req(const char *arch) {
 
 /* rt_compile that must succeed. */
 static void compile_ok(const rt_compile_req *req, rt_compiled *out) {
-  kbc_buf err = {0};
-  if (rt_compile(req, out, &err) != 0) fail_msg("rt_compile failed: %s", kbc_buf_str(&err));
-  kbc_buf_free(&err);
+  rt_err err = {0};
+  if (rt_compile(req, out, &err) != 0) fail_msg("rt_compile failed: %s", rt_err_msg(&err));
+  rt_err_free(&err);
   assert_non_null(out->cubin.data);
   assert_true(out->cubin.len > 0);
 }
@@ -123,10 +123,11 @@ static void test_compile_every_target(void **state) {
   for (int i = 0; rt_kbc_archs[i]; i++) {
     rt_blob cubin = {0}, ptx = {0};
     rt_resources res = {0};
-    kbc_buf log = {0}, err = {0};
+    kbc_buf log = {0};
+    rt_err err = {0};
     const char *arch = rt_kbc_archs[i];
     if (rt_nvrtc_compile(VADD, "vadd", arch, NULL, 0, &cubin, &ptx, &res, &log, &err) != 0)
-      fail_msg("%s: %s", arch, kbc_buf_str(&err));
+      fail_msg("%s: %s", arch, rt_err_msg(&err));
     assert_true(cubin.len > 64);
     assert_memory_equal(cubin.data, "\177ELF", 4);
     assert_non_null(strstr((const char *)ptx.data, ".entry vadd"));
@@ -141,7 +142,7 @@ static void test_compile_every_target(void **state) {
     print_message("%-7s vadd: %d registers, cubin %zu bytes, PTX %zu bytes\n", arch, k->registers,
                   cubin.len, ptx.len);
     rt_blob_free(&cubin), rt_blob_free(&ptx), rt_resources_free(&res);
-    kbc_buf_free(&log), kbc_buf_free(&err);
+    kbc_buf_free(&log), rt_err_free(&err);
   }
 }
 
@@ -170,21 +171,22 @@ static void test_syntax_error(void **state) {
   for (int isolate = 0; isolate < 2; isolate++) {
     if (isolate) setenv("KBC_NVRTC_ISOLATE", "1", 1);
     rt_blob cubin = {0};
-    kbc_buf err = {0};
+    rt_err err = {0};
     assert_int_equal(rt_nvrtc_compile(bad, "broken", "sm_90", NULL, 0, &cubin, NULL, NULL, NULL, &err), -1);
-    const char *m = kbc_buf_str(&err);
+    const char *m = rt_err_msg(&err);
     if (!strstr(m, "NVRTC failed to compile broken for sm_90: NVRTC_ERROR_COMPILATION") ||
         !strstr(m, "broken.cu(2): error: identifier \"undefined_x\" is undefined"))
       fail_msg("unexpected message: %s", m);
+    assert_int_equal(err.kind, RT_ERR_CUDA); /* through the isolated child's reply too */
     assert_null(cubin.data);
-    kbc_buf_free(&err);
+    rt_err_free(&err);
     /* the same through the cache layer: nothing stored */
     rt_compile_req req = {bad, "broken", "sm_90", NULL, 0, "test-1", 0};
     rt_compiled out;
     assert_int_equal(rt_compile(&req, &out, &err), -1);
-    assert_non_null(strstr(kbc_buf_str(&err), "undefined_x"));
+    assert_non_null(strstr(rt_err_msg(&err), "undefined_x"));
     assert_null(out.cubin.data);
-    kbc_buf_free(&err);
+    rt_err_free(&err);
   }
   unsetenv("KBC_NVRTC_ISOLATE");
 }
@@ -195,21 +197,22 @@ static void test_invalid_arch(void **state) {
   const char *bad[] = {"sm_91", "sm_9", "compute_90", "auto", "banana", "sm_90b", ""};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     rt_blob cubin = {0};
-    kbc_buf err = {0};
+    rt_err err = {0};
     assert_int_equal(rt_nvrtc_compile(VADD, "vadd", bad[i], NULL, 0, &cubin, NULL, NULL, NULL, &err), -1);
     char want[64];
     snprintf(want, sizeof want, "unknown target '%s'", bad[i]);
-    if (!strstr(kbc_buf_str(&err), want) || !strstr(kbc_buf_str(&err), "sm_90a"))
-      fail_msg("for %s: %s", bad[i], kbc_buf_str(&err));
-    kbc_buf_free(&err);
+    if (!strstr(rt_err_msg(&err), want) || !strstr(rt_err_msg(&err), "sm_90a"))
+      fail_msg("for %s: %s", bad[i], rt_err_msg(&err));
+    assert_int_equal(err.kind, RT_ERR_ARGUMENT);
+    rt_err_free(&err);
   }
   /* extra options: a bad one is NVRTC's error, reported */
   const char *opt[] = {"--no-such-option"};
   rt_blob cubin = {0};
-  kbc_buf err = {0};
+  rt_err err = {0};
   assert_int_equal(rt_nvrtc_compile(VADD, "vadd", "sm_80", opt, 1, &cubin, NULL, NULL, NULL, &err), -1);
-  assert_non_null(strstr(kbc_buf_str(&err), "NVRTC_ERROR_INVALID_OPTION"));
-  kbc_buf_free(&err);
+  assert_non_null(strstr(rt_err_msg(&err), "NVRTC_ERROR_INVALID_OPTION"));
+  rt_err_free(&err);
 }
 
 static void test_options(void **state) {
@@ -227,10 +230,10 @@ static void test_options(void **state) {
   unsetenv("KBC_DEBUG");
   kbc_buf_free(&o);
   const char *nl[] = {"-DA=1\n-DB=2"};
-  kbc_buf err = {0};
+  rt_err err = {0};
   assert_int_equal(rt_nvrtc_options("sm_80", nl, 1, &o, &err), -1);
-  assert_non_null(strstr(kbc_buf_str(&err), "newline"));
-  kbc_buf_free(&o), kbc_buf_free(&err);
+  assert_non_null(strstr(rt_err_msg(&err), "newline"));
+  kbc_buf_free(&o), rt_err_free(&err);
 }
 
 static void test_resources_parse(void **state) {
@@ -295,15 +298,15 @@ static void test_spills_reported(void **state) {
   const char *opt[] = {"--maxrregcount=24"};
   rt_blob cubin = {0};
   rt_resources res = {0};
-  kbc_buf err = {0};
+  rt_err err = {0};
   if (rt_nvrtc_compile(src, "heavy", "sm_80", opt, 1, &cubin, NULL, &res, NULL, &err) != 0)
-    fail_msg("%s", kbc_buf_str(&err));
+    fail_msg("%s", rt_err_msg(&err));
   const rt_kernel_resources *k = rt_resources_find(&res, "heavy");
   assert_non_null(k);
   assert_true(k->registers <= 24);
   assert_true(k->spill_stores > 0 && k->spill_loads > 0 && k->stack_frame > 0);
   rt_blob_free(&cubin), rt_resources_free(&res);
-  kbc_buf_free(&err);
+  rt_err_free(&err);
 }
 
 /* ---- hashing and keys -------------------------------------------------------- */
@@ -497,9 +500,11 @@ static void test_unusable_cache_dir(void **state) {
   fclose(f);
   snprintf(sub, sizeof sub, "%s/cache", file); /* under a regular file: never creatable */
   setenv("KBC_CACHE_DIR", sub, 1);
-  kbc_buf d = {0}, err = {0};
+  kbc_buf d = {0};
+  rt_err err = {0};
   assert_int_equal(rt_cache_dir(&d, &err), -1);
-  assert_non_null(strstr(kbc_buf_str(&err), "cannot create directory"));
+  assert_non_null(strstr(rt_err_msg(&err), "cannot create directory"));
+  assert_int_equal(err.kind, RT_ERR_IO);
   rt_compile_req req = vadd_req("sm_90");
   rt_compiled a, b;
   compile_ok(&req, &a);
@@ -507,7 +512,7 @@ static void test_unusable_cache_dir(void **state) {
   assert_int_equal(a.from_cache, 0);
   assert_int_equal(b.from_cache, 0);
   rt_compiled_free(&a), rt_compiled_free(&b);
-  kbc_buf_free(&d), kbc_buf_free(&err);
+  kbc_buf_free(&d), rt_err_free(&err);
 
   /* default locations */
   unsetenv("KBC_CACHE_DIR");
@@ -558,12 +563,12 @@ static void test_dump_dir(void **state) {
 
   /* a failing compile still leaves its source for inspection */
   rt_compile_req bad = {"this is not CUDA", "bad", "sm_90", NULL, 0, "test-1", 0};
-  kbc_buf err = {0};
+  rt_err err = {0};
   assert_int_equal(rt_compile(&bad, &a, &err), -1);
   assert_int_equal(count_with_suffix(dump, "bad-", ".cu"), 1);
   assert_int_equal(count_with_suffix(dump, "bad-", ".cubin"), 0);
   unsetenv("KBC_DUMP_DIR");
-  kbc_buf_free(&err);
+  rt_err_free(&err);
 }
 
 static void test_isolated_compile(void **state) {
@@ -572,11 +577,11 @@ static void test_isolated_compile(void **state) {
   fresh_cache("isolate");
   rt_blob c1 = {0}, c2 = {0}, p2 = {0};
   rt_resources r1 = {0}, r2 = {0};
-  kbc_buf err = {0};
+  rt_err err = {0};
   assert_int_equal(rt_nvrtc_compile(VADD, "vadd", "sm_90", NULL, 0, &c1, NULL, &r1, NULL, &err), 0);
   setenv("KBC_NVRTC_ISOLATE", "1", 1);
   if (rt_nvrtc_compile(VADD, "vadd", "sm_90", NULL, 0, &c2, &p2, &r2, NULL, &err) != 0)
-    fail_msg("%s", kbc_buf_str(&err));
+    fail_msg("%s", rt_err_msg(&err));
   unsetenv("KBC_NVRTC_ISOLATE");
   assert_int_equal(c1.len, c2.len);
   assert_memory_equal(c1.data, c2.data, c1.len);
@@ -585,14 +590,57 @@ static void test_isolated_compile(void **state) {
   assert_int_equal(r2.k[0].registers, r1.k[0].registers);
   rt_blob_free(&c1), rt_blob_free(&c2), rt_blob_free(&p2);
   rt_resources_free(&r1), rt_resources_free(&r2);
-  kbc_buf_free(&err);
+  rt_err_free(&err);
+}
+
+/* ---- the one atomic writer (rt_file.h) ------------------------------------------------ */
+
+/* The entries of d other than "." and "..". */
+static int count_entries(const char *d) {
+  DIR *h = opendir(d);
+  int n = 0;
+  for (struct dirent *de; h && (de = readdir(h));) n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+  if (h) closedir(h);
+  return n;
+}
+
+static void test_write_atomic(void **state) {
+  (void)state;
+  char sub[128], path[160], bad[200];
+  snprintf(sub, sizeof sub, "%s/atomic", dir);
+  snprintf(path, sizeof path, "%s/out.txt", sub);
+  rt_err err = {0};
+  assert_int_equal(rt_mkdir_p(sub, 0700, &err), 0);
+  rt_span parts[3] = {{"one ", 4}, {NULL, 0}, {"two\n", 4}};
+  assert_int_equal(rt_write_parts_atomic(path, parts, 3, &err), 0);
+  assert_int_equal(rt_write_file_atomic(path, "replaced\n", 9, &err), 0);
+  rt_blob b = {0};
+  assert_int_equal(rt_read_file(path, 100, &b, &err), 0);
+  assert_int_equal(b.len, 9);
+  assert_memory_equal(b.data, "replaced\n", 9);
+  rt_blob_free(&b);
+  assert_int_equal(count_entries(sub), 1); /* no temporary left */
+  /* failures: the kind, a message starting with the path and naming the cause, nothing left */
+  snprintf(bad, sizeof bad, "%s/no/such/dir/x", sub);
+  assert_int_equal(rt_write_file_atomic(bad, "x", 1, &err), -1);
+  assert_int_equal(err.kind, RT_ERR_IO);
+  assert_int_equal(strncmp(rt_err_msg(&err), bad, strlen(bad)), 0);
+  assert_non_null(strstr(rt_err_msg(&err), "No such file or directory"));
+  snprintf(bad, sizeof bad, "%s/", sub);
+  assert_int_equal(rt_write_file_atomic(bad, "x", 1, &err), -1);
+  assert_int_equal(err.kind, RT_ERR_ARGUMENT);
+  assert_int_equal(rt_write_file_atomic(sub, "x", 1, &err), -1); /* a directory in the way */
+  assert_non_null(strstr(rt_err_msg(&err), "cannot replace it with the temporary file"));
+  assert_int_equal(count_entries(sub), 1);
+  rt_err_free(&err);
 }
 
 /* ---- the driver -------------------------------------------------------------------- */
 
 static void test_no_driver(void **state) {
   (void)state;
-  kbc_buf err = {0}, info = {0};
+  kbc_buf info = {0};
+  rt_err err = {0};
   rt_info("test-1", &info);
   print_message("%s", kbc_buf_str(&info));
   assert_non_null(strstr(kbc_buf_str(&info), "kbc test-1"));
@@ -605,31 +653,36 @@ static void test_no_driver(void **state) {
   rt_device *dev = (rt_device *)1;
   assert_int_equal(rt_device_open(0, &dev, &err), -1);
   assert_null(dev);
-  const char *m = kbc_buf_str(&err);
+  const char *m = rt_err_msg(&err);
   static const char want[] = "no CUDA driver: libcuda.so.1 could not be loaded (";
   if (strncmp(m, want, sizeof want - 1) != 0 &&
       !strstr(m, "cuInit: CUDA_ERROR_"))
     fail_msg("unexpected message: %s", m);
+  assert_int_equal(err.kind, RT_ERR_NO_DEVICE); /* a kind set where raised, not read from the text */
   int n = 5;
   assert_int_equal(rt_device_count(&n, &err), -1);
   assert_int_equal(n, 0);
   assert_non_null(strstr(kbc_buf_str(&info), "CUDA driver: none ("));
   rt_device_close(NULL);
   rt_module_unload(NULL);
-  kbc_buf_free(&err), kbc_buf_free(&info);
+  rt_err_free(&err), kbc_buf_free(&info);
 }
 
 static void test_cu_messages(void **state) {
   (void)state;
-  kbc_buf err = {0};
+  rt_err err = {0};
   rt_cuda(NULL); /* error strings come from the driver when there is one */
   assert_int_equal(rt_cu_check(CUDA_SUCCESS, "cuInit", &err), 0);
-  assert_int_equal(err.len, 0);
+  assert_int_equal(err.msg.len, 0);
+  assert_int_equal(err.kind, RT_ERR_NONE);
   assert_int_equal(rt_cu_check(CUDA_ERROR_INVALID_PTX, "cuModuleLoadData", &err), -1);
-  assert_non_null(strstr(kbc_buf_str(&err), "cuModuleLoadData: CUDA_ERROR_INVALID_PTX"));
+  assert_non_null(strstr(rt_err_msg(&err), "cuModuleLoadData: CUDA_ERROR_INVALID_PTX"));
+  assert_int_equal(err.kind, RT_ERR_CUDA);
+  assert_int_equal(rt_cu_check(CUDA_ERROR_NO_DEVICE, "cuInit", &err), -1);
+  assert_int_equal(err.kind, RT_ERR_NO_DEVICE);
   assert_int_equal(rt_cu_check(987654, "cuX", &err), -1);
-  assert_non_null(strstr(kbc_buf_str(&err), "cuX: "));
-  kbc_buf_free(&err);
+  assert_non_null(strstr(rt_err_msg(&err), "cuX: "));
+  rt_err_free(&err);
 }
 
 int main(void) {
@@ -649,6 +702,7 @@ int main(void) {
       cmocka_unit_test(test_unusable_cache_dir),
       cmocka_unit_test(test_dump_dir),
       cmocka_unit_test(test_isolated_compile),
+      cmocka_unit_test(test_write_atomic),
       cmocka_unit_test(test_no_driver),
       cmocka_unit_test(test_cu_messages),
   };

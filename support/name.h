@@ -1,0 +1,29 @@
+/* name.h — turning names into C identifiers and file names: the one
+ * sanitiser outside codegen/.
+ *
+ * Before: any NUL-terminated text (a spec's file name, a kernel name).
+ * After: the same length, every byte that is not an ASCII letter or digit
+ * or one of the kept characters replaced by '_'.  No locale is consulted
+ * (isalnum would keep a locale's letters).  codegen/ has its own
+ * (codegen/cg.c kernel names, codegen/emit.c sanitize()); it gives the same
+ * bytes for its identifiers and is to be switched over when codegen/ is
+ * free (docs/ARCHITECTURE.md). */
+#ifndef KBC_NAME_H
+#define KBC_NAME_H
+
+#include "arena.h"
+
+/* What each kind of name keeps besides letters and digits. */
+#define KBC_NAME_IDENT "_"    /* a C identifier's characters (no leading-digit fix) */
+#define KBC_NAME_FILE "_.-"   /* a file name's safe characters */
+
+/* Replaces, in place, every byte of s that is not [A-Za-z0-9] or in keep
+ * with '_'; returns s. */
+char *kbc_name_sanitize(char *s, const char *keep);
+
+/* A spec's default kernel name: the base name of path without its last
+ * extension (a leading dot is not an extension), sanitised as
+ * KBC_NAME_IDENT; an arena copy. */
+char *kbc_name_from_path(kbc_arena *a, const char *path);
+
+#endif
