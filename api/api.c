@@ -19,6 +19,8 @@
 #include "runtime/cache.h"
 #include "runtime/exec.h"
 #include "runtime/plan.h"
+#include "runtime/special.h"
+#include "support/env.h"
 #include "support/name.h"
 
 #include "support/version.h"
@@ -33,7 +35,8 @@ struct kbc_program {
   kbc_options opt;
   char *target;
   int64_t *preset; /* by var_id; 0 = infer */
-  rt_exec *exec;
+  rt_exec *exec;         /* the generic code's executor, made at the first launch that runs it */
+  rt_special *special;   /* KBC_SPECIALIZE=N: executors specialized for the first N bindings */
   int n_args;
   ir_tensor **args; /* inputs then outputs */
 };
@@ -121,6 +124,11 @@ kbc_status kbc_compile_string(const char *source, const char *name, const kbc_op
   p->target = kbc_arena_strdup(p->arena, p->opt.target ? p->opt.target : "auto");
   p->opt.target = p->target;
   p->preset = KBC_NEW_ARRAY(p->arena, int64_t, p->ir->vars.len + 1);
+  int limit = kbc_env_int("KBC_SPECIALIZE", 0, 1024, 0);
+  if (limit > 0 && p->ir->vars.len > 0 && !(p->special = rt_special_create(p->source, p->kname, limit))) {
+    kbc_program_destroy(p);
+    return fail(KBC_ERROR_INTERNAL, "out of memory");
+  }
   int ni = ir_inputs(p->ir, NULL, 0), no = ir_outputs(p->ir, NULL, 0);
   p->args = KBC_NEW_ARRAY(p->arena, ir_tensor *, ni + no + 1);
   ir_inputs(p->ir, p->args, ni);
@@ -151,6 +159,7 @@ kbc_status kbc_compile_file(const char *path, const kbc_options *opt, kbc_progra
 void kbc_program_destroy(kbc_program *p) {
   if (!p) return;
   rt_exec_destroy(p->exec);
+  rt_special_destroy(p->special);
   kbc_arena_destroy(p->arena);
   free(p);
 }
@@ -272,10 +281,40 @@ kbc_status kbc_program_output_shape(kbc_program *p, const kbc_arg *inputs, size_
 
 /* ---- running ------------------------------------------------------------ */
 
+/* Launches the kernels specialized for binding b where KBC_SPECIALIZE
+ * allows (*done = 1), else leaves *done = 0. */
+static int launch_special(kbc_program *p, const ir_binding *b, const rt_dptr *ptr, void *stream, int *done,
+                          kbc_arena *a, rt_err *err) {
+  *done = 0;
+  if (!p->special) return 0;
+  const rt_specialized *sp;
+  cg_precision prec = p->opt.precision == KBC_PRECISION_TF32 ? CG_PRECISION_TF32 : CG_PRECISION_FP32;
+  if (rt_special_find(p->special, p->ir, b, p->opt.device, p->target, prec, &sp, err)) return -1;
+  if (!sp) return 0;
+  rt_dptr *sptr = KBC_NEW_ARRAY(a, rt_dptr, sp->p->tensors.len + 1);
+  for (int i = 0; i < p->ir->tensors.len; i++)
+    if (sp->tensor_of[i] >= 0) sptr[sp->tensor_of[i]] = ptr[i];
+  *done = 1;
+  return rt_exec_launch(sp->exec, &sp->b, sptr, stream, err);
+}
+
+kbc_status kbc_program_set_specialize(kbc_program *p, int max_bindings) {
+  if (!p) return fail(KBC_ERROR_ARGUMENT, "kbc_program_set_specialize: program is NULL");
+  if (max_bindings < 0 || max_bindings > 1024)
+    return fail(KBC_ERROR_ARGUMENT, "kbc_program_set_specialize: %d bindings (0 to 1024)", max_bindings);
+  if (max_bindings == rt_special_limit(p->special)) return KBC_OK;
+  rt_special_destroy(p->special);
+  p->special = NULL;
+  if (max_bindings > 0 && p->ir->vars.len > 0 &&
+      !(p->special = rt_special_create(p->source, p->kname, max_bindings)))
+    return fail(KBC_ERROR_INTERNAL, "out of memory");
+  return KBC_OK;
+}
+
 kbc_status kbc_program_launch(kbc_program *p, const kbc_arg *args, size_t n, void *cu_stream) {
   if (!p) return fail(KBC_ERROR_ARGUMENT, "kbc_program_launch: program is NULL");
   rt_err err = {0};
-  if (!p->exec) {
+  if (!p->exec && !p->special) {
     cg_precision prec = p->opt.precision == KBC_PRECISION_TF32 ? CG_PRECISION_TF32 : CG_PRECISION_FP32;
     if (rt_exec_create(p->ir, p->opt.device, p->target, prec, &p->exec, &err)) {
       kbc_status s = fail_rt(&err);
@@ -291,7 +330,14 @@ kbc_status kbc_program_launch(kbc_program *p, const kbc_arg *args, size_t n, voi
     rt_dptr *ptr = KBC_NEW_ARRAY(a, rt_dptr, p->ir->tensors.len + 1);
     for (int i = 0; i < p->ir->tensors.len; i++)
       if (by[i]) ptr[i] = (rt_dptr)(uintptr_t)by[i]->data;
-    if (rt_exec_launch(p->exec, &b, ptr, cu_stream, &err)) s = fail_rt(&err);
+    int done;
+    if (launch_special(p, &b, ptr, cu_stream, &done, a, &err)) s = fail_rt(&err);
+    else if (!done) {
+      cg_precision prec = p->opt.precision == KBC_PRECISION_TF32 ? CG_PRECISION_TF32 : CG_PRECISION_FP32;
+      if ((!p->exec && rt_exec_create(p->ir, p->opt.device, p->target, prec, &p->exec, &err)) ||
+          rt_exec_launch(p->exec, &b, ptr, cu_stream, &err))
+        s = fail_rt(&err);
+    }
   }
   rt_err_free(&err);
   kbc_arena_destroy(a);
@@ -368,6 +414,30 @@ static kbc_status plan_binding(kbc_program *p, kbc_arena *a, ir_binding *b) {
   return s;
 }
 
+/* *prog: p's program specialized for its presets when KBC_SPECIALIZE is on
+ * and every var axis is preset, else p's own. */
+static kbc_status specialized_for_presets(kbc_program *p, kbc_arena *a, const ir_program **prog) {
+  *prog = p->ir;
+  if (!p->special) return KBC_OK;
+  for (int i = 0; i < p->ir->vars.len; i++)
+    if (p->preset[i] < 1) return KBC_OK;
+  kbc_diag *d = kbc_diag_create(p->file, p->source);
+  ir_program *sp = rt_specialize(a, d, p->source, p->kname, p->ir, p->preset);
+  kbc_status s = sp ? KBC_OK : fail(KBC_ERROR_INTERNAL, "%s specialized for its sizes does not compile (this is "
+                                                        "a bug in kbc):\n%s", p->ir->name, kbc_diag_text(d));
+  kbc_diag_destroy(d);
+  if (sp) *prog = sp;
+  return s;
+}
+
+static kbc_status plan_binding_of(const ir_program *prog, kbc_arena *a, ir_binding *b) {
+  kbc_diag *d = kbc_diag_create(prog->name, NULL);
+  int ok = ir_bind(prog, a, NULL, b, d);
+  kbc_status s = ok ? KBC_OK : fail(KBC_ERROR_INTERNAL, "%s", kbc_diag_text(d));
+  kbc_diag_destroy(d);
+  return s;
+}
+
 kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t *len) {
   if (!p || !what || !out) return fail(KBC_ERROR_ARGUMENT, "kbc_program_emit: NULL argument");
   *out = NULL;
@@ -385,6 +455,11 @@ kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t
   kbc_arena *a = kbc_arena_create();
   ir_binding bind;
   kbc_status s = plan ? plan_binding(p, a, &bind) : KBC_OK;
+  /* What the runtime would run: under KBC_SPECIALIZE, with every var axis
+   * preset, the program specialized for those sizes. */
+  const ir_program *prog = p->ir;
+  if (s == KBC_OK && (s = specialized_for_presets(p, a, &prog)) == KBC_OK && prog != p->ir && plan)
+    s = plan_binding_of(prog, a, &bind);
   if (s != KBC_OK) {
     kbc_arena_destroy(a);
     return s;
@@ -409,16 +484,16 @@ kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t
   cg_target t = rt_exec_target(pp, p->opt.precision == KBC_PRECISION_TF32 ? CG_PRECISION_TF32 : CG_PRECISION_FP32);
   if (!pp) t.sm = atoi(arch + 3); /* "sm_90a" -> 90 */
   cg_program g;
-  kbc_diag *d = kbc_diag_create(p->ir->name, NULL);
+  kbc_diag *d = kbc_diag_create(prog->name, NULL);
   /* The 32-bit index variant where KBC_IDX32 asks for it (t.opt.idx32) —
    * for a plan, only where the runtime would run it: when the binding fits. */
-  int idx32 = t.opt.idx32 && (!plan || ir_binding_fits_i32(p->ir, &bind));
-  if (!cg_generate(a, p->ir, &t, &g, d)) s = fail(KBC_ERROR_INTERNAL, "%s", kbc_diag_text(d));
+  int idx32 = t.opt.idx32 && (!plan || ir_binding_fits_i32(prog, &bind));
+  if (!cg_generate(a, prog, &t, &g, d)) s = fail(KBC_ERROR_INTERNAL, "%s", kbc_diag_text(d));
   else if (idx32) cg_program_narrow(&g);
   kbc_diag_destroy(d);
   if (s == KBC_OK && !strcmp(what, "cuda")) s = give(kbc_buf_str(&g.source), g.source.len, out, len);
   else if (s == KBC_OK) {
-    rt_compile_req req = {.src = kbc_buf_str(&g.source), .name = p->ir->name, .arch = arch,
+    rt_compile_req req = {.src = kbc_buf_str(&g.source), .name = prog->name, .arch = arch,
                           .kbc_version = "kbc-" KBC_VERSION_STRING, .want_ptx = !strcmp(what, "ptx")};
     rt_compiled c = {0};
     kbc_buf r = {0};
@@ -427,10 +502,10 @@ kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t
     else if (!strcmp(what, "ptx")) s = give(c.ptx.data, c.ptx.len, out, len);
     else if (!strcmp(what, "cubin")) s = give(c.cubin.data, c.cubin.len, out, len);
     else if (!plan) {
-      kbc_buf_printf(&r, "# %s, %s, %d kernels\n", p->ir->name, arch, g.n_kernels);
+      kbc_buf_printf(&r, "# %s, %s, %d kernels\n", prog->name, arch, g.n_kernels);
       rt_resources_format(&c.res, &r);
       s = give(kbc_buf_str(&r), r.len, out, len);
-    } else if (rt_plan_make(a, p->ir, &g, &bind, &c.res, &pl, &err)) {
+    } else if (rt_plan_make(a, prog, &g, &bind, &c.res, &pl, &err)) {
       s = fail_rt(&err);
     } else {
       pl.arch = arch;

@@ -97,7 +97,9 @@ static const char compile_options_help[] =
     "                 grid and block are [x, y, z]; smem_bytes is dynamic + static;\n"
     "                 each buffer starts at a multiple of 256 bytes, so workspace_bytes\n"
     "                 is the sum of the buffers' bytes each rounded up to 256\n"
-    "  --set AXIS=N   with --emit plan: the value of a var axis\n"
+    "  --set AXIS=N   with --emit plan or --specialize: the value of a var axis\n"
+    "  --specialize   the code for the --set sizes exactly (every var axis made a\n"
+    "                 constant), as the runtime runs it under KBC_SPECIALIZE\n"
     "  --target T     sm_80, sm_86, sm_89, sm_90, sm_90a, or auto (the GPU's; default;\n"
     "                 without a GPU give one explicitly)\n"
     "  --precision P  fp32 (default) or tf32\n"
@@ -164,7 +166,7 @@ enum { MAX_SETS = 256 };
  * (NVRTC and the cache); for a plan, the var axes from --set (the library
  * names any that are missing). */
 static int emit_api(const char *spec, const char *kind, const char *target, const char *precision,
-                    const char *const *sets, int n_sets, const char *out) {
+                    const char *const *sets, int n_sets, int specialize, const char *out) {
   kbc_options opt = {.target = target,
                      .precision = !strcmp(precision, "tf32") ? KBC_PRECISION_TF32 : KBC_PRECISION_FP32};
   kbc_arena *a = kbc_arena_create();
@@ -173,6 +175,7 @@ static int emit_api(const char *spec, const char *kind, const char *target, cons
   size_t n = 0;
   int rc = CLI_FAIL;
   kbc_status st = kbc_compile_file(spec, &opt, &p);
+  if (st == KBC_OK && specialize) st = kbc_program_set_specialize(p, 1);
   for (int i = 0; st == KBC_OK && i < n_sets; i++) {
     const char *name = NULL;
     int64_t v = 0;
@@ -202,7 +205,7 @@ done:
 int cmd_compile(int argc, char **argv) {
   const char *spec = NULL, *emit = NULL, *after = NULL, *out = NULL, *target = "auto", *precision = "fp32";
   const char *sets[MAX_SETS];
-  int n_sets = 0, json = 0;
+  int n_sets = 0, json = 0, specialize = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -211,6 +214,10 @@ int cmd_compile(int argc, char **argv) {
     }
     if (!strcmp(a, "--json")) {
       json = 1;
+      continue;
+    }
+    if (!strcmp(a, "--specialize")) {
+      specialize = 1;
       continue;
     }
     if (!strcmp(a, "--emit") || !strcmp(a, "--after") || !strcmp(a, "-o") || !strcmp(a, "--target") ||
@@ -242,7 +249,11 @@ int cmd_compile(int argc, char **argv) {
     return rc;
   }
   int plan = kind == CLI_EMIT_PLAN;
-  if (!plan && n_sets) return cli_usage("compile", "--set goes with --emit plan");
+  int gpu_code = plan || kind == CLI_EMIT_CUDA || kind == CLI_EMIT_PTX || kind == CLI_EMIT_CUBIN ||
+                 kind == CLI_EMIT_RESOURCES;
+  if (specialize && !gpu_code) return cli_usage("compile", "--specialize goes with --emit cuda, ptx, cubin, resources or plan");
+  if (specialize && !n_sets) return cli_usage("compile", "--specialize needs the sizes: --set AXIS=N for every var axis");
+  if (!plan && !specialize && n_sets) return cli_usage("compile", "--set goes with --emit plan (or --specialize)");
   if (!plan && json) return cli_usage("compile", "--json goes with --emit plan");
   if (strcmp(precision, "fp32") && strcmp(precision, "tf32"))
     return cli_usage("compile", "--precision takes fp32 or tf32, not '%s'", precision);
@@ -252,7 +263,7 @@ int cmd_compile(int argc, char **argv) {
     if (!known) return cli_usage("compile", "--after: unknown pass '%s' (kbc compile --help lists them)", after);
   }
   if (kind != CLI_EMIT_IR && kind != CLI_EMIT_AST)
-    return emit_api(spec, plan && json ? "plan-json" : emit, target, precision, sets, n_sets, out);
+    return emit_api(spec, plan && json ? "plan-json" : emit, target, precision, sets, n_sets, specialize, out);
   char *text = NULL;
   size_t n = 0;
   int rc = CLI_FAIL;

@@ -100,6 +100,17 @@ KBC_API const char *kbc_program_diagnostics(const kbc_program *p);
  * of later calls instead of inferred from them.  value 0 clears it. */
 KBC_API kbc_status kbc_program_bind_axis(kbc_program *p, const char *axis, int64_t value);
 
+/* Specialization: the first max_bindings distinct bindings (values of the
+ * var axes) a program is launched with each get code generated and
+ * compiled for those exact sizes (the spec re-checked with its var axes
+ * made constants: every schedule decided on exact extents, the sizes folded
+ * into the code), made at that binding's first launch and kept; other
+ * bindings run the generic code.  0 turns it off.  The default is the
+ * environment's KBC_SPECIALIZE (0 when unset).  kbc_program_emit shows the
+ * specialized code when it is on and every var axis is bound
+ * (kbc_program_bind_axis).  Takes effect for bindings not yet launched. */
+KBC_API kbc_status kbc_program_set_specialize(kbc_program *p, int max_bindings);
+
 /* Names where later calls' arguments come from (`kbc run` gives its
  * inputs file) in the messages about them: "in.safetensors: error: missing
  * input 'x'".  NULL (the default): the program's name. */

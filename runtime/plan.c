@@ -151,7 +151,15 @@ static void buffer_cells(const rt_plan *pl, int row, kbc_buf *cell) {
 void rt_plan_text(const rt_plan *pl, kbc_buf *o) {
   const ir_program *p = pl->p;
   kbc_buf_printf(o, "# launch plan of %s for ", p->name);
-  if (!p->vars.len) kbc_buf_puts(o, "its constant axes");
+  int fixed = 0;
+  for (int i = 0; i < p->axes.len; i++)
+    if (IR_AXIS(p, i)->fixed) {
+      int64_t v = 0;
+      sym_is_const(IR_AXIS(p, i)->size, &v);
+      kbc_buf_printf(o, "%s%s=%lld", fixed++ ? " " : "", IR_AXIS(p, i)->name, (long long)v);
+    }
+  if (fixed) kbc_buf_puts(o, " (specialized)");
+  else if (!p->vars.len) kbc_buf_puts(o, "its constant axes");
   for (int i = 0; i < p->vars.len; i++)
     kbc_buf_printf(o, "%s%s=%lld", i ? " " : "", IR_VAR(p, i)->name, (long long)pl->b->vars[i]);
   kbc_buf_printf(o, ": %s, %s%s, %d launch%s\n", pl->arch ? pl->arch : "?", pl->precision ? pl->precision : "?",

@@ -160,6 +160,20 @@ expect 2 "plan --set m=abc" "$kbc" compile "$mm" --emit plan --set m=abc --targe
 expect 2 "plan with a binding that breaks an axis" "$kbc" compile "$cv" --emit plan --set batch_size=2 --set in_channels=3 \
   --set d=2 --set h=8 --set w=8 --target sm_90 && mentions "plan with a binding that breaks an axis" "d=2"
 expect 2 "--set without --emit plan" "$kbc" compile "$mm" --emit cuda --set m=4 --target sm_90
+
+# specialization: the code for exact sizes (--specialize, or KBC_SPECIALIZE
+# for what the runtime runs); the plan names the sizes it was made for
+sw=$src/specs/examples/swiglu.kb
+set_sw=(--set m=512 --set d=1024 --set ff=2816)
+expect 0 "plan --specialize" "$kbc" compile "$sw" --emit plan --specialize "${set_sw[@]}" --target sm_90 &&
+  mentions "plan --specialize" "for m=512 d=1024 ff=2816 (specialized)" && mentions "plan --specialize" "gemm"
+expect 0 "plan under KBC_SPECIALIZE=4" env KBC_SPECIALIZE=4 "$kbc" compile "$sw" --emit plan "${set_sw[@]}" --target sm_90 &&
+  mentions "plan under KBC_SPECIALIZE=4" "(specialized)"
+expect 0 "plan, generic" "$kbc" compile "$sw" --emit plan "${set_sw[@]}" --target sm_90 &&
+  if grep -q "(specialized)" "$log"; then fail "plan, generic: says specialized"; fi
+expect 0 "cuda --specialize" "$kbc" compile "$sw" --emit cuda --specialize --set m=5 --set d=12 --set ff=20 --target sm_90
+expect 2 "--specialize without --set" "$kbc" compile "$sw" --emit cuda --specialize --target sm_90
+expect 2 "--specialize with --emit ir" "$kbc" compile "$sw" --emit ir --specialize --set m=5
 expect 2 "--json without --emit plan" "$kbc" compile "$mm" --emit ir --json
 expect 2 "--emit plan with a bad target" "$kbc" compile "$mm" --emit plan "${set_mm[@]}" --target sm_12
 expect 1 "plan of a bad spec" "$kbc" compile "$src/tests/diag/stmt_unknown_name.kb" --emit plan --set n=1 --target sm_90
