@@ -59,6 +59,7 @@ GPU_VARIANTS = {
     "idx32": ("fp32", {"KBC_IDX32": "1"}),
     "fp32mma": ("fp32", {"KBC_FP32_MMA": "1"}),
     "parts": ("fp32", {"KBC_ROWS_PARTS": "1"}),
+    "spec": ("fp32", {"KBC_SPECIALIZE": "1"}),
 }
 TIMEOUT = 120
 # A tensor whose relative L2 error exceeds the tolerance but whose every
