@@ -52,18 +52,21 @@ ir_expr *lw_view_load(lower *L, const lw_view *v, sym **idx, int padded, kbc_loc
 
 /* ---- range inference ---------------------------------------------------- */
 
+/* A load indexed by `id` alone in some dimension: a plain load first; a
+ * zero-padded one (x?[b, i - 1]) only when there is no plain one. */
 static const ir_expr *direct_use(const lw_stmt *st, int id, int *dim) {
-  for (int k = 0; k < st->loads.len; k++) {
-    const ir_expr *e = KBC_VEC_AT(st->loads, ir_expr, k);
-    if (e->u.load.padded) continue;
-    for (int d = 0; d < e->u.load.tensor->rank; d++) {
-      int j;
-      if (sym_is_index(e->u.load.idx[d], &j) && j == id) {
-        *dim = d;
-        return e;
+  for (int padded = 0; padded <= 1; padded++)
+    for (int k = 0; k < st->loads.len; k++) {
+      const ir_expr *e = KBC_VEC_AT(st->loads, ir_expr, k);
+      if (e->u.load.padded != padded) continue;
+      for (int d = 0; d < e->u.load.tensor->rank; d++) {
+        int j;
+        if (sym_is_index(e->u.load.idx[d], &j) && j == id) {
+          *dim = d;
+          return e;
+        }
       }
     }
-  }
   return NULL;
 }
 
@@ -117,10 +120,11 @@ static int infer_extents(lower *L, lw_stmt *st) {
     if (!e) continue;
     sym *ext = e->u.load.tensor->shape[d];
     st->extents.items[id] = ext;
-    /* Every other direct use must agree. */
+    /* Every other direct use of the same kind must agree (a padded load
+     * may be read past its end, so it need not agree with a plain one). */
     for (int k = 0; k < st->loads.len; k++) {
       const ir_expr *f = KBC_VEC_AT(st->loads, ir_expr, k);
-      if (f->u.load.padded) continue;
+      if (f->u.load.padded != e->u.load.padded) continue;
       for (d2 = 0; d2 < f->u.load.tensor->rank; d2++) {
         int j;
         if (!sym_is_index(f->u.load.idx[d2], &j) || j != id) continue;
