@@ -7,7 +7,8 @@ language (var, const and derived axes, asserts; tensors of rank 0 to 6 and
 scalar inputs; quasi-affine accesses with / and % by constants, flattening,
 convolution offsets, relative positions, zero-padded ?[] accesses; scatter
 +=; nested sum/max/min/prod; where; elementwise functions; the library's
-softmax, layernorm, linear and relu; def and for) and a binding of its var
+softmax, layernorm, linear and relu; def and for; attention chains:
+scores, softmax, a contraction with the values) and a binding of its var
 axes with awkward sizes (1, primes, sizes that fit no tile).
 
 Every spec is valid by construction: each index is created with the
@@ -538,6 +539,65 @@ class Gen:
         self.tensors.append(Tensor(out, dims, "output"))
         return True
 
+    def stmt_attention(self):
+        """An attention chain, in one of its spellings: scores (a
+        contraction over the head dimension, scaled, maybe with a bias of
+        lower rank and a causal mask by where), a softmax over the columns
+        (the library's, or max / sum of exp / divide written out), and a
+        contraction of the probabilities with the values over the columns."""
+        r = self.r
+        Bd = self.random_dims(r.randint(0, 2))
+        R = r.choice(self.all_dims())
+        C = R if r.random() < 0.5 else r.choice(self.all_dims())
+        D = r.choice([d for d in self.all_dims() if d.value(self.binding) <= 64] or [None])
+        E = D if r.random() < 0.5 else r.choice([d for d in self.all_dims() if d.value(self.binding) <= 64] or [None])
+        if D is None or E is None:
+            return None
+        if (self.numel(Bd + [R, C]) > self.limit or self.numel(Bd + [R, C, max(D, E, key=lambda d: d.value(self.binding))]) > self.work_limit
+                or self.numel([C]) > MAX_TERMS or self.numel([D]) > MAX_TERMS):
+            return None
+        b = self.free_indices(Bd)
+        ri, ci, di, ei = Index(self.fresh("i"), R), Index(self.fresh("j"), C), Index(self.fresh("d"), D), Index(self.fresh("e"), E)
+        def operand(idx):  # an input over these indices, in some order
+            order = list(idx)
+            if r.random() < 0.3:
+                r.shuffle(order)
+            t = self.new_input([ix.dim for ix in order])
+            return t, order
+        q, qo = operand(b + [ri, di])
+        k, ko = operand(b + [ci, di])
+        v, vo = operand(b + [ci, ei])
+        at = lambda t, order: f"{t.name}[{', '.join(ix.name for ix in order)}]"
+        score = f"{0.125 if r.random() < 0.5 else 0.25} * sum({di.name} < {D.text}: {at(q, qo)} * {at(k, ko)})"
+        if r.random() < 0.3:  # a bias of lower rank (relative-position style): over the columns, or rows
+            bt = self.new_input([C] if r.random() < 0.5 else [R, C])
+            score += f" + {bt.name}[{ci.name}]" if len(bt.dims) == 1 else f" + {bt.name}[{ri.name}, {ci.name}]"
+        if C is R and r.random() < 0.5:  # causal: column 0 is never masked
+            score = f"where({ci.name} <= {ri.name}, {score}, -1e30)"
+        bs = ", ".join(ix.name for ix in b)
+        pre = bs + ", " if bs else ""
+        sname, pname = self.fresh("s"), self.fresh("p")
+        self.stmts.append(f"{sname}[{pre}{ri.name}, {ci.name}] = {score}")
+        if r.random() < 0.5:
+            self.stmts.append(f"{pname} = softmax({sname}, axis=-1)")
+        else:
+            mx, den = self.fresh("mx"), self.fresh("den")
+            c2 = self.fresh("j")
+            self.stmts.append(f"{mx}[{pre}{ri.name}] = max({c2}: {sname}[{pre}{ri.name}, {c2}])")
+            self.stmts.append(f"{den}[{pre}{ri.name}] = sum({c2}: exp({sname}[{pre}{ri.name}, {c2}] - {mx}[{pre}{ri.name}]))")
+            self.stmts.append(f"{pname}[{pre}{ri.name}, {ci.name}] = exp({sname}[{pre}{ri.name}, {ci.name}] - "
+                              f"{mx}[{pre}{ri.name}]) / {den}[{pre}{ri.name}]")
+        out = self.fresh("y")
+        free = b + [ri, ei]
+        perm = list(free)
+        if r.random() < 0.3:
+            r.shuffle(perm)
+        self.lines.append(f"output {out} f32{self.shape_text([ix.dim for ix in perm])}")
+        self.stmts.append(f"{out}[{', '.join(ix.name for ix in perm)}] = sum({ci.name}: {pname}[{pre}{ri.name}, {ci.name}] * "
+                          f"{at(v, vo)})")
+        self.tensors.append(Tensor(out, [ix.dim for ix in perm], "output"))
+        return True
+
     def stmt_def_for(self):
         """def layer(h, l) { ... } unrolled by for over layer-indexed weights."""
         r = self.r
@@ -582,6 +642,8 @@ class Gen:
                 ok = self.stmt_scatter()
             elif c < 0.9:
                 ok = self.stmt_library()
+            elif c < 0.95:
+                ok = self.stmt_attention()
             else:
                 ok = self.stmt_def_for()
             if ok and role == "output" and c < 0.6:
