@@ -35,6 +35,7 @@ import json
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -112,11 +113,19 @@ def run(cmd, env=None, timeout=TIMEOUT, cwd=None):
     e = dict(os.environ)
     e.update(env or {})
     for limit in (timeout, 3 * timeout):
+        # its own process group, killed whole on a timeout: kernel_emu runs
+        # the emulated kernels as a child (./launch), which must not outlive it
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=e, cwd=cwd,
+                             start_new_session=True)
         try:
-            p = subprocess.run(cmd, capture_output=True, text=True, env=e, timeout=limit, cwd=cwd)
-            return p.returncode, p.stdout + p.stderr
+            out, _ = p.communicate(timeout=limit)
+            return p.returncode, out
         except subprocess.TimeoutExpired:
-            pass
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.communicate()
     return "timeout", f"timed out after {3 * timeout} s"
 
 
