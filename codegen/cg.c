@@ -1,10 +1,19 @@
-/* cg.c — the code generator's driver: groups, then one kernel per group
- * from its schedule family, after a preamble of helper functions. */
+/* cg.c — the code generator's driver.
+ *
+ * Before: a verified program after the IR passes, and a target.  After
+ * cg_generate(): the groups (group.c, each with its family decided), then
+ * per group its family's plan and the kernel printed from it (the table
+ * CG_FAMILIES), after a preamble of helper functions; and per kernel its
+ * launch (cg_kernel_launch, the one computation of launch dimensions). */
 #include <string.h>
 
 #include "cg_impl.h"
 
-const char *const cg_family_name[] = {"rows", "gemm", "scatter"};
+const char *const cg_family_name[] = {
+#define CG_FAMILY_NAME(e, name, stem) name,
+    CG_FAMILIES(CG_FAMILY_NAME)
+#undef CG_FAMILY_NAME
+};
 
 cg_target cg_target_default(void) {
   return (cg_target){.sm = 90, .sm_count = 132, .smem_per_block = 227 * 1024, .precision = CG_PRECISION_FP32,
@@ -50,6 +59,22 @@ cg_launch cg_zero_launch(int64_t n) {
   return (cg_launch){.grid = {blocks < 4096 ? blocks : 4096, 1, 1}, .block = {CG_BLOCK, 1, 1}, .smem = 0};
 }
 
+/* Group g's kernel: its family's plan, then its text. */
+static int plan_and_emit(cg_ctx *C, const cg_group *g, cg_kernel *k) {
+  switch (g->family) {
+#define CG_FAMILY_CASE(e, name, stem)                       \
+  case CG_FAMILY_##e: {                                     \
+    const cg_##stem##_plan *plan = cg_plan_##stem(C, g, k); \
+    if (!plan) return 0;                                    \
+    cg_emit_##stem(C, plan, k);                             \
+    return 1;                                               \
+  }
+    CG_FAMILIES(CG_FAMILY_CASE)
+#undef CG_FAMILY_CASE
+  }
+  return 0;
+}
+
 int cg_generate(kbc_arena *a, const ir_program *p, const cg_target *t, cg_program *out, kbc_diag *d) {
   memset(out, 0, sizeof *out);
   cg_group *groups;
@@ -67,32 +92,7 @@ int cg_generate(kbc_arena *a, const ir_program *p, const cg_target *t, cg_progra
     k->name = kbc_arena_printf(a, "%s_k%d_%s", p->name, i, C.names->tensor[s->out->id]);
     for (char *c = (char *)k->name; *c; c++)
       if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9'))) *c = '_';
-    int ok = 0;
-    switch (groups[i].family) {
-    case CG_FAMILY_GEMM:
-      ok = cg_emit_gemm(&C, &groups[i], k);
-      if (!ok) {
-        /* Fall back to the rows family over all free indices. */
-        cg_group g = groups[i];
-        g.family = CG_FAMILY_ROWS;
-        g.n_outer = 0;
-        g.phi = KBC_NEW_ARRAY(a, int, CG_MAX_OUTER);
-        for (int id = 0; id < s->n_index && g.n_outer < CG_MAX_OUTER; id++)
-          if (s->index[id].kind == IR_IDX_FREE) {
-            g.outer_extent[g.n_outer] = s->index[id].extent;
-            g.phi[g.n_outer++] = id;
-          }
-        g.team = 1;
-        ok = cg_emit_rows(&C, &g, k);
-      }
-      break;
-    case CG_FAMILY_ROWS:
-      ok = cg_emit_rows(&C, &groups[i], k);
-      break;
-    case CG_FAMILY_SCATTER:
-      ok = cg_emit_scatter(&C, &groups[i], k);
-      break;
-    }
+    int ok = plan_and_emit(&C, &groups[i], k);
     if (!ok) {
       kbc_internal(d, s->loc, "no schedule could emit the kernel for '%s'", s->out->name);
       cg_program_free(out);

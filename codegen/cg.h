@@ -32,11 +32,22 @@ typedef struct {
  * default options (cg_options_default; no environment read). */
 cg_target cg_target_default(void);
 
-/* Schedule families (see docs/ARCHITECTURE.md). */
+/* The schedule families, one table (docs/ARCHITECTURE.md, "Schedule
+ * families"): X(ENUM, name, stem) gives CG_FAMILY_<ENUM>, the name `kbc
+ * compile --emit plan` prints for its kernels (cg_family_name), and, inside
+ * codegen/ (cg_impl.h), its plan type cg_<stem>_plan, planner
+ * cg_plan_<stem> and emitter cg_emit_<stem>.  codegen/group.c decides a
+ * group's family (cg_group_family). */
+#define CG_FAMILIES(X)                                                                                      \
+  X(ROWS, "rows", rows)          /* pointwise / reduction groups, teams of threads per outer point */      \
+  X(POINT, "rows", point)        /* a rows group of one point: its reduction split across the grid */      \
+  X(GEMM, "gemm", gemm)          /* tiled contraction (implicit GEMM) with fused epilogue */               \
+  X(SCATTER, "scatter", scatter) /* += with atomics (a scatter that could not become a gather) */
+
 typedef enum {
-  CG_FAMILY_ROWS,    /* pointwise / reduction groups, teams of threads per outer point */
-  CG_FAMILY_GEMM,    /* tiled contraction (implicit GEMM) with fused epilogue */
-  CG_FAMILY_SCATTER, /* += with atomics (a scatter that could not become a gather) */
+#define CG_FAMILY_ENUM(e, name, stem) CG_FAMILY_##e,
+  CG_FAMILIES(CG_FAMILY_ENUM)
+#undef CG_FAMILY_ENUM
 } cg_family;
 
 extern const char *const cg_family_name[];

@@ -1,7 +1,8 @@
 /* cg_impl.h — internals shared by the code generator's files:
- * group.c (fusion groups and contraction analysis), emit.c (names, index
- * arithmetic and expressions as C), sched_rows.c, sched_gemm.c,
- * sched_scatter.c (the schedule families) and cg.c (the driver). */
+ * group.c (fusion groups, contraction analysis and the family of each
+ * group), emit.c (names, index arithmetic and expressions as C), the
+ * schedule families (sched_rows.c, sched_point.c, sched_scatter.c and the
+ * tiled contraction's gemm_*.c, gemm_impl.h), and cg.c (the driver). */
 #ifndef KBC_CG_IMPL_H
 #define KBC_CG_IMPL_H
 
@@ -14,7 +15,7 @@ enum { CG_MAX_OUTER = 8, CG_BLOCK = 256, CG_MAX_HOISTED = 16 };
 /* ---- fusion groups (group.c) ---- */
 
 typedef struct {
-  cg_family family;
+  cg_family family;            /* cg_group_family */
   int first, count;            /* consecutive statements */
   int n_outer;                 /* ROWS: the outer dimensions */
   sym *outer_extent[CG_MAX_OUTER];
@@ -23,7 +24,12 @@ typedef struct {
   int team;                    /* ROWS: threads per outer point (power of 2, <= CG_BLOCK) */
 } cg_group;
 
+/* The statements partitioned into groups, each with its family decided. */
 int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, cg_group **out);
+/* The one decision of a group's family (its statements, and for a rows
+ * group its outer dimensions and team, given): sets g->family, and where
+ * a contraction goes to the rows family, its outer dimensions and team. */
+void cg_group_family(kbc_arena *a, const ir_program *p, const cg_target *t, cg_group *g);
 
 /* A statement `out[...] = epilogue(sum(k...: A * B))` seen as a (batched)
  * matrix product: index ids of its M (only in A), N (only in B), batch (in
@@ -77,45 +83,76 @@ typedef struct {
   const ir_stmt *s;        /* statement being emitted */
   kbc_buf *out;
   int indent;
-  const char **idx;        /* C names of s's index variables */
+  const char **idx;        /* C names of s's index variables (what each index stands for now) */
   int tmp;                 /* fresh-name counter */
-  /* Cooperative reduction (ROWS): this REDUCE node is split over a team. */
-  const ir_expr *coop;
-  int team;
-  /* Cooperative reductions: the lane variable and the shuffle mask. */
-  const char *lane, *mask;
-  /* Partial cooperative reduction (set by the caller, which combines the
-   * parts): the coop reduction's flat loop starts at part_start and steps
-   * by part_step (C expressions), and its value is this thread's part. */
-  const char *part_start, *part_step;
-  /* This node is already computed: cg_expr gives `value` for it (GEMM
-   * epilogues: the main sum is the tile's accumulator). */
-  const ir_expr *known;
-  const char *known_value;
   /* Values computed before the loop being emitted (cg_hoist_invariants,
-   * cg_flat_loop): cg_expr gives hoisted_name[i] for hoisted[i]. */
+   * cg_flat_loop), a stack that loops push and pop: cg_expr gives
+   * hoisted_name[i] for hoisted[i]. */
   int n_hoisted;
   const ir_expr *hoisted[CG_MAX_HOISTED];
   const char *hoisted_name[CG_MAX_HOISTED];
   unsigned char hoisted_recip[CG_MAX_HOISTED]; /* a division x / d: x times the reciprocal named */
-  /* Flattened index spaces addressed without their digits (GEMM
-   * epilogues): cg_offset gives flat offsets through cg_collapse, the last
-   * index of each space standing for the flat coordinate. */
-  int n_flat;
-  const int *flat_ids[2];
-  int flat_n[2];
   const unsigned char *written; /* per tensor id: written by this kernel (its loads go through __ldca) */
 } cg_emit;
+
+/* A team of threads working on one value: `size` threads (a power of 2;
+ * more than 32: the whole block), each's lane a C expression (NULL:
+ * `_lane`), the shuffle mask of its warp's part (NULL: `_mask`). */
+typedef struct {
+  int size;
+  const char *lane, *mask;
+} cg_team;
+
+/* A reduction node split across a team: each thread loops over its share
+ * of the flattened reduction space.  Whole (part_step NULL): the share is
+ * lane, lane + size, ...; the team's values are then combined
+ * (cg_team_combine) so that every thread holds the total.  Partial: the
+ * share starts at part_start and steps by part_step (C expressions), and
+ * the value is the thread's part (the caller combines the parts). */
+typedef struct {
+  const ir_expr *reduce;
+  cg_team team;
+  const char *part_start, *part_step;
+} cg_split;
+
+/* Flattened index spaces addressed without their digits (GEMM
+ * epilogues): offsets go through cg_collapse, the last index of each
+ * space standing for the flat coordinate. */
+typedef struct {
+  int n;
+  const int *ids[2];
+  int len[2];
+} cg_flat_spaces;
+
+/* What one expression is emitted under (cg_expr_in; every field optional):
+ * a node already computed (`known` is given as the C expression
+ * known_value: a GEMM's main sum is the tile's accumulator), a reduction
+ * split across a team, flat spaces for the addresses. */
+typedef struct {
+  const ir_expr *known;
+  const char *known_value;
+  const cg_split *split;
+  const cg_flat_spaces *flat;
+} cg_expr_ctx;
 
 /* Gives every index of s a C name distinct from tensors, axes, keywords. */
 const char **cg_index_names(kbc_arena *a, const cg_names *names, const ir_stmt *s);
 
 void cg_line(cg_emit *E, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* printf into the arena. */
+const char *cg_fmt(cg_emit *E, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *cg_sym(cg_emit *E, const sym *x);                /* a long long C expression */
-const char *cg_offset(cg_emit *E, const ir_tensor *t, sym *const *idx); /* flat element offset */
+/* The flat element offset of t[idx]; cg_offset_in through flat spaces (or
+ * NULL: none). */
+const char *cg_offset(cg_emit *E, const ir_tensor *t, sym *const *idx);
+const char *cg_offset_in(cg_emit *E, const ir_tensor *t, sym *const *idx, const cg_flat_spaces *flat);
 const char *cg_in_bounds(cg_emit *E, const ir_tensor *t, sym *const *idx);
-/* The C expression of e (emitting loops for reductions before it). */
+/* The C expression of e (emitting loops for reductions before it);
+ * cg_expr_in under x (NULL: as cg_expr).  A value that is not a float is
+ * converted by cg_float_value. */
 const char *cg_expr(cg_emit *E, const ir_expr *e);
+const char *cg_expr_in(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x);
+const char *cg_float_value(cg_emit *E, const ir_expr *e, const char *c);
 /* A loop over the flattened space of indices ids[0..n) of E->s (the last
  * fastest) from element `start` in steps of `step`, the indices declared
  * before it and advanced digit by digit (no division inside the loop);
@@ -147,11 +184,10 @@ int cg_hoist_invariants(cg_emit *E, const ir_expr *e, const int *vars, int nv);
 const char *cg_float_literal(kbc_arena *a, double v);
 /* acc combined with v by reduction op (a C expression). */
 const char *cg_combine(cg_emit *E, ir_red op, const char *acc, const char *v);
-/* Combines the float variable acc across the team of E->team threads
- * (shuffles within a warp, E->mask or _mask; for a whole block also the
- * shared array _red[32] and two barriers): after it, every thread of the
- * team holds the team's value. */
-void cg_team_combine(cg_emit *E, ir_red op, const char *acc);
+/* Combines the float variable acc across the team (shuffles within a
+ * warp; for a whole block also the shared array _red[32] and two
+ * barriers): after it, every thread of the team holds the team's value. */
+void cg_team_combine(cg_emit *E, const cg_team *team, ir_red op, const char *acc);
 /* The IR statement as a one-line C comment body. */
 const char *cg_stmt_comment(kbc_arena *a, const ir_stmt *s);
 
@@ -164,8 +200,13 @@ const unsigned char *cg_signature(kbc_buf *out, kbc_arena *a, const ir_program *
                                   int first, int count);
 
 /* ---- schedule families ---- */
-/* Each fills k (name is set by the caller) and appends the kernel's text.
- * Returns 0 when the group cannot be emitted by this family. */
+/* Each family plans, then emits (the table: CG_FAMILIES, cg.h).  The
+ * planner cg_plan_<stem> makes every decision of the kernel from the IR,
+ * the target (its options in t->opt) and the group, fills k's launch
+ * fields (k->name is set by the caller) and returns the plan (NULL: an
+ * internal error; cg_group_family chose the family so that its planner
+ * succeeds).  The emitter cg_emit_<stem> appends the kernel's text, only
+ * printing the plan. */
 typedef struct {
   kbc_arena *a;
   const ir_program *p;
@@ -174,14 +215,17 @@ typedef struct {
   kbc_buf *out;
 } cg_ctx;
 
-int cg_emit_rows(cg_ctx *C, const cg_group *g, cg_kernel *k);
+#define CG_FAMILY_ENTRIES(e, name, stem)                                                  \
+  typedef struct cg_##stem##_plan cg_##stem##_plan;                                       \
+  cg_##stem##_plan *cg_plan_##stem(cg_ctx *C, const cg_group *g, cg_kernel *k);           \
+  void cg_emit_##stem(cg_ctx *C, const cg_##stem##_plan *plan, const cg_kernel *k);
+CG_FAMILIES(CG_FAMILY_ENTRIES)
+#undef CG_FAMILY_ENTRIES
+
 /* The reduction at the top of e (through arithmetic, not where()), or NULL. */
 const ir_expr *cg_top_reduce(const ir_expr *e);
-/* sched_point.c: a rows group of one statement without free indices whose
- * value is a block-wide reduction, split across the grid; 0 when g is not
- * such a group (cg_emit_rows then emits it). */
-int cg_emit_point(cg_ctx *C, const cg_group *g, cg_kernel *k);
-int cg_emit_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k);
-int cg_emit_scatter(cg_ctx *C, const cg_group *g, cg_kernel *k);
+/* sched_point.c: the blocks of a point's grid (a block per chunk of the
+ * reduction's terms) as a sym, or NULL when it cannot be formed. */
+sym *cg_point_blocks(kbc_arena *a, const ir_stmt *s);
 
 #endif

@@ -110,6 +110,18 @@ void cg_line(cg_emit *E, const char *fmt, ...) {
   kbc_buf_putc(E->out, '\n');
 }
 
+const char *cg_fmt(cg_emit *E, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *s = kbc_arena_alloc(E->a, (size_t)n + 1);
+  va_start(ap, fmt);
+  vsnprintf(s, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
 /* ---- index arithmetic --------------------------------------------------- */
 
 static const char *namer(void *ctx, sym_atom_kind kind, int id) {
@@ -127,11 +139,13 @@ const char *cg_sym(cg_emit *E, const sym *x) {
   return s;
 }
 
-const char *cg_offset(cg_emit *E, const ir_tensor *t, sym *const *idx) {
+const char *cg_offset(cg_emit *E, const ir_tensor *t, sym *const *idx) { return cg_offset_in(E, t, idx, NULL); }
+
+const char *cg_offset_in(cg_emit *E, const ir_tensor *t, sym *const *idx, const cg_flat_spaces *flat) {
   if (t->rank == 0) return "0";
-  if (E->n_flat) {
+  if (flat && flat->n) {
     sym *off = cg_flat_offset(E->a, t, idx);
-    for (int i = 0; i < E->n_flat && off; i++) off = cg_collapse(E->a, E->s, off, E->flat_ids[i], E->flat_n[i]);
+    for (int i = 0; i < flat->n && off; i++) off = cg_collapse(E->a, E->s, off, flat->ids[i], flat->len[i]);
     return off ? cg_sym(E, off) : "kbc_uncollapsed_offset"; /* callers check first: never emitted */
   }
   const char *off = cg_sym(E, idx[0]);
@@ -178,9 +192,12 @@ const char *cg_stmt_comment(kbc_arena *a, const ir_stmt *s) {
 
 /* ---- expressions -------------------------------------------------------- */
 
-static const char *as_float(cg_emit *E, const ir_expr *e, const char *c) {
+const char *cg_float_value(cg_emit *E, const ir_expr *e, const char *c) {
   return e->type == IR_TY_FLOAT ? c : kbc_arena_printf(E->a, "(float)(%s)", c);
 }
+
+static const char *as_float(cg_emit *E, const ir_expr *e, const char *c) { return cg_float_value(E, e, c); }
+static const char *expr(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x);
 
 static const char *fresh(cg_emit *E, const char *base) { return kbc_arena_printf(E->a, "_%s%d", base, E->tmp++); }
 
@@ -348,49 +365,52 @@ static int hoistable(const ir_expr *e, const int *vars, int nv) {
   return invariant && has_load(e, &unsafe) && !unsafe;
 }
 
-static void hoist(cg_emit *E, const ir_expr *e, const int *vars, int nv) {
+static void hoist(cg_emit *E, const ir_expr *e, const int *vars, int nv, const cg_expr_ctx *x) {
   if (e->op == IR_OP_WHERE || e->op == IR_OP_REDUCE || E->n_hoisted + 2 > CG_MAX_HOISTED) return;
   if (hoistable(e, vars, nv)) {
-    const char *v = cg_expr(E, e), *name = fresh(E, "h");
+    const char *v = expr(E, e, x), *name = fresh(E, "h");
     cg_line(E, "const float %s = %s; // invariant in the loop below", name, v);
     remember(E, e, name, 0);
     return;
   }
   if (e->op == IR_OP_DIV && e->type == IR_TY_FLOAT && hoistable(e->arg[1], vars, nv)) {
     /* x / d with d invariant: x times 1/d, the reciprocal computed once */
-    hoist(E, e->arg[0], vars, nv);
+    hoist(E, e->arg[0], vars, nv, x);
     const char *r = fresh(E, "r");
-    cg_line(E, "const float %s = 1.0f / %s; // invariant in the loop below", r, cg_expr(E, e->arg[1]));
+    cg_line(E, "const float %s = 1.0f / %s; // invariant in the loop below", r, expr(E, e->arg[1], x));
     remember(E, e, r, 1);
     return;
   }
-  for (int i = 0; i < ir_op_info[e->op].arity; i++) hoist(E, e->arg[i], vars, nv);
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) hoist(E, e->arg[i], vars, nv, x);
 }
 
 int cg_hoist_invariants(cg_emit *E, const ir_expr *e, const int *vars, int nv) {
   int before = E->n_hoisted;
-  hoist(E, e, vars, nv);
+  hoist(E, e, vars, nv, NULL);
   return before;
 }
 
 /* Loops over the reduction's indices (each from 0 to its extent). */
-static const char *reduce(cg_emit *E, const ir_expr *e) {
+static const char *reduce(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x) {
   const char *acc = fresh(E, "acc");
   ir_red op = e->u.reduce.op;
   cg_line(E, "float %s = %s;", acc, cg_float_literal(E->a, ir_red_identity(op)));
   int n = e->u.reduce.n_vars;
-  int coop = e == E->coop;
-  int hoisted = cg_hoist_invariants(E, e->arg[0], e->u.reduce.vars, n);
+  const cg_split *split = x && x->split && x->split->reduce == e ? x->split : NULL;
+  int coop = split != NULL;
+  int hoisted = E->n_hoisted;
+  hoist(E, e->arg[0], e->u.reduce.vars, n, x);
   cg_flat loop;
-  if (coop && E->part_step) {
+  if (coop && split->part_step) {
     /* This thread's part of the reduction space (the caller combines). */
     const ir_expr *body = e->arg[0];
-    flat_loop(E, &loop, n, e->u.reduce.vars, E->part_start, E->part_step,
-              kbc_arena_printf(E->a, "(long long)%s", E->part_step), &body, 1);
+    flat_loop(E, &loop, n, e->u.reduce.vars, split->part_start, split->part_step,
+              kbc_arena_printf(E->a, "(long long)%s", split->part_step), &body, 1);
   } else if (coop) {
     /* One flat loop over the reduction space, strided across the team. */
     const ir_expr *body = e->arg[0];
-    cg_flat_loop(E, &loop, n, e->u.reduce.vars, E->lane ? E->lane : "_lane", E->team, &body, 1);
+    cg_flat_loop(E, &loop, n, e->u.reduce.vars, split->team.lane ? split->team.lane : "_lane", split->team.size,
+                 &body, 1);
   } else {
     for (int i = 0; i < n; i++) {
       int v = e->u.reduce.vars[i];
@@ -399,7 +419,7 @@ static const char *reduce(cg_emit *E, const ir_expr *e) {
       E->indent++;
     }
   }
-  const char *body = as_float(E, e->arg[0], cg_expr(E, e->arg[0]));
+  const char *body = as_float(E, e->arg[0], expr(E, e->arg[0], x));
   cg_line(E, "%s = %s;", acc, cg_combine(E, op, acc, body));
   if (coop) cg_flat_loop_end(E, &loop);
   for (int i = 0; i < (coop ? 0 : n); i++) {
@@ -407,15 +427,15 @@ static const char *reduce(cg_emit *E, const ir_expr *e) {
     cg_line(E, "}");
   }
   E->n_hoisted = hoisted;
-  if (coop && !E->part_step) cg_team_combine(E, op, acc);
+  if (coop && !split->part_step) cg_team_combine(E, &split->team, op, acc);
   return acc;
 }
 
-void cg_team_combine(cg_emit *E, ir_red op, const char *acc) {
+void cg_team_combine(cg_emit *E, const cg_team *team, ir_red op, const char *acc) {
   const char *other = fresh(E, "o");
-  if (E->team <= 32) {
-    cg_line(E, "for (int _s = %d; _s > 0; _s >>= 1) {", E->team / 2);
-    cg_line(E, "  const float %s = __shfl_xor_sync(%s, %s, _s);", other, E->mask ? E->mask : "_mask", acc);
+  if (team->size <= 32) {
+    cg_line(E, "for (int _s = %d; _s > 0; _s >>= 1) {", team->size / 2);
+    cg_line(E, "  const float %s = __shfl_xor_sync(%s, %s, _s);", other, team->mask ? team->mask : "_mask", acc);
     cg_line(E, "  %s = %s;", acc, cg_combine(E, op, acc, other));
     cg_line(E, "}");
   } else {
@@ -426,7 +446,7 @@ void cg_team_combine(cg_emit *E, ir_red op, const char *acc) {
     cg_line(E, "if ((threadIdx.x & 31) == 0) _red[threadIdx.x >> 5] = %s;", acc);
     cg_line(E, "__syncthreads();");
     cg_line(E, "%s = _red[0];", acc);
-    cg_line(E, "for (int _w = 1; _w < %d; ++_w) %s = %s;", E->team / 32, acc, cg_combine(E, op, acc, "_red[_w]"));
+    cg_line(E, "for (int _w = 1; _w < %d; ++_w) %s = %s;", team->size / 32, acc, cg_combine(E, op, acc, "_red[_w]"));
     cg_line(E, "__syncthreads();");
   }
 }
@@ -470,11 +490,15 @@ static const char *binary(cg_emit *E, const ir_expr *e, const char *x, const cha
   }
 }
 
-const char *cg_expr(cg_emit *E, const ir_expr *e) {
-  if (e == E->known) return E->known_value;
+const char *cg_expr(cg_emit *E, const ir_expr *e) { return expr(E, e, NULL); }
+
+const char *cg_expr_in(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x) { return expr(E, e, x); }
+
+static const char *expr(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x) {
+  if (x && x->known && e == x->known) return x->known_value;
   for (int i = E->n_hoisted - 1; i >= 0; i--)
     if (e == E->hoisted[i])
-      return E->hoisted_recip[i] ? kbc_arena_printf(E->a, "(%s * %s)", cg_expr(E, e->arg[0]), E->hoisted_name[i])
+      return E->hoisted_recip[i] ? kbc_arena_printf(E->a, "(%s * %s)", expr(E, e->arg[0], x), E->hoisted_name[i])
                                  : E->hoisted_name[i];
   switch (e->op) {
   case IR_OP_CONST:
@@ -490,30 +514,29 @@ const char *cg_expr(cg_emit *E, const ir_expr *e) {
      * differential fuzzer on the H200).  The statement's own output appears
      * as a load only as its store's target. */
     int team_written = E->written && E->written[t->id] && !(E->s && t == E->s->out); /* its own: the store */
-    const char *ld = team_written
-                         ? kbc_arena_printf(E->a, "__ldca(&%s[%s])", E->names->tensor[t->id],
-                                            cg_offset(E, t, e->u.load.idx))
-                         : kbc_arena_printf(E->a, "%s[%s]", E->names->tensor[t->id], cg_offset(E, t, e->u.load.idx));
+    const char *off = cg_offset_in(E, t, e->u.load.idx, x ? x->flat : NULL);
+    const char *ld = team_written ? kbc_arena_printf(E->a, "__ldca(&%s[%s])", E->names->tensor[t->id], off)
+                                  : kbc_arena_printf(E->a, "%s[%s]", E->names->tensor[t->id], off);
     if (!e->u.load.padded) return ld;
     return kbc_arena_printf(E->a, "(%s ? %s : 0.0f)", cg_in_bounds(E, t, e->u.load.idx), ld);
   }
   case IR_OP_REDUCE:
-    return reduce(E, e);
+    return reduce(E, e, x);
   case IR_OP_WHERE: {
-    const char *c = cg_expr(E, e->arg[0]);
-    const char *x = cg_expr(E, e->arg[1]), *y = cg_expr(E, e->arg[2]);
+    const char *c = expr(E, e->arg[0], x);
+    const char *yes = expr(E, e->arg[1], x), *no = expr(E, e->arg[2], x);
     if (e->type == IR_TY_FLOAT) {
-      x = as_float(E, e->arg[1], x);
-      y = as_float(E, e->arg[2], y);
+      yes = as_float(E, e->arg[1], yes);
+      no = as_float(E, e->arg[2], no);
     }
-    return kbc_arena_printf(E->a, "(%s ? %s : %s)", c, x, y);
+    return kbc_arena_printf(E->a, "(%s ? %s : %s)", c, yes, no);
   }
   default:
     break;
   }
-  if (ir_op_info[e->op].arity == 1) return unary(E, e, cg_expr(E, e->arg[0]));
-  const char *x = cg_expr(E, e->arg[0]);
-  return binary(E, e, x, cg_expr(E, e->arg[1]));
+  if (ir_op_info[e->op].arity == 1) return unary(E, e, expr(E, e->arg[0], x));
+  const char *lhs = expr(E, e->arg[0], x);
+  return binary(E, e, lhs, expr(E, e->arg[1], x));
 }
 
 /* ---- kernel signatures -------------------------------------------------- */

@@ -1,6 +1,14 @@
-/* gemm_impl.h — internals of the tiled contraction family, shared by
- * gemm_plan.c (operand analysis and the choice of tile shapes) and
- * sched_gemm.c (emission). */
+/* gemm_impl.h — internals of the tiled contraction family (implicit GEMM),
+ * shared by its files, in the order the data flows:
+ *   gemm_tiles.c     the tiling: extents, tile shapes (gemm_tile);
+ *   gemm_plan.c      the plan: operands' load plans, flat K, k tables,
+ *                    split-K, the epilogue plan (cg_plan_gemm);
+ *   gemm_emit.c      the kernel printed from the plan: header, set-up, the
+ *                    tile loop, the K loop and its math (cg_emit_gemm);
+ *   gemm_load.c      the K loop's data movement: rows, k coordinates,
+ *                    global loads, k tables, shared-memory stores;
+ *   gemm_epilogue.c  the fused epilogue, direct or through shared memory.
+ * Nothing is decided while printing: the emitters read the plan. */
 #ifndef KBC_GEMM_IMPL_H
 #define KBC_GEMM_IMPL_H
 
@@ -10,6 +18,8 @@
  * of which the A / B tiles leave 4 KB for the k tables. */
 enum { GEMM_SPLIT_MAX = 16, GEMM_SPLIT_MIN_KTILES = 8 };
 enum { GEMM_THREADS = 256, GEMM_MAX_SLOTS = 64, GEMM_SMEM_STATIC = 48 * 1024, GEMM_SMEM_TILES = 44 * 1024 };
+
+/* ---- the tiling (gemm_tiles.c) ---- */
 
 typedef struct {
   int mma;        /* TF32 tensor cores instead of FFMA */
@@ -24,7 +34,37 @@ typedef struct {
   int wm, wn, mi, ni;
 } gemm_cfg;
 
-/* One operand (A or B) of the product. */
+typedef struct {
+  double m, n, k, batch; /* tile estimates */
+  int splittable;        /* split-K may add slices of K to too few tiles */
+} gemm_shape;
+
+/* A contraction statement's tiling. */
+typedef struct {
+  cg_contraction c;
+  sym *M, *N, *K, *B;  /* extents of the flattened m, n, k and batch */
+  gemm_shape shape;    /* their tile estimates; whether split-K may apply */
+  int mma;             /* on tensor cores: TF32, or 3xTF32 (split3) */
+  /* fp32 on TF32 tensor cores (opt.fp32_mma, KBC_FP32_MMA=1): operands kept
+   * in fp32 in shared memory, split into high and low TF32 parts at use,
+   * three mma per product (3xTF32) */
+  int split3;
+  gemm_cfg cfg;        /* tile shapes */
+  sym *tiles;          /* output tiles, ceil(M / BM) * ceil(N / BN) * B; NULL where it cannot be formed */
+} gemm_tiling;
+
+sym *gemm_extent_product(kbc_arena *a, const ir_stmt *s, const int *ids, int n);
+double gemm_tile_estimate(const sym *x);
+int gemm_smem_bytes(const gemm_cfg *f);
+/* mma: 0 FFMA, 1 TF32 tensor cores, 2 3xTF32 (smaller warp tiles) */
+int gemm_choose_cfg(const cg_target *t, const gemm_shape *sh, int mma, gemm_cfg *best);
+/* Whether s is a contraction that can be tiled (tiles may still be NULL);
+ * if so, its tiling. */
+int gemm_tile(kbc_arena *a, const cg_target *t, const ir_stmt *s, gemm_tiling *out);
+
+/* ---- the plan (gemm_plan.c) ---- */
+
+/* How one operand (A or B) is loaded. */
 typedef struct {
   char tag;            /* 'a' or 'b': prefix of its C names */
   const ir_expr *e;
@@ -45,49 +85,72 @@ typedef struct {
   const char *xl[GEMM_MAX_SLOTS], *kl[GEMM_MAX_SLOTS]; /* local x / k of each load slot */
 } gemm_operand;
 
+/* How the output elements are computed and stored. */
 typedef struct {
-  cg_ctx *C;
-  cg_emit E;
+  /* Through shared memory (outputs contiguous along m): passes over
+   * groups of nc tile columns, _Cs[bm][nc + 1]. */
+  int staged, passes, nc;
+  /* Directly from the thread tiles: M / N addressed through their flat
+   * coordinate where every address allows (cg_collapse), not decoded; a
+   * thread's columns in runs of `run` consecutive n (decoded at the start
+   * of a run, then carried); stored `vec` at a time (float4 / float2 when
+   * the output is contiguous along n; 1: one by one). */
+  int mflat, nflat, run, vec;
+} gemm_epilogue;
+
+struct cg_gemm_plan {
   const ir_stmt *s;
-  cg_contraction c;
-  gemm_cfg f;
+  gemm_tiling tiling;
   gemm_operand op[2];
-  const char **names; /* the statement's index names (E.idx points to a copy) */
-  const char **bind;  /* E.idx: rebound per load / epilogue */
   /* Both operands address K only through its flattening (cg_collapse):
    * k is one coordinate, its digits are neither decoded nor carried. */
   int kflat;
-  int n_kslots;
+  int n_kslots;       /* distinct k coordinates the thread loads (k slots) */
+  const char *kslot_expr[2 * GEMM_MAX_SLOTS]; /* local k of each k slot */
   int builder;        /* the k slot (k = base + _tid % BK) that writes the k tables, or -1 */
   int table_digits;   /* a generic operand reads k digits from the table */
-  /* Epilogue through shared memory (outputs contiguous along m): passes
-   * over groups of nc tile columns, _Cs[bm][nc + 1]. */
-  int staged, passes, nc;
+  gemm_epilogue epilogue;
   /* Split-K: the output is a plain sum, so when the output tiles are too
    * few for the GPU the K range is cut into slices whose partial sums are
    * added atomically into the zeroed output (the slice count is chosen at
    * run time, from the tile count). */
   int split;
-  /* fp32 on TF32 tensor cores (KBC_FP32_MMA=1): operands kept in fp32 in
-   * shared memory, split into high and low TF32 parts at use, three mma
-   * per product (3xTF32) */
-  int split3;
   int slots;          /* blocks resident at once, two per multiprocessor: a wave */
-  const char *kslot_expr[2 * GEMM_MAX_SLOTS];
-} gemm;
+  int min_blocks;     /* __launch_bounds__'s blocks per multiprocessor (opt.gemm_min_blocks) */
+};
+
+/* ---- emission (gemm_emit.c, gemm_load.c, gemm_epilogue.c) ---- */
 
 typedef struct {
-  double m, n, k, batch; /* tile estimates */
-  int splittable;        /* split-K may add slices of K to too few tiles */
-} gemm_shape;
+  cg_ctx *ctx;
+  const cg_gemm_plan *plan;
+  cg_emit emit;       /* the output; emit.idx is bind */
+  const char **names; /* the statement's own index names */
+  const char **bind;  /* what each index stands for now: rebound per load and in the epilogue */
+} gemm_emitter;
 
-/* ---- gemm_plan.c ---- */
-sym *gemm_extent_product(kbc_arena *a, const ir_stmt *s, const int *ids, int n);
-double gemm_tile_estimate(const sym *x);
-void gemm_stride_runs(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int kid, int xid, double *run_k, double *run_x);
-int gemm_split_offset(kbc_arena *a, const ir_stmt *s, const cg_contraction *c, const ir_expr *e, sym **row, sym **kpart);
-int gemm_smem_bytes(const gemm_cfg *f);
-/* mma: 0 FFMA, 1 TF32 tensor cores, 2 3xTF32 (smaller warp tiles) */
-int gemm_choose_cfg(const cg_target *t, const gemm_shape *sh, int mma, gemm_cfg *best);
+/* "i*j" of the indices' names ("-" for none). */
+const char *gemm_join_names(gemm_emitter *ge, const int *ids, int n);
+/* Assigns the row-major digits of the C expression flat over ids (the
+ * last fastest) to the declared C lvalues dst; gemm_declare_decode first
+ * declares them (`long long d0, d1, ...;` and an optional comment);
+ * gemm_decode_named into the statement's own index names. */
+void gemm_decode(gemm_emitter *ge, const char *flat, const int *ids, int n, const char *const *dst);
+void gemm_declare_decode(gemm_emitter *ge, const char *flat, const int *ids, int n, const char *const *dst,
+                         const char *comment);
+void gemm_decode_named(gemm_emitter *ge, const char *flat, const int *ids, int n, const char *comment);
+
+/* gemm_load.c: the K loop's data movement (buffers are C expressions). */
+void gemm_emit_rows(gemm_emitter *ge, const gemm_operand *o);
+void gemm_emit_k_increments(gemm_emitter *ge);
+void gemm_emit_k_init(gemm_emitter *ge);
+void gemm_emit_loads(gemm_emitter *ge, const char *tbuf);
+void gemm_emit_table_write(gemm_emitter *ge, const char *buf);
+void gemm_emit_stores(gemm_emitter *ge, const char *buf);
+void gemm_emit_k_advance(gemm_emitter *ge);
+
+/* gemm_epilogue.c: per output element of the thread: decode, epilogue,
+ * store. */
+void gemm_emit_epilogue(gemm_emitter *ge);
 
 #endif

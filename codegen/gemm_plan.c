@@ -1,49 +1,41 @@
-/* gemm_plan.c — the tiled contraction's planning: extents and offsets of
- * its operands (symbolic), and the choice of tile shapes by a small cost
- * model (padding waste, register-tile efficiency, tiles vs.
- * multiprocessors).  Before: a contraction (cg_find_contraction).  After:
- * a gemm_cfg for sched_gemm.c to emit. */
+/* gemm_plan.c — the tiled contraction's plan: every decision of the
+ * kernel, made before any of it is printed.
+ *
+ * Before: a GEMM group (cg_group_family found the statement's tiling,
+ * gemm_tile, and kept it in the tiled family).  After cg_plan_gemm(): the
+ * plan (cg_gemm_plan, gemm_impl.h) — per operand (A, B): whether
+ * consecutive threads load along k or along m / n (from its loads' unit
+ * strides), whether it is one plain load addressed as row offset + k
+ * offset (its flat offset splits into a part without K indices plus one
+ * with only K indices, checked symbolically) or evaluated per element,
+ * whether its rows are addressed through the flat row (cg_collapse), and
+ * which tile element each of its load slots covers; whether K is one flat
+ * coordinate; the k slots and the shared k tables; split-K; the epilogue
+ * (through shared memory or direct, flat M / N, vector stores) — and the
+ * kernel's launch fields. */
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "gemm_impl.h"
+#include "ir/subst.h"
 
-/* ---- analysis ------------------------------------------------------------ */
-
-sym *gemm_extent_product(kbc_arena *a, const ir_stmt *s, const int *ids, int n) {
-  sym *p = sym_const(a, 1);
-  for (int i = 0; i < n; i++) p = sym_mul(a, p, s->index[ids[i]].extent);
-  return p;
-}
-
-/* An extent for choosing tiles: constants exactly, var-dependent extents
- * with every var axis at 256 (a shape big enough to need tiles; the
- * real binding is unknown). */
-double gemm_tile_estimate(const sym *x) {
-  static int64_t axes[4096];
-  if (!axes[0])
-    for (int i = 0; i < 4096; i++) axes[i] = 256;
-  int64_t v;
-  if (!x || !sym_eval(x, axes, NULL, &v)) return 1e18;
-  return (double)v;
-}
+/* ---- operands ------------------------------------------------------------ */
 
 /* Unit-stride runs of the loads in e along index kid and index xid:
  * *run_k (*run_x) grows by the estimated extent of kid (xid) for each load
  * whose flat offset steps by +-1 with it. */
-void gemm_stride_runs(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int kid, int xid, double *run_k,
+static void stride_runs(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int kid, int xid, double *run_k,
                         double *run_x) {
   if (e->op == IR_OP_LOAD) {
     if (cg_load_unit_step(a, s, e, kid)) *run_k += ir_estimate(s->index[kid].extent);
     if (cg_load_unit_step(a, s, e, xid)) *run_x += ir_estimate(s->index[xid].extent);
   }
-  for (int i = 0; i < ir_op_info[e->op].arity; i++) gemm_stride_runs(a, s, e->arg[i], kid, xid, run_k, run_x);
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) stride_runs(a, s, e->arg[i], kid, xid, run_k, run_x);
 }
 
 /* Whether e is one plain load whose flat offset is (terms without K
  * indices) + (terms with only K indices); if so, the two parts. */
-int gemm_split_offset(kbc_arena *a, const ir_stmt *s, const cg_contraction *c, const ir_expr *e, sym **row,
+static int split_offset(kbc_arena *a, const ir_stmt *s, const cg_contraction *c, const ir_expr *e, sym **row,
                         sym **kpart) {
   if (e->op != IR_OP_LOAD || e->u.load.padded) return 0;
   sym *off = cg_flat_offset(a, e->u.load.tensor, e->u.load.idx);
@@ -65,106 +57,260 @@ int gemm_split_offset(kbc_arena *a, const ir_stmt *s, const cg_contraction *c, c
   return 1;
 }
 
-/* ---- tile shapes --------------------------------------------------------- */
-
-static double util(double x, int b) {
-  double tiles = ceil(x / b);
-  return tiles > 0 ? x / (tiles * b) : 1;
+static void plan_operand(kbc_arena *a, cg_gemm_plan *plan, gemm_operand *o, char tag) {
+  const ir_stmt *s = plan->s;
+  const cg_contraction *c = &plan->tiling.c;
+  int is_a = tag == 'a';
+  o->tag = tag;
+  o->e = is_a ? c->a : c->b;
+  o->n_x = is_a ? c->n_m : c->n_n;
+  o->x = is_a ? c->m : c->n;
+  o->bx = is_a ? plan->tiling.cfg.bm : plan->tiling.cfg.bn;
+  o->X = is_a ? "_M" : "_N";
+  o->x0 = is_a ? "_m0" : "_n0";
+  double run_k = 0, run_x = 0;
+  stride_runs(a, s, o->e, c->k[c->n_k - 1], o->x[o->n_x - 1], &run_k, &run_x);
+  o->kmajor = run_k >= run_x;
+  o->fast = split_offset(a, s, c, o->e, &o->row_off, &o->k_off);
+  sym *rows = o->fast && o->n_x > 1 ? cg_collapse(a, s, o->row_off, o->x, o->n_x) : NULL;
+  o->flat_rows = rows != NULL;
+  if (rows) o->row_off = rows;
 }
 
+/* ---- load slots ---------------------------------------------------------- */
 
-static double score(const cg_target *t, const gemm_shape *sh, const gemm_cfg *f) {
-  double inner;
-  if (f->mma) {
-    /* shared-memory words per warp per k8 step vs mma count */
-    double r = (double)(f->mi * f->ni) / (4.0 * f->mi + 2.0 * f->ni);
-    inner = fmin(1.0, 0.5 + 0.75 * r);
+/* The k slot of local k expression expr (a new one if none has it). */
+static int kslot(cg_gemm_plan *plan, const char *expr) {
+  for (int i = 0; i < plan->n_kslots; i++)
+    if (!strcmp(plan->kslot_expr[i], expr)) return i;
+  plan->kslot_expr[plan->n_kslots] = expr;
+  return plan->n_kslots++;
+}
+
+/* The local x (*xl) and k (*kl) of load slot j of o, which takes kp
+ * consecutive k per row when k-major. */
+static void slot_coords(kbc_arena *a, const gemm_operand *o, int bk, int kp, int j, const char **xl,
+                        const char **kl) {
+  int T = GEMM_THREADS, bx = o->bx;
+  const char *e = j ? kbc_arena_printf(a, "(_tid + %d)", j * T) : "_tid";
+  if (o->kmajor && kp > 1) {
+    /* kp consecutive k of each of slots / kp rows */
+    int tr = bk / kp, r = j / kp, q = j % kp;
+    *kl = q ? kbc_arena_printf(a, "_tid %% %d * %d + %d", tr, kp, q) : kbc_arena_printf(a, "_tid %% %d * %d", tr, kp);
+    *xl = r ? kbc_arena_printf(a, "_tid / %d + %d", tr, r * T / tr) : kbc_arena_printf(a, "_tid / %d", tr);
+  } else if (o->kmajor) {
+    *kl = T % bk == 0 ? kbc_arena_printf(a, "_tid %% %d", bk) : kbc_arena_printf(a, "%s %% %d", e, bk);
+    *xl = T % bk == 0 ? (j ? kbc_arena_printf(a, "_tid / %d + %d", bk, j * T / bk) : kbc_arena_printf(a, "_tid / %d", bk))
+                      : kbc_arena_printf(a, "%s / %d", e, bk);
+  } else if (T == bx) {
+    *xl = "_tid";
+    *kl = kbc_arena_printf(a, "%d", j);
   } else {
-    double r = (double)(f->tm * f->tn) / (f->tm + f->tn);
-    inner = fmin(1.0, 0.5 + r / 8.0);
-    if ((f->tm > 4 && f->tm % 4) || (f->tn > 4 && f->tn % 4)) inner *= 0.9; /* reads of padded chunks */
+    *xl = T % bx == 0 ? kbc_arena_printf(a, "_tid %% %d", bx) : kbc_arena_printf(a, "%s %% %d", e, bx);
+    *kl = T % bx == 0 ? (j ? kbc_arena_printf(a, "_tid / %d + %d", bx, j * T / bx) : kbc_arena_printf(a, "_tid / %d", bx))
+                      : kbc_arena_printf(a, "%s / %d", e, bx);
   }
-  double tiles = ceil(sh->m / f->bm) * ceil(sh->n / f->bn) * sh->batch;
-  int acc = f->mma ? f->mi * f->ni * 4 : f->tm * f->tn;
-  double slots = (double)t->sm_count * (acc >= 48 ? 1 : 2);
-  /* with split-K, up to GEMM_SPLIT_MAX slices of at least
-   * GEMM_SPLIT_MIN_KTILES k-tiles per output tile */
-  double slices = sh->splittable ? fmax(1.0, fmin(GEMM_SPLIT_MAX, floor(sh->k / f->bk / GEMM_SPLIT_MIN_KTILES))) : 1;
-  double par = fmin(1.0, tiles * slices / slots);
-  return util(sh->m, f->bm) * util(sh->n, f->bn) * util(sh->k, f->bk) * inner * par;
 }
 
-int gemm_smem_bytes(const gemm_cfg *f) { return 2 * f->bk * (f->sa + f->pad_a + f->sb + f->pad_b) * 4; }
-
-/* Row padding: FFMA reads rows as float4 (a multiple of 4) and its k-major
- * stores want rows = 4 mod 32 banks; mma fragment reads (rows k + t4,
- * columns g) are conflict-free when rows = 8 mod 32 banks. */
-static int pad_for(int mma, int bx) { return mma ? ((8 - bx) % 32 + 32) % 32 : ((4 - bx) % 32 + 32) % 32; }
-
-static int choose_bk(const gemm_shape *sh, gemm_cfg *f) {
-  /* BK 16 when the staging registers stay few and K is not tiny. */
-  f->bk = 8;
-  if (sh->k >= 64 && (f->bm + f->bn) * 16 / GEMM_THREADS <= 24) {
-    f->bk = 16;
-    if (gemm_smem_bytes(f) > GEMM_SMEM_TILES || util(sh->k, 16) < util(sh->k, 8)) f->bk = 8;
+/* Which element of the tile each load slot of o covers.  An operand
+ * whose slots have several k coordinates per thread and K several indices
+ * reads its k offsets (fast path) or k digits (generic) from a per-k-tile
+ * table in shared memory instead of decoding them itself. */
+static void plan_loads(kbc_arena *a, cg_gemm_plan *plan, gemm_operand *o) {
+  int T = GEMM_THREADS, bk = plan->tiling.cfg.bk, total = o->bx * bk;
+  o->slots = (total + T - 1) / T;
+  o->partial = total % T != 0;
+  o->n_rows = 0;
+  const char *kls[GEMM_MAX_SLOTS];
+  int n_kls = 0;
+  /* k-major: at most 4 rows per thread (each costs a 64-bit offset and a
+   * flag for the whole K loop), so each thread takes kp consecutive k */
+  int kp = 1;
+  while (o->kmajor && !o->partial && o->slots / kp > 4 && kp < 4 && o->slots % (2 * kp) == 0 && bk % (2 * kp) == 0)
+    kp *= 2;
+  for (int j = 0; j < o->slots; j++) {
+    const char *xl, *kl;
+    slot_coords(a, o, bk, kp, j, &xl, &kl);
+    o->xl[j] = xl;
+    o->kl[j] = kl;
+    int r;
+    for (r = 0; r < o->n_rows; r++)
+      if (!strcmp(o->row_expr[r], xl)) break;
+    if (r == o->n_rows) o->row_expr[o->n_rows++] = xl;
+    o->row_of[j] = r;
+    int q;
+    for (q = 0; q < n_kls; q++)
+      if (!strcmp(kls[q], kl)) break;
+    if (q == n_kls) kls[n_kls++] = kl;
   }
-  return gemm_smem_bytes(f) <= GEMM_SMEM_TILES;
+  o->table = plan->tiling.c.n_k > 1 && !plan->kflat && n_kls > 1;
+  if (o->table) {
+    plan->table_digits |= !o->fast;
+    plan->builder = kslot(plan, kbc_arena_printf(a, "_tid %% %d", bk));
+  }
+  for (int j = 0; j < o->slots; j++) o->kslot_of[j] = o->table ? -1 : kslot(plan, o->kl[j]);
 }
 
-int gemm_choose_cfg(const cg_target *t, const gemm_shape *sh, int mma, gemm_cfg *best) {
-  double best_score = -1;
-  if (!mma) {
-    static const int txs[] = {4, 8, 16, 32, 64};
-    static const int ts[] = {1, 2, 3, 4, 6, 8};
-    for (int a = 0; a < 5; a++)
-      for (int i = 0; i < 6; i++)
-        for (int j = 0; j < 6; j++) {
-          gemm_cfg f = {.tx = txs[a], .ty = GEMM_THREADS / txs[a], .tm = ts[i], .tn = ts[j]};
-          f.bm = f.ty * f.tm;
-          f.bn = f.tx * f.tn;
-          /* thread tiles of 4k values: 4-wide chunks interleaved across the
-           * threads; others: each thread's values contiguous, padded to a
-           * multiple of 4 so that they are read as float4 too */
-          f.sa = f.tm % 4 ? f.ty * ((f.tm + 3) / 4 * 4) : f.bm;
-          f.sb = f.tn % 4 ? f.tx * ((f.tn + 3) / 4 * 4) : f.bn;
-          f.pad_a = pad_for(0, f.sa);
-          f.pad_b = pad_for(0, f.sb);
-          if (f.tm * f.tn < 8 || f.bm > 256 || f.bn > 256) continue;
-          f.vm = f.tm % 4 ? f.tm : 4;
-          f.vn = f.tn % 4 ? f.tn : 4;
-          if (!choose_bk(sh, &f)) continue;
-          /* ties: square tiles, then fewer threads along n */
-          double sc = score(t, sh, &f) * (1.0 - 0.01 * fabs(log2((double)f.bm / f.bn)));
-          if (sc > best_score + 1e-9) {
-            best_score = sc;
-            *best = f;
-          }
-        }
-  } else {
-    static const int wms[] = {1, 2, 4, 8};
-    static const int mis[] = {1, 2, 4};
-    static const int nis[] = {1, 2, 3, 4, 8};
-    for (int a = 0; a < 4; a++)
-      for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 5; j++) {
-          gemm_cfg f = {.mma = 1, .wm = wms[a], .wn = 8 / wms[a], .mi = mis[i], .ni = nis[j]};
-          f.bm = f.wm * f.mi * 16;
-          f.bn = f.wn * f.ni * 8;
-          f.sa = f.bm;
-          f.sb = f.bn;
-          f.pad_a = pad_for(1, f.bm);
-          f.pad_b = pad_for(1, f.bn);
-          /* 3xTF32 (mma == 2) holds high and low fragments: half the tiles */
-          if (f.mi * f.ni > (mma == 2 ? 8 : 16) || f.bm > 256 || f.bn > 256) continue;
-          f.bk = 16;
-          if (gemm_smem_bytes(&f) > GEMM_SMEM_TILES) continue;
-          /* ties: square tiles, then fewer threads along n */
-          double sc = score(t, sh, &f) * (1.0 - 0.01 * fabs(log2((double)f.bm / f.bn)));
-          if (sc > best_score + 1e-9) {
-            best_score = sc;
-            *best = f;
-          }
-        }
+/* K is one flat coordinate when both operands' k offsets depend on its
+ * indices only through their flattening (p[.., ky, kx] with K = ky*kx) —
+ * unless the thread's loads then cover many distinct k: each flat load
+ * computes its own offset, where the k table computes each k-tile's
+ * offsets once for the block.  Measured on the H200 (SAM-HQ 64x64 b4):
+ * flat K took o and dq (8 distinct k per thread) from 3.6 / 4.4 ms to
+ * 3.1 / 2.9 ms, but dk and dv (20: m-contiguous loads of all 16 k of a
+ * row, plus B's) from 3.1 / 3.3 ms to 3.9 / 3.6 ms. */
+enum { GEMM_KFLAT_MAX_SLOTS = 16 };
+static void plan_operand_loads(kbc_arena *a, cg_gemm_plan *plan) {
+  const cg_contraction *c = &plan->tiling.c;
+  sym *ka = NULL, *kb = NULL;
+  if (c->n_k > 1 && plan->op[0].fast && plan->op[1].fast) {
+    ka = cg_collapse(a, plan->s, plan->op[0].k_off, c->k, c->n_k);
+    kb = cg_collapse(a, plan->s, plan->op[1].k_off, c->k, c->n_k);
   }
-  return best_score > 0;
+  if (ka && kb) {
+    cg_gemm_plan flat = *plan;
+    flat.kflat = 1;
+    flat.op[0].k_off = ka;
+    flat.op[1].k_off = kb;
+    plan_loads(a, &flat, &flat.op[0]);
+    plan_loads(a, &flat, &flat.op[1]);
+    if (flat.n_kslots <= GEMM_KFLAT_MAX_SLOTS) {
+      *plan = flat;
+      return;
+    }
+  }
+  plan_loads(a, plan, &plan->op[0]);
+  plan_loads(a, plan, &plan->op[1]);
+}
+
+/* ---- epilogue ------------------------------------------------------------ */
+
+/* Bytes of static shared memory besides the tiles: the k tables. */
+static int table_bytes(const cg_gemm_plan *plan) {
+  int bk = plan->tiling.cfg.bk;
+  int b = plan->table_digits ? 2 * plan->tiling.c.n_k * bk * 8 : 0;
+  for (int w = 0; w < 2; w++)
+    if (plan->op[w].table && plan->op[w].fast) b += 2 * bk * 8;
+  return b;
+}
+
+/* Whether the epilogue goes through shared memory: when the output is
+ * contiguous along m (a convolution's spatial positions) rather than n,
+ * the thread tiles' stores would hit a separate sector per lane; if so,
+ * its passes over groups of columns. */
+static void plan_staging(kbc_arena *a, cg_gemm_plan *plan) {
+  const ir_stmt *s = plan->s;
+  const cg_contraction *c = &plan->tiling.c;
+  const gemm_cfg *f = &plan->tiling.cfg;
+  gemm_epilogue *ep = &plan->epilogue;
+  ep->staged = 0;
+  double run_m = 0, run_n = 0;
+  ir_expr probe = {.op = IR_OP_LOAD, .type = IR_TY_FLOAT};
+  probe.u.load.tensor = s->out;
+  probe.u.load.idx = s->lhs;
+  stride_runs(a, s, &probe, c->m[c->n_m - 1], c->n[c->n_n - 1], &run_m, &run_n);
+  if (run_m <= 0 || run_n > 0 || GEMM_THREADS % f->bm) return;
+  int tiles = gemm_smem_bytes(f);
+  for (int passes = 1; passes <= (f->mma ? f->ni : f->tn); passes++) {
+    if (f->mma) {
+      /* all columns at once, else a pass per n8 tile of the warps */
+      if (passes != 1 && passes != f->ni) continue;
+      ep->passes = passes;
+      ep->nc = passes == 1 ? f->bn : f->wn * 8;
+    } else {
+      /* 4-wide column chunks: a pass per chunk; contiguous thread columns:
+       * the smallest split of tn that fits */
+      if (f->vn == 4 ? passes != f->tn / 4 : f->tn % passes) continue;
+      ep->passes = passes;
+      ep->nc = f->bn / passes;
+    }
+    int cs = f->bm * (ep->nc + 1) * 4;
+    if ((tiles > cs ? tiles : cs) + table_bytes(plan) <= GEMM_SMEM_STATIC) {
+      ep->staged = 1;
+      return;
+    }
+    if (!f->mma && f->vn == 4) return;
+  }
+}
+
+/* Whether every address of the epilogue (its loads outside the main sum,
+ * and the output) depends on the indices ids only through their
+ * flattening, and no value uses them: then they need no decoding. */
+static int collapses(kbc_arena *a, const cg_gemm_plan *plan, const ir_expr *e, const int *ids, int n) {
+  if (e == plan->tiling.c.reduce) return 1;
+  int mentions = 0;
+  if (e->op == IR_OP_LOAD || e->op == IR_OP_INDEX)
+    for (int i = 0; i < n; i++) mentions |= ir_expr_mentions_index(e, ids[i]);
+  if (e->op == IR_OP_INDEX) return !mentions;
+  if (e->op == IR_OP_LOAD)
+    return !mentions ||
+           (!e->u.load.padded && cg_collapse(a, plan->s, cg_flat_offset(a, e->u.load.tensor, e->u.load.idx), ids, n));
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (!collapses(a, plan, e->arg[i], ids, n)) return 0;
+  return 1;
+}
+
+static int epilogue_collapses(kbc_arena *a, const cg_gemm_plan *plan, const int *ids, int n) {
+  const ir_stmt *s = plan->s;
+  return collapses(a, plan, s->rhs, ids, n) && cg_collapse(a, s, cg_flat_offset(a, s->out, s->lhs), ids, n);
+}
+
+/* The direct epilogue: row and column digits decoded only where some
+ * address needs them (flat spaces: offsets through _m / _n); a thread's
+ * columns in runs (4 for FFMA tiles of 4-wide chunks, 2 for mma
+ * fragments, else its tn contiguous columns); vector stores where the
+ * output's flat offset steps by exactly one along the flattened N indices
+ * (a thread's consecutive columns are consecutive floats) and the sum is
+ * not split. */
+static void plan_direct(kbc_arena *a, cg_gemm_plan *plan) {
+  const cg_contraction *c = &plan->tiling.c;
+  const gemm_cfg *f = &plan->tiling.cfg;
+  const ir_stmt *s = plan->s;
+  gemm_epilogue *ep = &plan->epilogue;
+  ep->mflat = c->n_m > 1 && epilogue_collapses(a, plan, c->m, c->n_m);
+  ep->nflat = c->n_n > 1 && epilogue_collapses(a, plan, c->n, c->n_n);
+  ep->run = f->mma ? 2 : f->vn == 4 ? 4 : f->tn;
+  ep->vec = f->mma ? 2 : f->vn == 4 ? 4 : 1;
+  if (plan->split || !cg_offset_contiguous(a, s, cg_flat_offset(a, s->out, s->lhs), c->n, c->n_n)) ep->vec = 1;
+}
+
+/* ---- the plan ------------------------------------------------------------ */
+
+cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
+  kbc_arena *a = C->a;
+  if (g->count != 1) return NULL;
+  cg_gemm_plan *plan = KBC_NEW(a, cg_gemm_plan);
+  plan->s = IR_STMT(C->p, g->first);
+  gemm_tiling *tl = &plan->tiling;
+  if (!gemm_tile(a, C->t, plan->s, tl) || !tl->tiles) return NULL;
+  const gemm_cfg *f = &tl->cfg;
+  plan->builder = -1;
+  plan_operand(a, plan, &plan->op[0], 'a');
+  plan_operand(a, plan, &plan->op[1], 'b');
+  plan_operand_loads(a, plan);
+  plan_staging(a, plan);
+  /* Split-K when the output is the bare sum, K may be long enough to cut,
+   * and the output tiles may be fewer than two waves of block slots (the
+   * slice count is decided at run time; only output tiles known to be
+   * plenty rule it out here). */
+  plan->slots = 2 * C->t->sm_count;
+  double me = ir_estimate(tl->M), ne = ir_estimate(tl->N), be = ir_estimate(tl->B);
+  int known = sym_is_const(tl->M, NULL) && sym_is_const(tl->N, NULL) && sym_is_const(tl->B, NULL);
+  plan->split = tl->shape.splittable && !(known && ceil(me / f->bm) * ceil(ne / f->bn) * be >= 2.0 * plan->slots);
+  if (!plan->epilogue.staged) plan_direct(a, plan);
+  /* opt.gemm_min_blocks = N (KBC_GEMM_MIN_BLOCKS, experimental, 2..4): ask
+   * ptxas for N blocks per multiprocessor (registers capped, some spilled) */
+  plan->min_blocks = C->t->opt.gemm_min_blocks;
+
+  k->family = CG_FAMILY_GEMM;
+  k->first = g->first;
+  k->count = 1;
+  k->block = GEMM_THREADS;
+  k->smem = 0; /* static __shared__, <= 48 KB */
+  k->work = plan->split ? sym_scale(a, tl->tiles, GEMM_SPLIT_MAX) : tl->tiles;
+  k->per_block = 1;
+  k->max_blocks = plan->split ? plan->slots : 0;
+  k->zero_tensor = plan->split ? plan->s->out->id : -1;
+  k->n_tensors = cg_collect_tensors(a, C->p, g->first, 1, &k->tensors);
+  return plan;
 }

@@ -1,11 +1,17 @@
-/* group.c — fusion groups and contraction analysis.
+/* group.c — fusion groups, contraction analysis, and the family of each
+ * group.
  *
  * Before: a verified program after the IR passes.  After cg_make_groups():
  * the statements partitioned into consecutive groups, each to become one
- * kernel:
+ * kernel, each with its schedule family decided by cg_group_family (the
+ * one place a family is decided; the families: CG_FAMILIES, cg.h):
  *   - a `+=` statement that is still a scatter: a SCATTER group of its own;
  *   - a large contraction (cg_find_contraction, estimated work >= 2^20
- *     multiply-adds with every var axis at IR_EST_VAR): a GEMM group;
+ *     multiply-adds with every var axis at IR_EST_VAR): a group of its own,
+ *     GEMM when it can be tiled (gemm_tile) — unless its tiles are few and
+ *     its reduction longer than its output (a projection of a few rows):
+ *     then ROWS, a team of threads per output element splitting the sum —
+ *     and ROWS with a thread per element when it cannot be tiled;
  *   - otherwise ROWS groups: a run of statements sharing outer dimensions.
  *     A group starts with all free indices of its first statement as outer
  *     dimensions; a following statement joins when, for every outer
@@ -16,16 +22,19 @@
  *     that would leave none starts a new group, unless it and the group's
  *     statements are all small and of constant size (one point, one team).
  *     A statement without free indices (a scalar) starts a group of no
- *     outer dimension, which takes only such small statements.
+ *     outer dimension, which takes only such small statements.  A group of
+ *     one such statement whose value is a reduction, with a block-wide
+ *     team, is POINT: its reduction split across the grid.
  * The team size (threads per outer point) grows with the estimated work per
  * outer point (a whole block for a single point of a size known only at run
  * time), except that a group whose loads are contiguous only along
  * its last outer dimension gets one thread per point (coalescing), when
  * it has points enough to fill the GPU. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cg_impl.h"
+#include "gemm_impl.h"
 #include "ir/subst.h"
 
 sym *cg_flat_offset(kbc_arena *a, const ir_tensor *t, sym *const *idx) {
@@ -147,8 +156,12 @@ int cg_find_contraction(kbc_arena *arena, const ir_stmt *s, cg_contraction *c) {
   return 1;
 }
 
-static int is_gemm(kbc_arena *a, const ir_stmt *s, const cg_options *o) {
-  if (o->no_gemm) return 0; /* debugging: rows schedules only */
+/* Whether s stands alone as a tiled contraction (it then forms a group of
+ * its own): M and N of at least 16, K of at least 8 and 2^20
+ * multiply-adds, estimated; none with opt.no_gemm (debugging: rows
+ * schedules only). */
+static int tiled_candidate(kbc_arena *a, const ir_stmt *s, const cg_options *o) {
+  if (o->no_gemm) return 0;
   cg_contraction c;
   if (!cg_find_contraction(a, s, &c)) return 0;
   return product(s, c.m, c.n_m) >= 16 && product(s, c.n, c.n_n) >= 16 && product(s, c.k, c.n_k) >= 8 &&
@@ -338,7 +351,6 @@ static int coalesce_across_points(kbc_arena *a, const builder *b, const cg_group
 
 static void finish_rows(kbc_arena *a, const builder *b, cg_group *g) {
   const ir_stmt *s0 = IR_STMT(b->p, b->first);
-  g->family = CG_FAMILY_ROWS;
   g->first = b->first;
   g->count = b->count;
   g->phi = KBC_NEW_ARRAY(a, int, b->count * CG_MAX_OUTER);
@@ -378,8 +390,9 @@ int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, cg_gro
   cg_group *g = KBC_NEW_ARRAY(a, cg_group, n + 1);
   for (int i = 0; i < n;) {
     const ir_stmt *s = IR_STMT(p, i);
-    if (s->accumulate || is_gemm(a, s, o)) {
-      g[ng++] = (cg_group){.family = s->accumulate ? CG_FAMILY_SCATTER : CG_FAMILY_GEMM, .first = i, .count = 1};
+    if (s->accumulate || tiled_candidate(a, s, o)) {
+      g[ng] = (cg_group){.first = i, .count = 1};
+      cg_group_family(a, p, t, &g[ng++]);
       i++;
       continue;
     }
@@ -394,12 +407,73 @@ int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, cg_gro
     int j = i + 1;
     while (j < n && !o->no_fuse) { /* debugging: one statement per kernel */
       const ir_stmt *next = IR_STMT(p, j);
-      if (next->accumulate || is_gemm(a, next, o) || !try_join(&b, next)) break;
+      if (next->accumulate || tiled_candidate(a, next, o) || !try_join(&b, next)) break;
       j++;
     }
-    finish_rows(a, &b, &g[ng++]);
+    finish_rows(a, &b, &g[ng]);
+    cg_group_family(a, p, t, &g[ng++]);
     i = j;
   }
   *out = g;
   return ng;
+}
+
+/* ---- the family of a group --------------------------------------------- */
+
+/* g as a rows group of its one statement over all its free indices, with
+ * `team` threads per outer point. */
+static void rows_of_one(kbc_arena *a, const ir_stmt *s, int team, cg_group *g) {
+  g->family = CG_FAMILY_ROWS;
+  g->n_outer = 0;
+  g->phi = KBC_NEW_ARRAY(a, int, CG_MAX_OUTER);
+  for (int id = 0; id < s->n_index && g->n_outer < CG_MAX_OUTER; id++)
+    if (s->index[id].kind == IR_IDX_FREE) {
+      g->outer_extent[g->n_outer] = s->index[id].extent;
+      g->phi[g->n_outer++] = id;
+    }
+  g->team = team;
+}
+
+/* Whether a rows group is a single point whose reduction is split across
+ * the grid: one statement without free indices, its value built on a
+ * reduction, a block-wide team. */
+static int is_point(kbc_arena *a, const ir_program *p, const cg_group *g) {
+  if (g->n_outer != 0 || g->count != 1 || g->team <= 32) return 0;
+  const ir_stmt *s = IR_STMT(p, g->first);
+  for (int i = 0; i < s->n_index; i++)
+    if (s->index[i].kind == IR_IDX_FREE) return 0;
+  return cg_top_reduce(s->rhs) && !s->accumulate && cg_point_blocks(a, s);
+}
+
+void cg_group_family(kbc_arena *a, const ir_program *p, const cg_target *t, cg_group *g) {
+  const ir_stmt *s = IR_STMT(p, g->first);
+  if (s->accumulate) {
+    g->family = CG_FAMILY_SCATTER;
+    return;
+  }
+  gemm_tiling tl;
+  if (g->count == 1 && tiled_candidate(a, s, &t->opt)) {
+    if (!gemm_tile(a, t, s, &tl)) {
+      rows_of_one(a, s, 1, g); /* cannot be tiled: a thread per output element */
+      return;
+    }
+    /* Few tiles at the estimated extents and a reduction longer than the
+     * output (a matrix-vector like projection of a few rows): rows, a team
+     * of threads per output element splitting the sum. */
+    const gemm_cfg *f = &tl.cfg;
+    double me = ir_estimate(tl.M), ne = ir_estimate(tl.N), ke = ir_estimate(tl.K), be = ir_estimate(tl.B);
+    if (ceil(me / f->bm) * ceil(ne / f->bn) * be * 4 < t->sm_count && ke >= 4096 && ke > me * ne) {
+      int team = 1;
+      while (team < CG_BLOCK && team * 16 < ke) team *= 2;
+      rows_of_one(a, s, team, g);
+      return;
+    }
+    if (!tl.tiles) {
+      rows_of_one(a, s, 1, g);
+      return;
+    }
+    g->family = CG_FAMILY_GEMM;
+    return;
+  }
+  g->family = is_point(a, p, g) ? CG_FAMILY_POINT : CG_FAMILY_ROWS;
 }

@@ -1,7 +1,9 @@
 /* sched_rows.c — schedule family (a): pointwise and reduction groups.
  *
- * Before: a ROWS group (consecutive statements sharing outer dimensions).
- * After: one kernel.  The block's threads form teams of `team` threads;
+ * Before: a ROWS group (consecutive statements sharing outer dimensions,
+ * its team size decided by group.c).  After cg_plan_rows(): the plan —
+ * block, teams per block, and per statement how its team computes it
+ * (below).  After cg_emit_rows(): one kernel printed from it.  The block's threads form teams of `team` threads;
  * each team takes outer points in a grid-stride loop, and for each point
  * runs the group's statements in order:
  *   - a statement whose free indices are all outer and whose value is a
@@ -20,8 +22,9 @@
  *     (inner) free indices, each thread computing whole elements.
  * A team is 1 to 32 threads (several teams share a block of 256) or a
  * whole block of 64 to 256 threads.  (A group of one statement without
- * free indices whose value is a reduction, with a block-wide team, is
- * emitted by sched_point.c instead: the reduction split across the grid.)  Between statements the team
+ * free indices whose value is a reduction, with a block-wide team, is of
+ * the point family instead, sched_point.c: the reduction split across the
+ * grid.)  Between statements the team
  * synchronizes (nothing for one thread, __syncwarp for a team within a
  * warp, __syncthreads for a whole block),
  * so a statement reads what earlier statements wrote for the same point. */
@@ -40,17 +43,38 @@ const ir_expr *cg_top_reduce(const ir_expr *e) {
   return NULL;
 }
 
+/* How a statement's team computes it. */
+typedef enum {
+  ROWS_STMT_TEAM_REDUCE, /* its free indices all outer, its value a reduction split across the team */
+  ROWS_STMT_ONE,         /* no inner index: one lane computes the value */
+  ROWS_STMT_WARP,        /* a warp per inner element, its lanes splitting the reduction */
+  ROWS_STMT_PARTS,       /* each inner element's reduction in parts, a thread per part */
+  ROWS_STMT_STRIDED,     /* the team's threads strided over the inner elements */
+} rows_strategy;
+
+typedef struct {
+  rows_strategy how;
+  int n_inner;   /* its free indices that are not outer dimensions */
+  int inner[64];
+} rows_stmt;
+
+struct cg_rows_plan {
+  const cg_group *g;
+  int team;          /* threads per outer point (g->team) */
+  int block;         /* threads per block: the team when wider than a warp, else CG_BLOCK */
+  int per_block;     /* teams per block */
+  int team_reduce;   /* some statement reduces across the team (a block-wide team needs _red) */
+  int parts;         /* some statement in parts (_part) */
+  sym *work;         /* outer points */
+  rows_stmt *stmt;   /* per member */
+};
+
 /* Whether member k splits its reduction across the team. */
 static int needs_coop(const ir_program *p, const cg_group *g, int k) {
   const ir_stmt *s = IR_STMT(p, g->first + k);
   int n_free = 0;
   for (int i = 0; i < s->n_index; i++) n_free += s->index[i].kind == IR_IDX_FREE;
   return g->team > 1 && n_free == g->n_outer && cg_top_reduce(s->rhs);
-}
-
-static void team_sync(cg_emit *E, int team) {
-  if (team == 1) return;
-  cg_line(E, team <= 32 ? "__syncwarp(_mask);" : "__syncthreads();");
 }
 
 /* Whether a statement with inner free indices computes each inner element
@@ -86,15 +110,73 @@ static int parts_per_element(const cg_ctx *C, const cg_group *g, const ir_stmt *
   return 2 * elems <= g->team && size >= 8;
 }
 
+/* Member k's free indices that are not outer dimensions (at most 64),
+ * into inner; their count. */
+static int inner_indices(cg_ctx *C, const cg_group *g, int k, int *inner) {
+  const ir_stmt *s = IR_STMT(C->p, g->first + k);
+  unsigned char *is_outer = KBC_NEW_ARRAY(C->a, unsigned char, s->n_index + 1);
+  for (int j = 0; j < g->n_outer; j++) is_outer[g->phi[k * CG_MAX_OUTER + j]] = 1;
+  int n = 0;
+  for (int i = 0; i < s->n_index && n < 64; i++)
+    if (s->index[i].kind == IR_IDX_FREE && !is_outer[i]) inner[n++] = i;
+  return n;
+}
+
+static void plan_stmt(cg_ctx *C, const cg_group *g, int k, rows_stmt *st) {
+  const ir_stmt *s = IR_STMT(C->p, g->first + k);
+  st->n_inner = inner_indices(C, g, k, st->inner);
+  if (needs_coop(C->p, g, k)) st->how = ROWS_STMT_TEAM_REDUCE;
+  else if (st->n_inner == 0) st->how = ROWS_STMT_ONE;
+  else if (warp_per_element(C, g, s)) st->how = ROWS_STMT_WARP;
+  else if (parts_per_element(C, g, s, st->inner, st->n_inner)) st->how = ROWS_STMT_PARTS;
+  else st->how = ROWS_STMT_STRIDED;
+}
+
+cg_rows_plan *cg_plan_rows(cg_ctx *C, const cg_group *g, cg_kernel *k) {
+  cg_rows_plan *plan = KBC_NEW(C->a, cg_rows_plan);
+  plan->g = g;
+  /* A team wider than a warp is the whole block (its reductions and
+   * barriers span the block); narrower teams share a block of CG_BLOCK. */
+  plan->team = g->team;
+  plan->block = g->team > 32 ? g->team : CG_BLOCK;
+  plan->per_block = plan->block / g->team;
+  plan->stmt = KBC_NEW_ARRAY(C->a, rows_stmt, g->count);
+  for (int i = 0; i < g->count; i++) {
+    plan_stmt(C, g, i, &plan->stmt[i]);
+    plan->team_reduce |= plan->stmt[i].how == ROWS_STMT_TEAM_REDUCE;
+    plan->parts |= plan->stmt[i].how == ROWS_STMT_PARTS;
+  }
+  plan->work = sym_const(C->a, 1);
+  for (int j = 0; j < g->n_outer; j++) plan->work = sym_mul(C->a, plan->work, g->outer_extent[j]);
+  k->family = CG_FAMILY_ROWS;
+  k->first = g->first;
+  k->count = g->count;
+  k->block = plan->block;
+  k->smem = 0;
+  k->per_block = plan->per_block;
+  k->max_blocks = C->t->sm_count * 16;
+  k->zero_tensor = -1;
+  k->n_tensors = cg_collect_tensors(C->a, C->p, g->first, g->count, &k->tensors);
+  k->work = plan->work;
+  return plan;
+}
+
+/* ---- emission ------------------------------------------------------------- */
+
+static void team_sync(cg_emit *E, int team) {
+  if (team == 1) return;
+  cg_line(E, team <= 32 ? "__syncwarp(_mask);" : "__syncthreads();");
+}
+
 enum { PART_MIN_TERMS = 8 };
 
 /* The statement with parts: threads _pe of each part take the elements in
  * turn, every thread runs the same iterations (the barriers inside), and
  * part 0 combines the parts through shared memory and stores. */
-static void emit_parts(cg_ctx *C, cg_emit *E, const cg_group *g, const ir_stmt *s, const int *inner, int n_inner,
-                       const char *store) {
+static void emit_parts(cg_emit *E, int team, const ir_stmt *s, const rows_stmt *st, const char *store) {
   const ir_expr *r = cg_top_reduce(s->rhs);
-  int T = g->team;
+  const int *inner = st->inner;
+  int n_inner = st->n_inner, T = team;
   cg_line(E, "// each inner element's reduction in parts: a thread per part, combined through shared memory");
   cg_line(E, "const long long _pE = %s; // inner elements", cg_extent_product(E, inner, n_inner));
   const char *rtotal = cg_extent_product(E, r->u.reduce.vars, r->u.reduce.n_vars);
@@ -109,19 +191,15 @@ static void emit_parts(cg_ctx *C, cg_emit *E, const cg_group *g, const ir_stmt *
   cg_line(E, "const bool _pok = _pb + _pe < _pE && _pq < _pn;");
   /* the element's indices (element 0 for threads without one: its loads
    * stay in bounds, its values unused) */
-  const char **digits = KBC_NEW_ARRAY(C->a, const char *, n_inner);
+  const char **digits = KBC_NEW_ARRAY(E->a, const char *, n_inner);
   for (int i = 0; i < n_inner; i++) {
     digits[i] = E->idx[inner[i]];
     cg_line(E, "long long %s;", digits[i]);
   }
   cg_decode(E, "_pt", "_pok ? _pb + _pe : 0", inner, n_inner, digits);
-  E->coop = r;
   /* threads without an element start past the end of the terms */
-  E->part_start = kbc_arena_printf(C->a, "(_pok ? (long long)_pq : (%s))", rtotal);
-  E->part_step = "_pn";
-  const char *acc = cg_expr(E, r);
-  E->coop = NULL;
-  E->part_start = E->part_step = NULL;
+  cg_split split = {.reduce = r, .part_start = cg_fmt(E, "(_pok ? (long long)_pq : (%s))", rtotal), .part_step = "_pn"};
+  const char *acc = cg_expr_in(E, r, &(cg_expr_ctx){.split = &split});
   cg_line(E, "if (_pn > 1) {");
   cg_line(E, "  _part[_lane] = %s;", acc);
   cg_line(E, "  __syncthreads();");
@@ -132,11 +210,7 @@ static void emit_parts(cg_ctx *C, cg_emit *E, const cg_group *g, const ir_stmt *
   cg_line(E, "}");
   cg_line(E, "if (_pok && _pq == 0) {");
   E->indent++;
-  E->known = r;
-  E->known_value = acc;
-  const char *v = cg_expr(E, s->rhs);
-  E->known = NULL;
-  if (s->rhs->type != IR_TY_FLOAT) v = kbc_arena_printf(C->a, "(float)(%s)", v);
+  const char *v = cg_float_value(E, s->rhs, cg_expr_in(E, s->rhs, &(cg_expr_ctx){.known = r, .known_value = acc}));
   cg_line(E, "%s = %s;", store, v);
   E->indent--;
   cg_line(E, "}");
@@ -144,146 +218,117 @@ static void emit_parts(cg_ctx *C, cg_emit *E, const cg_group *g, const ir_stmt *
   cg_line(E, "}");
 }
 
-/* Member k's free indices that are not outer dimensions (at most 64),
- * into inner; their count. */
-static int inner_indices(cg_ctx *C, const cg_group *g, int k, int *inner) {
-  const ir_stmt *s = IR_STMT(C->p, g->first + k);
-  unsigned char *is_outer = KBC_NEW_ARRAY(C->a, unsigned char, s->n_index + 1);
-  for (int j = 0; j < g->n_outer; j++) is_outer[g->phi[k * CG_MAX_OUTER + j]] = 1;
-  int n = 0;
-  for (int i = 0; i < s->n_index && n < 64; i++)
-    if (s->index[i].kind == IR_IDX_FREE && !is_outer[i]) inner[n++] = i;
-  return n;
+/* A warp per inner element: warps stride over the inner elements, the
+ * lanes of each split its reduction and shuffle it together. */
+static void emit_warp_per_element(cg_emit *E, int team, const ir_stmt *s, const rows_stmt *st, const char *store) {
+  int hoisted = cg_hoist_invariants(E, s->rhs, st->inner, st->n_inner);
+  cg_line(E, "const int _wl = threadIdx.x %% 32; // lane in the warp: warps take inner elements");
+  cg_flat loop;
+  cg_flat_loop(E, &loop, st->n_inner, st->inner, team > 32 ? "_lane / 32" : "0", team / 32, NULL, 0);
+  cg_split split = {.reduce = cg_top_reduce(s->rhs), .team = {.size = 32, .lane = "_wl", .mask = "0xffffffffu"}};
+  const char *v = cg_float_value(E, s->rhs, cg_expr_in(E, s->rhs, &(cg_expr_ctx){.split = &split}));
+  cg_line(E, "if (_wl == 0) %s = %s;", store, v);
+  cg_flat_loop_end(E, &loop);
+  E->n_hoisted = hoisted;
 }
 
-/* Whether member k is emitted with parts (the same test as emit_stmt's). */
-static int uses_parts(cg_ctx *C, const cg_group *g, int k) {
-  const ir_stmt *s = IR_STMT(C->p, g->first + k);
-  int inner[64], n_inner = inner_indices(C, g, k, inner);
-  return !needs_coop(C->p, g, k) && n_inner > 0 && !warp_per_element(C, g, s) &&
-         parts_per_element(C, g, s, inner, n_inner);
+/* The team's threads strided over the inner elements, each computing
+ * whole elements. */
+static void emit_strided(cg_emit *E, int team, const ir_stmt *s, const rows_stmt *st) {
+  int hoisted = cg_hoist_invariants(E, s->rhs, st->inner, st->n_inner);
+  /* the target, as a load, so that a contiguous one goes through a pointer too */
+  ir_expr target = {.op = IR_OP_LOAD, .type = IR_TY_FLOAT};
+  target.u.load.tensor = s->out;
+  target.u.load.idx = s->lhs;
+  const ir_expr *body[2] = {s->rhs, &target};
+  cg_flat loop;
+  cg_flat_loop(E, &loop, st->n_inner, st->inner, team > 1 ? "_lane" : "0", team, body, 2);
+  const char *v = cg_float_value(E, s->rhs, cg_expr(E, s->rhs));
+  cg_line(E, "%s = %s;", cg_expr(E, &target), v);
+  cg_flat_loop_end(E, &loop);
+  E->n_hoisted = hoisted;
 }
 
-static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_group *g, int k) {
+static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k) {
+  const cg_group *g = plan->g;
+  const rows_stmt *st = &plan->stmt[k];
   const ir_stmt *s = IR_STMT(C->p, g->first + k);
   E->s = s;
   E->idx = cg_index_names(C->a, C->names, s);
-  E->coop = NULL;
   cg_line(E, "{ // %s", cg_stmt_comment(C->a, s));
   E->indent++;
   /* Outer indices of this statement. */
   for (int j = 0; j < g->n_outer; j++)
     cg_line(E, "const long long %s = _o%d;", E->idx[g->phi[k * CG_MAX_OUTER + j]], j);
-  int inner[64], n_inner = inner_indices(C, g, k, inner);
-  const char *store = kbc_arena_printf(C->a, "%s[%s]", C->names->tensor[s->out->id], cg_offset(E, s->out, s->lhs));
-  if (needs_coop(C->p, g, k)) {
-    E->coop = cg_top_reduce(s->rhs);
-    const char *v = cg_expr(E, s->rhs);
-    if (s->rhs->type != IR_TY_FLOAT) v = kbc_arena_printf(C->a, "(float)(%s)", v);
+  const char *store = cg_fmt(E, "%s[%s]", C->names->tensor[s->out->id], cg_offset(E, s->out, s->lhs));
+  switch (st->how) {
+  case ROWS_STMT_TEAM_REDUCE: {
+    cg_split split = {.reduce = cg_top_reduce(s->rhs), .team = {.size = plan->team}};
+    const char *v = cg_float_value(E, s->rhs, cg_expr_in(E, s->rhs, &(cg_expr_ctx){.split = &split}));
     cg_line(E, "if (_lane == 0) %s = %s;", store, v);
-  } else if (n_inner == 0) {
-    const char *v = cg_expr(E, s->rhs);
-    if (s->rhs->type != IR_TY_FLOAT) v = kbc_arena_printf(C->a, "(float)(%s)", v);
-    if (g->team > 1) cg_line(E, "if (_lane == 0) %s = %s;", store, v);
+    break;
+  }
+  case ROWS_STMT_ONE: {
+    const char *v = cg_float_value(E, s->rhs, cg_expr(E, s->rhs));
+    if (plan->team > 1) cg_line(E, "if (_lane == 0) %s = %s;", store, v);
     else cg_line(E, "%s = %s;", store, v);
-  } else if (warp_per_element(C, g, s)) {
-    /* A warp per inner element: warps stride over the inner elements, the
-     * lanes of each split its reduction and shuffle it together. */
-    int hoisted = cg_hoist_invariants(E, s->rhs, inner, n_inner);
-    cg_line(E, "const int _wl = threadIdx.x %% 32; // lane in the warp: warps take inner elements");
-    cg_flat L;
-    cg_flat_loop(E, &L, n_inner, inner, g->team > 32 ? "_lane / 32" : "0", g->team / 32, NULL, 0);
-    E->coop = cg_top_reduce(s->rhs);
-    E->team = 32;
-    E->lane = "_wl";
-    E->mask = "0xffffffffu";
-    const char *v = cg_expr(E, s->rhs);
-    if (s->rhs->type != IR_TY_FLOAT) v = kbc_arena_printf(C->a, "(float)(%s)", v);
-    cg_line(E, "if (_wl == 0) %s = %s;", store, v);
-    E->team = g->team;
-    E->lane = E->mask = NULL;
-    E->coop = NULL;
-    cg_flat_loop_end(E, &L);
-    E->n_hoisted = hoisted;
-  } else if (parts_per_element(C, g, s, inner, n_inner)) {
-    emit_parts(C, E, g, s, inner, n_inner, store);
-  } else {
-    int hoisted = cg_hoist_invariants(E, s->rhs, inner, n_inner);
-    /* the target, as a load, so that a contiguous one goes through a pointer too */
-    ir_expr target = {.op = IR_OP_LOAD, .type = IR_TY_FLOAT};
-    target.u.load.tensor = s->out;
-    target.u.load.idx = s->lhs;
-    const ir_expr *body[2] = {s->rhs, &target};
-    cg_flat L;
-    cg_flat_loop(E, &L, n_inner, inner, g->team > 1 ? "_lane" : "0", g->team, body, 2);
-    const char *v = cg_expr(E, s->rhs);
-    if (s->rhs->type != IR_TY_FLOAT) v = kbc_arena_printf(C->a, "(float)(%s)", v);
-    cg_line(E, "%s = %s;", cg_expr(E, &target), v);
-    cg_flat_loop_end(E, &L);
-    E->n_hoisted = hoisted;
+    break;
+  }
+  case ROWS_STMT_WARP: emit_warp_per_element(E, plan->team, s, st, store); break;
+  case ROWS_STMT_PARTS: emit_parts(E, plan->team, s, st, store); break;
+  case ROWS_STMT_STRIDED: emit_strided(E, plan->team, s, st); break;
   }
   E->indent--;
   cg_line(E, "}");
 }
 
-int cg_emit_rows(cg_ctx *C, const cg_group *g, cg_kernel *k) {
-  if (cg_emit_point(C, g, k)) return 1; /* a scalar's reduction, split across the grid */
-  cg_emit E = {.a = C->a, .p = C->p, .opt = &C->t->opt, .names = C->names, .out = C->out, .indent = 1, .team = g->team};
-  /* A team wider than a warp is the whole block (its reductions and
-   * barriers span the block); narrower teams share a block of CG_BLOCK. */
-  int team = g->team, block = team > 32 ? team : CG_BLOCK, per_block = block / team;
-  k->family = CG_FAMILY_ROWS;
-  k->first = g->first;
-  k->count = g->count;
-  k->block = block;
-  k->smem = 0;
-  k->per_block = per_block;
-  k->max_blocks = C->t->sm_count * 16;
-  k->zero_tensor = -1;
-  k->n_tensors = cg_collect_tensors(C->a, C->p, g->first, g->count, &k->tensors);
-  sym *work = sym_const(C->a, 1);
-  for (int j = 0; j < g->n_outer; j++) work = sym_mul(C->a, work, g->outer_extent[j]);
-  k->work = work;
+/* The team's lane and warp mask, the shared arrays, the grid-stride loop
+ * over outer points and their coordinates _o0, _o1, ... */
+static void emit_setup(cg_emit *E, const cg_rows_plan *plan) {
+  const cg_group *g = plan->g;
+  int team = plan->team;
+  if (team > 1) cg_line(E, "const int _lane = threadIdx.x %% %d;", team);
+  if (team > 1 && team < 32)
+    cg_line(E, "const unsigned _mask = ((1u << %d) - 1u) << ((threadIdx.x & 31) & ~%du);", team, team - 1);
+  else if (team == 32)
+    cg_line(E, "const unsigned _mask = 0xffffffffu;");
+  if (team > 32 && plan->team_reduce) cg_line(E, "__shared__ float _red[32];");
+  if (plan->parts) cg_line(E, "__shared__ float _part[%d]; // the parts of reductions split by element", team);
+  cg_line(E, "const long long _n = %s;", cg_sym(E, plan->work));
+  cg_line(E, "for (long long _o = (long long)blockIdx.x * %d + threadIdx.x / %d; _o < _n; _o += (long long)gridDim.x * %d) {",
+          plan->per_block, team, plan->per_block);
+  E->indent++;
+  cg_line(E, "long long _p = _o;");
+  for (int j = g->n_outer - 1; j >= 0; j--) {
+    const char *ext = cg_sym(E, g->outer_extent[j]);
+    if (j > 0) {
+      cg_line(E, "const long long _o%d = _p %% %s;", j, ext);
+      cg_line(E, "_p /= %s;", ext);
+    } else {
+      cg_line(E, "const long long _o0 = _p;");
+    }
+  }
+  if (g->n_outer == 0) cg_line(E, "(void)_p;");
+}
+
+void cg_emit_rows(cg_ctx *C, const cg_rows_plan *plan, const cg_kernel *k) {
+  const cg_group *g = plan->g;
+  int team = plan->team;
+  cg_emit E = {.a = C->a, .p = C->p, .opt = &C->t->opt, .names = C->names, .out = C->out, .indent = 1};
   for (int i = 0; i < g->count; i++)
     kbc_buf_printf(C->out, "// %s\n", cg_stmt_comment(C->a, IR_STMT(C->p, g->first + i)));
   kbc_buf_printf(C->out, "// schedule: rows, %d outer dimension%s, %d thread%s per outer point\n", g->n_outer,
                  g->n_outer == 1 ? "" : "s", team, team == 1 ? "" : "s");
-  E.written = cg_signature(C->out, C->a, C->p, C->names, k->name, block, 0, k->n_tensors, k->tensors, g->first, g->count);
+  E.written = cg_signature(C->out, C->a, C->p, C->names, k->name, plan->block, 0, k->n_tensors, k->tensors, g->first,
+                           g->count);
   kbc_buf_puts(C->out, "{\n");
-  if (team > 1) cg_line(&E, "const int _lane = threadIdx.x %% %d;", team);
-  if (team > 1 && team < 32)
-    cg_line(&E, "const unsigned _mask = ((1u << %d) - 1u) << ((threadIdx.x & 31) & ~%du);", team, team - 1);
-  else if (team == 32)
-    cg_line(&E, "const unsigned _mask = 0xffffffffu;");
-  int coop = 0, parts = 0;
+  emit_setup(&E, plan);
   for (int i = 0; i < g->count; i++) {
-    coop |= needs_coop(C->p, g, i);
-    parts |= uses_parts(C, g, i);
-  }
-  if (team > 32 && coop) cg_line(&E, "__shared__ float _red[32];");
-  if (parts) cg_line(&E, "__shared__ float _part[%d]; // the parts of reductions split by element", team);
-  cg_line(&E, "const long long _n = %s;", cg_sym(&E, work));
-  cg_line(&E, "for (long long _o = (long long)blockIdx.x * %d + threadIdx.x / %d; _o < _n; _o += (long long)gridDim.x * %d) {",
-          per_block, team, per_block);
-  E.indent++;
-  cg_line(&E, "long long _p = _o;");
-  for (int j = g->n_outer - 1; j >= 0; j--) {
-    const char *ext = cg_sym(&E, g->outer_extent[j]);
-    if (j > 0) {
-      cg_line(&E, "const long long _o%d = _p %% %s;", j, ext);
-      cg_line(&E, "_p /= %s;", ext);
-    } else {
-      cg_line(&E, "const long long _o0 = _p;");
-    }
-  }
-  if (g->n_outer == 0) cg_line(&E, "(void)_p;");
-  for (int i = 0; i < g->count; i++) {
-    emit_stmt(C, &E, g, i);
+    emit_stmt(C, &E, plan, i);
     if (i + 1 < g->count) team_sync(&E, team);
   }
-  if (team > 32 && coop) team_sync(&E, team); /* the next point reuses _red */
+  if (team > 32 && plan->team_reduce) team_sync(&E, team); /* the next point reuses _red */
   E.indent--;
   cg_line(&E, "}");
   kbc_buf_puts(C->out, "}\n\n");
-  return 1;
 }

@@ -1,5 +1,5 @@
 /* test_gemm_emit.c — the tiled-contraction (GEMM) schedule family
- * (codegen/sched_gemm.c) without a GPU: which statements get it, the
+ * (codegen/gemm_*.c) without a GPU: which statements get it, the
  * kernel record it fills (block, shared memory, work as tiles over the var
  * axes, tensors), the text it writes (schedule comment, signature, the
  * k loop free of divisions, TF32 mma), and determinism.

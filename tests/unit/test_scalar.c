@@ -248,7 +248,7 @@ static void test_point_kernel(void **state) {
   generate(&C);
   assert_int_equal(C.g.n_kernels, 1);
   const cg_kernel *k = &C.g.kernels[0];
-  assert_int_equal(k->family, CG_FAMILY_ROWS);
+  assert_int_equal(k->family, CG_FAMILY_POINT);
   assert_int_equal(k->block, 256);
   assert_int_equal(k->per_block, 1);
   assert_int_equal(k->zero_tensor, -1);

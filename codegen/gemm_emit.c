@@ -1,0 +1,432 @@
+/* gemm_emit.c — the tiled contraction's kernel, printed from its plan.
+ *
+ * Before: a plan (cg_plan_gemm).  After cg_emit_gemm(): one kernel
+ * computing the statement as a batched matrix product acc[batch][m][n] =
+ * sum_k A[batch][m][k] * B[batch][k][n], where m, n, k and batch are the
+ * row-major flattenings (last index fastest) of its M, N, K and batch
+ * indices, followed by the statement's epilogue per output element:
+ *   - 256 threads per block, one BM x BN output tile at a time (a
+ *     grid-stride loop over tiles: n-tiles fastest, then m-tiles, then
+ *     batch; with split-K, K slices fastest of all);
+ *   - per k-tile of BK reductions, each thread loads a fixed set of A and
+ *     B elements into registers (zero outside M, N, K) and stores them
+ *     into shared memory, k-major (_As[k][m], _Bs[k][n], rows padded
+ *     against bank conflicts), double buffered: the global loads for tile
+ *     kt+1 are issued before the math on tile kt, one barrier per k-tile
+ *     (gemm_load.c);
+ *   - math: FFMA on a TM x TN register tile per thread, read from shared
+ *     memory as 4-wide vectors (fp32), or, with --precision tf32, tensor
+ *     cores (mma.sync m16n8k8 TF32, operands rounded with cvt.rna when
+ *     stored to shared memory) on a warp tile per warp, or, for fp32 with
+ *     KBC_FP32_MMA=1 (experimental), 3xTF32: fp32 operands in shared memory
+ *     split at use into high and low TF32 parts, three mma per product;
+ *   - the epilogue (gemm_epilogue.c).
+ * Index decoding: the M / N coordinates a thread loads are fixed per tile
+ * and decoded once per tile (k-major loads take up to 4 consecutive k per
+ * row, so a thread holds at most 4 rows); its K coordinates are decoded
+ * once per tile and then advanced by BK per k-tile, digit by digit with
+ * one carry each, so the K loop has no division.  When a thread loads
+ * several k of a multi-index K, the threads instead keep k = base + _tid % BK
+ * and the first BK publish a table of k offsets (or digits) per k-tile in
+ * shared memory.  Flat spaces: where every address depends on a
+ * multi-index M, N or K only through its flattening (cg_collapse), the
+ * flat coordinate is used as is: rows are not decoded, K has no digits or
+ * tables (a load's k is the k-tile base _kb plus its local k, nothing
+ * carried across k-tiles). */
+#include <string.h>
+
+#include "gemm_impl.h"
+
+/* ---- helpers shared by the emitters --------------------------------------- */
+
+const char *gemm_join_names(gemm_emitter *ge, const int *ids, int n) {
+  if (n == 0) return "-";
+  const char *r = ge->names[ids[0]];
+  for (int i = 1; i < n; i++) r = cg_fmt(&ge->emit, "%s*%s", r, ge->names[ids[i]]);
+  return r;
+}
+
+void gemm_decode(gemm_emitter *ge, const char *flat, const int *ids, int n, const char *const *dst) {
+  if (n == 1) cg_line(&ge->emit, "%s = %s;", dst[0], flat);
+  else cg_decode(&ge->emit, "_q", flat, ids, n, dst);
+}
+
+void gemm_declare_decode(gemm_emitter *ge, const char *flat, const int *ids, int n, const char *const *dst,
+                         const char *comment) {
+  const char *decl = dst[0];
+  for (int i = 1; i < n; i++) decl = cg_fmt(&ge->emit, "%s, %s", decl, dst[i]);
+  cg_line(&ge->emit, "long long %s;%s", decl, comment);
+  gemm_decode(ge, flat, ids, n, dst);
+}
+
+void gemm_decode_named(gemm_emitter *ge, const char *flat, const int *ids, int n, const char *comment) {
+  const char **dst = KBC_NEW_ARRAY(ge->emit.a, const char *, n);
+  for (int i = 0; i < n; i++) dst[i] = ge->names[ids[i]];
+  gemm_declare_decode(ge, flat, ids, n, dst, comment);
+}
+
+/* ---- the header ----------------------------------------------------------- */
+
+static const char tf32_helpers[] =
+    "#ifndef KBC_GEMM_TF32_HELPERS\n"
+    "#define KBC_GEMM_TF32_HELPERS\n"
+    "// TF32 tensor cores: x rounded to TF32 (nearest, ties away from zero), kept as a float;\n"
+    "// d += a * b on one m16n8k8 tile (fragments as in the PTX ISA, mma.m16n8k8 .tf32).\n"
+    "__device__ __forceinline__ float kbc_tf32(float x) {\n"
+    "  unsigned u;\n"
+    "  asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(u) : \"f\"(x));\n"
+    "  return __uint_as_float(u);\n"
+    "}\n"
+    "__device__ __forceinline__ void kbc_mma_tf32(float *d, const unsigned *a, const unsigned *b) {\n"
+    "  asm(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, \"\n"
+    "      \"{%0, %1, %2, %3};\"\n"
+    "      : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
+    "      : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), \"r\"(b[1]));\n"
+    "}\n"
+    "#endif\n\n";
+
+static const char split_helpers[] =
+    "#ifndef KBC_GEMM_SPLIT_HELPERS\n"
+    "#define KBC_GEMM_SPLIT_HELPERS\n"
+    "// 3xTF32: x as its TF32 rounding (hi) and the TF32 rounding of the rest (lo), so that\n"
+    "// a*b = ah*bh + ah*bl + al*bh + al*bl, the last term dropped, to about fp32 accuracy.\n"
+    "__device__ __forceinline__ void kbc_split_tf32(float x, unsigned &hi, unsigned &lo) {\n"
+    "  const float h = kbc_tf32(x);\n"
+    "  hi = __float_as_uint(h);\n"
+    "  lo = __float_as_uint(kbc_tf32(x - h));\n"
+    "}\n"
+    "#endif\n\n";
+
+
+/* The helpers, the comments describing the schedule, the signature. */
+static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
+  cg_ctx *C = ge->ctx;
+  const cg_gemm_plan *plan = ge->plan;
+  const gemm_tiling *tl = &plan->tiling;
+  const cg_contraction *c = &tl->c;
+  const gemm_cfg *f = &tl->cfg;
+  if (tl->mma) kbc_buf_puts(C->out, tf32_helpers);
+  if (tl->split3) kbc_buf_puts(C->out, split_helpers);
+  kbc_buf_printf(C->out, "// %s\n", cg_stmt_comment(C->a, plan->s));
+  kbc_buf_printf(C->out, "// schedule: gemm (%s), M = %s, N = %s, K = %s, batch = %s\n",
+                 tl->split3 ? "3xTF32 mma.sync m16n8k8, split operands, fp32 accumulation"
+                 : tl->mma  ? "TF32 mma.sync m16n8k8, fp32 accumulation"
+                            : "FFMA fp32",
+                 gemm_join_names(ge, c->m, c->n_m), gemm_join_names(ge, c->n, c->n_n),
+                 gemm_join_names(ge, c->k, c->n_k), gemm_join_names(ge, c->bat, c->n_b));
+  if (!tl->mma)
+    kbc_buf_printf(C->out, "//   tile %dx%dx%d, %d threads as %d x %d, %dx%d outputs per thread", f->bm, f->bn,
+                   f->bk, GEMM_THREADS, f->ty, f->tx, f->tm, f->tn);
+  else
+    kbc_buf_printf(C->out, "//   tile %dx%dx%d, %d threads: %d x %d warps, warp tile %dx%d (%d x %d mma tiles)", f->bm,
+                   f->bn, f->bk, GEMM_THREADS, f->wm, f->wn, f->mi * 16, f->ni * 8, f->mi, f->ni);
+  kbc_buf_printf(C->out, ", shared memory %d B double-buffered\n", gemm_smem_bytes(f));
+  if (plan->epilogue.staged)
+    kbc_buf_printf(C->out, "//   epilogue through shared memory (output contiguous along m), %d pass%s of %d columns\n",
+                   plan->epilogue.passes, plan->epilogue.passes == 1 ? "" : "es", plan->epilogue.nc);
+  for (int w = 0; w < 2; w++) {
+    const gemm_operand *o = &plan->op[w];
+    kbc_buf_printf(C->out, "//   %c: loaded %s-contiguous, %d per thread per k-tile, %s\n", w ? 'B' : 'A',
+                   o->kmajor ? "k" : (w ? "n" : "m"), o->slots,
+                   o->fast ? "addressed as row offset + k offset" : "evaluated per element");
+  }
+  ge->emit.written = cg_signature(C->out, C->a, C->p, C->names, k->name, GEMM_THREADS, plan->min_blocks, k->n_tensors,
+                               k->tensors, k->first, 1);
+  kbc_buf_puts(C->out, "{\n");
+}
+
+/* ---- set-up --------------------------------------------------------------- */
+
+/* The shared tiles (in a union with the epilogue's output tile when it is
+ * staged) and the k tables. */
+static void emit_shared(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  const gemm_cfg *f = &plan->tiling.cfg;
+  if (!plan->epilogue.staged) {
+    cg_line(out, "__shared__ __align__(16) float _As[2][%d][%d]; // A tile, k-major: _As[k][m]", f->bk, f->sa + f->pad_a);
+    cg_line(out, "__shared__ __align__(16) float _Bs[2][%d][%d]; // B tile, k-major: _Bs[k][n]", f->bk, f->sb + f->pad_b);
+  } else {
+    int nc = plan->epilogue.nc;
+    cg_line(out, "__shared__ __align__(16) union {");
+    cg_line(out, "  struct {");
+    cg_line(out, "    float As[2][%d][%d];", f->bk, f->sa + f->pad_a);
+    cg_line(out, "    float Bs[2][%d][%d];", f->bk, f->sb + f->pad_b);
+    cg_line(out, "  } k;                 // the K loop's tiles");
+    cg_line(out, "  float Cs[%d][%d]; // the epilogue's output tile, one group of columns at a time", f->bm, nc + 1);
+    cg_line(out, "} _sm;");
+    cg_line(out, "float (&_As)[2][%d][%d] = _sm.k.As; // A tile, k-major: _As[k][m]", f->bk, f->sa + f->pad_a);
+    cg_line(out, "float (&_Bs)[2][%d][%d] = _sm.k.Bs; // B tile, k-major: _Bs[k][n]", f->bk, f->sb + f->pad_b);
+    cg_line(out, "float (&_Cs)[%d][%d] = _sm.Cs;", f->bm, nc + 1);
+  }
+  if (plan->table_digits)
+    cg_line(out, "__shared__ long long _kd[2][%d][%d]; // k table: digits of k = k-tile base + i", plan->tiling.c.n_k,
+            f->bk);
+  for (int w = 0; w < 2; w++)
+    if (plan->op[w].table && plan->op[w].fast)
+      cg_line(out, "__shared__ long long _%cqt[2][%d]; // k table: %c offset of k = k-tile base + i", plan->op[w].tag,
+              f->bk, w ? 'B' : 'A');
+}
+
+/* The extents, tile counts and (split-K) the slice count. */
+static void emit_extents(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  const gemm_tiling *tl = &plan->tiling;
+  const gemm_cfg *f = &tl->cfg;
+  cg_line(out, "const long long _M = %s;", cg_sym(out, tl->M));
+  cg_line(out, "const long long _N = %s;", cg_sym(out, tl->N));
+  cg_line(out, "const long long _K = %s;", cg_sym(out, tl->K));
+  cg_line(out, "const long long _tiles_m = (_M + %d) / %d;", f->bm - 1, f->bm);
+  cg_line(out, "const long long _tiles_n = (_N + %d) / %d;", f->bn - 1, f->bn);
+  cg_line(out, "const long long _ktiles = (_K + %d) / %d;", f->bk - 1, f->bk);
+  if (!plan->split) {
+    cg_line(out, "const long long _tiles = _tiles_m * _tiles_n * %s;", cg_sym(out, tl->B));
+    return;
+  }
+  int slots = plan->slots;
+  cg_line(out, "// split-K: with fewer output tiles than %d, K is cut into up to %d slices of at least %d k-tiles,",
+          2 * slots, GEMM_SPLIT_MAX, GEMM_SPLIT_MIN_KTILES);
+  cg_line(out, "// the count that best fills waves of %d blocks (two per multiprocessor); the slices' sums", slots);
+  cg_line(out, "// are added atomically into the zeroed output");
+  cg_line(out, "const long long _out_tiles = _tiles_m * _tiles_n * %s;", cg_sym(out, tl->B));
+  cg_line(out, "long long _splits = 1;");
+  cg_line(out, "for (long long _s = 1, _best = 0; _s <= %d && _out_tiles < %d && _s * %d <= _ktiles; ++_s) {",
+          GEMM_SPLIT_MAX, 2 * slots, GEMM_SPLIT_MIN_KTILES);
+  cg_line(out, "  const long long _fill = 1000 * _out_tiles * _s / ((_out_tiles * _s + %d) / %d * %d); // per mille",
+          slots - 1, slots, slots);
+  cg_line(out, "  if (_fill > _best + 50) { _best = _fill; _splits = _s; }");
+  cg_line(out, "}");
+  cg_line(out, "const long long _kper = (_ktiles + _splits - 1) / _splits; // k-tiles per slice");
+  cg_line(out, "const long long _tiles = _out_tiles * _splits;");
+}
+
+/* The thread's place in the tile: its row and column in the thread grid
+ * (FFMA), or its warp tile and fragment coordinates (mma). */
+static void emit_thread_coords(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const gemm_cfg *f = &ge->plan->tiling.cfg;
+  cg_line(out, "const int _tid = threadIdx.x;");
+  if (!ge->plan->tiling.mma) {
+    cg_line(out, "const int _tx = _tid %% %d; // thread column: outputs n = _n0 + %s", f->tx,
+            f->vn == 4 ? cg_fmt(out, "(j / 4) * %d + _tx * 4 + j %% 4", f->bn / (f->tn / 4)) : cg_fmt(out, "_tx * %d + j", f->tn));
+    cg_line(out, "const int _ty = _tid / %d; // thread row: outputs m = _m0 + %s", f->tx,
+            f->vm == 4 ? cg_fmt(out, "(i / 4) * %d + _ty * 4 + i %% 4", f->bm / (f->tm / 4)) : cg_fmt(out, "_ty * %d + i", f->tm));
+  } else {
+    cg_line(out, "const int _warp = _tid / 32, _lane = _tid %% 32;");
+    cg_line(out, "const int _g = _lane / 4, _t4 = _lane %% 4; // mma fragment row group, thread in group");
+    cg_line(out, "const int _wm0 = (_warp / %d) * %d, _wn0 = (_warp %% %d) * %d; // warp tile origin", f->wn, f->mi * 16,
+            f->wn, f->ni * 8);
+  }
+}
+
+/* ---- the tile ------------------------------------------------------------- */
+
+/* The tile's coordinates (and split-K slice) from the tile number. */
+static void emit_tile_start(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  const gemm_cfg *f = &plan->tiling.cfg;
+  const cg_contraction *c = &plan->tiling.c;
+  cg_line(out, "long long _t = _tile;");
+  if (plan->split) {
+    cg_line(out, "const long long _kt0 = (_t %% _splits) * _kper; // this slice: k-tiles [_kt0, _kt0 + _nkt)");
+    cg_line(out, "_t /= _splits;");
+    cg_line(out, "const long long _nkt = _ktiles - _kt0 < _kper ? _ktiles - _kt0 : _kper;");
+    cg_line(out, "if (_nkt <= 0) continue;");
+    cg_line(out, "const long long _kend = (_kt0 + _nkt) * %d < _K ? (_kt0 + _nkt) * %d : _K;", f->bk, f->bk);
+  } else {
+    cg_line(out, "const long long _kt0 = 0, _nkt = _ktiles, _kend = _K; // the whole K range");
+  }
+  cg_line(out, "const long long _n0 = (_t %% _tiles_n) * %d;", f->bn);
+  cg_line(out, "_t /= _tiles_n;");
+  cg_line(out, "const long long _m0 = (_t %% _tiles_m) * %d;", f->bm);
+  cg_line(out, "_t /= _tiles_m;");
+  if (c->n_b > 0) gemm_decode_named(ge, "_t", c->bat, c->n_b, " // batch");
+}
+
+/* The staging registers and the zeroed accumulators. */
+static void emit_registers(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const gemm_cfg *f = &ge->plan->tiling.cfg;
+  cg_line(out, "float _av[%d], _bv[%d]; // staging registers: this thread's A and B elements of one k-tile",
+          ge->plan->op[0].slots, ge->plan->op[1].slots);
+  if (!ge->plan->tiling.mma) {
+    cg_line(out, "float _acc[%d][%d];", f->tm, f->tn);
+    cg_line(out, "#pragma unroll");
+    cg_line(out, "for (int _i = 0; _i < %d; ++_i)", f->tm);
+    cg_line(out, "  #pragma unroll");
+    cg_line(out, "  for (int _j = 0; _j < %d; ++_j) _acc[_i][_j] = 0.0f;", f->tn);
+  } else {
+    cg_line(out, "float _acc[%d][%d][4];", f->mi, f->ni);
+    cg_line(out, "#pragma unroll");
+    cg_line(out, "for (int _i = 0; _i < %d; ++_i)", f->mi);
+    cg_line(out, "  #pragma unroll");
+    cg_line(out, "  for (int _j = 0; _j < %d; ++_j) _acc[_i][_j][0] = _acc[_i][_j][1] = _acc[_i][_j][2] = _acc[_i][_j][3] = 0.0f;",
+            f->ni);
+  }
+}
+
+/* ---- the math ------------------------------------------------------------- */
+
+/* FFMA: the thread's column of A (w = 0) or row of B (w = 1) at _kk into
+ * registers _fa / _fb, as float4 reads. */
+static void emit_fragment_ffma(gemm_emitter *ge, int w) {
+  cg_emit *out = &ge->emit;
+  const gemm_cfg *f = &ge->plan->tiling.cfg;
+  char T = w ? 'B' : 'A', v = w ? 'b' : 'a';
+  int vec = w ? f->vn : f->vm, reps = w ? f->tn / f->vn : f->tm / f->vm, bx = w ? f->bn : f->bm, tt = w ? f->tn : f->tm;
+  const char *tid = w ? "_tx" : "_ty";
+  if (vec == 4) {
+    for (int r = 0; r < reps; r++) {
+      cg_line(out, "{");
+      cg_line(out, "  const float4 _v = *(const float4 *)&_%cs[_cur][_kk][%s * 4 + %d];", T, tid, r * bx / reps);
+      cg_line(out, "  _f%c[%d] = _v.x; _f%c[%d] = _v.y; _f%c[%d] = _v.z; _f%c[%d] = _v.w;", v, 4 * r, v, 4 * r + 1, v,
+              4 * r + 2, v, 4 * r + 3);
+      cg_line(out, "}");
+    }
+    return;
+  }
+  /* this thread's tt values, contiguous in a chunk padded to 4k */
+  static const char comp[] = "xyzw";
+  int cw = (tt + 3) / 4 * 4;
+  for (int r = 0; r < cw / 4; r++) {
+    cg_line(out, "{");
+    cg_line(out, "  const float4 _v = *(const float4 *)&_%cs[_cur][_kk][%s * %d + %d];", T, tid, cw, 4 * r);
+    const char *as = "";
+    for (int q = 0; q < 4 && 4 * r + q < tt; q++) as = cg_fmt(out, "%s%s_f%c[%d] = _v.%c;", as, q ? " " : "", v, 4 * r + q, comp[q]);
+    cg_line(out, "  %s", as);
+    cg_line(out, "}");
+  }
+}
+
+static void emit_math_ffma(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const gemm_cfg *f = &ge->plan->tiling.cfg;
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _kk = 0; _kk < %d; ++_kk) {", f->bk);
+  out->indent++;
+  cg_line(out, "float _fa[%d], _fb[%d];", f->tm, f->tn);
+  emit_fragment_ffma(ge, 0);
+  emit_fragment_ffma(ge, 1);
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _i = 0; _i < %d; ++_i)", f->tm);
+  cg_line(out, "  #pragma unroll");
+  cg_line(out, "  for (int _j = 0; _j < %d; ++_j) _acc[_i][_j] = fmaf(_fa[_i], _fb[_j], _acc[_i][_j]);", f->tn);
+  out->indent--;
+  cg_line(out, "}");
+}
+
+static void emit_math_mma(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const gemm_cfg *f = &ge->plan->tiling.cfg;
+  int split3 = ge->plan->tiling.split3;
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _kk = 0; _kk < %d; _kk += 8) {", f->bk);
+  out->indent++;
+  static const char *const a_at[4] = {"[_kk + _t4][_r]", "[_kk + _t4][_r + 8]", "[_kk + _t4 + 4][_r]",
+                                      "[_kk + _t4 + 4][_r + 8]"};
+  static const char *const b_at[2] = {"[_kk + _t4][_c]", "[_kk + _t4 + 4][_c]"};
+  if (split3)
+    cg_line(out, "unsigned _fa[%d][4], _fal[%d][4], _fb[%d][2], _fbl[%d][2]; // high and low TF32 parts", f->mi, f->mi,
+            f->ni, f->ni);
+  else cg_line(out, "unsigned _fa[%d][4], _fb[%d][2];", f->mi, f->ni);
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _i = 0; _i < %d; ++_i) {", f->mi);
+  cg_line(out, "  const int _r = _wm0 + _i * 16 + _g;");
+  for (int q = 0; q < 4; q++)
+    if (split3) cg_line(out, "  kbc_split_tf32(_As[_cur]%s, _fa[_i][%d], _fal[_i][%d]);", a_at[q], q, q);
+    else cg_line(out, "  _fa[_i][%d] = __float_as_uint(_As[_cur]%s);", q, a_at[q]);
+  cg_line(out, "}");
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _j = 0; _j < %d; ++_j) {", f->ni);
+  cg_line(out, "  const int _c = _wn0 + _j * 8 + _g;");
+  for (int q = 0; q < 2; q++)
+    if (split3) cg_line(out, "  kbc_split_tf32(_Bs[_cur]%s, _fb[_j][%d], _fbl[_j][%d]);", b_at[q], q, q);
+    else cg_line(out, "  _fb[_j][%d] = __float_as_uint(_Bs[_cur]%s);", q, b_at[q]);
+  cg_line(out, "}");
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _i = 0; _i < %d; ++_i)", f->mi);
+  cg_line(out, "  #pragma unroll");
+  if (split3) {
+    cg_line(out, "  for (int _j = 0; _j < %d; ++_j) { // the small products first", f->ni);
+    cg_line(out, "    kbc_mma_tf32(_acc[_i][_j], _fal[_i], _fb[_j]);");
+    cg_line(out, "    kbc_mma_tf32(_acc[_i][_j], _fa[_i], _fbl[_j]);");
+    cg_line(out, "    kbc_mma_tf32(_acc[_i][_j], _fa[_i], _fb[_j]);");
+    cg_line(out, "  }");
+  } else {
+    cg_line(out, "  for (int _j = 0; _j < %d; ++_j) kbc_mma_tf32(_acc[_i][_j], _fa[_i], _fb[_j]);", f->ni);
+  }
+  out->indent--;
+  cg_line(out, "}");
+}
+
+/* ---- the K loop ----------------------------------------------------------- */
+
+/* k-tile 0 into shared buffer 0, then per k-tile: the next one's loads in
+ * flight during the math on the current one. */
+static void emit_k_loop(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  int bk = ge->plan->tiling.cfg.bk;
+  cg_line(out, "// k-tile 0 -> shared buffer 0");
+  if (ge->plan->builder >= 0) {
+    gemm_emit_table_write(ge, "0");
+    cg_line(out, "__syncthreads();");
+  }
+  cg_line(out, "{");
+  out->indent++;
+  cg_line(out, "const long long _kb = _kt0 * %d;", bk);
+  gemm_emit_loads(ge, "0");
+  out->indent--;
+  cg_line(out, "}");
+  gemm_emit_k_advance(ge);
+  gemm_emit_table_write(ge, "1");
+  gemm_emit_stores(ge, "0");
+  cg_line(out, "__syncthreads();");
+  cg_line(out, "for (long long _kt = 0; _kt < _nkt; ++_kt) {");
+  out->indent++;
+  cg_line(out, "const int _cur = (int)(_kt & 1);");
+  cg_line(out, "{ // k-tile _kt + 1 -> registers, in flight during the math below (none past the end: k >= K)");
+  out->indent++;
+  cg_line(out, "const long long _kb = (_kt0 + _kt + 1) * %d;", bk);
+  gemm_emit_loads(ge, "_cur ^ 1");
+  out->indent--;
+  cg_line(out, "}");
+  gemm_emit_k_advance(ge);
+  gemm_emit_table_write(ge, "_cur");
+  if (ge->plan->tiling.mma) emit_math_mma(ge);
+  else emit_math_ffma(ge);
+  gemm_emit_stores(ge, "_cur ^ 1");
+  cg_line(out, "__syncthreads();");
+  out->indent--;
+  cg_line(out, "}");
+}
+
+void cg_emit_gemm(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k) {
+  const ir_stmt *s = plan->s;
+  gemm_emitter *ge = KBC_NEW(C->a, gemm_emitter);
+  ge->ctx = C;
+  ge->plan = plan;
+  ge->names = cg_index_names(C->a, C->names, s);
+  ge->bind = KBC_NEW_ARRAY(C->a, const char *, s->n_index + 1);
+  for (int id = 0; id < s->n_index; id++) ge->bind[id] = ge->names[id];
+  ge->emit = (cg_emit){.a = C->a, .p = C->p, .opt = &C->t->opt, .names = C->names, .out = C->out, .indent = 1, .s = s,
+                    .idx = ge->bind};
+  emit_header(ge, k);
+  emit_shared(ge);
+  emit_extents(ge);
+  gemm_emit_k_increments(ge);
+  emit_thread_coords(ge);
+  cg_line(&ge->emit, "for (long long _tile = blockIdx.x; _tile < _tiles; _tile += gridDim.x) {");
+  ge->emit.indent++;
+  emit_tile_start(ge);
+  gemm_emit_rows(ge, &plan->op[0]);
+  gemm_emit_rows(ge, &plan->op[1]);
+  gemm_emit_k_init(ge);
+  emit_registers(ge);
+  emit_k_loop(ge);
+  gemm_emit_epilogue(ge);
+  ge->emit.indent--;
+  cg_line(&ge->emit, "}");
+  kbc_buf_puts(C->out, "}\n\n");
+}

@@ -1,0 +1,275 @@
+/* gemm_epilogue.c — the tiled contraction's fused epilogue, printed from
+ * the plan.
+ *
+ * Before: the K loop of a tile is done: each thread holds its outputs'
+ * sums in _acc.  After gemm_emit_epilogue(): per output element of the
+ * thread, in range, the statement's rhs with the main sum given as the
+ * accumulator (cg_expr_ctx.known), stored — or added atomically, a K
+ * slice's partial sum, under split-K.  Direct (plan.epilogue.staged = 0):
+ * loads no output coordinate moves read once per tile (hoisted), row and
+ * column digits decoded only where an address needs them (flat M / N:
+ * offsets through _m / _n), a thread's columns decoded once per run of
+ * consecutive columns and carried, float4 / float2 stores where the output
+ * is contiguous along n and the address aligned.  Staged: through shared
+ * memory, per group of columns: the threads write their accumulators to
+ * _Cs, then each takes one row (m = _m0 + _tid % BM, decoded once) and
+ * strides over the group's columns, so that a warp stores 32 consecutive
+ * m (the output is contiguous along m: convolutions). */
+#include "gemm_impl.h"
+
+/* The output element's store of v (an atomic add of a K slice's partial
+ * sum when split), addressed through the flat spaces (or NULL). */
+static void emit_store(gemm_emitter *ge, const char *v, const cg_flat_spaces *flat) {
+  const ir_stmt *s = ge->plan->s;
+  const char *dst = cg_fmt(&ge->emit, "%s[%s]", ge->ctx->names->tensor[s->out->id], cg_offset_in(&ge->emit, s->out, s->lhs, flat));
+  if (ge->plan->split) cg_line(&ge->emit, "if (_splits > 1) atomicAdd(&%s, %s); else %s = %s;", dst, v, dst, v);
+  else cg_line(&ge->emit, "%s = %s;", dst, v);
+}
+
+/* The output element's value, the main sum being acc. */
+static const char *element_value(gemm_emitter *ge, const char *acc, const cg_flat_spaces *flat) {
+  const ir_stmt *s = ge->plan->s;
+  cg_expr_ctx x = {.known = ge->plan->tiling.c.reduce, .known_value = acc, .flat = flat};
+  return cg_float_value(&ge->emit, s->rhs, cg_expr_in(&ge->emit, s->rhs, &x));
+}
+
+/* ---- staged --------------------------------------------------------------- */
+
+/* Pass p of the staged epilogue: its columns of the thread's accumulators
+ * [j0, j1), their row and column in _Cs, and the tile column of _Cs's
+ * column _c. */
+typedef struct {
+  int j0, j1;
+  const char *row, *cidx, *col;
+} staged_pass;
+
+static staged_pass staged_pass_of(gemm_emitter *ge, int p) {
+  cg_emit *out = &ge->emit;
+  const gemm_cfg *f = &ge->plan->tiling.cfg;
+  int passes = ge->plan->epilogue.passes;
+  staged_pass sp;
+  if (!f->mma) {
+    int rn = f->tn / f->vn;
+    sp.row = f->vm == 4 ? cg_fmt(out, "(_i / 4) * %d + _ty * 4 + _i %% 4", f->bm / (f->tm / 4)) : cg_fmt(out, "_ty * %d + _i", f->tm);
+    if (f->vn == 4) {
+      sp.j0 = 4 * p, sp.j1 = 4 * p + 4;
+      sp.cidx = "_tx * 4 + _j % 4";
+      sp.col = cg_fmt(out, "%d + _c", p * (f->bn / rn));
+    } else {
+      int q = f->tn / passes;
+      sp.j0 = p * q, sp.j1 = (p + 1) * q;
+      sp.cidx = p ? cg_fmt(out, "_tx * %d + _j - %d", q, sp.j0) : cg_fmt(out, "_tx * %d + _j", q);
+      sp.col = passes == 1 ? "_c" : cg_fmt(out, "(_c / %d) * %d + %d + _c %% %d", q, f->tn, sp.j0, q);
+    }
+  } else if (passes == 1) {
+    sp.j0 = 0, sp.j1 = 2 * f->ni;
+    sp.row = "_wm0 + (_i / 2) * 16 + (_i % 2) * 8 + _g";
+    sp.cidx = "_wn0 + (_j / 2) * 8 + _t4 * 2 + _j % 2";
+    sp.col = "_c";
+  } else {
+    sp.j0 = 2 * p, sp.j1 = 2 * p + 2;
+    sp.row = "_wm0 + (_i / 2) * 16 + (_i % 2) * 8 + _g";
+    sp.cidx = cg_fmt(out, "(_warp %% %d) * 8 + _t4 * 2 + _j %% 2", f->wn);
+    sp.col = cg_fmt(out, "(_c / 8) * %d + %d + _c %% 8", f->ni * 8, p * 8);
+  }
+  return sp;
+}
+
+static void emit_staged(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  const gemm_cfg *f = &plan->tiling.cfg;
+  const cg_contraction *c = &plan->tiling.c;
+  const gemm_epilogue *ep = &plan->epilogue;
+  for (int id = 0; id < plan->s->n_index; id++) ge->bind[id] = ge->names[id];
+  cg_line(out, "// epilogue through shared memory (the output is contiguous along m): each thread takes row");
+  cg_line(out, "// _m0 + _tid %% %d and strides over %d column%s at a time", f->bm, ep->nc, ep->nc == 1 ? "" : "s");
+  cg_line(out, "const int _ml = _tid %% %d;", f->bm);
+  cg_line(out, "const long long _m = _m0 + _ml;");
+  cg_line(out, "const bool _mok = _m < _M;");
+  gemm_decode_named(ge, "_m", c->m, c->n_m, "");
+  for (int p = 0; p < ep->passes; p++) {
+    staged_pass sp = staged_pass_of(ge, p);
+    cg_line(out, "// %s", ep->passes == 1 ? "all columns of the tile" : cg_fmt(out, "column group %d of %d", p, ep->passes));
+    cg_line(out, "#pragma unroll");
+    cg_line(out, "for (int _i = 0; _i < %d; ++_i)", f->mma ? f->mi * 2 : f->tm);
+    cg_line(out, "  #pragma unroll");
+    cg_line(out, "  for (int _j = %d; _j < %d; ++_j) _Cs[%s][%s] = %s;", sp.j0, sp.j1, sp.row, sp.cidx,
+            f->mma ? "_acc[_i / 2][_j / 2][(_i % 2) * 2 + _j % 2]" : "_acc[_i][_j]");
+    cg_line(out, "__syncthreads();");
+    cg_line(out, "for (int _c = _tid / %d; _c < %d; _c += %d) {", f->bm, ep->nc, GEMM_THREADS / f->bm);
+    out->indent++;
+    cg_line(out, "const long long _n = _n0 + %s;", sp.col);
+    cg_line(out, "if (!_mok || _n >= _N) continue;");
+    gemm_decode_named(ge, "_n", c->n, c->n_n, "");
+    emit_store(ge, element_value(ge, "_Cs[_ml][_c]", NULL), NULL);
+    out->indent--;
+    cg_line(out, "}");
+    cg_line(out, "__syncthreads();");
+  }
+}
+
+/* ---- direct --------------------------------------------------------------- */
+
+/* The tile column of the thread's output j (a C expression in j). */
+static const char *column(gemm_emitter *ge, const char *j) {
+  const gemm_cfg *f = &ge->plan->tiling.cfg;
+  if (f->mma) return cg_fmt(&ge->emit, "_wn0 + (%s / 2) * 8 + _t4 * 2 + %s %% 2", j, j);
+  if (f->vn == 4) return cg_fmt(&ge->emit, "(%s / 4) * %d + _tx * 4 + %s %% 4", j, f->bn / (f->tn / 4), j);
+  return cg_fmt(&ge->emit, "_tx * %d + %s", f->tn, j);
+}
+
+/* The column digits of output j into dst: decoded at the start of each
+ * run, else the previous column's plus one, carried. */
+static void emit_column_carry(gemm_emitter *ge, const char *const *dst) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  const cg_contraction *c = &plan->tiling.c;
+  cg_line(out, "if (_j %% %d == 0) {", plan->epilogue.run);
+  out->indent++;
+  gemm_decode(ge, "_n", c->n, c->n_n, dst);
+  out->indent--;
+  cg_line(out, "} else { // the previous column plus one");
+  out->indent++;
+  for (int i = 0; i < c->n_n; i++)
+    cg_line(out, "%s = _col_%s[_j - 1]%s;", dst[i], ge->names[c->n[i]], i == c->n_n - 1 ? " + 1" : "");
+  for (int i = c->n_n - 1; i > 0; i--) {
+    cg_line(out, "if (%s >= %s) {", dst[i], cg_sym(out, plan->s->index[c->n[i]].extent));
+    out->indent++;
+    cg_line(out, "%s = 0;", dst[i]);
+    cg_line(out, "++%s;", dst[i - 1]);
+  }
+  for (int i = c->n_n - 1; i > 0; i--) {
+    out->indent--;
+    cg_line(out, "}");
+  }
+  out->indent--;
+  cg_line(out, "}");
+}
+
+/* Per column of the thread: in range (_colok), and unless N is flat its
+ * digits (_col_*), once per tile. */
+static void emit_columns(gemm_emitter *ge, int n_cols) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  const cg_contraction *c = &plan->tiling.c;
+  const gemm_epilogue *ep = &plan->epilogue;
+  cg_line(out, "bool _colok[%d];", n_cols);
+  if (!ep->nflat && c->n_n > 1) cg_line(out, "// columns decoded at the start of each run of %d, then carried", ep->run);
+  for (int i = 0; i < c->n_n && !ep->nflat; i++) cg_line(out, "long long _col_%s[%d];", ge->names[c->n[i]], n_cols);
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _j = 0; _j < %d; ++_j) {", n_cols);
+  out->indent++;
+  cg_line(out, "const long long _n = _n0 + %s;", column(ge, "_j"));
+  cg_line(out, "_colok[_j] = _n < _N;");
+  if (!ep->nflat) {
+    const char **dst = KBC_NEW_ARRAY(out->a, const char *, c->n_n);
+    for (int i = 0; i < c->n_n; i++) dst[i] = cg_fmt(out, "_col_%s[_j]", ge->names[c->n[i]]);
+    if (c->n_n > 1 && ep->run > 1) emit_column_carry(ge, dst);
+    else gemm_decode(ge, "_n", c->n, c->n_n, dst);
+  }
+  out->indent--;
+  cg_line(out, "}");
+}
+
+/* The column indices of output `j` (a C expression): _n, or the digits. */
+static void emit_column_indices(gemm_emitter *ge, const char *j) {
+  const cg_contraction *c = &ge->plan->tiling.c;
+  if (ge->plan->epilogue.nflat) {
+    cg_line(&ge->emit, "const long long _n = _n0 + %s;", column(ge, j));
+    return;
+  }
+  for (int i = 0; i < c->n_n; i++)
+    cg_line(&ge->emit, "const long long %s = _col_%s[%s];", ge->names[c->n[i]], ge->names[c->n[i]], j);
+}
+
+/* A run of vec outputs: one vector store when the whole run is in range
+ * and aligned, else one by one. */
+static void emit_vector_store(gemm_emitter *ge, const cg_flat_spaces *flat) {
+  cg_emit *out = &ge->emit;
+  const ir_stmt *s = ge->plan->s;
+  int vec = ge->plan->epilogue.vec;
+  /* the run's first element: its address, then the vector store */
+  cg_line(out, "if (!_colok[_j0]) continue;");
+  emit_column_indices(ge, "_j0");
+  cg_line(out, "float *_p = &%s[%s];", ge->ctx->names->tensor[s->out->id], cg_offset_in(out, s->out, s->lhs, flat));
+  cg_line(out, "if (_colok[_j0 + %d] && ((unsigned long long)_p & %dULL) == 0) {", vec - 1, 4 * vec - 1);
+  if (vec == 4) cg_line(out, "  *(float4 *)_p = make_float4(_v[0], _v[1], _v[2], _v[3]);");
+  else cg_line(out, "  *(float2 *)_p = make_float2(_v[0], _v[1]);");
+  cg_line(out, "} else { // one by one, each in range (columns in range form a prefix of the run)");
+  for (int k = 0; k < vec; k++) cg_line(out, "  if (_colok[_j0 + %d]) _p[%d] = _v[%d];", k, k, k);
+  cg_line(out, "}");
+}
+
+/* The thread's rows, and per row its runs of columns: each element's
+ * value stored, or gathered into _v for a vector store. */
+static void emit_elements(gemm_emitter *ge, int n_rows, int n_cols, const cg_flat_spaces *flat) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  const gemm_cfg *f = &plan->tiling.cfg;
+  const cg_contraction *c = &plan->tiling.c;
+  const gemm_epilogue *ep = &plan->epilogue;
+  const char *row = f->mma ? "_wm0 + (_i / 2) * 16 + (_i % 2) * 8 + _g"
+                    : f->vm == 4 ? cg_fmt(out, "(_i / 4) * %d + _ty * 4 + _i %% 4", f->bm / (f->tm / 4))
+                                 : cg_fmt(out, "_ty * %d + _i", f->tm);
+  const char *acc = f->mma ? "_acc[_i / 2][_j / 2][(_i % 2) * 2 + _j % 2]" : "_acc[_i][_j]";
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _i = 0; _i < %d; ++_i) {", n_rows);
+  out->indent++;
+  cg_line(out, "const long long _m = _m0 + %s;", row);
+  cg_line(out, "if (_m >= _M) continue;");
+  if (!ep->mflat) gemm_decode_named(ge, "_m", c->m, c->n_m, "");
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _j0 = 0; _j0 < %d; _j0 += %d) {", n_cols, ep->vec);
+  out->indent++;
+  if (ep->vec > 1) cg_line(out, "float _v[%d];", ep->vec);
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _j = _j0; _j < _j0 + %d; ++_j) {", ep->vec);
+  out->indent++;
+  cg_line(out, "if (!_colok[_j]) continue;");
+  emit_column_indices(ge, "_j");
+  if (ep->nflat) ge->bind[c->n[c->n_n - 1]] = "_n";
+  const char *v = element_value(ge, acc, flat);
+  if (ep->vec == 1) emit_store(ge, v, flat);
+  else cg_line(out, "_v[_j - _j0] = %s;", v);
+  out->indent--;
+  cg_line(out, "}");
+  if (ep->vec > 1) emit_vector_store(ge, flat);
+  out->indent--;
+  cg_line(out, "}");
+  out->indent--;
+  cg_line(out, "}");
+}
+
+static void emit_direct(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  const gemm_cfg *f = &plan->tiling.cfg;
+  const cg_contraction *c = &plan->tiling.c;
+  const ir_stmt *s = plan->s;
+  int n_rows = f->mma ? f->mi * 2 : f->tm, n_cols = f->mma ? f->ni * 2 : f->tn;
+  for (int id = 0; id < s->n_index; id++) ge->bind[id] = ge->names[id];
+  cg_line(out, "// epilogue: each output element of the thread (the main sum is the accumulator)");
+  int free_ids[2 * CG_MAX_OUTER + 64], n_free = 0;
+  for (int i = 0; i < c->n_m; i++) free_ids[n_free++] = c->m[i];
+  for (int i = 0; i < c->n_n; i++) free_ids[n_free++] = c->n[i];
+  int hoisted = cg_hoist_invariants(out, s->rhs, free_ids, n_free);
+  emit_columns(ge, n_cols);
+  cg_flat_spaces flat = {0};
+  if (plan->epilogue.mflat) {
+    flat.ids[flat.n] = c->m;
+    flat.len[flat.n++] = c->n_m;
+    ge->bind[c->m[c->n_m - 1]] = "_m";
+  }
+  if (plan->epilogue.nflat) {
+    flat.ids[flat.n] = c->n;
+    flat.len[flat.n++] = c->n_n;
+  }
+  emit_elements(ge, n_rows, n_cols, &flat);
+  out->n_hoisted = hoisted;
+}
+
+void gemm_emit_epilogue(gemm_emitter *ge) {
+  if (ge->plan->epilogue.staged) emit_staged(ge);
+  else emit_direct(ge);
+}
