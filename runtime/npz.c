@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "tensor_io.h"
 #include "tensor_io_impl.h"
 
@@ -86,6 +87,9 @@ static int member(rt_tensor_ctx *x, const unsigned char *b, size_t n, const end_
   size_t nl = u16(c + 28), xl = u16(c + 30), cl = u16(c + 32);
   if (cd_end - *at - 46 < nl + xl + cl) return rt_tio_fail(x, RT_ERR_FORMAT, "the zip's central directory is damaged");
   snprintf(name, cap, "%.*s", (int)(nl < cap ? nl : cap - 1), (const char *)c + 46);
+  int printable = rt_json_utf8_valid(name);
+  for (const char *q = name; *q; q++) printable &= (unsigned char)*q >= 32 && *q != 127;
+  if (!printable) return rt_tio_fail(x, RT_ERR_FORMAT, "a member's name is not printable UTF-8 text");
   zip64_extra(c + 46 + nl, xl, &usize, &csize, &off);
   *at += 46 + nl + xl + cl;
   x->member = name;
