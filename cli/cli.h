@@ -182,6 +182,9 @@ int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, cons
  * with cast, F64, F16 and BF16 ones converted, else any other dtype is an
  * error naming the tensor (printed).  CLI_OK with *in, else CLI_FAIL. */
 int cli_load_inputs(const char *path, int cast, rt_st_file **in);
+/* A .npy outputs path for a spec of more than one output: a usage error
+ * (printed, CLI_USAGE) before anything runs; else CLI_OK. */
+int cli_check_outputs_path(const kbc_program *p, const char *outputs);
 int cmd_compile(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_verify(int argc, char **argv);

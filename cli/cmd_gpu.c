@@ -139,6 +139,8 @@ int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, cons
   kbc_arena *ar = kbc_arena_create();
   int rc = CLI_FAIL;
   if (cli_open_device(&dev) || cli_compile_api(spec, precision, &p)) goto done;
+  if ((rc = cli_check_outputs_path(p, outputs)) != CLI_OK) goto done;
+  rc = CLI_FAIL;
   for (int i = 0; i < n_sets; i++) {
     const char *name = NULL;
     int64_t v = 0;

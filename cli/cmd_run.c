@@ -90,6 +90,20 @@ static int parse(int argc, char **argv, cli_value *v, run_args *r) {
   return 0;
 }
 
+int cli_check_outputs_path(const kbc_program *p, const char *outputs) {
+  int n = 0;
+  for (int i = 0; i < kbc_program_num_args(p); i++) {
+    kbc_arg_info info;
+    kbc_program_arg_info(p, i, &info);
+    n += info.role == KBC_ROLE_OUTPUT;
+  }
+  size_t len = strlen(outputs);
+  if (n == 1 || len < 4 || strcmp(outputs + len - 4, ".npy")) return CLI_OK;
+  cli_file_error(outputs, "a .npy file holds one array, but the spec has %d outputs; write .npz, .safetensors or a "
+                          "directory (a path ending in '/')", n);
+  return CLI_USAGE;
+}
+
 /* The inputs file's tensors, each F32 — with --cast, F64, F16 and BF16
  * ones converted (into a new file); otherwise any other dtype is an error
  * naming the tensor.  CLI_OK with *in, else CLI_FAIL (printed). */
@@ -231,7 +245,7 @@ static int run(const run_args *r) {
   kbc_program *p = NULL;
   rt_err err = {0};
   int rc = cli_compile_spec(r->spec, NULL, &p), n_in, n_out;
-  if (rc != CLI_OK) goto done;
+  if (rc != CLI_OK || (rc = cli_check_outputs_path(p, r->outputs)) != CLI_OK) goto done;
   rc = CLI_FAIL;
   if (cli_load_inputs(r->inputs, r->cast, &in) != CLI_OK) goto done;
   cli_info("running on the CPU interpreter (%s%s)", r->why_cpu[0] ? "no GPU: " : "",
