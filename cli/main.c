@@ -8,6 +8,7 @@
  *   kbc bench, info (cmd_gpu.c), kbc verify (cmd_verify.c)
  * Options are tables read by cli_parse (cli.c); the help is made from them.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,8 +140,9 @@ int cmd_check(int argc, char **argv) {
 /* Writes n bytes to path (atomically: runtime/rt_file.h) or to stdout. */
 static int write_bytes(const char *path, const char *text, size_t n) {
   if (!path || !strcmp(path, "-")) {
-    fwrite(text, 1, n, stdout);
-    return fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;
+    if (fwrite(text, 1, n, stdout) == n && fflush(stdout) == 0) return CLI_OK;
+    cli_error("cannot write to standard output: %s", strerror(errno));
+    return CLI_FAIL;
   }
   rt_err err = {0};
   int rc = rt_write_file_atomic(path, text, n, &err) ? CLI_FAIL : CLI_OK;
