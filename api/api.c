@@ -31,6 +31,8 @@ struct kbc_program {
   ir_program *ir;
   const char *file, *source, *kname; /* for kbc_program_ir_dump, which runs the pipeline again */
   const char *diagnostics;           /* the compilation's messages ("" when none) */
+  kbc_diagnostic *diags;             /* the same as records, in the arena */
+  int n_diags;
   const char *args_origin;           /* names the arguments in messages; NULL: the program's name */
   kbc_options opt;
   char *target;
@@ -42,6 +44,10 @@ struct kbc_program {
 };
 
 static _Thread_local char *last_error;
+/* The last compile call's diagnostics (kbc_last_diagnostic), in their own arena. */
+static _Thread_local kbc_arena *last_diag_arena;
+static _Thread_local kbc_diagnostic *last_diags;
+static _Thread_local int last_n_diags;
 
 static kbc_status fail(kbc_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static kbc_status fail(kbc_status s, const char *fmt, ...) {
@@ -87,9 +93,65 @@ const char *kbc_status_name(kbc_status s) {
   return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "KBC_ERROR_UNKNOWN";
 }
 
+/* ---- diagnostics --------------------------------------------------------- */
+
+/* d's records as kbc_diagnostic, copied into a. */
+static kbc_diagnostic *diag_records(kbc_arena *a, const kbc_diag *d, int *n) {
+  *n = kbc_diag_count(d);
+  kbc_diagnostic *r = KBC_NEW_ARRAY(a, kbc_diagnostic, *n + 1);
+  const char *file = kbc_arena_strdup(a, kbc_diag_file(d));
+  for (int i = 0; i < *n; i++) {
+    const kbc_diag_record *x = kbc_diag_get(d, i);
+    kbc_diagnostic_kind k = x->kind == KBC_DIAG_WARNING ? KBC_DIAGNOSTIC_WARNING
+                            : x->kind == KBC_DIAG_NOTE  ? KBC_DIAGNOSTIC_NOTE
+                                                        : KBC_DIAGNOSTIC_ERROR;
+    r[i] = (kbc_diagnostic){k, file, x->loc.line, x->loc.line > 0 ? x->loc.col : 0,
+                            kbc_arena_strdup(a, x->message), kbc_arena_strdup(a, x->snippet)};
+  }
+  return r;
+}
+
+/* Keeps d's records as the thread's last (d NULL: none). */
+static void set_last_diags(const kbc_diag *d) {
+  kbc_arena_destroy(last_diag_arena);
+  last_diag_arena = NULL, last_diags = NULL, last_n_diags = 0;
+  if (!d || !kbc_diag_count(d)) return;
+  last_diag_arena = kbc_arena_create();
+  last_diags = diag_records(last_diag_arena, d, &last_n_diags);
+}
+
+static kbc_status diag_at(const kbc_diagnostic *r, int n, int i, kbc_diagnostic *out) {
+  if (!out) return fail(KBC_ERROR_ARGUMENT, "kbc_diagnostic: out is NULL");
+  if (i < 0 || i >= n) return fail(KBC_ERROR_ARGUMENT, "diagnostic index %d out of range [0, %d)", i, n);
+  *out = r[i];
+  return KBC_OK;
+}
+
+int kbc_last_num_diagnostics(void) { return last_n_diags; }
+kbc_status kbc_last_diagnostic(int i, kbc_diagnostic *out) { return diag_at(last_diags, last_n_diags, i, out); }
+int kbc_program_num_diagnostics(const kbc_program *p) { return p ? p->n_diags : 0; }
+kbc_status kbc_program_diagnostic(const kbc_program *p, int i, kbc_diagnostic *out) {
+  if (!p) return fail(KBC_ERROR_ARGUMENT, "kbc_program_diagnostic: program is NULL");
+  return diag_at(p->diags, p->n_diags, i, out);
+}
+int kbc_program_num_warnings(const kbc_program *p) {
+  int n = 0;
+  for (int i = 0; p && i < p->n_diags; i++) n += p->diags[i].kind == KBC_DIAGNOSTIC_WARNING;
+  return n;
+}
+const char *kbc_diagnostic_kind_name(kbc_diagnostic_kind kind) {
+  switch (kind) {
+  case KBC_DIAGNOSTIC_ERROR: return "error";
+  case KBC_DIAGNOSTIC_WARNING: return "warning";
+  case KBC_DIAGNOSTIC_NOTE: return "note";
+  }
+  return "?";
+}
+
 /* ---- compiling ---------------------------------------------------------- */
 
 kbc_status kbc_compile_string(const char *source, const char *name, const kbc_options *opt, kbc_program **out) {
+  set_last_diags(NULL);
   if (!out) return fail(KBC_ERROR_ARGUMENT, "kbc_compile_string: out is NULL");
   *out = NULL;
   if (!source) return fail(KBC_ERROR_ARGUMENT, "kbc_compile_string: source is NULL");
@@ -113,6 +175,8 @@ kbc_status kbc_compile_string(const char *source, const char *name, const kbc_op
   p->source = kbc_arena_strdup(p->arena, source);
   p->kname = kname;
   p->diagnostics = kbc_arena_strdup(p->arena, kbc_diag_text(d));
+  p->diags = diag_records(p->arena, d, &p->n_diags);
+  set_last_diags(d);
   if (!p->ir) {
     kbc_status s = fail(kbc_diag_internal(d) ? KBC_ERROR_INTERNAL : KBC_ERROR_SPEC, "%s", kbc_diag_text(d));
     kbc_diag_destroy(d);
@@ -139,6 +203,7 @@ kbc_status kbc_compile_string(const char *source, const char *name, const kbc_op
 }
 
 kbc_status kbc_compile_file(const char *path, const kbc_options *opt, kbc_program **out) {
+  set_last_diags(NULL);
   if (!out) return fail(KBC_ERROR_ARGUMENT, "kbc_compile_file: out is NULL");
   *out = NULL;
   if (!path) return fail(KBC_ERROR_ARGUMENT, "kbc_compile_file: path is NULL");
@@ -546,11 +611,13 @@ kbc_status kbc_program_ir_dump(kbc_program *p, const char *after, char **out, si
 }
 
 kbc_status kbc_ast_dump(const char *source, const char *name, char **out, size_t *len) {
+  set_last_diags(NULL);
   if (!source || !out) return fail(KBC_ERROR_ARGUMENT, "kbc_ast_dump: NULL argument");
   *out = NULL;
   kbc_arena *a = kbc_arena_create();
   kbc_diag *d = kbc_diag_create(name ? name : "<string>", source);
   ast_program *ast = ast_parse(a, d, source);
+  set_last_diags(d);
   kbc_status s;
   if (!ast) {
     s = fail(kbc_diag_internal(d) ? KBC_ERROR_INTERNAL : KBC_ERROR_SPEC, "%s", kbc_diag_text(d));

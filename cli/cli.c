@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,79 +12,88 @@
 #include "passes/pipeline.h"
 #include "support/diag.h"
 #include "support/name.h"
+#include "support/suggest.h"
 
-static const char *command; /* cli_set_command */
+static char *stdin_spec; /* "-": standard input, read once (bench and verify compile twice) */
 
-void cli_set_command(const char *cmd) { command = cmd; }
+const char *cli_spec_name(const char *path) { return strcmp(path, "-") ? path : "<stdin>"; }
 
-static void prefix(void) {
-  if (command) fprintf(stderr, "kbc %s: ", command);
-  else fputs("kbc: ", stderr);
-}
-
-void cli_error(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  prefix();
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-}
-
-int cli_usage(const char *cmd, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  prefix();
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, "\nrun 'kbc %s --help' for usage\n", cmd);
-  va_end(ap);
-  return CLI_USAGE;
-}
-
-char *cli_read_spec(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    cli_error("cannot open '%s': %s", path, strerror(errno));
-    return NULL;
-  }
+/* At most CLI_MAX_SPEC_BYTES of text from f, malloc'ed; NULL after an error (printed). */
+static char *read_text(FILE *f, const char *name) {
   char *buf = malloc(CLI_MAX_SPEC_BYTES + 1);
   if (!buf) {
-    fclose(f);
     cli_error("out of memory");
     return NULL;
   }
+  errno = 0;
   size_t n = fread(buf, 1, CLI_MAX_SPEC_BYTES + 1, f);
-  int err = ferror(f);
-  fclose(f);
-  if (err) {
-    cli_error("cannot read '%s' (is it a directory?)", path);
+  if (ferror(f)) {
+    cli_file_error(name, "cannot read: %s", strerror(errno ? errno : EIO));
     free(buf);
     return NULL;
   }
   if (n > CLI_MAX_SPEC_BYTES) {
-    cli_error("'%s' is larger than %d bytes; is it really a spec?", path, CLI_MAX_SPEC_BYTES);
+    cli_file_error(name, "larger than %d bytes; is it really a spec?", CLI_MAX_SPEC_BYTES);
     free(buf);
     return NULL;
   }
   buf[n] = 0;
   if (memchr(buf, 0, n)) {
-    cli_error("'%s' contains a NUL byte; a spec is text", path);
+    cli_file_error(name, "contains a NUL byte; a spec is text");
     free(buf);
     return NULL;
   }
   return buf;
 }
 
-const char *cli_default_name(kbc_arena *a, const char *path) { return kbc_name_from_path(a, path); }
+char *cli_read_spec(const char *path) {
+  if (!strcmp(path, "-")) {
+    if (!stdin_spec) stdin_spec = read_text(stdin, "<stdin>");
+    char *copy = stdin_spec ? malloc(strlen(stdin_spec) + 1) : NULL;
+    if (copy) strcpy(copy, stdin_spec);
+    return copy;
+  }
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    cli_file_error(path, "cannot open: %s", strerror(errno));
+    return NULL;
+  }
+  char *text = read_text(f, path);
+  fclose(f);
+  return text;
+}
+
+const char *cli_default_name(kbc_arena *a, const char *path) { return kbc_name_from_path(a, cli_spec_name(path)); }
+
+/* A kbc_diag's records as the API's, for the one printer (cli_print_diagnostics). */
+static int print_diag(const kbc_diag *d) {
+  int n = kbc_diag_count(d);
+  kbc_diagnostic *r = calloc((size_t)n + 1, sizeof *r);
+  if (!r) {
+    fputs(kbc_diag_text(d), stderr);
+    return CLI_OK;
+  }
+  for (int i = 0; i < n; i++) {
+    const kbc_diag_record *x = kbc_diag_get(d, i);
+    kbc_diagnostic_kind k = x->kind == KBC_DIAG_WARNING ? KBC_DIAGNOSTIC_WARNING
+                            : x->kind == KBC_DIAG_NOTE  ? KBC_DIAGNOSTIC_NOTE
+                                                        : KBC_DIAGNOSTIC_ERROR;
+    r[i] = (kbc_diagnostic){k, kbc_diag_file(d), x->loc.line, x->loc.line > 0 ? x->loc.col : 0, x->message,
+                            x->snippet};
+  }
+  int rc = cli_print_diagnostics(r, n, kbc_diag_text(d));
+  free(r);
+  return rc;
+}
 
 ir_program *cli_compile(kbc_arena *a, const char *path, kbc_buf *dump, const char *dump_after) {
   char *src = cli_read_spec(path);
   if (!src) return NULL;
-  kbc_diag *d = kbc_diag_create(path, src);
+  kbc_diag *d = kbc_diag_create(cli_spec_name(path), src);
   ir_pipeline_opts opts = {.dump = dump, .dump_after = dump_after};
   ir_program *p = ir_pipeline_run(a, d, src, cli_default_name(a, path), &opts);
-  fputs(kbc_diag_text(d), stderr);
-  if (!p && kbc_diag_errors(d) == 0) cli_error("%s: compilation failed", path);
+  if (print_diag(d) != CLI_OK) p = NULL; /* -Werror */
+  else if (!p && kbc_diag_errors(d) == 0) cli_file_error(cli_spec_name(path), "compilation failed");
   kbc_diag_destroy(d);
   free(src);
   return p;
@@ -93,25 +103,21 @@ int cli_compile_spec(const char *path, const kbc_options *opt, kbc_program **p) 
   *p = NULL;
   char *src = cli_read_spec(path);
   if (!src) return CLI_FAIL;
-  kbc_status st = kbc_compile_string(src, path, opt, p);
+  kbc_status st = kbc_compile_string(src, cli_spec_name(path), opt, p);
   free(src);
   if (st == KBC_OK) {
-    fputs(kbc_program_diagnostics(*p), stderr);
-    return CLI_OK;
+    if (cli_print_last_diagnostics(kbc_program_diagnostics(*p)) == CLI_OK) return CLI_OK;
+    kbc_program_destroy(*p); /* -Werror */
+    *p = NULL;
+    return CLI_FAIL;
   }
   if (st == KBC_ERROR_SPEC || st == KBC_ERROR_INTERNAL) {
-    fputs(kbc_last_error(), stderr); /* the diagnostics */
-    if (!kbc_last_error()[0]) cli_error("%s: compilation failed", path);
+    cli_print_last_diagnostics(kbc_last_error());
+    if (!kbc_last_error()[0]) cli_file_error(cli_spec_name(path), "compilation failed");
   } else {
     cli_error("%s", kbc_last_error());
   }
   return st == KBC_ERROR_ARGUMENT ? CLI_USAGE : CLI_FAIL;
-}
-
-void cli_api_error(void) {
-  const char *m = kbc_last_error();
-  fputs(m, stderr);
-  if (!m[0] || m[strlen(m) - 1] != '\n') fputc('\n', stderr);
 }
 
 int cli_parse_i64(const char *s, int64_t *out) {
@@ -192,9 +198,183 @@ int cli_bind_spec(const char *cmd, const char *spec, const char *const *sets, in
   }
   int rc = cli_require_vars(cmd, p, vars);
   if (rc != CLI_OK) return rc;
-  kbc_diag *d = kbc_diag_create(spec, NULL);
+  kbc_diag *d = kbc_diag_create(cli_spec_name(spec), NULL);
   int bound = ir_bind(p, a, vars, b, d);
   fputs(kbc_diag_text(d), stderr);
   kbc_diag_destroy(d);
   return bound ? CLI_OK : CLI_FAIL;
+}
+
+/* ---- options ---------------------------------------------------------------
+ * Every command's options are a table (cli_option); getopt_long parses
+ * them (--opt=V and --opt V, unique prefixes of long names, -- ends the
+ * options, - is an argument), and the help lists them from the same table.
+ * The options every command takes (cli_common_options) come after the
+ * command's own. */
+
+const cli_option cli_common_options[CLI_N_COMMON] = {
+    {"help", 'h', NULL, 0, "this help"},
+    {"quiet", 'q', NULL, 0, "no informational lines (warnings and errors stay)"},
+    {"verbose", 'v', NULL, 0, "more informational lines"},
+    {"color", 0, "WHEN", 0, "colour in messages: auto (default: when standard error\nis a terminal), always or never"},
+    {"diagnostics-format", 0, "F", 0, "text (default) or json: the spec's diagnostics as one JSON\nobject a line, {\"file\", \"line\", \"column\", \"kind\", \"message\"}"},
+    {"Werror", 'W', "error", 0, "warnings are errors (exit status 1)"},
+};
+
+/* The display of an option: "-o, --outputs FILE" or "--json". */
+static void option_label(kbc_buf *b, const cli_option *o) {
+  if (o->short_name == 'W') {
+    kbc_buf_puts(b, "-Werror");
+    return;
+  }
+  if (o->short_name) kbc_buf_printf(b, "-%c, ", o->short_name);
+  kbc_buf_printf(b, "--%s", o->name);
+  if (o->metavar) kbc_buf_printf(b, " %s", o->metavar);
+}
+
+static void help_lines(kbc_buf *b, const cli_option *opts, int n) {
+  for (int i = 0; i < n; i++) {
+    kbc_buf label = {0};
+    option_label(&label, &opts[i]);
+    kbc_buf_printf(b, "  %-22s", kbc_buf_str(&label));
+    if (label.len > 22) kbc_buf_printf(b, "\n  %-22s", "");
+    kbc_buf_free(&label);
+    for (const char *h = opts[i].help; *h;) {
+      const char *nl = strchr(h, '\n');
+      size_t len = nl ? (size_t)(nl - h) : strlen(h);
+      kbc_buf_printf(b, "  %.*s\n", (int)len, h);
+      if (!nl) break;
+      h = nl + 1;
+      kbc_buf_printf(b, "  %-22s", "");
+    }
+  }
+}
+
+void cli_help(const char *head, const cli_option *opts, int n, const char *tail) {
+  kbc_buf b = {0};
+  kbc_buf_puts(&b, head);
+  if (n) kbc_buf_puts(&b, "\noptions:\n");
+  help_lines(&b, opts, n);
+  kbc_buf_puts(&b, "\ncommon options:\n");
+  help_lines(&b, cli_common_options, CLI_N_COMMON);
+  if (tail) kbc_buf_printf(&b, "\n%s", tail);
+  fputs(kbc_buf_str(&b), stdout);
+  kbc_buf_free(&b);
+}
+
+/* The option at index i of the command's table followed by the common ones. */
+static const cli_option *opt_at(const cli_option *opts, int n, int i) {
+  return i < n ? &opts[i] : &cli_common_options[i - n];
+}
+
+/* An unknown option: its name, and the closest known one. */
+static int unknown_option(const char *cmd, const cli_option *opts, int n, const char *arg) {
+  char word[64];
+  snprintf(word, sizeof word, "%.*s", (int)strcspn(arg, "="), arg);
+  if (!strncmp(word, "--", 2)) {
+    int matches = 0;
+    for (int i = 0; i < n + CLI_N_COMMON; i++) matches += !strncmp(opt_at(opts, n, i)->name, word + 2, strlen(word + 2));
+    if (matches > 1) return cli_usage(cmd, "option '%s' is ambiguous (a prefix of %d options)", word, matches);
+  }
+  kbc_suggest s;
+  kbc_suggest_init(&s, word);
+  char names[CLI_MAX_OPTIONS][48];
+  for (int i = 0; i < n + CLI_N_COMMON && i < CLI_MAX_OPTIONS; i++) {
+    const cli_option *o = opt_at(opts, n, i);
+    snprintf(names[i], sizeof names[i], o->short_name == 'W' ? "-Werror" : "--%s", o->name);
+    kbc_suggest_add(&s, names[i]);
+  }
+  const char *best = kbc_suggest_best(&s);
+  if (best) return cli_usage(cmd, "unknown option '%s'; did you mean '%s'?", word, best);
+  return cli_usage(cmd, "unknown option '%s'", word);
+}
+
+/* A common option's effect; CLI_OK or a usage error. */
+static int common_option(const char *cmd, const char *name, const char *v) {
+  if (!strcmp(name, "quiet")) cli_set_verbosity(0);
+  else if (!strcmp(name, "verbose")) cli_set_verbosity(2);
+  else if (!strcmp(name, "color")) {
+    if (!strcmp(v, "auto")) cli_set_color(-1);
+    else if (!strcmp(v, "always")) cli_set_color(1);
+    else if (!strcmp(v, "never")) cli_set_color(0);
+    else return cli_usage(cmd, "--color takes auto, always or never, not '%s'", v);
+  } else if (!strcmp(name, "diagnostics-format")) {
+    if (strcmp(v, "text") && strcmp(v, "json"))
+      return cli_usage(cmd, "--diagnostics-format takes text or json, not '%s'", v);
+    cli_set_diagnostics_json(!strcmp(v, "json"));
+  } else if (!strcmp(name, "Werror")) {
+    if (strcmp(v, "error")) return cli_usage(cmd, "-W takes 'error' (-Werror), not '%s'", v);
+    cli_set_werror(1);
+  }
+  return CLI_OK;
+}
+
+/* One option's value into vals[i] (a repeated single-valued one is an error). */
+static int take(const char *cmd, const cli_option *o, cli_value *val, const char *v) {
+  if (val->count && !o->many) {
+    if (!o->metavar) return CLI_OK; /* a flag given twice says the same */
+    return cli_usage(cmd, "--%s is given twice ('%s' and '%s'); give it once", o->name, val->value, v);
+  }
+  if (val->count >= CLI_MAX_VALUES) return cli_usage(cmd, "too many --%s options", o->name);
+  val->values[val->count++] = v;
+  val->value = v;
+  return CLI_OK;
+}
+
+int cli_parse(const char *cmd, const cli_option *opts, int n, int argc, char **argv, cli_value *vals,
+              char ***args, int *n_args) {
+  struct option lo[CLI_MAX_OPTIONS + 1];
+  char shorts[3 * CLI_MAX_OPTIONS + 2] = ":";
+  int total = n + CLI_N_COMMON, ns = 1;
+  if (total > CLI_MAX_OPTIONS) return cli_usage(cmd, "too many options in the table (a bug in kbc)");
+  for (int i = 0; i < total; i++) {
+    const cli_option *o = opt_at(opts, n, i);
+    lo[i] = (struct option){o->name, o->metavar ? required_argument : no_argument, NULL, 256 + i};
+    if (o->short_name) {
+      shorts[ns++] = (char)o->short_name;
+      if (o->metavar) shorts[ns++] = ':';
+    }
+  }
+  lo[total] = (struct option){0};
+  shorts[ns] = 0;
+  memset(vals, 0, sizeof *vals * (size_t)n);
+  opterr = 0;
+  optind = 0; /* glibc: start afresh (main may have parsed before) */
+  for (int c; (c = getopt_long(argc, argv, shorts, lo, NULL)) != -1;) {
+    int i = c >= 256 ? c - 256 : -1;
+    for (int k = 0; i < 0 && k < total; k++)
+      if (c != '?' && c != ':' && opt_at(opts, n, k)->short_name == c) i = k;
+    if (c == '?' || c == ':') {
+      int which = optopt >= 256 ? optopt - 256 : -1;
+      for (int k = 0; which < 0 && optopt && k < total; k++)
+        if (opt_at(opts, n, k)->short_name == optopt) which = k;
+      if (which >= 0) {
+        const cli_option *o = opt_at(opts, n, which);
+        if (c == ':') return cli_usage(cmd, "--%s needs a value (%s)", o->name, o->metavar);
+        return cli_usage(cmd, "--%s takes no value", o->name);
+      }
+      char arg[8];
+      snprintf(arg, sizeof arg, "-%c", optopt);
+      return unknown_option(cmd, opts, n, optopt ? arg : argv[optind - 1]);
+    }
+    const cli_option *o = opt_at(opts, n, i);
+    if (i >= n) {
+      if (!strcmp(o->name, "help")) return -1;
+      int rc = common_option(cmd, o->name, optarg);
+      if (rc != CLI_OK) return rc;
+      continue;
+    }
+    int rc = take(cmd, o, &vals[i], o->metavar ? optarg : "");
+    if (rc != CLI_OK) return rc;
+  }
+  *args = argv + optind;
+  *n_args = argc - optind;
+  return CLI_OK;
+}
+
+int cli_one_spec(const char *cmd, char **args, int n_args, const char **spec) {
+  if (n_args == 0) return cli_usage(cmd, "no spec file given");
+  if (n_args > 1) return cli_usage(cmd, "more than one spec given ('%s' and '%s')", args[0], args[1]);
+  *spec = args[0];
+  return CLI_OK;
 }

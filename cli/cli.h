@@ -1,7 +1,9 @@
-/* cli.h — shared pieces of the kbc command-line tool.
+/* cli.h — shared pieces of the kbc command-line tool: options (cli.c),
+ * messages (report.c), specs, and the GPU commands' pieces (cmd_gpu.c).
  *
  * Exit codes: 0 success, 1 a user error (bad spec, bad input data, a
- * failed run), 2 a usage error (bad command-line arguments). */
+ * failed run, a warning under -Werror), 2 a usage error (bad command-line
+ * arguments). */
 #ifndef KBC_CLI_H
 #define KBC_CLI_H
 
@@ -12,18 +14,88 @@
 #include "ir/ir.h"
 #include "kbc.h"
 #include "runtime/device.h"
+#include "runtime/safetensors.h"
 
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
 enum { CLI_MAX_SPEC_BYTES = 1 << 20 };
 
-/* Prints "kbc: message" to stderr. */
-void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* A usage error for `cmd`: the message, then "run 'kbc CMD --help'". */
-int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* ---- messages (report.c; the rule is at the top of that file) ---- */
 
-/* Reads a spec file (at most CLI_MAX_SPEC_BYTES, no NUL bytes) into a
- * malloc'ed string; prints an error and returns NULL on failure. */
+/* "kbc: message" (or "kbc CMD: message" after cli_set_command). */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "kbc: warning: message". */
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* An informational line, "kbc: message", unless -q. */
+void cli_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "FILE: error: message": something wrong with a file or its contents. */
+void cli_file_error(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A runtime message "FILE: problem" (rt_err, safetensors, rt_file) as
+ * "FILE: error: problem" when it starts with file, else as cli_error. */
+void cli_rt_error(const char *file, const char *msg);
+/* A usage error for `cmd` (NULL: none): the message, then "run 'kbc CMD
+ * --help' for usage"; returns CLI_USAGE. */
+int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints kbc_last_error() to stderr as it is (diagnostics are lines of
+ * their own), ending with one newline. */
+void cli_api_error(void);
+/* Commands that name themselves in their messages ("kbc verify: ...")
+ * set their name here; cli_error and cli_usage then use it. */
+void cli_set_command(const char *cmd);
+/* The common options' settings: verbosity (0 -q, 1 default, 2 -v), colour
+ * (-1 auto, 0 never, 1 always), JSON diagnostics, -Werror. */
+void cli_set_verbosity(int v);
+int cli_verbosity(void);
+void cli_set_color(int on);
+void cli_set_diagnostics_json(int on);
+void cli_set_werror(int on);
+/* A compilation's diagnostics: text (the library's rendering) unless
+ * colour, JSON or -Werror with a warning call for the records.  Returns
+ * CLI_FAIL when -Werror and a warning was among them, else CLI_OK. */
+int cli_print_diagnostics(const kbc_diagnostic *r, int n, const char *text);
+/* The same for the last compile call's (kbc_last_diagnostic). */
+int cli_print_last_diagnostics(const char *text);
+
+/* ---- options (cli.c) ----
+ * A command's options as a table; cli_parse reads them with getopt_long
+ * (--opt=V or --opt V, unique prefixes of long names; -- ends the options;
+ * a lone - is an argument), with the common options (-h, -q, -v, --color,
+ * --diagnostics-format, -Werror) after the table's.  A single-valued option
+ * given twice is a usage error; a misspelt one gets "did you mean". */
+typedef struct {
+  const char *name;    /* the long name, without "--" */
+  int short_name;      /* a letter, or 0 */
+  const char *metavar; /* the value's name in the help; NULL: a flag */
+  int many;            /* may be given more than once (--set) */
+  const char *help;    /* lines separated by '\n' (indented in the help) */
+} cli_option;
+
+enum { CLI_MAX_OPTIONS = 32, CLI_MAX_VALUES = 256, CLI_N_COMMON = 6 };
+
+typedef struct {
+  int count;          /* times given (a flag: 0 or 1) */
+  const char *value;  /* the last value ("" for a flag) */
+  const char *values[CLI_MAX_VALUES];
+} cli_value;
+
+extern const cli_option cli_common_options[CLI_N_COMMON];
+
+/* Parses argv[1..] (argv[0] is the command) into vals[i] for opts[i] and
+ * the arguments that are not options (*args, *n_args, in order).  Returns
+ * CLI_OK, -1 for --help (the caller prints it), or CLI_USAGE (printed). */
+int cli_parse(const char *cmd, const cli_option *opts, int n, int argc, char **argv, cli_value *vals,
+              char ***args, int *n_args);
+/* Exactly one spec among the arguments; else a usage error. */
+int cli_one_spec(const char *cmd, char **args, int n_args, const char **spec);
+/* Prints head, the table's options, the common options, then tail (may be
+ * NULL) to standard output. */
+void cli_help(const char *head, const cli_option *opts, int n, const char *tail);
+
+/* Reads a spec file (at most CLI_MAX_SPEC_BYTES, no NUL bytes; "-" is
+ * standard input, read once and kept) into a malloc'ed string; prints an
+ * error (with strerror) and returns NULL on failure. */
 char *cli_read_spec(const char *path);
+/* The spec's name in messages: path, or "<stdin>" for "-". */
+const char *cli_spec_name(const char *path);
 /* The spec's default kernel name: the file's base name without extension. */
 const char *cli_default_name(kbc_arena *a, const char *path);
 
@@ -35,17 +107,9 @@ ir_program *cli_compile(kbc_arena *a, const char *path, kbc_buf *dump, const cha
  * public API (kbc_compile_string), printing its diagnostics to stderr;
  * CLI_OK with *p, else CLI_FAIL (CLI_USAGE for a bad option). */
 int cli_compile_spec(const char *path, const kbc_options *opt, kbc_program **p);
-/* Prints kbc_last_error() to stderr as it is (diagnostics are lines of
- * their own), ending with one newline. */
-void cli_api_error(void);
-
 /* Parses a decimal int64 / double argument strictly. */
 int cli_parse_i64(const char *s, int64_t *out);
 int cli_parse_f64(const char *s, double *out);
-
-/* Commands that name themselves in their messages ("kbc verify: ...")
- * set their name here; cli_error and cli_usage then use it. */
-void cli_set_command(const char *cmd);
 
 /* --set AXIS=N: the axis name (arena copy) and N >= 1.  Returns CLI_OK,
  * CLI_USAGE when arg is not AXIS=N, CLI_FAIL when N < 1 (printed). */
@@ -112,8 +176,15 @@ int cmd_check(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 /* `kbc run --backend cuda` (cmd_gpu.c). */
-int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, const char *precision,
+int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, const char *precision, int cast,
                  const char *const *sets, int n_sets);
+/* `kbc run`'s inputs (any format of runtime/tensor_io.h), every tensor f32:
+ * with cast, F64, F16 and BF16 ones converted, else any other dtype is an
+ * error naming the tensor (printed).  CLI_OK with *in, else CLI_FAIL. */
+int cli_load_inputs(const char *path, int cast, rt_st_file **in);
+/* A .npy outputs path for a spec of more than one output: a usage error
+ * (printed, CLI_USAGE) before anything runs; else CLI_OK. */
+int cli_check_outputs_path(const kbc_program *p, const char *outputs);
 int cmd_compile(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_verify(int argc, char **argv);

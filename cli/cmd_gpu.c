@@ -18,6 +18,7 @@
 #include "runtime/device.h"
 #include "runtime/json.h"
 #include "runtime/safetensors.h"
+#include "runtime/tensor_io.h"
 #include "support/version.h"
 
 /* ---- shared ------------------------------------------------------------- */
@@ -33,13 +34,7 @@ int cli_open_device(rt_device **dev) {
 int cli_compile_api(const char *spec, const char *precision, kbc_program **p) {
   kbc_options opt = {.target = "auto",
                      .precision = precision && !strcmp(precision, "tf32") ? KBC_PRECISION_TF32 : KBC_PRECISION_FP32};
-  kbc_status s = kbc_compile_file(spec, &opt, p);
-  if (s != KBC_OK) {
-    fputs(kbc_last_error(), stderr);
-    if (s != KBC_ERROR_SPEC) fputc('\n', stderr);
-    return CLI_FAIL;
-  }
-  return CLI_OK;
+  return cli_compile_spec(spec, &opt, p) == CLI_OK ? CLI_OK : CLI_FAIL;
 }
 
 cli_random cli_random_start(uint64_t seed, double lo, double hi) {
@@ -134,7 +129,7 @@ static void free_args(rt_device *dev, gpu_args *g) {
   free(g->shape);
 }
 
-int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, const char *precision,
+int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, const char *precision, int cast,
                  const char *const *sets, int n_sets) {
   kbc_program *p = NULL;
   rt_device *dev = NULL;
@@ -144,6 +139,8 @@ int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, cons
   kbc_arena *ar = kbc_arena_create();
   int rc = CLI_FAIL;
   if (cli_open_device(&dev) || cli_compile_api(spec, precision, &p)) goto done;
+  if ((rc = cli_check_outputs_path(p, outputs)) != CLI_OK) goto done;
+  rc = CLI_FAIL;
   for (int i = 0; i < n_sets; i++) {
     const char *name = NULL;
     int64_t v = 0;
@@ -155,21 +152,16 @@ int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, cons
     }
   }
   kbc_program_set_args_origin(p, inputs); /* binding messages name the inputs file, as on the CPU */
-  if (rt_st_load(inputs, &in, &err)) {
-    cli_error("%s", rt_err_msg(&err));
-    goto done;
-  }
+  if (cli_load_inputs(inputs, cast, &in) != CLI_OK) goto done;
+  const rt_device_props *dp = rt_device_info(dev);
+  cli_info("running on the GPU: %s (sm_%d%d), %s", dp->name, dp->cc_major, dp->cc_minor, precision ? precision : "fp32");
   int n_in = rt_st_count(in), n_all = kbc_program_num_args(p);
   g.args = calloc((size_t)n_all + (size_t)n_in + 1, sizeof *g.args);
   g.dptr = calloc((size_t)n_all + (size_t)n_in + 1, sizeof *g.dptr);
   g.shape = calloc((size_t)n_all + (size_t)n_in + 1, sizeof *g.shape);
   if (!g.args || !g.dptr || !g.shape) goto done;
   for (int i = 0; i < n_in; i++, g.n++) {
-    const rt_st_tensor *t = rt_st_get(in, i);
-    if (t->dtype != RT_DT_F32) {
-      cli_error("%s: input '%s' has dtype %s, but kbc specs take f32", inputs, t->name, rt_dtype_name(t->dtype));
-      goto done;
-    }
+    const rt_st_tensor *t = rt_st_get(in, i); /* f32: cli_load_inputs */
     for (int k = 0; k < t->rank; k++) g.shape[i][k] = t->shape[k];
     if (rt_mem_alloc(dev, t->nbytes ? t->nbytes : 4, &g.dptr[i], &err) ||
         rt_memcpy_htod(dev, g.dptr[i], t->data, t->nbytes, &err)) {
@@ -219,7 +211,7 @@ int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, cons
     ok = ot[i].data && !rt_memcpy_dtoh(dev, ot[i].data, g.dptr[first_out + i], ot[i].nbytes, &err);
   }
   if (!ok) cli_error("%s", err.msg.len ? rt_err_msg(&err) : "out of memory");
-  else if (rt_st_save(outputs, ot, n_out, &err)) cli_error("%s", rt_err_msg(&err));
+  else if (rt_tensors_save(outputs, ot, n_out, &err)) cli_rt_error(outputs, rt_err_msg(&err));
   else rc = CLI_OK;
   for (int i = 0; ot && i < n_out; i++) free(ot[i].data);
   free(ot);
@@ -236,13 +228,48 @@ done:
 /* ---- bench ---------------------------------------------------------------- */
 
 static const char bench_help[] =
-    "usage: kbc bench SPEC --set AXIS=N... [--iters N] [--precision fp32|tf32] [--json]\n"
+    "usage: kbc bench [OPTIONS] SPEC --set AXIS=N... [--iters N] [--precision fp32|tf32] [--json]\n"
     "\n"
     "Runs SPEC on random inputs (every var axis given with --set) on the GPU:\n"
     "warm-up, then N timed launches (CUDA events, default 100); prints the\n"
     "median time, achieved GFLOP/s and GB/s, and the roofline: FLOPs, the\n"
     "fewest bytes (inputs read and outputs written once), the floor time at\n"
-    "the device's ceilings, and the %% of that floor reached.\n";
+    "the device's ceilings, and the % of that floor reached.\n";
+
+enum { B_SET, B_ITERS, B_PRECISION, B_JSON, B_N };
+static const cli_option bench_opts[B_N] = {
+    [B_SET] = {"set", 0, "AXIS=N", 1, "the value of a var axis (every var axis is needed)"},
+    [B_ITERS] = {"iters", 0, "N", 0, "timed launches, 1 to 1000000 (default 100)"},
+    [B_PRECISION] = {"precision", 0, "P", 0, "fp32 (default) or tf32"},
+    [B_JSON] = {"json", 0, NULL, 0,
+                "one JSON object: {\"spec\", \"kernel\", \"device\", \"precision\", \"iters\",\n"
+                "\"kernels\", \"median_us\", \"min_us\", \"flops\", \"bytes\", \"gflops\", \"gbps\",\n"
+                "\"floor_us\", \"pct_of_floor\"} (a number that is not finite: null)"},
+};
+
+/* bench --json through the escaping writers (runtime/json.h). */
+static void bench_json(const char *spec, const char *kernel, const char *device, const char *precision, int64_t iters,
+                       int kernels, const double *num, int n_num) {
+  static const char *const keys[] = {"median_us", "min_us", "flops", "bytes", "gflops", "gbps", "floor_us",
+                                     "pct_of_floor"};
+  kbc_buf j = {0};
+  kbc_buf_puts(&j, "{\"spec\": ");
+  rt_json_put_string(&j, spec);
+  kbc_buf_puts(&j, ", \"kernel\": ");
+  rt_json_put_string(&j, kernel);
+  kbc_buf_puts(&j, ", \"device\": ");
+  rt_json_put_string(&j, device);
+  kbc_buf_puts(&j, ", \"precision\": ");
+  rt_json_put_string(&j, precision);
+  kbc_buf_printf(&j, ", \"iters\": %lld, \"kernels\": %d", (long long)iters, kernels);
+  for (int i = 0; i < n_num && i < 8; i++) {
+    kbc_buf_printf(&j, ", \"%s\": ", keys[i]);
+    rt_json_put_number(&j, num[i]);
+  }
+  kbc_buf_puts(&j, "}\n");
+  fputs(kbc_buf_str(&j), stdout);
+  kbc_buf_free(&j);
+}
 
 /* Ceilings: measured on an H200 (PERFORMANCE.md), else datasheet-style
  * estimates from the SM count. */
@@ -262,39 +289,23 @@ static int cmp_float(const void *a, const void *b) {
 }
 
 int cmd_bench(int argc, char **argv) {
-  const char *spec = NULL, *precision = "fp32", *sets[256];
-  int n_sets = 0, json = 0;
-  int64_t iters = 100;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      fputs(bench_help, stdout);
-      return CLI_OK;
-    }
-    if (!strcmp(a, "--json")) {
-      json = 1;
-      continue;
-    }
-    if (!strcmp(a, "--set") || !strcmp(a, "--iters") || !strcmp(a, "--precision")) {
-      if (i + 1 >= argc) return cli_usage("bench", "%s needs a value", a);
-      const char *v = argv[++i];
-      if (!strcmp(a, "--set")) {
-        if (n_sets >= 256) return cli_usage("bench", "too many --set options");
-        sets[n_sets++] = v;
-      } else if (!strcmp(a, "--iters")) {
-        if (!cli_parse_i64(v, &iters) || iters < 1 || iters > 1000000)
-          return cli_usage("bench", "--iters takes a number from 1 to 1000000, not '%s'", v);
-      } else {
-        if (strcmp(v, "fp32") && strcmp(v, "tf32")) return cli_usage("bench", "--precision takes fp32 or tf32");
-        precision = v;
-      }
-      continue;
-    }
-    if (a[0] == '-' && a[1]) return cli_usage("bench", "unknown option '%s'", a);
-    if (spec) return cli_usage("bench", "more than one spec given");
-    spec = a;
+  const char *spec = NULL;
+  cli_value v[B_N];
+  char **rest;
+  int n_rest, rc0 = cli_parse("bench", bench_opts, B_N, argc, argv, v, &rest, &n_rest);
+  if (rc0 < 0) {
+    cli_help(bench_help, bench_opts, B_N, NULL);
+    return CLI_OK;
   }
-  if (!spec) return cli_usage("bench", "no spec file given");
+  if (rc0 != CLI_OK || (rc0 = cli_one_spec("bench", rest, n_rest, &spec)) != CLI_OK) return rc0;
+  const char *precision = v[B_PRECISION].count ? v[B_PRECISION].value : "fp32";
+  const char *const *sets = v[B_SET].values;
+  int n_sets = v[B_SET].count, json = v[B_JSON].count;
+  int64_t iters = 100;
+  if (v[B_ITERS].count && (!cli_parse_i64(v[B_ITERS].value, &iters) || iters < 1 || iters > 1000000))
+    return cli_usage("bench", "--iters takes a number from 1 to 1000000, not '%s'", v[B_ITERS].value);
+  if (strcmp(precision, "fp32") && strcmp(precision, "tf32"))
+    return cli_usage("bench", "--precision takes fp32 or tf32, not '%s'", precision);
   /* Shapes from the spec and --set, on the CPU side first (clear errors). */
   cli_gpu_session s = {.ar = kbc_arena_create()};
   ir_program *ir;
@@ -336,20 +347,10 @@ int cmd_bench(int argc, char **argv) {
   ceilings(rt_device_info(s.dev), !strcmp(precision, "tf32"), &peak, &bw);
   double floor_us = fmax(cost.flops / peak, cost.bytes / bw) * 1e6;
   if (json) {
-    kbc_buf j = {0};
-    kbc_buf_puts(&j, "{\"spec\": ");
-    rt_json_put_string(&j, spec);
-    kbc_buf_puts(&j, ", \"kernel\": ");
-    rt_json_put_string(&j, ir->name);
-    kbc_buf_puts(&j, ", \"device\": ");
-    rt_json_put_string(&j, rt_device_info(s.dev)->name);
-    kbc_buf_printf(&j, ", \"precision\": \"%s\", \"iters\": %lld, "
-                   "\"kernels\": %d, \"median_us\": %.3f, \"min_us\": %.3f, \"flops\": %.6g, \"bytes\": %.6g, "
-                   "\"gflops\": %.3f, \"gbps\": %.3f, \"floor_us\": %.3f, \"pct_of_floor\": %.2f}\n",
-                   precision, (long long)iters, kbc_program_num_kernels(s.p), us, times[0] * 1e3, cost.flops, cost.bytes,
-                   cost.flops / us * 1e-3, cost.bytes / us * 1e-3, floor_us, 100.0 * floor_us / us);
-    fputs(kbc_buf_str(&j), stdout);
-    kbc_buf_free(&j);
+    double num[] = {us, times[0] * 1e3, cost.flops, cost.bytes, cost.flops / us * 1e-3, cost.bytes / us * 1e-3,
+                    floor_us, 100.0 * floor_us / us};
+    bench_json(cli_spec_name(spec), ir->name, rt_device_info(s.dev)->name, precision, iters,
+               kbc_program_num_kernels(s.p), num, 8);
   }
   else
     printf("%s on %s (%s): %d kernel%s, median %.1f us over %lld runs (min %.1f)\n"
@@ -372,16 +373,26 @@ done:
 
 /* ---- info ------------------------------------------------------------------- */
 
+static const cli_option info_opts[] = {
+    {"json", 0, NULL, 0, "one JSON object: {\"kbc\", \"nvrtc\", \"kbc_targets\", \"driver\",\n"
+                         "\"devices\", \"cache\", ...} (see runtime/info_json.c)"},
+};
+
 int cmd_info(int argc, char **argv) {
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      puts("usage: kbc info\n\nkbc and NVRTC versions, targets, the CUDA driver and devices, the kernel cache.");
-      return CLI_OK;
-    }
-    return cli_usage("info", "unexpected argument '%s'", argv[i]);
+  cli_value v[1];
+  char **rest;
+  int n_rest, rc = cli_parse("info", info_opts, 1, argc, argv, v, &rest, &n_rest);
+  if (rc < 0) {
+    cli_help("usage: kbc info [--json]\n\nkbc and NVRTC versions, targets, the CUDA driver and devices, the kernel "
+             "cache.\n",
+             info_opts, 1, NULL);
+    return CLI_OK;
   }
+  if (rc != CLI_OK) return rc;
+  if (n_rest) return cli_usage("info", "unexpected argument '%s'", rest[0]);
   kbc_buf out = {0};
-  rt_info(KBC_VERSION, &out);
+  if (v[0].count) rt_info_json(KBC_VERSION, &out);
+  else rt_info(KBC_VERSION, &out);
   fputs(kbc_buf_str(&out), stdout);
   kbc_buf_free(&out);
   return CLI_OK;

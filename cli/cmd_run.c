@@ -1,8 +1,11 @@
-/* cmd_run.c — `kbc run`: a spec on tensors from a safetensors file.
+/* cmd_run.c — `kbc run`: a spec on tensors from a file.
  *
- * Before: a spec, an inputs file, optional --set/--scalar.  After: the
- * outputs written atomically to the outputs file, or an error naming the
- * tensor/axis at fault and the outputs file untouched. */
+ * Before: a spec, an inputs file (safetensors, .npy, .npz or a directory
+ * of .npy files, told apart by content: runtime/tensor_io.h), an outputs
+ * path whose extension names its format, optional --set/--scalar/--cast.
+ * After: one line on standard error saying where it runs (unless -q), the
+ * outputs written atomically, or an error naming the file, tensor or axis
+ * at fault and the outputs untouched. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,72 +14,148 @@
 #include "kbc.h"
 #include "runtime/device.h"
 #include "runtime/safetensors.h"
+#include "runtime/tensor_io.h"
 
 static const char run_help[] =
-    "usage: kbc run SPEC --inputs IN.safetensors --outputs OUT.safetensors\n"
-    "               [--backend cuda|cpu] [--precision fp32|tf32] [--set AXIS=N]...\n"
-    "               [--scalar NAME=V]...\n"
+    "usage: kbc run [OPTIONS] SPEC --inputs IN --outputs OUT\n"
     "\n"
     "Runs SPEC on the tensors of IN (one per input of the spec, by name, f32)\n"
-    "and writes the outputs to OUT (f32), atomically: on any error an existing\n"
-    "OUT is left untouched.\n"
-    "\n"
-    "  --backend cuda   generated kernels on the GPU (the default where one is present)\n"
-    "  --backend cpu    the reference interpreter (accumulates in double)\n"
-    "  --precision P    fp32 (default; <= 1e-5 error) or tf32 (GPU; faster, ~1e-3)\n"
-    "  --set AXIS=N     the value of a var axis (otherwise inferred from the\n"
-    "                   input shapes; a given value is checked against them)\n"
-    "  --scalar NAME=V  a scalar input (else a 0-d tensor NAME in IN)\n";
+    "and writes the outputs (f32) to OUT, atomically: on any error an existing\n"
+    "OUT is left untouched.  IN is a safetensors file, a .npy file (one array,\n"
+    "named by the file), an uncompressed .npz (np.savez) or a directory of .npy\n"
+    "files, recognised by content.  OUT's format is its extension's:\n"
+    ".safetensors, .npy (a spec with one output), .npz, or a directory (a path\n"
+    "ending in '/', or an existing directory; one NAME.npy per output).\n"
+    "Prints the backend and device it runs on (unless -q).\n";
 
-enum { MAX_ARGS = 256 };
+enum { R_INPUTS, R_OUTPUTS, R_BACKEND, R_PRECISION, R_SET, R_SCALAR, R_CAST, R_N };
+static const cli_option run_opts[R_N] = {
+    [R_INPUTS] = {"inputs", 'i', "IN", 0, "the inputs (required)"},
+    [R_OUTPUTS] = {"outputs", 'o', "OUT", 0, "where the outputs go (required)"},
+    [R_BACKEND] = {"backend", 0, "B", 0,
+                   "cuda: generated kernels on the GPU (the default where one is present)\n"
+                   "cpu: the reference interpreter (accumulates in double)"},
+    [R_PRECISION] = {"precision", 0, "P", 0, "fp32 (default; <= 1e-5 error) or tf32 (GPU only; faster, ~1e-3)"},
+    [R_SET] = {"set", 0, "AXIS=N", 1,
+               "the value of a var axis (otherwise inferred from the input\n"
+               "shapes; a given value is checked against them)"},
+    [R_SCALAR] = {"scalar", 0, "NAME=V", 1, "a scalar input (else a 0-d tensor NAME in IN)"},
+    [R_CAST] = {"cast", 0, NULL, 0, "convert F64, F16 and BF16 inputs to f32 (without it they are an error)"},
+};
 
 typedef struct {
   const char *spec, *inputs, *outputs, *backend, *precision;
-  const char *sets[MAX_ARGS], *scalars[MAX_ARGS];
-  int n_sets, n_scalars;
+  const char *const *sets, *const *scalars;
+  int n_sets, n_scalars, cast;
+  char why_cpu[300]; /* why the CPU was chosen without --backend */
 } run_args;
 
-static int parse(int argc, char **argv, run_args *r) {
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      fputs(run_help, stdout);
-      return -1;
-    }
-    if (!strcmp(a, "--inputs") || !strcmp(a, "--outputs") || !strcmp(a, "--backend") || !strcmp(a, "--set") ||
-        !strcmp(a, "--scalar") || !strcmp(a, "--precision")) {
-      if (i + 1 >= argc) return cli_usage("run", "%s needs a value", a);
-      const char *v = argv[++i];
-      if (!strcmp(a, "--inputs")) r->inputs = v;
-      else if (!strcmp(a, "--outputs")) r->outputs = v;
-      else if (!strcmp(a, "--backend")) r->backend = v;
-      else if (!strcmp(a, "--precision")) r->precision = v;
-      else if (!strcmp(a, "--set")) {
-        if (r->n_sets >= MAX_ARGS) return cli_usage("run", "too many --set options");
-        r->sets[r->n_sets++] = v;
-      } else if (!strcmp(a, "--scalar")) {
-        if (r->n_scalars >= MAX_ARGS) return cli_usage("run", "too many --scalar options");
-        r->scalars[r->n_scalars++] = v;
-      }
-      continue;
-    }
-    if (a[0] == '-' && a[1]) return cli_usage("run", "unknown option '%s'", a);
-    if (r->spec) return cli_usage("run", "more than one spec given ('%s' and '%s')", r->spec, a);
-    r->spec = a;
+static int parse(int argc, char **argv, cli_value *v, run_args *r) {
+  char **args;
+  int n_args, rc = cli_parse("run", run_opts, R_N, argc, argv, v, &args, &n_args);
+  if (rc < 0) {
+    cli_help(run_help, run_opts, R_N, NULL);
+    return -1;
   }
-  if (!r->spec) return cli_usage("run", "no spec file given");
+  if (rc != CLI_OK || (rc = cli_one_spec("run", args, n_args, &r->spec)) != CLI_OK) return rc;
+  r->inputs = v[R_INPUTS].value, r->outputs = v[R_OUTPUTS].value, r->backend = v[R_BACKEND].value;
+  r->precision = v[R_PRECISION].value, r->cast = v[R_CAST].count;
+  r->sets = v[R_SET].values, r->n_sets = v[R_SET].count;
+  r->scalars = v[R_SCALAR].values, r->n_scalars = v[R_SCALAR].count;
   if (!r->inputs) return cli_usage("run", "--inputs FILE is required");
   if (!r->outputs) return cli_usage("run", "--outputs FILE is required");
+  rt_tensor_format fmt;
+  rt_err err = {0};
+  if (rt_tensors_output_format(r->outputs, &fmt, &err)) {
+    cli_rt_error(r->outputs, rt_err_msg(&err));
+    rt_err_free(&err);
+    return CLI_USAGE;
+  }
   if (r->precision && strcmp(r->precision, "fp32") && strcmp(r->precision, "tf32"))
     return cli_usage("run", "--precision takes fp32 or tf32, not '%s'", r->precision);
+  if (r->backend && strcmp(r->backend, "cpu") && strcmp(r->backend, "cuda"))
+    return cli_usage("run", "--backend takes cpu or cuda, not '%s'", r->backend);
   if (!r->backend) {
     /* The GPU where there is one, else the CPU interpreter. */
     int n = 0;
-    r->backend = rt_device_count(&n, NULL) == 0 && n > 0 ? "cuda" : "cpu";
+    int bad = rt_device_count(&n, &err);
+    snprintf(r->why_cpu, sizeof r->why_cpu, "%s", bad ? rt_err_msg(&err) : "no CUDA device");
+    rt_err_free(&err);
+    r->backend = !bad && n > 0 ? "cuda" : "cpu";
   }
-  if (strcmp(r->backend, "cpu") && strcmp(r->backend, "cuda"))
-    return cli_usage("run", "--backend takes cpu or cuda, not '%s'", r->backend);
+  int tf32 = r->precision && !strcmp(r->precision, "tf32");
+  if (tf32 && !strcmp(r->backend, "cpu"))
+    return cli_usage("run", "--precision tf32 applies to the GPU only, %s; the CPU interpreter computes in double",
+                     r->why_cpu[0] ? "and there is no GPU here" : "not to --backend cpu");
   return 0;
+}
+
+int cli_check_outputs_path(const kbc_program *p, const char *outputs) {
+  int n = 0;
+  for (int i = 0; i < kbc_program_num_args(p); i++) {
+    kbc_arg_info info;
+    kbc_program_arg_info(p, i, &info);
+    n += info.role == KBC_ROLE_OUTPUT;
+  }
+  size_t len = strlen(outputs);
+  if (n == 1 || len < 4 || strcmp(outputs + len - 4, ".npy")) return CLI_OK;
+  cli_file_error(outputs, "a .npy file holds one array, but the spec has %d outputs; write .npz, .safetensors or a "
+                          "directory (a path ending in '/')", n);
+  return CLI_USAGE;
+}
+
+/* The inputs file's tensors, each F32 — with --cast, F64, F16 and BF16
+ * ones converted (into a new file); otherwise any other dtype is an error
+ * naming the tensor.  CLI_OK with *in, else CLI_FAIL (printed). */
+int cli_load_inputs(const char *path, int cast, rt_st_file **in) {
+  rt_err err = {0};
+  rt_st_file *f = NULL;
+  if (rt_tensors_load(path, &f, &err)) {
+    cli_rt_error(path, rt_err_msg(&err));
+    rt_err_free(&err);
+    return CLI_FAIL;
+  }
+  int n = rt_st_count(f), need = 0;
+  for (int i = 0; i < n; i++) {
+    const rt_st_tensor *t = rt_st_get(f, i);
+    if (t->dtype == RT_DT_F32) continue;
+    int castable = t->dtype == RT_DT_F64 || t->dtype == RT_DT_F16 || t->dtype == RT_DT_BF16;
+    if (!cast || !castable) {
+      cli_file_error(path, "tensor '%s' has dtype %s, but kbc specs take f32%s", t->name, rt_dtype_name(t->dtype),
+                     castable ? "; give --cast to convert it" : "");
+      rt_st_free(f);
+      return CLI_FAIL;
+    }
+    need = 1;
+  }
+  *in = f;
+  if (!need) return CLI_OK;
+  rt_st_tensor *ts = calloc((size_t)n + 1, sizeof *ts);
+  int rc = ts ? CLI_OK : CLI_FAIL;
+  for (int i = 0; rc == CLI_OK && i < n; i++) {
+    const rt_st_tensor *t = rt_st_get(f, i);
+    int64_t numel = t->nbytes / rt_dtype_size(t->dtype);
+    double *d = malloc(sizeof(double) * (size_t)(numel ? numel : 1));
+    ts[i] = *t;
+    ts[i].dtype = RT_DT_F32;
+    ts[i].nbytes = sizeof(float) * (size_t)numel;
+    ts[i].name = strdup(t->name);
+    ts[i].data = malloc(ts[i].nbytes ? ts[i].nbytes : 1);
+    if (!d || !ts[i].name || !ts[i].data || rt_st_to_f64(t, d) || rt_st_from_f64(&ts[i], d)) rc = CLI_FAIL;
+    free(d);
+  }
+  rt_st_free(f);
+  *in = NULL;
+  if (rc == CLI_OK && !rt_st_adopt(path, ts, n, in, &err)) {
+    free(ts);
+    return CLI_OK;
+  }
+  if (rc != CLI_OK)
+    for (int i = 0; ts && i < n; i++) free(ts[i].name), free(ts[i].data);
+  cli_error("out of memory converting the inputs");
+  rt_err_free(&err);
+  free(ts);
+  return CLI_FAIL;
 }
 
 /* Splits "NAME=VALUE"; returns the value part or NULL. */
@@ -129,11 +208,11 @@ static int input_args(const run_args *r, kbc_arena *a, const rt_st_file *in, kbc
   return n;
 }
 
-/* The outputs shaped by the inputs (binding errors printed), then every
- * input's dtype checked; each output appended to args and described in
- * ot[*n_out] (data in the arena).  CLI_OK or CLI_FAIL. */
-static int output_args(kbc_program *p, kbc_arena *a, const run_args *r, const rt_st_file *in, kbc_arg *args,
-                       int n_in, rt_st_tensor *ot, int *n_out) {
+/* The outputs shaped by the inputs (binding errors printed); each output
+ * appended to args and described in ot[*n_out] (data in the arena).
+ * CLI_OK or CLI_FAIL. */
+static int output_args(kbc_program *p, kbc_arena *a, const rt_st_file *in, kbc_arg *args, int n_in, rt_st_tensor *ot,
+                       int *n_out) {
   int n = kbc_program_num_args(p);
   *n_out = 0;
   for (int i = 0; i < n; i++) {
@@ -155,16 +234,7 @@ static int output_args(kbc_program *p, kbc_arena *a, const run_args *r, const rt
     t->data = kbc_arena_alloc(a, t->nbytes ? t->nbytes : 1);
     args[n_in + (*n_out)++] = (kbc_arg){t->name, t->data, rank, t->shape, KBC_F32};
   }
-  for (int i = 0; i < n; i++) {
-    kbc_arg_info info;
-    kbc_program_arg_info(p, i, &info);
-    const rt_st_tensor *st = info.role == KBC_ROLE_INPUT ? rt_st_find(in, info.name) : NULL;
-    if (st && st->dtype != RT_DT_F32) {
-      cli_error("%s: input '%s' has dtype %s, but the spec declares it f32", r->inputs, info.name,
-                rt_dtype_name(st->dtype));
-      return CLI_FAIL;
-    }
-  }
+  (void)in;
   return CLI_OK;
 }
 
@@ -175,12 +245,11 @@ static int run(const run_args *r) {
   kbc_program *p = NULL;
   rt_err err = {0};
   int rc = cli_compile_spec(r->spec, NULL, &p), n_in, n_out;
-  if (rc != CLI_OK) goto done;
+  if (rc != CLI_OK || (rc = cli_check_outputs_path(p, r->outputs)) != CLI_OK) goto done;
   rc = CLI_FAIL;
-  if (rt_st_load(r->inputs, &in, &err)) {
-    cli_error("%s", rt_err_msg(&err));
-    goto done;
-  }
+  if (cli_load_inputs(r->inputs, r->cast, &in) != CLI_OK) goto done;
+  cli_info("running on the CPU interpreter (%s%s)", r->why_cpu[0] ? "no GPU: " : "",
+           r->why_cpu[0] ? r->why_cpu : "--backend cpu");
   int n_all = rt_st_count(in) + r->n_scalars + kbc_program_num_args(p);
   kbc_arg *args = KBC_NEW_ARRAY(a, kbc_arg, n_all + 1);
   float *sv = KBC_NEW_ARRAY(a, float, r->n_scalars + 1);
@@ -188,15 +257,16 @@ static int run(const run_args *r) {
   if ((n_in = input_args(r, a, in, args, sv, &rc)) < 0 || (rc = apply_sets(p, a, r)) != CLI_OK) goto done;
   rc = CLI_FAIL;
   kbc_program_set_args_origin(p, r->inputs); /* messages name the inputs file */
-  if (output_args(p, a, r, in, args, n_in, ot, &n_out) != CLI_OK) goto done;
+  if (output_args(p, a, in, args, n_in, ot, &n_out) != CLI_OK) goto done;
   if (kbc_program_run_cpu(p, args, (size_t)(n_in + n_out)) != KBC_OK) {
     cli_api_error();
     goto done;
   }
-  if (rt_st_save(r->outputs, ot, n_out, &err)) { /* atomically */
-    cli_error("%s", rt_err_msg(&err));
+  if (rt_tensors_save(r->outputs, ot, n_out, &err)) { /* atomically */
+    cli_rt_error(r->outputs, rt_err_msg(&err));
     goto done;
   }
+  if (cli_verbosity() > 1) cli_info("wrote %d output%s to %s", n_out, n_out == 1 ? "" : "s", r->outputs);
   rc = CLI_OK;
 done:
   rt_st_free(in);
@@ -208,8 +278,10 @@ done:
 
 int cmd_run(int argc, char **argv) {
   run_args r = {0};
-  int rc = parse(argc, argv, &r);
+  cli_value v[R_N];
+  int rc = parse(argc, argv, v, &r);
   if (rc) return rc < 0 ? CLI_OK : rc;
-  if (!strcmp(r.backend, "cuda")) return cli_run_cuda(r.spec, r.inputs, r.outputs, r.precision, r.sets, r.n_sets);
+  if (!strcmp(r.backend, "cuda"))
+    return cli_run_cuda(r.spec, r.inputs, r.outputs, r.precision, r.cast, r.sets, r.n_sets);
   return run(&r);
 }

@@ -32,7 +32,7 @@
 #include "runtime/json.h"
 
 static const char verify_help[] =
-    "usage: kbc verify SPEC [--set AXIS=N]... [--precision fp32|tf32] [--seed N] [--inputs LO:HI] [--json]\n"
+    "usage: kbc verify [OPTIONS] SPEC [--set AXIS=N]... [--precision fp32|tf32] [--seed N] [--inputs LO:HI] [--json]\n"
     "\n"
     "Runs SPEC's GPU kernels and the CPU reference interpreter (double\n"
     "accumulation) on the same random inputs (uniform in [LO, HI), default\n"
@@ -40,77 +40,66 @@ static const char verify_help[] =
     "||cpu|| (the absolute ||gpu - cpu|| where ||cpu|| = 0) and the largest\n"
     "absolute error; ok within 1e-5 (fp32) or 2e-3 (tf32).  NaN or infinity at\n"
     "the same place on both sides agree; on one side only they are a mismatch,\n"
-    "as is an output element no kernel wrote.\n"
-    "\n"
-    "  --set AXIS=N     the value of a var axis (every var axis is needed)\n"
-    "  --precision P    fp32 (default) or tf32\n"
-    "  --seed N         the inputs' random sequence (N >= 0)\n"
-    "  --inputs LO:HI   the inputs' range (default -1:1)\n"
-    "  --json           one JSON object: {\"spec\", \"kernel\", \"device\", \"precision\",\n"
-    "                   \"seed\", \"tolerance\", \"axes\": {AXIS: N}, \"outputs\": [{\"name\",\n"
-    "                   \"shape\", \"rel_l2\", \"max_abs\", \"nonfinite_mismatches\",\n"
-    "                   \"unwritten\", \"ok\"}], \"ok\"}; printed only when the comparison\n"
-    "                   ran (errors: standard error only)\n"
-    "\n"
+    "as is an output element no kernel wrote.\n";
+
+static const char verify_tail[] =
     "exit status: 0 every output matches, 1 a mismatch or an error (no GPU\n"
     "included), 2 a usage error\n";
 
-enum { MAX_SETS = 256 };
+enum { V_SET, V_PRECISION, V_SEED, V_INPUTS, V_JSON, V_N };
+static const cli_option verify_opts[V_N] = {
+    [V_SET] = {"set", 0, "AXIS=N", 1, "the value of a var axis (every var axis is needed)"},
+    [V_PRECISION] = {"precision", 0, "P", 0, "fp32 (default) or tf32"},
+    [V_SEED] = {"seed", 0, "N", 0, "the inputs' random sequence (N >= 0)"},
+    [V_INPUTS] = {"inputs", 0, "LO:HI", 0, "the inputs' range (default -1:1)"},
+    [V_JSON] = {"json", 0, NULL, 0,
+                "one JSON object: {\"spec\", \"kernel\", \"device\", \"precision\",\n"
+                "\"seed\", \"tolerance\", \"axes\": {AXIS: N}, \"outputs\": [{\"name\",\n"
+                "\"shape\", \"rel_l2\", \"max_abs\", \"nonfinite_mismatches\",\n"
+                "\"unwritten\", \"ok\"}], \"ok\"}; printed only when the comparison\n"
+                "ran (errors: standard error only)"},
+};
 
 /* The elements the CPU reference may hold (8 bytes each, as doubles):
  * inputs, outputs and temporaries together. */
 static const int64_t MAX_ELEMENTS = (int64_t)1 << 31;
 
 typedef struct {
-  const char *spec, *precision, *sets[MAX_SETS];
+  const char *spec, *precision;
+  const char *const *sets;
   int n_sets, json;
   uint64_t seed;
   double lo, hi; /* the inputs' range */
 } verify_args;
 
 /* 0 to go on, -1 after --help, else the usage error's exit status. */
-static int parse(int argc, char **argv, verify_args *v) {
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      fputs(verify_help, stdout);
-      return -1;
-    }
-    if (!strcmp(a, "--json")) {
-      v->json = 1;
-      continue;
-    }
-    if (!strcmp(a, "--inputs")) {
-      char end;
-      if (i + 1 >= argc) return cli_usage("verify", "--inputs needs a value");
-      if (sscanf(argv[++i], "%lf:%lf%c", &v->lo, &v->hi, &end) != 2 || !(v->lo < v->hi) || !isfinite(v->lo) ||
-          !isfinite(v->hi))
-        return cli_usage("verify", "--inputs takes LO:HI with LO < HI, not '%s'", argv[i]);
-      continue;
-    }
-    if (!strcmp(a, "--set") || !strcmp(a, "--precision") || !strcmp(a, "--seed")) {
-      if (i + 1 >= argc) return cli_usage("verify", "%s needs a value", a);
-      const char *val = argv[++i];
-      int64_t n;
-      if (!strcmp(a, "--set")) {
-        if (v->n_sets >= MAX_SETS) return cli_usage("verify", "too many --set options");
-        v->sets[v->n_sets++] = val;
-      } else if (!strcmp(a, "--precision")) {
-        if (strcmp(val, "fp32") && strcmp(val, "tf32"))
-          return cli_usage("verify", "--precision takes fp32 or tf32, not '%s'", val);
-        v->precision = val;
-      } else if (!cli_parse_i64(val, &n) || n < 0) {
-        return cli_usage("verify", "--seed takes a number >= 0, not '%s'", val);
-      } else {
-        v->seed = (uint64_t)n;
-      }
-      continue;
-    }
-    if (a[0] == '-' && a[1]) return cli_usage("verify", "unknown option '%s'", a);
-    if (v->spec) return cli_usage("verify", "more than one spec given ('%s' and '%s')", v->spec, a);
-    v->spec = a;
+static int parse(int argc, char **argv, cli_value *val, verify_args *v) {
+  char **rest;
+  int n_rest, rc = cli_parse("verify", verify_opts, V_N, argc, argv, val, &rest, &n_rest);
+  if (rc < 0) {
+    cli_help(verify_help, verify_opts, V_N, verify_tail);
+    return -1;
   }
-  if (!v->spec) return cli_usage("verify", "no spec file given");
+  if (rc != CLI_OK || (rc = cli_one_spec("verify", rest, n_rest, &v->spec)) != CLI_OK) return rc;
+  v->sets = val[V_SET].values, v->n_sets = val[V_SET].count, v->json = val[V_JSON].count;
+  if (val[V_INPUTS].count) {
+    char end;
+    const char *in = val[V_INPUTS].value;
+    if (sscanf(in, "%lf:%lf%c", &v->lo, &v->hi, &end) != 2 || !(v->lo < v->hi) || !isfinite(v->lo) ||
+        !isfinite(v->hi))
+      return cli_usage("verify", "--inputs takes LO:HI with LO < HI, not '%s'", in);
+  }
+  if (val[V_PRECISION].count) {
+    v->precision = val[V_PRECISION].value;
+    if (strcmp(v->precision, "fp32") && strcmp(v->precision, "tf32"))
+      return cli_usage("verify", "--precision takes fp32 or tf32, not '%s'", v->precision);
+  }
+  int64_t n;
+  if (val[V_SEED].count) {
+    if (!cli_parse_i64(val[V_SEED].value, &n) || n < 0)
+      return cli_usage("verify", "--seed takes a number >= 0, not '%s'", val[V_SEED].value);
+    v->seed = (uint64_t)n;
+  }
   return 0;
 }
 
@@ -168,7 +157,7 @@ static void report_json(const verify_args *v, const ir_program *ir, const ir_bin
   kbc_buf o = {0};
   int all_ok = 1;
   kbc_buf_puts(&o, "{\"spec\": ");
-  rt_json_put_string(&o, v->spec);
+  rt_json_put_string(&o, cli_spec_name(v->spec));
   kbc_buf_puts(&o, ", \"kernel\": ");
   rt_json_put_string(&o, ir->name);
   kbc_buf_puts(&o, ", \"device\": ");
@@ -301,7 +290,8 @@ done:
 int cmd_verify(int argc, char **argv) {
   cli_set_command("verify");
   verify_args v = {.precision = "fp32", .lo = -1, .hi = 1};
-  int rc = parse(argc, argv, &v);
+  cli_value val[V_N];
+  int rc = parse(argc, argv, val, &v);
   if (rc) return rc < 0 ? CLI_OK : rc;
   return verify(&v);
 }

@@ -1,11 +1,14 @@
 /* main.c — the kbc command-line tool: dispatch, help, check, compile.
  * Every command reaches the compiler through the public API (kbc.h).
  *
+ *   kbc [COMMON OPTIONS] COMMAND [ARGS]   (the commands in one table, `commands`)
  *   kbc check   SPEC
  *   kbc compile SPEC --emit ir|ast|cuda|ptx|cubin|resources|plan [--after PASS] [-o FILE] ...
  *   kbc run     SPEC --inputs IN --outputs OUT [--backend cpu] ...   (cmd_run.c)
  *   kbc bench, info (cmd_gpu.c), kbc verify (cmd_verify.c)
+ * Options are tables read by cli_parse (cli.c); the help is made from them.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,35 +16,19 @@
 #include "cli.h"
 #include "kbc.h"
 #include "runtime/rt_file.h"
+#include "support/suggest.h"
 
 #include "support/version.h"
 #define KBC_VERSION_STRING KBC_VERSION
 
-static const char main_help[] =
-    "usage: kbc COMMAND [ARGS]\n"
-    "\n"
-    "kbc compiles tensor computations written in index notation (spec files)\n"
-    "into GPU kernels, and runs them on a CPU reference interpreter.\n"
-    "\n"
-    "commands:\n"
-    "  check SPEC             parse and check a spec; print diagnostics\n"
-    "  compile SPEC --emit K  print the IR, the CUDA C, PTX, resources or the launch plan\n"
-    "  run SPEC ...           run a spec on inputs from a safetensors file (GPU or CPU)\n"
-    "  verify SPEC --set ...  check the GPU kernels against the CPU interpreter on random inputs\n"
-    "  bench SPEC --set ...   time a spec on the GPU on random inputs, with its roofline\n"
-    "  info                   versions, targets, driver, devices, kernel cache\n"
-    "\n"
-    "  kbc COMMAND --help     help for one command\n"
-    "  kbc --version          the version\n"
-    "\n"
-    "exit status: 0 success, 1 error in the spec or the data, 2 usage error\n";
-
 static const char check_help[] =
-    "usage: kbc check SPEC\n"
+    "usage: kbc check [OPTIONS] SPEC\n"
     "\n"
-    "Parses SPEC, resolves its names, infers index ranges and proves every\n"
-    "access in bounds for all values of the var axes.  Prints diagnostics as\n"
-    "file:line:col: error: message, with the source line and a caret.\n";
+    "Parses SPEC (- reads it from standard input), resolves its names, infers\n"
+    "index ranges and proves every access in bounds for all values of the var\n"
+    "axes.  Prints diagnostics as file:line:col: error: message (or warning:,\n"
+    "note:), with the source line and a caret; warnings (an input never read,\n"
+    "an axis never used) do not fail the check unless -Werror.\n";
 
 /* The kinds of `kbc compile --emit`, written once: the name, the help
  * (continuation lines indented to the help's column, 17), and the CLI_EMIT_
@@ -90,48 +77,51 @@ static void emit_list(kbc_buf *b, const char *sep, const char *last_sep) {
     kbc_buf_printf(b, "%s%s", i == 0 ? "" : i == N_EMIT - 1 ? last_sep : sep, emit_kinds[i].name);
 }
 
-static const char compile_options_help[] =
-    "  --json         with --emit plan: as JSON, {\"kernels\": [{\"name\", \"family\",\n"
-    "                 \"statements\", \"grid\", \"block\", \"smem_bytes\", \"registers\"}],\n"
-    "                 \"buffers\": [{\"name\", \"shape\", \"bytes\"}], \"workspace_bytes\"};\n"
-    "                 grid and block are [x, y, z]; smem_bytes is dynamic + static;\n"
-    "                 each buffer starts at a multiple of 256 bytes, so workspace_bytes\n"
-    "                 is the sum of the buffers' bytes each rounded up to 256\n"
-    "  --set AXIS=N   with --emit plan or --specialize: the value of a var axis\n"
-    "  --specialize   the code for the --set sizes exactly (every var axis made a\n"
-    "                 constant), as the runtime runs it under KBC_SPECIALIZE\n"
-    "  --target T     sm_80, sm_86, sm_89, sm_90, sm_90a, or auto (the GPU's; default;\n"
-    "                 without a GPU give one explicitly)\n"
-    "  --precision P  fp32 (default) or tf32\n"
-    "  --after PASS   with --emit ir: only after PASS (one of the passes below)\n"
-    "  -o FILE        write to FILE instead of standard output\n";
+enum { C_EMIT, C_JSON, C_SET, C_SPECIALIZE, C_TARGET, C_PRECISION, C_AFTER, C_OUT, C_N };
+static const cli_option compile_opts[C_N] = {
+    [C_EMIT] = {"emit", 0, "K", 0, "what to print (the kinds above; default ir)"},
+    [C_JSON] = {"json", 0, NULL, 0,
+                "with --emit plan: as JSON, {\"kernels\": [{\"name\", \"family\",\n"
+                "\"statements\", \"grid\", \"block\", \"smem_bytes\", \"registers\"}],\n"
+                "\"buffers\": [{\"name\", \"shape\", \"bytes\"}], \"workspace_bytes\"};\n"
+                "grid and block are [x, y, z]; smem_bytes is dynamic + static;\n"
+                "each buffer starts at a multiple of 256 bytes, so workspace_bytes\n"
+                "is the sum of the buffers' bytes each rounded up to 256"},
+    [C_SET] = {"set", 0, "AXIS=N", 1, "with --emit plan or --specialize: the value of a var axis"},
+    [C_SPECIALIZE] = {"specialize", 0, NULL, 0,
+                      "the code for the --set sizes exactly (every var axis made a\n"
+                      "constant), as the runtime runs it under KBC_SPECIALIZE"},
+    [C_TARGET] = {"target", 0, "T", 0,
+                  "sm_80, sm_86, sm_89, sm_90, sm_90a, or auto (the GPU's; default;\n"
+                  "without a GPU give one explicitly)"},
+    [C_PRECISION] = {"precision", 0, "P", 0, "fp32 (default) or tf32"},
+    [C_AFTER] = {"after", 0, "PASS", 0, "with --emit ir: only after PASS (one of the passes below)"},
+    [C_OUT] = {"output", 'o', "FILE", 0, "write to FILE instead of standard output"},
+};
 
 static void compile_help(void) {
-  kbc_buf b = {0};
-  kbc_buf_puts(&b, "usage: kbc compile SPEC [--emit ");
+  kbc_buf b = {0}, tail = {0};
+  kbc_buf_puts(&b, "usage: kbc compile [OPTIONS] SPEC [--emit ");
   emit_list(&b, "|", "|");
   kbc_buf_puts(&b, "] [--target T]\n"
                    "                        [--precision P] [--after PASS] [--set AXIS=N]... [--json] [-o FILE]\n\n");
   for (int i = 0; i < N_EMIT; i++) kbc_buf_printf(&b, "  --emit %-6s  %s\n", emit_kinds[i].name, emit_kinds[i].help);
-  kbc_buf_puts(&b, compile_options_help);
-  kbc_buf_puts(&b, "\npasses, in order:\n");
-  for (int i = 0; kbc_pass_name(i); i++) kbc_buf_printf(&b, "  %-13s  %s\n", kbc_pass_name(i), kbc_pass_help(i));
-  fputs(kbc_buf_str(&b), stdout);
+  kbc_buf_puts(&tail, "passes, in order:\n");
+  for (int i = 0; kbc_pass_name(i); i++) kbc_buf_printf(&tail, "  %-13s  %s\n", kbc_pass_name(i), kbc_pass_help(i));
+  cli_help(kbc_buf_str(&b), compile_opts, C_N, kbc_buf_str(&tail));
   kbc_buf_free(&b);
+  kbc_buf_free(&tail);
 }
 
 int cmd_check(int argc, char **argv) {
   const char *spec = NULL;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      fputs(check_help, stdout);
-      return CLI_OK;
-    }
-    if (argv[i][0] == '-' && argv[i][1]) return cli_usage("check", "unknown option '%s'", argv[i]);
-    if (spec) return cli_usage("check", "more than one spec given ('%s' and '%s')", spec, argv[i]);
-    spec = argv[i];
+  char **args;
+  int n_args, rc = cli_parse("check", NULL, 0, argc, argv, NULL, &args, &n_args);
+  if (rc < 0) {
+    cli_help(check_help, NULL, 0, NULL);
+    return CLI_OK;
   }
-  if (!spec) return cli_usage("check", "no spec file given");
+  if (rc != CLI_OK || (rc = cli_one_spec("check", args, n_args, &spec)) != CLI_OK) return rc;
   kbc_program *p = NULL;
   if (cli_compile_spec(spec, NULL, &p) != CLI_OK) return CLI_FAIL;
   int n_in = 0, n_out = 0, n = kbc_program_num_args(p), n_stmts = kbc_program_num_statements(p);
@@ -141,7 +131,7 @@ int cmd_check(int argc, char **argv) {
     if (info.role == KBC_ROLE_INPUT) n_in++;
     else n_out++;
   }
-  printf("%s: ok: kernel %s, %d input%s, %d output%s, %d statement%s\n", spec, kbc_program_name(p), n_in,
+  printf("%s: ok: kernel %s, %d input%s, %d output%s, %d statement%s\n", cli_spec_name(spec), kbc_program_name(p), n_in,
          n_in == 1 ? "" : "s", n_out, n_out == 1 ? "" : "s", n_stmts, n_stmts == 1 ? "" : "s");
   kbc_program_destroy(p);
   return CLI_OK;
@@ -150,17 +140,16 @@ int cmd_check(int argc, char **argv) {
 /* Writes n bytes to path (atomically: runtime/rt_file.h) or to stdout. */
 static int write_bytes(const char *path, const char *text, size_t n) {
   if (!path || !strcmp(path, "-")) {
-    fwrite(text, 1, n, stdout);
-    return fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;
+    if (fwrite(text, 1, n, stdout) == n && fflush(stdout) == 0) return CLI_OK;
+    cli_error("cannot write to standard output: %s", strerror(errno));
+    return CLI_FAIL;
   }
   rt_err err = {0};
   int rc = rt_write_file_atomic(path, text, n, &err) ? CLI_FAIL : CLI_OK;
-  if (rc != CLI_OK) cli_error("%s", rt_err_msg(&err)); /* "PATH: what failed: strerror" */
+  if (rc != CLI_OK) cli_rt_error(path, rt_err_msg(&err)); /* "PATH: error: what failed: strerror" */
   rt_err_free(&err);
   return rc;
 }
-
-enum { MAX_SETS = 256 };
 
 /* --emit cuda|ptx|cubin|resources|plan|plan-json: through the public API
  * (NVRTC and the cache); for a plan, the var axes from --set (the library
@@ -173,9 +162,10 @@ static int emit_api(const char *spec, const char *kind, const char *target, cons
   kbc_program *p = NULL;
   char *bytes = NULL;
   size_t n = 0;
-  int rc = CLI_FAIL;
-  kbc_status st = kbc_compile_file(spec, &opt, &p);
-  if (st == KBC_OK && specialize) st = kbc_program_set_specialize(p, 1);
+  int rc = cli_compile_spec(spec, &opt, &p);
+  if (rc != CLI_OK) goto done;
+  rc = CLI_FAIL;
+  kbc_status st = specialize ? kbc_program_set_specialize(p, 1) : KBC_OK;
   for (int i = 0; st == KBC_OK && i < n_sets; i++) {
     const char *name = NULL;
     int64_t v = 0;
@@ -203,48 +193,31 @@ done:
 }
 
 int cmd_compile(int argc, char **argv) {
-  const char *spec = NULL, *emit = NULL, *after = NULL, *out = NULL, *target = "auto", *precision = "fp32";
-  const char *sets[MAX_SETS];
-  int n_sets = 0, json = 0, specialize = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      compile_help();
-      return CLI_OK;
-    }
-    if (!strcmp(a, "--json")) {
-      json = 1;
-      continue;
-    }
-    if (!strcmp(a, "--specialize")) {
-      specialize = 1;
-      continue;
-    }
-    if (!strcmp(a, "--emit") || !strcmp(a, "--after") || !strcmp(a, "-o") || !strcmp(a, "--target") ||
-        !strcmp(a, "--precision") || !strcmp(a, "--set")) {
-      if (i + 1 >= argc) return cli_usage("compile", "%s needs a value", a);
-      const char *v = argv[++i];
-      if (!strcmp(a, "--emit")) emit = v;
-      else if (!strcmp(a, "--after")) after = v;
-      else if (!strcmp(a, "-o")) out = v;
-      else if (!strcmp(a, "--target")) target = v;
-      else if (!strcmp(a, "--set")) {
-        if (n_sets >= MAX_SETS) return cli_usage("compile", "too many --set options");
-        sets[n_sets++] = v;
-      } else precision = v;
-      continue;
-    }
-    if (a[0] == '-' && a[1]) return cli_usage("compile", "unknown option '%s'", a);
-    if (spec) return cli_usage("compile", "more than one spec given ('%s' and '%s')", spec, a);
-    spec = a;
+  cli_value v[C_N];
+  char **args;
+  const char *spec = NULL;
+  int n_args, rc = cli_parse("compile", compile_opts, C_N, argc, argv, v, &args, &n_args);
+  if (rc < 0) {
+    compile_help();
+    return CLI_OK;
   }
-  if (!spec) return cli_usage("compile", "no spec file given");
+  if (rc != CLI_OK || (rc = cli_one_spec("compile", args, n_args, &spec)) != CLI_OK) return rc;
+  const char *emit = v[C_EMIT].value, *after = v[C_AFTER].value, *out = v[C_OUT].value;
+  const char *target = v[C_TARGET].count ? v[C_TARGET].value : "auto";
+  const char *precision = v[C_PRECISION].count ? v[C_PRECISION].value : "fp32";
+  const char *const *sets = v[C_SET].values;
+  int n_sets = v[C_SET].count, json = v[C_JSON].count, specialize = v[C_SPECIALIZE].count;
   if (!emit) emit = "ir";
   cli_emit kind = emit_find(emit);
   if (kind == CLI_EMIT_NONE) {
     kbc_buf list = {0};
+    kbc_suggest sg;
+    kbc_suggest_init(&sg, emit);
+    for (int i = 0; i < N_EMIT; i++) kbc_suggest_add(&sg, emit_kinds[i].name);
     emit_list(&list, ", ", " or ");
-    int rc = cli_usage("compile", "--emit takes %s, not '%s'", kbc_buf_str(&list), emit);
+    const char *best = kbc_suggest_best(&sg);
+    rc = cli_usage("compile", "--emit takes %s, not '%s'%s%s%s", kbc_buf_str(&list), emit, best ? "; did you mean '" : "",
+                   best ? best : "", best ? "'?" : "");
     kbc_buf_free(&list);
     return rc;
   }
@@ -259,17 +232,26 @@ int cmd_compile(int argc, char **argv) {
     return cli_usage("compile", "--precision takes fp32 or tf32, not '%s'", precision);
   if (after && strcmp(after, "all")) {
     int known = 0;
-    for (int i = 0; !known && kbc_pass_name(i); i++) known = !strcmp(kbc_pass_name(i), after);
+    kbc_suggest sg;
+    kbc_suggest_init(&sg, after);
+    for (int i = 0; !known && kbc_pass_name(i); i++) {
+      known = !strcmp(kbc_pass_name(i), after);
+      kbc_suggest_add(&sg, kbc_pass_name(i));
+    }
+    const char *best = kbc_suggest_best(&sg);
+    if (!known && best)
+      return cli_usage("compile", "--after: unknown pass '%s'; did you mean '%s'? (kbc compile --help lists them)",
+                       after, best);
     if (!known) return cli_usage("compile", "--after: unknown pass '%s' (kbc compile --help lists them)", after);
   }
   if (kind != CLI_EMIT_IR && kind != CLI_EMIT_AST)
     return emit_api(spec, plan && json ? "plan-json" : emit, target, precision, sets, n_sets, specialize, out);
   char *text = NULL;
   size_t n = 0;
-  int rc = CLI_FAIL;
+  rc = CLI_FAIL;
   if (kind == CLI_EMIT_AST) {
     char *src = cli_read_spec(spec);
-    if (src && kbc_ast_dump(src, spec, &text, &n) != KBC_OK) fputs(kbc_last_error(), stderr);
+    if (src && kbc_ast_dump(src, cli_spec_name(spec), &text, &n) != KBC_OK) cli_print_last_diagnostics(kbc_last_error());
     free(src);
   } else {
     kbc_program *p = NULL;
@@ -282,27 +264,91 @@ int cmd_compile(int argc, char **argv) {
   return rc;
 }
 
+/* The commands, in the order of the help. */
+static const struct {
+  const char *name, *args, *help;
+  int (*run)(int argc, char **argv);
+} commands[] = {
+    {"check", "SPEC", "parse and check a spec; print diagnostics", cmd_check},
+    {"compile", "SPEC --emit K", "print the IR, the CUDA C, PTX, resources or the launch plan", cmd_compile},
+    {"run", "SPEC ...", "run a spec on inputs from a safetensors, .npy, .npz file or a directory (GPU or CPU)",
+     cmd_run},
+    {"verify", "SPEC --set ...", "check the GPU kernels against the CPU interpreter on random inputs", cmd_verify},
+    {"bench", "SPEC --set ...", "time a spec on the GPU on random inputs, with its roofline", cmd_bench},
+    {"info", "", "versions, targets, driver, devices, kernel cache", cmd_info},
+};
+enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
+
+static void main_help(FILE *f) {
+  fputs("usage: kbc [-q|-v] [--color=WHEN] COMMAND [ARGS]\n"
+        "\n"
+        "kbc compiles tensor computations written in index notation (spec files)\n"
+        "into GPU kernels, and runs them on a CPU reference interpreter.\n"
+        "\n"
+        "commands:\n",
+        f);
+  for (int i = 0; i < N_COMMANDS; i++) {
+    char head[40];
+    snprintf(head, sizeof head, "%s %s", commands[i].name, commands[i].args);
+    fprintf(f, "  %-21s  %s\n", head, commands[i].help);
+  }
+  fputs("\n"
+        "  kbc COMMAND --help     help for one command (its options, and the common\n"
+        "                         ones: -q, -v, --color, --diagnostics-format, -Werror)\n"
+        "  kbc -V, --version      the version\n"
+        "\n"
+        "A spec given as - is read from standard input.\n"
+        "exit status: 0 success, 1 error in the spec or the data, 2 usage error\n",
+        f);
+}
+
+/* The options before the command: the common ones and --version. */
+static const cli_option main_opts[] = {{"version", 'V', NULL, 0, "the version"}};
+
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fputs(main_help, stderr);
+    main_help(stderr);
     return CLI_USAGE;
   }
-  const char *cmd = argv[1];
-  if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
-    fputs(main_help, stdout);
+  /* Options before the command stop at it: "+" (POSIXLY_CORRECT) parsing. */
+  int first = 1;
+  for (; first < argc && argv[first][0] == '-' && argv[first][1] && strcmp(argv[first], "--"); first++)
+    if (!strcmp(argv[first], "--color") || !strcmp(argv[first], "--diagnostics-format") || !strcmp(argv[first], "-W"))
+      first++; /* its value */
+  if (first > argc) first = argc;
+  if (first > 1) {
+    cli_value v[1];
+    char **args;
+    int n_args, rc = cli_parse(NULL, main_opts, 1, first, argv, v, &args, &n_args);
+    if (rc < 0) {
+      main_help(stdout);
+      return CLI_OK;
+    }
+    if (rc != CLI_OK) return rc;
+    if (v[0].count) {
+      printf("kbc %s\n", KBC_VERSION_STRING);
+      return CLI_OK;
+    }
+  }
+  if (first < argc && !strcmp(argv[first], "--")) first++;
+  if (first >= argc) {
+    main_help(stderr);
+    return CLI_USAGE;
+  }
+  const char *cmd = argv[first];
+  if (!strcmp(cmd, "help")) {
+    main_help(stdout);
     return CLI_OK;
   }
-  if (!strcmp(cmd, "--version")) {
-    printf("kbc %s\n", KBC_VERSION_STRING);
-    return CLI_OK;
+  kbc_suggest s;
+  kbc_suggest_init(&s, cmd);
+  for (int i = 0; i < N_COMMANDS; i++) {
+    if (!strcmp(cmd, commands[i].name)) return commands[i].run(argc - first, argv + first);
+    kbc_suggest_add(&s, commands[i].name);
   }
-  if (!strcmp(cmd, "check")) return cmd_check(argc - 1, argv + 1);
-  if (!strcmp(cmd, "compile")) return cmd_compile(argc - 1, argv + 1);
-  if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
-  if (!strcmp(cmd, "verify")) return cmd_verify(argc - 1, argv + 1);
-  if (!strcmp(cmd, "bench")) return cmd_bench(argc - 1, argv + 1);
-  if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
-  cli_error("unknown command '%s'", cmd);
+  const char *best = kbc_suggest_best(&s);
+  if (best) cli_error("unknown command '%s'; did you mean '%s'?", cmd, best);
+  else cli_error("unknown command '%s'", cmd);
   fputs("run 'kbc --help' for the list of commands\n", stderr);
   return CLI_USAGE;
 }

@@ -96,6 +96,42 @@ KBC_API int kbc_program_num_statements(const kbc_program *p);
  * caret); "" when there are none.  Owned by p. */
 KBC_API const char *kbc_program_diagnostics(const kbc_program *p);
 
+/* ---- diagnostics as records (for tools that colour them or print them
+ * as JSON) ---- */
+typedef enum {
+  KBC_DIAGNOSTIC_ERROR = 0,   /* the spec is wrong; the compilation failed */
+  KBC_DIAGNOSTIC_WARNING = 1, /* a likely mistake that did not stop it: an input never read,
+                                 a var or constant axis never used */
+  KBC_DIAGNOSTIC_NOTE = 2,    /* more about the message before it */
+} kbc_diagnostic_kind;
+
+typedef struct {
+  kbc_diagnostic_kind kind;
+  const char *file;    /* the spec's name as given to the compile call */
+  int line, column;    /* 1-based; 0 when the message has no place */
+  const char *message; /* one line, without file, place and kind (an internal
+                          error's ends "(this is a bug in kbc)") */
+  const char *snippet; /* the source line and a caret line under the column,
+                          each ending in a newline; "" when none */
+} kbc_diagnostic;
+
+/* The diagnostics of the calling thread's last kbc_compile_file,
+ * kbc_compile_string or kbc_ast_dump call, failed or not, in the order
+ * reported (the same messages as the text in kbc_last_error() or
+ * kbc_program_diagnostics()); 0 when it had none, or failed before
+ * reading the spec (a missing file: kbc_last_error() says so).  Strings
+ * stay valid until that thread's next such call. */
+KBC_API int kbc_last_num_diagnostics(void);
+KBC_API kbc_status kbc_last_diagnostic(int i, kbc_diagnostic *out);
+/* A program's own diagnostics (its compilation's warnings and notes), as
+ * kbc_program_diagnostics() has them as text; strings owned by p. */
+KBC_API int kbc_program_num_diagnostics(const kbc_program *p);
+KBC_API kbc_status kbc_program_diagnostic(const kbc_program *p, int i, kbc_diagnostic *out);
+/* Warnings among them (`kbc -Werror` fails on any). */
+KBC_API int kbc_program_num_warnings(const kbc_program *p);
+/* "error", "warning" or "note" ("?" for anything else). */
+KBC_API const char *kbc_diagnostic_kind_name(kbc_diagnostic_kind kind);
+
 /* Presets a var axis (like `kbc run --set`): checked against the shapes
  * of later calls instead of inferred from them.  value 0 clears it. */
 KBC_API kbc_status kbc_program_bind_axis(kbc_program *p, const char *axis, int64_t value);

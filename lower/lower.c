@@ -14,7 +14,10 @@
 lw_name *lw_lookup(lower *L, const char *name) {
   for (lw_scope *s = L->scope; s; s = s->parent)
     for (lw_name *n = s->names; n; n = n->next)
-      if (!strcmp(n->name, name)) return n;
+      if (!strcmp(n->name, name)) {
+        n->used = 1;
+        return n;
+      }
   return NULL;
 }
 
@@ -298,6 +301,28 @@ static int check_kernel_item(lower *L, const ast_program *ast) {
   return ok;
 }
 
+/* Warnings for global names the spec declares and never uses: an input
+ * never read, a var or constant axis never referred to (a declaration's
+ * own shape counts as a use).  In declaration order. */
+static void warn_unused(lower *L) {
+  lw_name *unused[64];
+  int n = 0;
+  for (lw_name *nm = L->global->names; nm && n < 64; nm = nm->next) {
+    if (nm->used) continue;
+    int input = nm->kind == LW_NAME_TENSOR && nm->view.tensor && nm->view.tensor->role == IR_ROLE_INPUT;
+    int axis = nm->kind == LW_NAME_AXIS && nm->axis && nm->axis->kind != IR_AXIS_DERIVED;
+    if (input || axis) unused[n++] = nm;
+  }
+  for (int i = n - 1; i >= 0; i--) { /* the scope lists the latest binding first */
+    const lw_name *nm = unused[i];
+    if (nm->kind == LW_NAME_TENSOR)
+      kbc_warning(L->d, nm->view.tensor->loc, "input '%s' is never read", nm->name);
+    else
+      kbc_warning(L->d, nm->axis->loc, "%s axis '%s' is never used", nm->axis->kind == IR_AXIS_VAR ? "var" : "constant",
+                  nm->name);
+  }
+}
+
 ir_program *ir_lower(kbc_arena *a, kbc_diag *d, const ast_program *ast, const char *default_name,
                      const ir_axis_value *fixed, int n_fixed) {
   lower L = {.a = a, .d = d, .n_stmts_budget = LW_MAX_STMTS, .fixed = fixed, .n_fixed = n_fixed};
@@ -324,6 +349,7 @@ ir_program *ir_lower(kbc_arena *a, kbc_diag *d, const ast_program *ast, const ch
       kbc_error(d, where, "the spec declares no output; declare what it computes with 'output NAME f32[...]'");
       ok = 0;
     }
+    if (ok && kbc_diag_errors(d) == 0 && !n_fixed) warn_unused(&L);
   }
   return ok && kbc_diag_errors(d) == 0 ? L.p : NULL;
 }

@@ -40,6 +40,7 @@ typedef struct lw_name {
   lw_view view;            /* TENSOR */
   const ast_item *def;     /* DEF */
   int version;             /* rebindings of this name so far */
+  int used;                /* looked up (lw_lookup) since it was bound */
   struct lw_name *next;
 } lw_name;
 
@@ -67,6 +68,7 @@ typedef struct {
 enum { LW_MAX_DEF_DEPTH = 32, LW_MAX_STMTS = 100000, LW_MAX_LOOP_TRIPS = 4096 };
 
 /* lower.c */
+/* The name's binding in scope (marked used), or NULL. */
 lw_name *lw_lookup(lower *L, const char *name);
 lw_name *lw_bind(lower *L, lw_scope *s, const char *name, lw_name_kind kind);
 /* 0 when `name` (bound to n, or unbound: NULL) cannot be a statement's

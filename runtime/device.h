@@ -143,5 +143,7 @@ int rt_launch_ex(rt_function *fn, const unsigned grid[3], const unsigned block[3
 
 /* The `kbc info` report: versions, NVRTC archs, driver, devices, cache. */
 void rt_info(const char *kbc_version, kbc_buf *out);
+/* The same as one JSON object (info_json.c; `kbc info --json`). */
+void rt_info_json(const char *kbc_version, kbc_buf *out);
 
 #endif

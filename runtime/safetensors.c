@@ -456,6 +456,36 @@ static int check_file(errctx *e, rt_st_file *f, uint64_t bufsize) {
   return check_tiling(e, f, bufsize);
 }
 
+int rt_st_adopt(const char *file, rt_st_tensor *ts, int n, rt_st_file **out, rt_err *err) {
+  errctx e = {file ? file : "(null)", err, RT_ERR_FORMAT};
+  *out = NULL;
+  rt_st_file *f = calloc(1, sizeof *f);
+  if (!f || grow((void **)&f->ents, &f->cap, n + 1, sizeof(entry)) < 0) {
+    for (int i = 0; i < n; i++) free(ts[i].name), free(ts[i].data);
+    if (f) rt_st_free(f);
+    return fail_as(&e, RT_ERR_MEMORY, NULL, "out of memory");
+  }
+  uint64_t at = 0;
+  for (int i = 0; i < n; i++, f->n++) {
+    f->ents[i] = (entry){.t = ts[i], .begin = at, .end = at + ts[i].nbytes, .index = i};
+    at += ts[i].nbytes;
+  }
+  for (int i = 0; i < n; i++)
+    if (!f->ents[i].t.name || !f->ents[i].t.name[0] || !f->ents[i].t.data)
+      return rt_st_free(f), fail(&e, NULL, "tensor %d has no name or data", i);
+  char buf[96];
+  f->by_name = malloc(sizeof(named) * (size_t)(n + 1));
+  if (!f->by_name) return rt_st_free(f), fail_as(&e, RT_ERR_MEMORY, NULL, "out of memory");
+  for (int i = 0; i < n; i++) f->by_name[i] = (named){f->ents[i].t.name, i};
+  const char *dup = sort_names(f->by_name, n);
+  if (dup) {
+    fail(&e, NULL, "duplicate tensor name '%s'", shown(dup, buf, sizeof buf));
+    return rt_st_free(f), -1;
+  }
+  *out = f;
+  return 0;
+}
+
 /* ---- reading ----------------------------------------------------------- */
 
 _Static_assert(sizeof(size_t) >= sizeof(uint64_t), "kbc needs a 64-bit size_t");

@@ -72,6 +72,12 @@ typedef struct rt_st_file rt_st_file;
 int rt_st_load(const char *path, rt_st_file **out, rt_err *err);
 int rt_st_parse(const void *bytes, size_t len, rt_st_file **out, rt_err *err);
 void rt_st_free(rt_st_file *f); /* NULL is fine */
+/* A file made of tensors read elsewhere (runtime/tensor_io.c: .npy, .npz,
+ * a directory): takes ownership of every ts[i].name and ts[i].data
+ * (malloc'ed; also on failure) and of nothing else; names must be unique
+ * and non-empty ("FILE: duplicate tensor name 'x'", file naming the
+ * source).  Tensors keep the given order. */
+int rt_st_adopt(const char *file, rt_st_tensor *ts, int n, rt_st_file **out, rt_err *err);
 
 /* Tensors are numbered in the order of their data in the file (their
  * data_offsets), zero-sized tensors at the same offset in header order.

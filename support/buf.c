@@ -43,6 +43,17 @@ void kbc_buf_printf(kbc_buf *b, const char *fmt, ...) {
   b->len += (size_t)n;
 }
 
+void kbc_buf_vprintf(kbc_buf *b, const char *fmt, va_list ap) {
+  va_list aq;
+  va_copy(aq, ap);
+  int n = vsnprintf(NULL, 0, fmt, aq);
+  va_end(aq);
+  if (n < 0) return;
+  reserve(b, (size_t)n);
+  vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+  b->len += (size_t)n;
+}
+
 const char *kbc_buf_str(const kbc_buf *b) { return b->data ? b->data : ""; }
 
 void kbc_buf_free(kbc_buf *b) {

@@ -19,8 +19,8 @@ check() { # check WANT_RC PHRASE CMD...
   fi
 }
 # The device is opened before the inputs are read: no inputs file is needed.
-check 1 "no GPU available" "$kbc" run "$spec" --backend cuda --inputs "$tmp/none" --outputs "$tmp/out"
-[ -e "$tmp/out" ] && { echo "FAIL: run wrote $tmp/out"; fail=1; }
+check 1 "no GPU available" "$kbc" run "$spec" --backend cuda --inputs "$tmp/none" --outputs "$tmp/out.safetensors"
+[ -e "$tmp/out.safetensors" ] && { echo "FAIL: run wrote $tmp/out.safetensors"; fail=1; }
 check 1 "no GPU available" "$kbc" bench "$spec" --set a=2 --set b=3 --set c=4
 check 2 "needs every var axis" "$kbc" bench "$spec" --set a=2
 # kbc verify: a clear message, exit 1, nothing on standard output (not even with --json)

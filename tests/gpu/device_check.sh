@@ -34,11 +34,11 @@ while read -r spec workload rest; do
     echo "FAIL  $name: oracle gen"; cat "$tmp/log"; fail=$((fail + 1)); continue
   fi
   start=$(date +%s%N)
-  if ! "$bin/kbc" run "$root/specs/$spec" --backend cuda --inputs "$tmp/in" --outputs "$tmp/out" >"$tmp/log" 2>&1; then
+  if ! "$bin/kbc" run "$root/specs/$spec" --backend cuda --inputs "$tmp/in" --outputs "$tmp/out.safetensors" >"$tmp/log" 2>&1; then
     echo "FAIL  $name: kbc run"; head -30 "$tmp/log"; fail=$((fail + 1)); continue
   fi
   end=$(date +%s%N)
-  if "$py" "$root/tools/oracle.py" compare "$tmp/exp" "$tmp/out" --tol 1e-5 >"$tmp/log" 2>&1; then
+  if "$py" "$root/tools/oracle.py" compare "$tmp/exp" "$tmp/out.safetensors" --tol 1e-5 >"$tmp/log" 2>&1; then
     worst=$(awk 'NR>1 && $NF=="ok" {print $(NF-2)}' "$tmp/log" | sort -g | tail -1)
     printf 'ok    %-60s worst rel_l2 %s  (%d ms)\n' "$name" "$worst" $(((end - start) / 1000000))
     pass=$((pass + 1))

@@ -110,6 +110,39 @@ static void test_argument_errors(void **state) {
   kbc_program_destroy(NULL);
 }
 
+/* Warnings and errors as records: kbc_program_diagnostic for a program's
+ * warnings, kbc_last_diagnostic for the last compile call's. */
+static void test_diagnostic_records(void **state) {
+  (void)state;
+  const char *src = "kernel w\naxis n var\naxis k const 3\ninput x f32[n]\ninput b f32[n]\n"
+                    "output y f32[n]\ny[i] = x[i]\n";
+  kbc_program *p = NULL;
+  assert_int_equal(kbc_compile_string(src, "w.kb", NULL, &p), KBC_OK);
+  assert_int_equal(kbc_program_num_diagnostics(p), 2);
+  assert_int_equal(kbc_program_num_warnings(p), 2);
+  assert_int_equal(kbc_last_num_diagnostics(), 2);
+  kbc_diagnostic d;
+  assert_int_equal(kbc_program_diagnostic(p, 0, &d), KBC_OK);
+  assert_int_equal(d.kind, KBC_DIAGNOSTIC_WARNING);
+  assert_string_equal(d.file, "w.kb");
+  assert_int_equal(d.line, 3);
+  assert_int_equal(d.column, 6);
+  assert_string_equal(d.message, "constant axis 'k' is never used");
+  assert_string_equal(kbc_diagnostic_kind_name(d.kind), "warning");
+  assert_int_equal(kbc_program_diagnostic(p, 1, &d), KBC_OK);
+  assert_string_equal(d.message, "input 'b' is never read");
+  assert_non_null(strstr(d.snippet, "input b f32[n]\n"));
+  assert_non_null(strstr(kbc_program_diagnostics(p), "w.kb:5:7: warning: input 'b' is never read\n"));
+  assert_int_equal(kbc_program_diagnostic(p, 2, &d), KBC_ERROR_ARGUMENT);
+  kbc_program_destroy(p);
+  assert_int_equal(kbc_compile_string("kernel e\ninput x f32[4]\noutput y f32[4]\ny[i] = q[i]\n", "e.kb", NULL, &p),
+                   KBC_ERROR_SPEC);
+  assert_true(kbc_last_num_diagnostics() >= 1);
+  assert_int_equal(kbc_last_diagnostic(0, &d), KBC_OK);
+  assert_int_equal(d.kind, KBC_DIAGNOSTIC_ERROR);
+  assert_int_equal(d.line, 4);
+}
+
 /* What the CLI's check and compile --emit ir/ast read through the API. */
 static void test_front_half_texts(void **state) {
   (void)state;
@@ -205,6 +238,7 @@ int main(void) {
       cmocka_unit_test(test_rank0),
       cmocka_unit_test(test_argument_errors),
       cmocka_unit_test(test_front_half_texts),
+      cmocka_unit_test(test_diagnostic_records),
       cmocka_unit_test(test_compile_errors),
       cmocka_unit_test(test_emit_cuda),
   };
