@@ -344,9 +344,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compile-modes", type=csv_list(["default", "max-autotune", "reduce-overhead",
                                                      "max-autotune-no-cudagraphs"]),
                    default=["default", "max-autotune"], help="torch.compile modes (default: default,max-autotune)")
-    p.add_argument("--kbc-precisions", type=csv_list(["fp32", "tf32", "fp32mma"]), default=["fp32", "tf32"],
+    p.add_argument("--kbc-precisions", type=csv_list(["fp32", "tf32", "fp32mma", "fp32generic"]),
+                   default=["fp32", "tf32"],
                    help="kbc precisions to time (default: fp32,tf32; fp32mma: fp32 contractions as 3xTF32 "
-                        "on tensor cores, KBC_FP32_MMA=1, checked at the fp32 threshold)")
+                        "on tensor cores, KBC_FP32_MMA=1, checked at the fp32 threshold; fp32generic: the code "
+                        "for any sizes, KBC_SPECIALIZE=0, where fp32 runs code specialized for each shape)")
     p.add_argument("--sam-shapes", default=None,
                    help="SAM-HQ shapes as HxWxB,... or 'all' (default: all 16; --quick: 3; cpu: 2 small)")
     p.add_argument("--verbose", action="store_true", help="print tracebacks of N/A rows")

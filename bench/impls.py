@@ -221,7 +221,8 @@ class KbcProvider:
 
 # kbc variants timed as rows of their own: name -> (precision, environment
 # while the program generates its code, which it does at its first run).
-KBC_VARIANTS = {"fp32mma": ("fp32", {"KBC_FP32_MMA": "1"})}  # fp32 contractions as 3xTF32 on tensor cores
+KBC_VARIANTS = {"fp32mma": ("fp32", {"KBC_FP32_MMA": "1"}),  # fp32 contractions as 3xTF32 on tensor cores
+                "fp32generic": ("fp32", {"KBC_SPECIALIZE": "0"})}  # the code for any sizes, not specialized
 
 
 @contextlib.contextmanager
@@ -247,6 +248,8 @@ class KbcRunner:
 
     def __call__(self, i: int) -> Tensors:
         if self.outs[i] is None:
+            if "KBC_SPECIALIZE" in self.env:  # read when a program is compiled: set on the program itself
+                self.program.set_specialize(int(self.env["KBC_SPECIALIZE"]))
             with environment(self.env):
                 self.outs[i] = dict(self.program.run(self.sets[i]))
             return self.outs[i]
@@ -273,7 +276,8 @@ def kbc_impls(provider: KbcProvider, workload: Workload, opts: Options) -> list[
         def build(sets: list[Tensors], precision: str = precision, variant: str | None = variant,
                   env: dict[str, str] = env) -> Runner:
             return KbcRunner(provider.program(workload.spec, precision, variant), sets, env)
-        label = f"kbc {precision} (3xTF32)" if variant == "fp32mma" else f"kbc {precision}"
+        label = {"fp32mma": f"kbc {precision} (3xTF32)", "fp32generic": f"kbc {precision} (generic)"}.get(
+            variant, f"kbc {precision}")
         note = f"kbc.Program({workload.spec.name}, precision={precision})"
         if env:
             note += ", " + " ".join(f"{k}={v}" for k, v in env.items())

@@ -38,7 +38,6 @@ typedef struct {
   const ir_expr *reduce;    /* the main sum */
   const ir_expr *a, *b;     /* its two factors (A carries M, B carries N) */
   int n_m, m[CG_MAX_OUTER], n_n, n[CG_MAX_OUTER], n_b, bat[CG_MAX_OUTER], n_k, k[CG_MAX_OUTER];
-  double est_macs;          /* estimated work with every var axis at IR_EST_VAR */
 } cg_contraction;
 
 /* Work estimates take every var axis as IR_EST_VAR; a rows group keeps at

@@ -7,7 +7,7 @@
  * one place a family is decided; the families: CG_FAMILIES, cg.h):
  *   - a `+=` statement that is still a scatter: a SCATTER group of its own;
  *   - a large contraction (cg_find_contraction, estimated work >= 2^20
- *     multiply-adds with every var axis at IR_EST_VAR): a group of its own,
+ *     multiply-adds with every var axis at 256): a group of its own,
  *     GEMM when it can be tiled (gemm_tile) — unless its tiles are few and
  *     its reduction longer than its output (a projection of a few rows):
  *     then ROWS, a team of threads per output element splitting the sum —
@@ -151,21 +151,32 @@ int cg_find_contraction(kbc_arena *arena, const ir_stmt *s, cg_contraction *c) {
     else return 0;
   }
   for (int i = 0; i < c->reduce->u.reduce.n_vars; i++) c->k[c->n_k++] = c->reduce->u.reduce.vars[i];
-  c->est_macs = product(s, c->m, c->n_m) * product(s, c->n, c->n_n) * product(s, c->bat, c->n_b) *
-                product(s, c->k, c->n_k);
   return 1;
 }
 
+/* The product of the extents of ids with every var axis at 256, as tile
+ * shapes estimate them (gemm_tile_estimate). */
+static double product_tile(const ir_stmt *s, const int *ids, int n) {
+  double p = 1;
+  for (int i = 0; i < n; i++) p *= gemm_tile_estimate(s->index[ids[i]].extent);
+  return p;
+}
+
 /* Whether s stands alone as a tiled contraction (it then forms a group of
- * its own): M and N of at least 16, K of at least 8 and 2^20
- * multiply-adds, estimated; none with opt.no_gemm (debugging: rows
- * schedules only). */
+ * its own): M and N of at least 16 and K of at least 8 (var axes at
+ * IR_EST_VAR), and 2^20 multiply-adds with var axes at 256.  A var axis is
+ * a size the caller chooses; a contraction over var axes alone (a user's
+ * matmul, m x k by k x n) is a GEMM, not the rows family's loop per output
+ * element, which at m = k = n = 4096 is 10x slower.  None with opt.no_gemm
+ * (debugging: rows schedules only). */
 static int tiled_candidate(kbc_arena *a, const ir_stmt *s, const cg_options *o) {
   if (o->no_gemm) return 0;
   cg_contraction c;
   if (!cg_find_contraction(a, s, &c)) return 0;
+  double macs = product_tile(s, c.m, c.n_m) * product_tile(s, c.n, c.n_n) * product_tile(s, c.bat, c.n_b) *
+                product_tile(s, c.k, c.n_k);
   return product(s, c.m, c.n_m) >= 16 && product(s, c.n, c.n_n) >= 16 && product(s, c.k, c.n_k) >= 8 &&
-         c.est_macs >= (double)(1 << 20);
+         macs >= (double)(1 << 20);
 }
 
 /* ---- rows groups -------------------------------------------------------- */
@@ -457,12 +468,16 @@ void cg_group_family(kbc_arena *a, const ir_program *p, const cg_target *t, cg_g
       rows_of_one(a, s, 1, g); /* cannot be tiled: a thread per output element */
       return;
     }
-    /* Few tiles at the estimated extents and a reduction longer than the
-     * output (a matrix-vector like projection of a few rows): rows, a team
-     * of threads per output element splitting the sum. */
+    /* Few tiles at the estimated extents, a side of at most 16 and a
+     * reduction longer than the output (a matrix-vector like projection of
+     * a few rows): rows, a team of threads per output element splitting the
+     * sum.  A square output of a long reduction (256 x 256 of K = 2^19)
+     * stays a GEMM: split-K fills the GPU, and a team per element would
+     * read the other operand once per row. */
     const gemm_cfg *f = &tl.cfg;
     double me = ir_estimate(tl.M), ne = ir_estimate(tl.N), ke = ir_estimate(tl.K), be = ir_estimate(tl.B);
-    if (ceil(me / f->bm) * ceil(ne / f->bn) * be * 4 < t->sm_count && ke >= 4096 && ke > me * ne) {
+    if (ceil(me / f->bm) * ceil(ne / f->bn) * be * 4 < t->sm_count && ke >= 4096 && ke > me * ne &&
+        fmin(me, ne) <= 16) {
       int team = 1;
       while (team < CG_BLOCK && team * 16 < ke) team *= 2;
       rows_of_one(a, s, team, g);

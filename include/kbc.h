@@ -142,7 +142,7 @@ KBC_API kbc_status kbc_program_bind_axis(kbc_program *p, const char *axis, int64
  * made constants: every schedule decided on exact extents, the sizes folded
  * into the code), made at that binding's first launch and kept; other
  * bindings run the generic code.  0 turns it off.  The default is the
- * environment's KBC_SPECIALIZE (0 when unset).  kbc_program_emit shows the
+ * environment's KBC_SPECIALIZE (16 when unset).  kbc_program_emit shows the
  * specialized code when it is on and every var axis is bound
  * (kbc_program_bind_axis).  Takes effect for bindings not yet launched. */
 KBC_API kbc_status kbc_program_set_specialize(kbc_program *p, int max_bindings);

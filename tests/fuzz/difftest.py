@@ -61,6 +61,7 @@ GPU_VARIANTS = {
     "fp32mma": ("fp32", {"KBC_FP32_MMA": "1"}),
     "parts": ("fp32", {"KBC_ROWS_PARTS": "1"}),
     "spec": ("fp32", {"KBC_SPECIALIZE": "1"}),
+    "generic": ("fp32", {"KBC_SPECIALIZE": "0"}),  # the code for any binding (the runtime specializes by default)
 }
 TIMEOUT = 120
 # A tensor whose relative L2 error exceeds the tolerance but whose every

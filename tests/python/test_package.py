@@ -61,6 +61,8 @@ text = "kernel scale2\naxis n var\ninput x f32[n]\noutput y f32[n]\ny[i] = 2.0 *
 p2 = kbc.compile(text)
 assert p2.name == "scale2"
 assert torch.equal(p2.run({"x": torch.arange(4.0)})["y"], torch.arange(4.0) * 2)
+p2.set_specialize(0)
+p2.set_specialize(16)
 try:
     kbc.compile("no/such/spec.kb")
 except FileNotFoundError as e:

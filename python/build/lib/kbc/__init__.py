@@ -104,6 +104,7 @@ def _load():
     lib.kbc_program_name.argtypes = [ctypes.c_void_p]
     lib.kbc_program_name.restype = ctypes.c_char_p
     lib.kbc_program_bind_axis.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int64]
+    lib.kbc_program_set_specialize.argtypes = [ctypes.c_void_p, ctypes.c_int]
     lib.kbc_program_launch.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Arg), ctypes.c_size_t, ctypes.c_void_p]
     lib.kbc_program_run_cpu.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Arg), ctypes.c_size_t]
     lib.kbc_program_output_shape.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Arg), ctypes.c_size_t,
@@ -165,6 +166,12 @@ class Program:
     def num_kernels(self) -> int:
         """Kernels per launch (after the first GPU run; -1 before)."""
         return self._lib.kbc_program_num_kernels(self._handle)
+
+    def set_specialize(self, max_bindings: int) -> None:
+        """Code made for the exact sizes of the first max_bindings distinct
+        bindings this program runs (0: generic code only); the default is
+        $KBC_SPECIALIZE, else 16 (kbc_program_set_specialize)."""
+        _check(self._lib.kbc_program_set_specialize(self._handle, int(max_bindings)))
 
     def bind_axis(self, axis: str, value: int) -> None:
         _check(self._lib.kbc_program_bind_axis(self._handle, axis.encode(), value))
