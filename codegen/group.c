@@ -468,16 +468,17 @@ void cg_group_family(kbc_arena *a, const ir_program *p, const cg_target *t, cg_g
       rows_of_one(a, s, 1, g); /* cannot be tiled: a thread per output element */
       return;
     }
-    /* Few tiles at the estimated extents, a side of at most 16 and a
-     * reduction longer than the output (a matrix-vector like projection of
-     * a few rows): rows, a team of threads per output element splitting the
-     * sum.  A square output of a long reduction (256 x 256 of K = 2^19)
-     * stays a GEMM: split-K fills the GPU, and a team per element would
-     * read the other operand once per row. */
+    /* Few tiles at the estimated extents, a side of at most 64 (a var
+     * batch counts as 64) and a reduction longer than the output (a
+     * matrix-vector like projection of a few rows): rows, a team of threads
+     * per output element splitting the sum.  A square output of a long
+     * reduction (256 x 256 of K = 2^19) stays a GEMM: split-K fills the
+     * GPU, and a team per element would read the other operand once per
+     * row. */
     const gemm_cfg *f = &tl.cfg;
     double me = ir_estimate(tl.M), ne = ir_estimate(tl.N), ke = ir_estimate(tl.K), be = ir_estimate(tl.B);
     if (ceil(me / f->bm) * ceil(ne / f->bn) * be * 4 < t->sm_count && ke >= 4096 && ke > me * ne &&
-        fmin(me, ne) <= 16) {
+        fmin(me, ne) <= 64) {
       int team = 1;
       while (team < CG_BLOCK && team * 16 < ke) team *= 2;
       rows_of_one(a, s, team, g);
