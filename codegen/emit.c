@@ -467,6 +467,10 @@ static const char *unary(cg_emit *E, const ir_expr *e, const char *x) {
   case IR_OP_RELU: return kbc_arena_printf(E->a, "fmaxf(%s, 0.0f)", f);
   case IR_OP_SIGMOID: return kbc_arena_printf(E->a, "(1.0f / (1.0f + expf(-%s)))", f);
   case IR_OP_GELU: return kbc_arena_printf(E->a, "kbc_gelu(%s)", f);
+  case IR_OP_LOG1P: return kbc_arena_printf(E->a, "log1pf(%s)", f);
+  case IR_OP_EXPM1: return kbc_arena_printf(E->a, "expm1f(%s)", f);
+  case IR_OP_SOFTPLUS: return kbc_arena_printf(E->a, "(%s > 20.0f ? %s : log1pf(expf(%s)))", f, f, f);
+  case IR_OP_SILU: return kbc_arena_printf(E->a, "(%s / (1.0f + expf(-%s)))", f, f);
   default: return "kbc_bad_op";
   }
 }

@@ -142,6 +142,10 @@ typedef enum { IR_FMT_CALL, IR_FMT_INFIX, IR_FMT_PREFIX, IR_FMT_SPECIAL } ir_fmt
   X(RELU, "relu", 1, CALL, 0)              \
   X(SIGMOID, "sigmoid", 1, CALL, 0)        \
   X(GELU, "gelu", 1, CALL, 0)              \
+  X(LOG1P, "log1p", 1, CALL, 0)            \
+  X(EXPM1, "expm1", 1, CALL, 0)            \
+  X(SOFTPLUS, "softplus", 1, CALL, 0)      \
+  X(SILU, "silu", 1, CALL, 0)              \
   X(ADD, "+", 2, INFIX, 4)                 \
   X(SUB, "-", 2, INFIX, 4)                 \
   X(MUL, "*", 2, INFIX, 5)                 \

@@ -29,7 +29,8 @@ static const struct {
     {"exp", 1, IR_OP_EXP},         {"log", 1, IR_OP_LOG},   {"sqrt", 1, IR_OP_SQRT}, {"rsqrt", 1, IR_OP_RSQRT},
     {"tanh", 1, IR_OP_TANH},       {"erf", 1, IR_OP_ERF},   {"abs", 1, IR_OP_ABS},   {"relu", 1, IR_OP_RELU},
     {"sigmoid", 1, IR_OP_SIGMOID}, {"gelu", 1, IR_OP_GELU}, {"max", 2, IR_OP_MAX},   {"min", 2, IR_OP_MIN},
-    {"pow", 2, IR_OP_POW},         {"where", 3, IR_OP_WHERE},
+    {"pow", 2, IR_OP_POW},         {"where", 3, IR_OP_WHERE}, {"log1p", 1, IR_OP_LOG1P}, {"expm1", 1, IR_OP_EXPM1},
+    {"softplus", 1, IR_OP_SOFTPLUS}, {"silu", 1, IR_OP_SILU},
 };
 
 void lw_suggest_functions(kbc_suggest *s) {

@@ -296,7 +296,7 @@ class Gen:
             return f"tanh{e}" if bounded else e
         if c < 0.34:
             f = r.choice(["tanh", "sigmoid", "relu", "abs", "erf", "gelu", "sqrt_abs", "log1p_abs", "rsqrt_sq",
-                          "exp_tanh", "exp_neg_abs", "neg"])
+                          "exp_tanh", "exp_neg_abs", "neg", "silu", "softplus", "log1p_fn", "expm1_tanh"])
             a = self.value(scope, depth - 1)
             e = {
                 "sqrt_abs": f"sqrt(abs({a}) + 0.25)",
@@ -305,8 +305,10 @@ class Gen:
                 "exp_tanh": f"exp(tanh({a}))",
                 "exp_neg_abs": f"exp(-abs({a}))",
                 "neg": f"-({a})",
+                "log1p_fn": f"log1p(abs({a}))",
+                "expm1_tanh": f"expm1(tanh({a}))",
             }.get(f, f"{f}({a})")
-            return f"tanh({e})" if bounded and f in ("relu", "abs", "gelu", "neg") else e
+            return f"tanh({e})" if bounded and f in ("relu", "abs", "gelu", "neg", "silu", "softplus", "log1p_fn") else e
         if c < 0.42:
             a, b = self.value(scope, depth - 1, bounded), self.value(scope, depth - 1, bounded)
             f = r.choice(["max", "min", "div", "pow"])
