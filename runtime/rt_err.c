@@ -8,23 +8,16 @@
 
 int rt_fail(rt_err *err, rt_err_kind kind, const char *fmt, ...) {
   if (!err) return -1;
-  va_list ap, again;
+  /* formatted apart first: an argument may be err's own message */
+  kbc_buf m = {0};
+  va_list ap;
   va_start(ap, fmt);
-  va_copy(again, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  kbc_buf_vprintf(&m, fmt, ap);
   va_end(ap);
-  char *s = malloc(n < 0 ? 1 : (size_t)n + 1);
-  if (!s) {
-    fputs("kbc: out of memory\n", stderr);
-    abort();
-  }
-  if (n < 0) s[0] = 0;
-  else vsnprintf(s, (size_t)n + 1, fmt, again);
-  va_end(again);
   rt_err_clear(err);
   err->kind = kind;
-  kbc_buf_puts(&err->msg, s);
-  free(s);
+  kbc_buf_putn(&err->msg, kbc_buf_str(&m), m.len);
+  kbc_buf_free(&m);
   return -1;
 }
 

@@ -61,8 +61,9 @@ def _require(condition: bool, message: str) -> None:
 # ---------------------------------------------------------------- random data
 
 def uniform(g: torch.Generator, shape: tuple[int, ...], bound: float, center: float = 0.0) -> torch.Tensor:
-    """float32 values uniform in [center - bound, center + bound)."""
-    return (torch.rand(shape, generator=g, dtype=torch.float32) * 2 - 1) * bound + center
+    """float32 values uniform in [center - bound, center + bound), on the generator's device."""
+    t = torch.rand(shape, generator=g, device=g.device, dtype=torch.float32)
+    return t.mul_(2 * bound).add_(center - bound)
 
 
 def data(g: torch.Generator, *shape: int) -> torch.Tensor:

@@ -27,6 +27,7 @@ sizes, strides) are constants of the spec.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,9 @@ import torch
 import torch.nn.functional as F
 
 HERE = Path(__file__).resolve().parent
+# the input draws the oracle tests use (uniform, data, weight, bias, norm_weight, norm_bias)
+sys.path.insert(0, str(HERE.parent.parent / "tools"))
+from oracle_workloads import bias, data, norm_bias, norm_weight, uniform, weight  # noqa: E402,F401
 
 Tensors = dict[str, torch.Tensor]
 Axes = dict[str, int]
@@ -80,37 +84,6 @@ def problem(level: int, number: int, name: str, spec: str, category: str, axes: 
 
 
 # ------------------------------------------------------------------ random inputs (on the generator's device)
-
-def uniform(g: torch.Generator, shape: tuple[int, ...], bound: float, center: float = 0.0) -> torch.Tensor:
-    """float32 values uniform in [center - bound, center + bound)."""
-    t = torch.rand(shape, generator=g, device=g.device, dtype=torch.float32)
-    return t.mul_(2 * bound).add_(center - bound)
-
-
-def data(g: torch.Generator, *shape: int) -> torch.Tensor:
-    """Unit-variance activations."""
-    return uniform(g, shape, math.sqrt(3.0))
-
-
-def weight(g: torch.Generator, fan_in: int, *shape: int) -> torch.Tensor:
-    """Weights of variance 1/fan_in."""
-    return uniform(g, shape, math.sqrt(3.0 / fan_in))
-
-
-def bias(g: torch.Generator, *shape: int) -> torch.Tensor:
-    """Biases in [-0.5, 0.5)."""
-    return uniform(g, shape, 0.5)
-
-
-def norm_weight(g: torch.Generator, *shape: int) -> torch.Tensor:
-    """Norm scales in 1 +- 0.1."""
-    return uniform(g, shape, 0.1, 1.0)
-
-
-def norm_bias(g: torch.Generator, *shape: int) -> torch.Tensor:
-    """Norm shifts in +- 0.1."""
-    return uniform(g, shape, 0.1)
-
 
 def probabilities(g: torch.Generator, rows: int, cols: int) -> torch.Tensor:
     """Rows of a softmax of unit-variance logits (every entry positive)."""
