@@ -337,7 +337,7 @@ int cli_parse(const char *cmd, const cli_option *opts, int n, int argc, char **a
   }
   lo[total] = (struct option){0};
   shorts[ns] = 0;
-  memset(vals, 0, sizeof *vals * (size_t)n);
+  if (n) memset(vals, 0, sizeof *vals * (size_t)n);
   opterr = 0;
   optind = 0; /* glibc: start afresh (main may have parsed before) */
   for (int c; (c = getopt_long(argc, argv, shorts, lo, NULL)) != -1;) {

@@ -26,4 +26,4 @@ ctest --test-dir build/release --output-on-failure -j"$jobs"
 cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKBC_SANITIZE=ON >/dev/null
 cmake --build build/asan
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build/asan --output-on-failure -j"$jobs" -LE "oracle|nvrtc|python|differential|package" -E "^codegen/nvcc/"
+  ctest --test-dir build/asan --output-on-failure -j"$jobs" -LE "oracle|nvrtc|python|differential|package|suite" -E "^codegen/nvcc/"
