@@ -11,7 +11,9 @@
 #      NVRTC/nvcc compilations of generated code (their time is NVRTC's;
 #      the Release run has them), and the python binding (an instrumented
 #      libkbc.so cannot be loaded into an uninstrumented python, nor into
-#      the installed-package test's uninstrumented examples); the GEMM
+#      the installed-package test's uninstrumented examples), and the
+#      KernelBench suite's checks (CPU interpreter against PyTorch, and
+#      every spec compiled: both in the Release run); the GEMM
 #      emulation runs (codegen/emu) are in, leak checks included.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
