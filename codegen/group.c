@@ -100,10 +100,54 @@ static double product(const ir_stmt *s, const int *ids, int n) {
   return p;
 }
 
+/* Whether every plain load of e stays inside its tensor at every value of
+ * the statement's indices (proven with no facts but every axis >= 1). */
+static int loads_in_bounds(kbc_arena *a, const ir_stmt *s, const ir_expr *e) {
+  if (e->op == IR_OP_LOAD && !e->u.load.padded) {
+    sym **lo = KBC_NEW_ARRAY(a, sym *, s->n_index + 1), **hi = KBC_NEW_ARRAY(a, sym *, s->n_index + 1);
+    for (int j = 0; j < s->n_index; j++) {
+      lo[j] = sym_const(a, 0);
+      hi[j] = sym_sub(a, s->index[j].extent, sym_const(a, 1));
+    }
+    for (int d = 0; d < e->u.load.tensor->rank; d++) {
+      sym *l, *h;
+      if (!sym_bounds(a, NULL, e->u.load.idx[d], s->n_index, lo, hi, &l, &h) || !sym_prove_nonneg(a, NULL, l) ||
+          !sym_prove_lt(a, NULL, h, e->u.load.tensor->shape[d]))
+        return 0;
+    }
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (!loads_in_bounds(a, s, e->arg[i])) return 0;
+  return 1;
+}
+
+/* The main sum of a value chosen by where(cond, x, y) (a causal mask, a
+ * triangular product), when cond reduces nothing and the sum reads only
+ * in bounds everywhere: computed for every output element, the sum is then
+ * kept or dropped by the epilogue's where. */
+static const ir_expr *sum_in_where(kbc_arena *a, const ir_stmt *s, const ir_expr *e) {
+  if (e->op == IR_OP_WHERE) {
+    if (ir_main_sum(s, e->arg[0])) return NULL;
+    for (int i = 1; i <= 2; i++) {
+      const ir_expr *r = ir_main_sum(s, e->arg[i]);
+      if (!r) r = sum_in_where(a, s, e->arg[i]);
+      if (r) return loads_in_bounds(a, s, r) ? r : NULL;
+    }
+    return NULL;
+  }
+  if (e->op == IR_OP_REDUCE) return NULL;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) {
+    const ir_expr *r = sum_in_where(a, s, e->arg[i]);
+    if (r) return r;
+  }
+  return NULL;
+}
+
 int cg_find_contraction(kbc_arena *arena, const ir_stmt *s, cg_contraction *c) {
   memset(c, 0, sizeof *c);
   if (s->accumulate || s->n_index > 63) return 0;
   c->reduce = ir_main_sum(s, s->rhs);
+  if (!c->reduce) c->reduce = sum_in_where(arena, s, s->rhs);
   if (!c->reduce || c->reduce->u.reduce.n_vars > CG_MAX_OUTER) return 0;
   const ir_expr *f[6];
   int nf = factors(c->reduce->arg[0], f, 0, 6);
