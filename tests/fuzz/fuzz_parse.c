@@ -140,29 +140,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 }
 
 #ifdef KBC_FUZZ_MAIN
-int main(int argc, char **argv) {
-  for (int i = 1; i < argc; i++) {
-    FILE *f = fopen(argv[i], "rb");
-    if (!f) {
-      perror(argv[i]);
-      return 1;
-    }
-    size_t cap = 4096, n = 0, r;
-    uint8_t *buf = malloc(cap);
-    if (!buf) return 1;
-    while ((r = fread(buf + n, 1, cap - n, f)) > 0) {
-      n += r;
-      if (n == cap) {
-        uint8_t *nb = realloc(buf, cap *= 2);
-        if (!nb) return 1;
-        buf = nb;
-      }
-    }
-    fclose(f);
-    LLVMFuzzerTestOneInput(buf, n);
-    free(buf);
-  }
-  printf("fuzz_parse: %d input(s) replayed\n", argc - 1);
-  return 0;
-}
+#define KBC_FUZZ_NAME "fuzz_parse"
+#include "replay_main.h"
 #endif

@@ -110,53 +110,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 }
 
 #ifdef KBC_FUZZ_MAIN
-#include <dirent.h>
-#include <sys/stat.h>
-
-static int run_file(const char *path) {
-  FILE *fp = fopen(path, "rb");
-  if (!fp) return perror(path), -1;
-  size_t cap = 4096, len = 0, k;
-  unsigned char *b = malloc(cap), *bigger;
-  while (b && (k = fread(b + len, 1, cap - len, fp)) > 0)
-    if ((len += k) == cap) {
-      bigger = realloc(b, cap *= 2);
-      if (!bigger) free(b);
-      b = bigger;
-    }
-  fclose(fp);
-  if (!b) return fprintf(stderr, "%s: out of memory\n", path), -1;
-  LLVMFuzzerTestOneInput(b, len);
-  free(b);
-  return 0;
-}
-
-/* Runs path, or every regular file in it if it is a directory. */
-static int run_path(const char *path, int *count) {
-  struct stat st;
-  if (stat(path, &st) != 0) return perror(path), -1;
-  if (!S_ISDIR(st.st_mode)) return (*count)++, run_file(path);
-  DIR *d = opendir(path);
-  struct dirent *de;
-  char sub[4096];
-  int rc = d ? 0 : -1;
-  while (d && (de = readdir(d))) {
-    snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
-    if (de->d_name[0] != '.' && stat(sub, &st) == 0 && S_ISREG(st.st_mode))
-      rc |= ((*count)++, run_file(sub));
-  }
-  if (d) closedir(d);
-  return rc;
-}
-
-int main(int argc, char **argv) {
-  int count = 0, rc = 0;
-  if (argc < 2) {
-    fprintf(stderr, "usage: %s FILE-OR-DIR...\n", argv[0]);
-    return 2;
-  }
-  for (int i = 1; i < argc; i++) rc |= run_path(argv[i], &count);
-  fprintf(stderr, "fuzz_safetensors: ran %d inputs\n", count);
-  return rc ? 1 : 0;
-}
+#define KBC_FUZZ_NAME "fuzz_safetensors"
+#include "replay_main.h"
 #endif

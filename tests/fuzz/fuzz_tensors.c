@@ -93,39 +93,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 }
 
 #ifdef KBC_FUZZ_MAIN
-#include <dirent.h>
-#include <sys/stat.h>
-
-static int run_file(const char *path) {
-  FILE *fp = fopen(path, "rb");
-  if (!fp) return perror(path), -1;
-  size_t cap = 4096, len = 0, k;
-  unsigned char *b = malloc(cap), *bigger;
-  while (b && (k = fread(b + len, 1, cap - len, fp)) > 0)
-    if ((len += k) == cap) {
-      bigger = realloc(b, cap *= 2);
-      if (!bigger) free(b);
-      b = bigger;
-    }
-  fclose(fp);
-  if (!b) return fprintf(stderr, "%s: out of memory\n", path), -1;
-  LLVMFuzzerTestOneInput(b, len);
-  free(b);
-  return 0;
-}
-
-int main(int argc, char **argv) {
-  int count = 0, rc = 0;
-  for (int i = 1; i < argc; i++) {
-    struct stat st;
-    if (stat(argv[i], &st) != 0) {
-      perror(argv[i]);
-      rc = 1;
-      continue;
-    }
-    if (S_ISREG(st.st_mode)) rc |= run_file(argv[i]) != 0, count++;
-  }
-  fprintf(stderr, "fuzz_tensors: ran %d inputs\n", count);
-  return argc < 2 || rc ? 1 : 0;
-}
+#define KBC_FUZZ_NAME "fuzz_tensors"
+#include "replay_main.h"
 #endif
