@@ -43,10 +43,6 @@ struct kbc_program {
   ir_tensor **args; /* inputs then outputs */
 };
 
-/* Bindings specialized per program unless KBC_SPECIALIZE says otherwise
- * (docs/ARCHITECTURE.md, "Switches"). */
-enum { KBC_SPECIALIZE_DEFAULT = 16 };
-
 static _Thread_local char *last_error;
 /* The last compile call's diagnostics (kbc_last_diagnostic), in their own arena. */
 static _Thread_local kbc_arena *last_diag_arena;
@@ -192,7 +188,7 @@ kbc_status kbc_compile_string(const char *source, const char *name, const kbc_op
   p->target = kbc_arena_strdup(p->arena, p->opt.target ? p->opt.target : "auto");
   p->opt.target = p->target;
   p->preset = KBC_NEW_ARRAY(p->arena, int64_t, p->ir->vars.len + 1);
-  int limit = kbc_env_int("KBC_SPECIALIZE", 0, 1024, KBC_SPECIALIZE_DEFAULT);
+  int limit = rt_special_limit_from_env();
   if (limit > 0 && p->ir->vars.len > 0 && !(p->special = rt_special_create(p->source, p->kname, limit))) {
     kbc_program_destroy(p);
     return fail(KBC_ERROR_INTERNAL, "out of memory");

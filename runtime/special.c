@@ -6,6 +6,7 @@
 
 #include "passes/pipeline.h"
 #include "rt_common.h"
+#include "support/env.h"
 
 typedef struct {
   int64_t *vars;   /* the binding's var values (generic var ids) */
@@ -19,6 +20,8 @@ struct rt_special {
   int n;
   entry *e;
 };
+
+int rt_special_limit_from_env(void) { return kbc_env_int("KBC_SPECIALIZE", 0, 1024, RT_SPECIALIZE_DEFAULT); }
 
 rt_special *rt_special_create(const char *source, const char *name, int limit) {
   rt_special *s = calloc(1, sizeof *s);

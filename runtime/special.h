@@ -22,6 +22,11 @@
 
 typedef struct rt_special rt_special;
 
+/* How many bindings a program specializes: KBC_SPECIALIZE (0..1024), else
+ * RT_SPECIALIZE_DEFAULT. */
+enum { RT_SPECIALIZE_DEFAULT = 16 };
+int rt_special_limit_from_env(void);
+
 /* One binding's specialization. */
 typedef struct {
   rt_exec *exec;
