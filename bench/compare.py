@@ -28,6 +28,7 @@ sys.path.insert(0, str(HERE))
 
 import torch  # noqa: E402
 
+from accuracy import accuracy  # noqa: E402
 import impls as im  # noqa: E402
 import report  # noqa: E402
 from roofline import Ceilings, floor_us, measure_ceilings  # noqa: E402
@@ -76,30 +77,6 @@ def make_sets(session: Session, workload: Workload, shape: Shape) -> list[Tensor
         n = min(n, max(1, int(free * 0.25 // size)))
     n = min(n, session.args.max_sets)
     return [base] + [{k: v.clone() for k, v in base.items()} for _ in range(n - 1)]
-
-
-def accuracy(outputs: Tensors, reference: Tensors) -> dict[str, dict[str, object]]:
-    """Per output: relative L2 error and max abs error vs the float64 reference (computed in float64)."""
-    result: dict[str, dict[str, object]] = {}
-    for name, ref in reference.items():
-        out = outputs.get(name)
-        entry: dict[str, object] = {"rel_l2": None, "max_abs": None, "error": None}
-        if out is None:
-            entry["error"] = "missing"
-        elif tuple(out.shape) != tuple(ref.shape):
-            entry["error"] = f"shape {list(out.shape)}, expected {list(ref.shape)}"
-        else:
-            o = out.detach().to(device=ref.device, dtype=torch.float64)
-            bad = int((~torch.isfinite(o)).sum())
-            if bad:
-                entry["error"] = f"{bad} NaN/Inf values"
-            else:
-                diff = o - ref
-                norm = float(ref.norm())
-                entry["rel_l2"] = float(diff.norm()) / norm if norm > 0 else float(diff.norm())
-                entry["max_abs"] = float(diff.abs().max()) if diff.numel() else 0.0
-        result[name] = entry
-    return result
 
 
 def worst(errors: dict[str, dict[str, object]]) -> tuple[float | None, float | None, str | None, str | None]:

@@ -42,6 +42,7 @@ sys.path.insert(0, str(HERE / "suite"))
 import torch  # noqa: E402
 
 import problems as pb  # noqa: E402
+from accuracy import accuracy  # noqa: E402
 from timing import DeadlineExceeded, TimingConfig, deadline, measure, synchronize  # noqa: E402
 
 REPO = HERE.parent
@@ -53,32 +54,7 @@ Tensors = dict[str, torch.Tensor]
 Row = dict[str, object]
 
 
-# ------------------------------------------------------------------ accuracy (as bench/compare.py)
-
-def accuracy(outputs: Tensors, reference: Tensors) -> dict[str, dict[str, object]]:
-    """Per output: relative L2 error and max abs error against the float64 reference."""
-    result: dict[str, dict[str, object]] = {}
-    for name, ref in reference.items():
-        o = outputs.get(name)
-        entry: dict[str, object] = {"rel_l2": None, "max_abs": None, "error": None}
-        if o is None:
-            entry["error"] = "missing"
-        elif tuple(o.shape) != tuple(ref.shape):
-            entry["error"] = f"shape {list(o.shape)}, expected {list(ref.shape)}"
-        else:
-            o = o.detach().to(device=ref.device, dtype=torch.float64)
-            bad = int((~torch.isfinite(o)).sum())
-            if bad:
-                entry["error"] = f"{bad} NaN/Inf values"
-            else:
-                diff = o - ref
-                norm = float(ref.norm())
-                entry["rel_l2"] = float(diff.norm()) / norm if norm > 0 else float(diff.norm())
-                entry["max_abs"] = float(diff.abs().max()) if diff.numel() else 0.0
-            del o
-        result[name] = entry
-    return result
-
+# ------------------------------------------------------------------ verdicts (accuracy: bench/accuracy.py)
 
 def verdict(errors: dict[str, dict[str, object]], threshold: float) -> tuple[str, str | None, float | None]:
     """(status, reason, worst relative error) of one implementation's outputs."""
