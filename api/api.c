@@ -39,6 +39,7 @@ struct kbc_program {
   int64_t *preset; /* by var_id; 0 = infer */
   rt_exec *exec;         /* the generic code's executor, made at the first launch that runs it */
   rt_special *special;   /* KBC_SPECIALIZE=N: executors specialized for the first N bindings */
+  const rt_exec *last;   /* the executor of the last launch (generic or specialized) */
   int n_args;
   ir_tensor **args; /* inputs then outputs */
 };
@@ -188,10 +189,9 @@ kbc_status kbc_compile_string(const char *source, const char *name, const kbc_op
   p->target = kbc_arena_strdup(p->arena, p->opt.target ? p->opt.target : "auto");
   p->opt.target = p->target;
   p->preset = KBC_NEW_ARRAY(p->arena, int64_t, p->ir->vars.len + 1);
-  int limit = rt_special_limit_from_env();
-  if (limit > 0 && p->ir->vars.len > 0 && !(p->special = rt_special_create(p->source, p->kname, limit))) {
+  if (kbc_program_set_specialize(p, rt_special_limit_from_env()) != KBC_OK) {
     kbc_program_destroy(p);
-    return fail(KBC_ERROR_INTERNAL, "out of memory");
+    return KBC_ERROR_INTERNAL;
   }
   int ni = ir_inputs(p->ir, NULL, 0), no = ir_outputs(p->ir, NULL, 0);
   p->args = KBC_NEW_ARRAY(p->arena, ir_tensor *, ni + no + 1);
@@ -243,7 +243,7 @@ kbc_status kbc_program_arg_info(const kbc_program *p, int i, kbc_arg_info *out) 
   return KBC_OK;
 }
 
-int kbc_program_num_kernels(const kbc_program *p) { return p && p->exec ? rt_exec_code(p->exec)->n_kernels : -1; }
+int kbc_program_num_kernels(const kbc_program *p) { return p && p->last ? rt_exec_code(p->last)->n_kernels : -1; }
 int kbc_program_num_statements(const kbc_program *p) { return p ? p->ir->stmts.len : 0; }
 const char *kbc_program_diagnostics(const kbc_program *p) { return p ? p->diagnostics : ""; }
 
@@ -346,6 +346,15 @@ kbc_status kbc_program_output_shape(kbc_program *p, const kbc_arg *inputs, size_
 
 /* ---- running ------------------------------------------------------------ */
 
+static cg_precision precision_of(const kbc_program *p) {
+  return p->opt.precision == KBC_PRECISION_TF32 ? CG_PRECISION_TF32 : CG_PRECISION_FP32;
+}
+
+/* The generic code's executor, made at its first use. */
+static int generic_exec(kbc_program *p, rt_err *err) {
+  return p->exec ? 0 : rt_exec_create(p->ir, p->opt.device, p->target, precision_of(p), &p->exec, err);
+}
+
 /* Launches the kernels specialized for binding b where KBC_SPECIALIZE
  * allows (*done = 1), else leaves *done = 0. */
 static int launch_special(kbc_program *p, const ir_binding *b, const rt_dptr *ptr, void *stream, int *done,
@@ -353,14 +362,15 @@ static int launch_special(kbc_program *p, const ir_binding *b, const rt_dptr *pt
   *done = 0;
   if (!p->special) return 0;
   const rt_specialized *sp;
-  cg_precision prec = p->opt.precision == KBC_PRECISION_TF32 ? CG_PRECISION_TF32 : CG_PRECISION_FP32;
-  if (rt_special_find(p->special, p->ir, b, p->opt.device, p->target, prec, &sp, err)) return -1;
+  if (rt_special_find(p->special, p->ir, b, p->opt.device, p->target, precision_of(p), &sp, err)) return -1;
   if (!sp) return 0;
   rt_dptr *sptr = KBC_NEW_ARRAY(a, rt_dptr, sp->p->tensors.len + 1);
   for (int i = 0; i < p->ir->tensors.len; i++)
     if (sp->tensor_of[i] >= 0) sptr[sp->tensor_of[i]] = ptr[i];
   *done = 1;
-  return rt_exec_launch(sp->exec, &sp->b, sptr, stream, err);
+  if (rt_exec_launch(sp->exec, &sp->b, sptr, stream, err)) return -1;
+  p->last = sp->exec;
+  return 0;
 }
 
 kbc_status kbc_program_set_specialize(kbc_program *p, int max_bindings) {
@@ -379,13 +389,10 @@ kbc_status kbc_program_set_specialize(kbc_program *p, int max_bindings) {
 kbc_status kbc_program_launch(kbc_program *p, const kbc_arg *args, size_t n, void *cu_stream) {
   if (!p) return fail(KBC_ERROR_ARGUMENT, "kbc_program_launch: program is NULL");
   rt_err err = {0};
-  if (!p->exec && !p->special) {
-    cg_precision prec = p->opt.precision == KBC_PRECISION_TF32 ? CG_PRECISION_TF32 : CG_PRECISION_FP32;
-    if (rt_exec_create(p->ir, p->opt.device, p->target, prec, &p->exec, &err)) {
-      kbc_status s = fail_rt(&err);
-      rt_err_free(&err);
-      return s;
-    }
+  if (!p->special && generic_exec(p, &err)) { /* no device: said before any argument error */
+    kbc_status s = fail_rt(&err);
+    rt_err_free(&err);
+    return s;
   }
   kbc_arena *a = kbc_arena_create();
   const kbc_arg **by = KBC_NEW_ARRAY(a, const kbc_arg *, p->ir->tensors.len + 1);
@@ -398,10 +405,8 @@ kbc_status kbc_program_launch(kbc_program *p, const kbc_arg *args, size_t n, voi
     int done;
     if (launch_special(p, &b, ptr, cu_stream, &done, a, &err)) s = fail_rt(&err);
     else if (!done) {
-      cg_precision prec = p->opt.precision == KBC_PRECISION_TF32 ? CG_PRECISION_TF32 : CG_PRECISION_FP32;
-      if ((!p->exec && rt_exec_create(p->ir, p->opt.device, p->target, prec, &p->exec, &err)) ||
-          rt_exec_launch(p->exec, &b, ptr, cu_stream, &err))
-        s = fail_rt(&err);
+      if (generic_exec(p, &err) || rt_exec_launch(p->exec, &b, ptr, cu_stream, &err)) s = fail_rt(&err);
+      else p->last = p->exec;
     }
   }
   rt_err_free(&err);
@@ -546,7 +551,7 @@ kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t
     arch = dev_arch;
     pp = &props;
   }
-  cg_target t = rt_exec_target(pp, p->opt.precision == KBC_PRECISION_TF32 ? CG_PRECISION_TF32 : CG_PRECISION_FP32);
+  cg_target t = rt_exec_target(pp, precision_of(p));
   if (!pp) t.sm = atoi(arch + 3); /* "sm_90a" -> 90 */
   cg_program g;
   kbc_diag *d = kbc_diag_create(prog->name, NULL);

@@ -87,7 +87,8 @@ typedef struct {
 KBC_API int kbc_program_num_args(const kbc_program *p);
 KBC_API kbc_status kbc_program_arg_info(const kbc_program *p, int i, kbc_arg_info *out);
 KBC_API const char *kbc_program_name(const kbc_program *p);
-/* Kernels the GPU code launches (after fusion). */
+/* Kernels the last GPU launch ran (after fusion; code specialized for its
+ * sizes or not), -1 before the first. */
 KBC_API int kbc_program_num_kernels(const kbc_program *p);
 /* Statements of the checked program (after the passes). */
 KBC_API int kbc_program_num_statements(const kbc_program *p);
