@@ -66,9 +66,7 @@ static int make(rt_special *s, entry *e, const ir_program *g, const ir_binding *
                 cg_precision precision, rt_err *err) {
   e->arena = kbc_arena_create();
   e->vars = malloc(sizeof(int64_t) * (size_t)(g->vars.len + 1));
-  if (!e->arena || !e->vars) {
-    return rt_fail(err, RT_ERR_MEMORY, "out of memory");
-  }
+  if (!e->arena || !e->vars) return rt_fail(err, RT_ERR_MEMORY, "out of memory");
   memcpy(e->vars, b->vars, sizeof(int64_t) * (size_t)g->vars.len);
   kbc_diag *d = kbc_diag_create(s->name, s->source);
   ir_program *p = rt_specialize(e->arena, d, s->source, s->name, g, b->vars);
@@ -81,11 +79,9 @@ static int make(rt_special *s, entry *e, const ir_program *g, const ir_binding *
   int *map = KBC_NEW_ARRAY(e->arena, int, g->tensors.len + 1);
   for (int i = 0; i < g->tensors.len; i++) {
     const ir_tensor *t = IR_TENSOR(g, i);
-    map[i] = -1;
-    if (t->role == IR_ROLE_TEMP) continue;
-    for (int j = 0; j < p->tensors.len; j++)
-      if (IR_TENSOR(p, j)->role == t->role && !strcmp(IR_TENSOR(p, j)->name, t->name)) map[i] = j;
-    if (map[i] < 0)
+    const ir_tensor *u = t->role == IR_ROLE_TEMP ? NULL : ir_tensor_find(p, t->name);
+    map[i] = u && u->role == t->role ? u->id : -1;
+    if (t->role != IR_ROLE_TEMP && map[i] < 0)
       return rt_fail(err, RT_ERR_INTERNAL, "%s specialized has no %s '%s' (this is a bug in kbc)", s->name,
                      t->role == IR_ROLE_INPUT ? "input" : "output", t->name);
   }

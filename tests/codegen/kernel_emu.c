@@ -41,6 +41,7 @@
 #include "ir/bind.h"
 #include "interp/interp.h"
 #include "passes/pipeline.h"
+#include "runtime/special.h"
 
 #ifndef KBC_EMU_HEADER
 #define KBC_EMU_HEADER "emu.h"
@@ -287,8 +288,7 @@ static int same_as_generic(emu *E, const ir_program *g, double **pdata, double l
   for (int i = 0; ok && i < g->tensors.len; i++) {
     const ir_tensor *t = IR_TENSOR(g, i);
     if (t->role != IR_ROLE_OUTPUT) continue;
-    int j = 0;
-    while (j < E->p->tensors.len && strcmp(IR_TENSOR(E->p, j)->name, t->name)) j++;
+    int j = ir_tensor_find(E->p, t->name)->id;
     double num = 0, den = 0;
     for (int64_t e = 0; e < GB.numel[i]; e++) {
       double x = gdata[i][e], y = pdata[j][e];
@@ -357,10 +357,7 @@ static int emu_run(emu *E, int argc, char **argv) {
   const ir_program *generic = NULL;
   if (specialize) {
     generic = p;
-    ir_axis_value *fixed = KBC_NEW_ARRAY(a, ir_axis_value, p->vars.len + 1);
-    for (int i = 0; i < p->vars.len; i++) fixed[i] = (ir_axis_value){IR_VAR(p, i)->name, vars[i]};
-    ir_pipeline_opts o = {.fixed = fixed, .n_fixed = p->vars.len};
-    p = E->p = ir_pipeline_run(a, d, src, "emu", &o);
+    p = E->p = rt_specialize(a, d, src, "emu", generic, vars); /* as the runtime does */
     if (!p) return fail(kbc_diag_text(d), NULL);
   }
   cg_target t = cg_target_default();
