@@ -120,20 +120,23 @@ static ir_expr *hoist_one(hoister *H, ir_expr *e) {
   return load;
 }
 
-static void collect_reductions(const ir_expr *e, const ir_expr **out, int *n, int max) {
+/* The reductions at the top of e: through arithmetic, and through where()
+ * too when through_where (as walk goes), not into other reductions. */
+static int top_reductions(const ir_expr *e, const ir_expr **out, int n, int max, int through_where) {
   if (e->op == IR_OP_REDUCE) {
-    if (*n < max) out[(*n)++] = e;
-    return;
+    if (n < max) out[n++] = e;
+    return n;
   }
-  for (int i = 0; i < ir_op_info[e->op].arity; i++) collect_reductions(e->arg[i], out, n, max);
+  if (e->op == IR_OP_WHERE && !through_where) return n;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) n = top_reductions(e->arg[i], out, n, max, through_where);
+  return n;
 }
 
 /* Reductions written more than once (outside other reductions) move out,
  * once: the first copy is forced out, the others read its temporary. */
 static void mark_repeated_reductions(hoister *H) {
   const ir_expr *r[16];
-  int n = 0;
-  collect_reductions(H->s->rhs, r, &n, 16);
+  int n = top_reductions(H->s->rhs, r, 0, 16, 1);
   for (int i = 0; i < n && H->n_force < 8; i++)
     for (int j = i + 1; j < n; j++)
       if (ir_expr_same(H->p->arena, H->s, r[i], r[j])) {
@@ -158,17 +161,6 @@ static void mark_secondary_sums(hoister *H) {
     if (sums[i] != main) H->force[H->n_force++] = sums[i];
 }
 
-/* The reductions at the top of e (through arithmetic, not where()). */
-static int top_reductions(const ir_expr *e, const ir_expr **out, int n, int max) {
-  if (e->op == IR_OP_REDUCE) {
-    if (n < max) out[n++] = e;
-    return n;
-  }
-  if (e->op == IR_OP_WHERE) return n;
-  for (int i = 0; i < ir_op_info[e->op].arity; i++) n = top_reductions(e->arg[i], out, n, max);
-  return n;
-}
-
 /* A statement without free indices (a scalar: `r = sum(i: a[i]) /
  * sum(j: b[j])`) is computed by one team, or by the whole grid, splitting
  * one reduction; its other top reductions go to statements of their own,
@@ -177,7 +169,7 @@ static void mark_scalar_reductions(hoister *H) {
   for (int i = 0; i < H->s->n_index; i++)
     if (H->s->index[i].kind == IR_IDX_FREE) return;
   const ir_expr *r[8];
-  int n = top_reductions(H->s->rhs, r, 0, 8);
+  int n = top_reductions(H->s->rhs, r, 0, 8, 0);
   for (int i = 1; i < n && H->n_force < 8; i++) H->force[H->n_force++] = r[i];
 }
 
