@@ -101,23 +101,17 @@ static double product(const ir_stmt *s, const int *ids, int n) {
 }
 
 /* Whether every plain load of e stays inside its tensor at every value of
- * the statement's indices (proven with no facts but every axis >= 1). */
-static int loads_in_bounds(kbc_arena *a, const ir_stmt *s, const ir_expr *e) {
-  if (e->op == IR_OP_LOAD && !e->u.load.padded) {
-    sym **lo = KBC_NEW_ARRAY(a, sym *, s->n_index + 1), **hi = KBC_NEW_ARRAY(a, sym *, s->n_index + 1);
-    for (int j = 0; j < s->n_index; j++) {
-      lo[j] = sym_const(a, 0);
-      hi[j] = sym_sub(a, s->index[j].extent, sym_const(a, 1));
-    }
+ * the statement's indices in [lo, hi] (proven with no facts but every
+ * axis >= 1), as check-bounds proves loads without regard to where(). */
+static int loads_in_bounds(kbc_arena *a, const ir_stmt *s, sym *const *lo, sym *const *hi, const ir_expr *e) {
+  if (e->op == IR_OP_LOAD && !e->u.load.padded)
     for (int d = 0; d < e->u.load.tensor->rank; d++) {
       sym *l, *h;
-      if (!sym_bounds(a, NULL, e->u.load.idx[d], s->n_index, lo, hi, &l, &h) || !sym_prove_nonneg(a, NULL, l) ||
-          !sym_prove_lt(a, NULL, h, e->u.load.tensor->shape[d]))
+      if (ir_index_in_bounds(a, NULL, e->u.load.idx[d], s->n_index, lo, hi, e->u.load.tensor->shape[d], &l, &h) != 1)
         return 0;
     }
-  }
   for (int i = 0; i < ir_op_info[e->op].arity; i++)
-    if (!loads_in_bounds(a, s, e->arg[i])) return 0;
+    if (!loads_in_bounds(a, s, lo, hi, e->arg[i])) return 0;
   return 1;
 }
 
@@ -131,7 +125,11 @@ static const ir_expr *sum_in_where(kbc_arena *a, const ir_stmt *s, const ir_expr
     for (int i = 1; i <= 2; i++) {
       const ir_expr *r = ir_main_sum(s, e->arg[i]);
       if (!r) r = sum_in_where(a, s, e->arg[i]);
-      if (r) return loads_in_bounds(a, s, r) ? r : NULL;
+      if (r) {
+        sym **lo, **hi;
+        ir_index_ranges(a, s, &lo, &hi);
+        return loads_in_bounds(a, s, lo, hi, r) ? r : NULL;
+      }
     }
     return NULL;
   }

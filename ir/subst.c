@@ -97,6 +97,21 @@ int ir_expr_same(kbc_arena *a, const ir_stmt *s, const ir_expr *x, const ir_expr
   return same(a, s, x, y, by);
 }
 
+void ir_index_ranges(kbc_arena *a, const ir_stmt *s, sym ***lo, sym ***hi) {
+  *lo = KBC_NEW_ARRAY(a, sym *, s->n_index > 0 ? s->n_index : 1);
+  *hi = KBC_NEW_ARRAY(a, sym *, s->n_index > 0 ? s->n_index : 1);
+  for (int j = 0; j < s->n_index; j++) {
+    (*lo)[j] = sym_const(a, 0);
+    (*hi)[j] = sym_sub(a, s->index[j].extent, sym_const(a, 1));
+  }
+}
+
+int ir_index_in_bounds(kbc_arena *a, const sym_facts *f, const sym *x, int n, sym *const *lo, sym *const *hi,
+                       const sym *size, sym **blo, sym **bhi) {
+  if (!sym_bounds(a, f, x, n, lo, hi, blo, bhi)) return -1;
+  return sym_prove_nonneg(a, f, *blo) && sym_prove_lt(a, f, *bhi, size);
+}
+
 int ir_expr_size(const ir_expr *e) {
   int n = 1;
   for (int i = 0; i < ir_op_info[e->op].arity; i++) n += ir_expr_size(e->arg[i]);

@@ -26,6 +26,15 @@ int ir_expr_reads(const ir_expr *e, const ir_tensor *t);
  * (corresponding variables of equal extents; sum(k: a[i, k]) and
  * sum(k2: a[i, k2]) are the same). */
 int ir_expr_same(kbc_arena *a, const ir_stmt *s, const ir_expr *x, const ir_expr *y);
+/* The ranges of s's indices, [0, extent - 1] each, as sym_bounds takes
+ * them (arrays of s->n_index in a). */
+void ir_index_ranges(kbc_arena *a, const ir_stmt *s, sym ***lo, sym ***hi);
+/* Whether index expression x (over n indices in [lo, hi]) stays inside
+ * [0, size) for every binding satisfying facts f (NULL: every axis >= 1
+ * only): 1 proven, 0 not proven, -1 x is not quasi-affine; its bounds in
+ * *blo, *bhi unless -1. */
+int ir_index_in_bounds(kbc_arena *a, const sym_facts *f, const sym *x, int n, sym *const *lo, sym *const *hi,
+                       const sym *size, sym **blo, sym **bhi);
 /* Nodes in e (for size limits). */
 int ir_expr_size(const ir_expr *e);
 

@@ -6,6 +6,7 @@
  * i of a statement ranges over [0, extent)), or a located error names the
  * access, the dimension and the range that could not be proven. */
 #include "passes.h"
+#include "ir/subst.h"
 
 typedef struct {
   kbc_arena *a;
@@ -29,10 +30,9 @@ static void show_access(const checker *c, const ir_tensor *t, sym *const *idx, k
 static void check_access(checker *c, const ir_tensor *t, sym *const *idx, kbc_loc loc, const char *what) {
   for (int d = 0; d < t->rank; d++) {
     sym *lo, *hi;
-    int bounded = sym_bounds(c->a, c->p->facts, idx[d], c->s->n_index, c->lo, c->hi, &lo, &hi);
-    int low_ok = bounded && sym_prove_nonneg(c->a, c->p->facts, lo);
-    int high_ok = bounded && sym_prove_lt(c->a, c->p->facts, hi, t->shape[d]);
-    if (low_ok && high_ok) continue;
+    int in = ir_index_in_bounds(c->a, c->p->facts, idx[d], c->s->n_index, c->lo, c->hi, t->shape[d], &lo, &hi);
+    if (in == 1) continue;
+    int bounded = in == 0;
     kbc_buf b = {0};
     show_access(c, t, idx, &b);
     if (!bounded)
@@ -62,12 +62,7 @@ int ir_check_bounds(ir_program *p, kbc_diag *d) {
   for (int i = 0; i < p->stmts.len; i++) {
     const ir_stmt *s = IR_STMT(p, i);
     c.s = s;
-    c.lo = KBC_NEW_ARRAY(p->arena, sym *, s->n_index > 0 ? s->n_index : 1);
-    c.hi = KBC_NEW_ARRAY(p->arena, sym *, s->n_index > 0 ? s->n_index : 1);
-    for (int j = 0; j < s->n_index; j++) {
-      c.lo[j] = sym_const(p->arena, 0);
-      c.hi[j] = sym_sub(p->arena, s->index[j].extent, sym_const(p->arena, 1));
-    }
+    ir_index_ranges(p->arena, s, &c.lo, &c.hi);
     walk(&c, s->rhs);
     if (s->accumulate) check_access(&c, s->out, s->lhs, s->loc, "scatter target");
     if (kbc_diag_errors(d) >= KBC_DIAG_MAX_ERRORS) break;
