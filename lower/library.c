@@ -36,8 +36,7 @@ static const struct {
 void lw_suggest_functions(kbc_suggest *s) {
   for (size_t i = 0; i < sizeof scalar_fns / sizeof scalar_fns[0]; i++) kbc_suggest_add(s, scalar_fns[i].name);
   for (size_t i = 0; i < N_LIBRARY; i++) kbc_suggest_add(s, library[i].name);
-  static const char *const reductions[] = {"sum", "prod"}; /* max and min are above */
-  for (size_t i = 0; i < sizeof reductions / sizeof reductions[0]; i++) kbc_suggest_add(s, reductions[i]);
+  for (int i = 0; i < IR_RED_COUNT; i++) kbc_suggest_add(s, ir_red_name[i]);
 }
 
 int lw_scalar_fn_arity(const char *name, ir_op *op) {

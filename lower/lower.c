@@ -49,30 +49,28 @@ int lw_caller_owns(lower *L, const lw_name *n, kbc_loc loc) {
   return 0;
 }
 
+/* "; did you mean 'best'?", or "" when nothing was close. */
+static const char *suggestion(lower *L, const kbc_suggest *s) {
+  const char *best = kbc_suggest_best(s);
+  return best ? kbc_arena_printf(L->a, "; did you mean '%s'?", best) : "";
+}
+
 const char *lw_did_you_mean(lower *L, const char *name, unsigned mask, lw_stmt *st, int functions) {
   kbc_suggest s;
   kbc_suggest_init(&s, name);
   for (lw_scope *sc = L->scope; sc; sc = sc->parent)
     for (lw_name *n = sc->names; n; n = n->next)
-      if (mask & (1u << n->kind)) kbc_suggest_add(&s, n->name);
+      if (mask & (1u << n->kind) || (functions && n->kind == LW_NAME_DEF)) kbc_suggest_add(&s, n->name);
   for (int i = 0; st && i < st->names.len; i++) kbc_suggest_add(&s, KBC_VEC_AT(st->names, const char, i));
-  if (functions) {
-    lw_suggest_functions(&s);
-    for (lw_scope *sc = L->scope; sc; sc = sc->parent)
-      for (lw_name *n = sc->names; n; n = n->next)
-        if (n->kind == LW_NAME_DEF) kbc_suggest_add(&s, n->name);
-  }
-  const char *best = kbc_suggest_best(&s);
-  return best ? kbc_arena_printf(L->a, "; did you mean '%s'?", best) : "";
+  if (functions) lw_suggest_functions(&s);
+  return suggestion(L, &s);
 }
 
 const char *lw_did_you_mean_reduction(lower *L, const char *name) {
-  static const char *const reductions[] = {"sum", "prod", "max", "min"};
   kbc_suggest s;
   kbc_suggest_init(&s, name);
-  for (int i = 0; i < 4; i++) kbc_suggest_add(&s, reductions[i]);
-  const char *best = kbc_suggest_best(&s);
-  return best ? kbc_arena_printf(L->a, "; did you mean '%s'?", best) : "";
+  for (int i = 0; i < IR_RED_COUNT; i++) kbc_suggest_add(&s, ir_red_name[i]);
+  return suggestion(L, &s);
 }
 
 lw_name *lw_bind(lower *L, lw_scope *s, const char *name, lw_name_kind kind) {

@@ -194,11 +194,9 @@ ir_stmt *lw_stmt_finish(lower *L, lw_stmt *st, ir_tensor *out, sym **lhs, int ac
 
 static ir_expr *value(lower *L, lw_stmt *st, const ast_expr *e);
 
-static const char *reductions[] = {"sum", "prod", "max", "min"};
-
 static int is_reduction_name(const char *name) {
-  for (int i = 0; i < 4; i++)
-    if (!strcmp(name, reductions[i])) return 1;
+  for (int i = 0; i < IR_RED_COUNT; i++)
+    if (!strcmp(name, ir_red_name[i])) return 1;
   return 0;
 }
 
@@ -219,14 +217,13 @@ static int is_index_name_ok(lower *L, lw_stmt *st, const char *name, kbc_loc loc
 
 static ir_expr *reduction(lower *L, lw_stmt *st, const ast_expr *e) {
   int op = -1;
-  for (int i = 0; i < 4; i++)
-    if (!strcmp(e->u.call.name, reductions[i])) op = i;
+  for (int i = 0; i < IR_RED_COUNT; i++)
+    if (!strcmp(e->u.call.name, ir_red_name[i])) op = i;
   if (op < 0) {
     kbc_error(L->d, e->u.call.name_loc, "'%s(...: ...)' is not a reduction; reductions are sum, prod, max and min%s",
               e->u.call.name, lw_did_you_mean_reduction(L, e->u.call.name));
     return NULL;
   }
-  static const ir_red red_of[] = {IR_RED_SUM, IR_RED_PROD, IR_RED_MAX, IR_RED_MIN};
   int n = e->u.call.n_args;
   if (n == 0 || st->n_scope + n > 64) {
     kbc_error(L->d, e->loc, n ? "too many nested reduction indices" : "a reduction needs at least one index");
@@ -268,10 +265,10 @@ static ir_expr *reduction(lower *L, lw_stmt *st, const ast_expr *e) {
   st->n_scope = base;
   if (!body) return NULL;
   if (body->type == IR_TY_BOOL) {
-    kbc_error(L->d, e->u.call.body->loc, "cannot %s a condition", reductions[op]);
+    kbc_error(L->d, e->u.call.body->loc, "cannot %s a condition", ir_red_name[op]);
     return NULL;
   }
-  return ir_reduce(L->a, red_of[op], n, ids, body, e->loc);
+  return ir_reduce(L->a, (ir_red)op, n, ids, body, e->loc); /* op indexes ir_red_name */
 }
 
 static ir_expr *call(lower *L, lw_stmt *st, const ast_expr *e) {
