@@ -461,6 +461,17 @@ static kbc_status give(const void *bytes, size_t n, char **out, size_t *len) {
 }
 
 /* The launch plan's binding: every var axis from the presets. */
+/* ir_bind of prog to vars; its message as the call's failure, with status
+ * `bad` (the caller's sizes, or a bug where they were already checked). */
+static kbc_status bind_program(const ir_program *prog, kbc_arena *a, const int64_t *vars, ir_binding *b,
+                               kbc_status bad) {
+  kbc_diag *d = kbc_diag_create(prog->name, NULL);
+  int ok = ir_bind(prog, a, vars, b, d);
+  kbc_status s = ok ? KBC_OK : fail(bad, "%s", kbc_diag_text(d));
+  kbc_diag_destroy(d);
+  return s;
+}
+
 static kbc_status plan_binding(kbc_program *p, kbc_arena *a, ir_binding *b) {
   kbc_buf names = {0}, sets = {0};
   for (int i = 0; i < p->ir->vars.len; i++)
@@ -477,11 +488,7 @@ static kbc_status plan_binding(kbc_program *p, kbc_arena *a, ir_binding *b) {
     kbc_buf_free(&sets);
     return s;
   }
-  kbc_diag *d = kbc_diag_create(p->ir->name, NULL);
-  int ok = ir_bind(p->ir, a, p->preset, b, d);
-  kbc_status s = ok ? KBC_OK : fail(KBC_ERROR_ARGUMENT, "%s", kbc_diag_text(d));
-  kbc_diag_destroy(d);
-  return s;
+  return bind_program(p->ir, a, p->preset, b, KBC_ERROR_ARGUMENT);
 }
 
 /* *prog: p's program specialized for its presets when KBC_SPECIALIZE is on
@@ -497,14 +504,6 @@ static kbc_status specialized_for_presets(kbc_program *p, kbc_arena *a, const ir
                                                         "a bug in kbc):\n%s", p->ir->name, kbc_diag_text(d));
   kbc_diag_destroy(d);
   if (sp) *prog = sp;
-  return s;
-}
-
-static kbc_status plan_binding_of(const ir_program *prog, kbc_arena *a, ir_binding *b) {
-  kbc_diag *d = kbc_diag_create(prog->name, NULL);
-  int ok = ir_bind(prog, a, NULL, b, d);
-  kbc_status s = ok ? KBC_OK : fail(KBC_ERROR_INTERNAL, "%s", kbc_diag_text(d));
-  kbc_diag_destroy(d);
   return s;
 }
 
@@ -529,7 +528,7 @@ kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t
    * preset, the program specialized for those sizes. */
   const ir_program *prog = p->ir;
   if (s == KBC_OK && (s = specialized_for_presets(p, a, &prog)) == KBC_OK && prog != p->ir && plan)
-    s = plan_binding_of(prog, a, &bind);
+    s = bind_program(prog, a, NULL, &bind, KBC_ERROR_INTERNAL); /* no var axes left */
   if (s != KBC_OK) {
     kbc_arena_destroy(a);
     return s;
