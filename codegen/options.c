@@ -7,6 +7,7 @@
  * tests); code generation itself never reads the environment. */
 #include "options.h"
 
+#include "support/buf.h"
 #include "support/env.h"
 
 cg_options cg_options_default(void) {
@@ -25,4 +26,16 @@ cg_options cg_options_from_env(void) {
   if (o.gemm_min_blocks < 2) o.gemm_min_blocks = 0; /* 0 and 1: no bound asked */
   o.idx32 = kbc_env_flag("KBC_IDX32", 0);
   return o;
+}
+
+void cg_options_describe(const cg_options *o, kbc_buf *out) {
+  cg_options d = cg_options_default();
+  if (o->no_gemm != d.no_gemm) kbc_buf_puts(out, ", KBC_NO_GEMM");
+  if (o->no_fuse != d.no_fuse) kbc_buf_puts(out, ", KBC_NO_FUSE");
+  if (o->max_team != d.max_team) kbc_buf_printf(out, ", KBC_MAX_TEAM=%d", o->max_team);
+  if (o->unroll != d.unroll) kbc_buf_printf(out, ", KBC_UNROLL=%d", o->unroll);
+  if (o->fp32_mma != d.fp32_mma) kbc_buf_puts(out, ", KBC_FP32_MMA");
+  if (o->rows_parts != d.rows_parts) kbc_buf_puts(out, ", KBC_ROWS_PARTS");
+  if (o->gemm_min_blocks != d.gemm_min_blocks) kbc_buf_printf(out, ", KBC_GEMM_MIN_BLOCKS=%d", o->gemm_min_blocks);
+  if (o->idx32 != d.idx32) kbc_buf_puts(out, ", KBC_IDX32");
 }

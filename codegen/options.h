@@ -11,6 +11,8 @@
 #ifndef KBC_CG_OPTIONS_H
 #define KBC_CG_OPTIONS_H
 
+#include "support/buf.h"
+
 typedef struct {
   int no_gemm;         /* KBC_NO_GEMM: rows schedules only (debugging) */
   int no_fuse;         /* KBC_NO_FUSE: one statement per kernel (debugging) */
@@ -30,5 +32,8 @@ cg_options cg_options_default(void);
 /* The switches as the environment sets them (see options.c for each one's
  * variable and values). */
 cg_options cg_options_from_env(void);
+/* Appends ", KBC_X[=v]" for each switch of o that differs from the default
+ * (`kbc info`): the switches' names live here and in options.c only. */
+void cg_options_describe(const cg_options *o, kbc_buf *out);
 
 #endif

@@ -603,18 +603,11 @@ void rt_info(const char *kbc_version, kbc_buf *out) {
   if (kbc_env_flag("KBC_ALWAYS_COMPILE", 0)) kbc_buf_puts(out, "  KBC_ALWAYS_COMPILE: the cache is not read\n");
   if (dump) kbc_buf_printf(out, "  KBC_DUMP_DIR: %s\n", dump);
   /* what the code is generated with (docs/ARCHITECTURE.md, "Switches") */
-  cg_options o = cg_options_from_env(), d = cg_options_default();
+  cg_options o = cg_options_from_env();
   int spec = rt_special_limit_from_env();
   if (spec) kbc_buf_printf(out, "code: specialized for the first %d bindings of a program (KBC_SPECIALIZE)", spec);
   else kbc_buf_puts(out, "code: generic, not specialized (KBC_SPECIALIZE=0)");
-  if (o.no_gemm != d.no_gemm) kbc_buf_puts(out, ", KBC_NO_GEMM");
-  if (o.no_fuse != d.no_fuse) kbc_buf_puts(out, ", KBC_NO_FUSE");
-  if (o.max_team != d.max_team) kbc_buf_printf(out, ", KBC_MAX_TEAM=%d", o.max_team);
-  if (o.unroll != d.unroll) kbc_buf_printf(out, ", KBC_UNROLL=%d", o.unroll);
-  if (o.fp32_mma != d.fp32_mma) kbc_buf_puts(out, ", KBC_FP32_MMA");
-  if (o.rows_parts != d.rows_parts) kbc_buf_puts(out, ", KBC_ROWS_PARTS");
-  if (o.gemm_min_blocks != d.gemm_min_blocks) kbc_buf_printf(out, ", KBC_GEMM_MIN_BLOCKS=%d", o.gemm_min_blocks);
-  if (o.idx32 != d.idx32) kbc_buf_puts(out, ", KBC_IDX32");
+  cg_options_describe(&o, out);
   kbc_buf_puts(out, "\n");
   kbc_buf_free(&dir);
   rt_err_free(&err);

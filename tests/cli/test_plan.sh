@@ -177,6 +177,11 @@ expect 0 "plan, generic" "$kbc" compile "$sw" --emit plan "${set_sw[@]}" --targe
 expect 0 "cuda --specialize" "$kbc" compile "$sw" --emit cuda --specialize --set m=5 --set d=12 --set ff=20 --target sm_90
 expect 2 "--specialize without --set" "$kbc" compile "$sw" --emit cuda --specialize --target sm_90
 expect 2 "--specialize with --emit ir" "$kbc" compile "$sw" --emit ir --specialize --set m=5
+# kbc info says what the code is generated with
+expect 0 "info, defaults" env -u KBC_SPECIALIZE "$kbc" info &&
+  mentions "info, defaults" "code: specialized for the first 16 bindings of a program (KBC_SPECIALIZE)"
+expect 0 "info, switches" env KBC_SPECIALIZE=0 KBC_UNROLL=8 KBC_IDX32=1 "$kbc" info &&
+  mentions "info, switches" "code: generic, not specialized (KBC_SPECIALIZE=0), KBC_UNROLL=8, KBC_IDX32"
 expect 2 "--json without --emit plan" "$kbc" compile "$mm" --emit ir --json
 expect 2 "--emit plan with a bad target" "$kbc" compile "$mm" --emit plan "${set_mm[@]}" --target sm_12
 expect 1 "plan of a bad spec" "$kbc" compile "$src/tests/diag/stmt_unknown_name.kb" --emit plan --set n=1 --target sm_90
