@@ -42,7 +42,8 @@ cg_target cg_target_default(void);
   X(ROWS, "rows", rows)          /* pointwise / reduction groups, teams of threads per outer point */      \
   X(POINT, "rows", point)        /* a rows group of one point: its reduction split across the grid */      \
   X(GEMM, "gemm", gemm)          /* tiled contraction (implicit GEMM) with fused epilogue */               \
-  X(SCATTER, "scatter", scatter) /* += with atomics (a scatter that could not become a gather) */
+  X(SCATTER, "scatter", scatter) /* += with atomics (a scatter that could not become a gather) */ \
+  X(ATTN, "attention", attn)     /* scores, row statistics and a consumer contraction in one sweep */
 
 typedef enum {
 #define CG_FAMILY_ENUM(e, name, stem) CG_FAMILY_##e,

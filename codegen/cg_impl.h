@@ -132,6 +132,9 @@ typedef struct {
   const char *known_value;
   const cg_split *split;
   const cg_flat_spaces *flat;
+  /* by tensor id: the C value a load of it gives (a tile element held on
+   * chip, at the point being emitted), or NULL: read from memory */
+  const char *const *value_of;
 } cg_expr_ctx;
 
 /* Gives every index of s a C name distinct from tensors, axes, keywords. */

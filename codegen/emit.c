@@ -511,6 +511,7 @@ static const char *expr(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x) {
     return kbc_arena_printf(E->a, "(%s)", cg_sym(E, e->u.index));
   case IR_OP_LOAD: {
     const ir_tensor *t = e->u.load.tensor;
+    if (x && x->value_of && x->value_of[t->id]) return x->value_of[t->id];
     /* A tensor this kernel writes is read through __ldca: a plain load
      * could be merged with a load of a __restrict__ tensor (`c ? t[i] :
      * x[j]` as one load from a selected pointer) and read through the

@@ -222,7 +222,9 @@ static void emit_elements(gemm_emitter *ge, int n_rows, int n_cols, const cg_fla
   cg_line(out, "#pragma unroll");
   cg_line(out, "for (int _j0 = 0; _j0 < %d; _j0 += %d) {", n_cols, ep->vec);
   out->indent++;
-  if (ep->vec > 1) cg_line(out, "float _v[%d];", ep->vec);
+  /* zeroed: columns past the edge leave their slot unwritten, and ptxas
+   * (sm_90) keeps a partly written array in a stack frame */
+  if (ep->vec > 1) cg_line(out, "float _v[%d] = {};", ep->vec);
   cg_line(out, "#pragma unroll");
   cg_line(out, "for (int _j = _j0; _j < _j0 + %d; ++_j) {", ep->vec);
   out->indent++;

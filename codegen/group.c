@@ -5,6 +5,9 @@
  * the statements partitioned into consecutive groups, each to become one
  * kernel, each with its schedule family decided by cg_group_family (the
  * one place a family is decided; the families: CG_FAMILIES, cg.h):
+ *   - an attention chain (cg_find_attention, attn_impl.h: scores, row
+ *     statistics, pointwise tiles, the consumer contraction): one ATTN
+ *     group;
  *   - a `+=` statement that is still a scatter: a SCATTER group of its own;
  *   - a large contraction (cg_find_contraction, estimated work >= 2^20
  *     multiply-adds with every var axis at 256): a group of its own,
@@ -34,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn_impl.h"
 #include "gemm_impl.h"
 #include "ir/subst.h"
 
@@ -443,6 +447,13 @@ int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, cg_gro
   cg_group *g = KBC_NEW_ARRAY(a, cg_group, n + 1);
   for (int i = 0; i < n;) {
     const ir_stmt *s = IR_STMT(p, i);
+    int chain = cg_find_attention(a, p, o, i, NULL);
+    if (chain) {
+      g[ng] = (cg_group){.first = i, .count = chain};
+      cg_group_family(a, p, t, &g[ng++]);
+      i += chain;
+      continue;
+    }
     if (s->accumulate || tiled_candidate(a, s, o)) {
       g[ng] = (cg_group){.first = i, .count = 1};
       cg_group_family(a, p, t, &g[ng++]);
@@ -500,6 +511,10 @@ static int is_point(kbc_arena *a, const ir_program *p, const cg_group *g) {
 
 void cg_group_family(kbc_arena *a, const ir_program *p, const cg_target *t, cg_group *g) {
   const ir_stmt *s = IR_STMT(p, g->first);
+  if (g->count > 1 && cg_find_attention(a, p, &t->opt, g->first, NULL) == g->count) {
+    g->family = CG_FAMILY_ATTN; /* the chain of attn_impl.h in one sweep */
+    return;
+  }
   if (s->accumulate) {
     g->family = CG_FAMILY_SCATTER;
     return;

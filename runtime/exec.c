@@ -172,10 +172,18 @@ fail:
   return -1;
 }
 
-size_t rt_workspace_layout(const ir_program *p, const ir_binding *b, size_t *offset) {
+int rt_in_workspace(const ir_program *p, const cg_program *g, int t) {
+  if (IR_TENSOR(p, t)->role != IR_ROLE_TEMP) return 0;
+  for (int k = 0; k < g->n_kernels; k++)
+    for (int j = 0; j < g->kernels[k].n_tensors; j++)
+      if (g->kernels[k].tensors[j] == t) return 1;
+  return 0;
+}
+
+size_t rt_workspace_layout(const ir_program *p, const cg_program *g, const ir_binding *b, size_t *offset) {
   size_t off = 0;
   for (int i = 0; i < p->tensors.len; i++) {
-    if (IR_TENSOR(p, i)->role != IR_ROLE_TEMP) continue;
+    if (!rt_in_workspace(p, g, i)) continue;
     if (offset) offset[i] = off;
     off += (sizeof(float) * (size_t)b->numel[i] + RT_WORKSPACE_ALIGN - 1) & ~(size_t)(RT_WORKSPACE_ALIGN - 1);
   }
@@ -186,7 +194,7 @@ size_t rt_workspace_layout(const ir_program *p, const ir_binding *b, size_t *off
 static int place_temps(rt_exec *x, const ir_binding *b, rt_dptr *ptr, rt_err *err) {
   size_t *offset = calloc((size_t)x->p->tensors.len + 1, sizeof *offset);
   if (!offset) return rt_fail(err, RT_ERR_MEMORY, "out of memory");
-  size_t need = rt_workspace_layout(x->p, b, offset);
+  size_t need = rt_workspace_layout(x->p, &x->code, b, offset);
   int rc = 0;
   if (need > x->workspace_bytes) {
     rc = x->workspace ? rt_mem_free(x->dev, x->workspace, err) : 0;
@@ -198,7 +206,7 @@ static int place_temps(rt_exec *x, const ir_binding *b, rt_dptr *ptr, rt_err *er
     if (!rc) x->workspace_bytes = need;
   }
   for (int i = 0; !rc && i < x->p->tensors.len; i++)
-    if (IR_TENSOR(x->p, i)->role == IR_ROLE_TEMP) ptr[i] = x->workspace + offset[i];
+    if (rt_in_workspace(x->p, &x->code, i)) ptr[i] = x->workspace + offset[i];
   free(offset);
   return rc ? -1 : 0;
 }

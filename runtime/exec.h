@@ -30,13 +30,16 @@ const cg_program *rt_exec_code(const rt_exec *x);
  * are ignored and filled in from the workspace). */
 int rt_exec_launch(rt_exec *x, const ir_binding *b, const rt_dptr *tensors, void *stream, rt_err *err);
 
-/* Temporaries live in one workspace, each at a multiple of
- * RT_WORKSPACE_ALIGN bytes.  rt_workspace_layout returns the workspace's
- * size for binding b and, when offset is not NULL, stores each
- * temporary's byte offset at offset[t->id] (other entries untouched):
- * the layout the launches use and `kbc compile --emit plan` reports. */
+/* Temporaries that some kernel of g takes live in one workspace, each at
+ * a multiple of RT_WORKSPACE_ALIGN bytes (a temporary no kernel takes
+ * stays on chip: a fused attention's scores).  rt_workspace_layout
+ * returns the workspace's size for binding b and, when offset is not
+ * NULL, stores each such temporary's byte offset at offset[t->id] (other
+ * entries untouched): the layout the launches use and `kbc compile --emit
+ * plan` reports.  rt_in_workspace says whether temporary t is in it. */
 enum { RT_WORKSPACE_ALIGN = 256 };
-size_t rt_workspace_layout(const ir_program *p, const ir_binding *b, size_t *offset);
+size_t rt_workspace_layout(const ir_program *p, const cg_program *g, const ir_binding *b, size_t *offset);
+int rt_in_workspace(const ir_program *p, const cg_program *g, int t);
 
 /* The target of a device (or the default H200-like one for dev == NULL),
  * with the code generation switches the environment sets

@@ -388,6 +388,53 @@ def swiglu(ax: Axes, g: torch.Generator) -> tuple[Tensors, Tensors]:
     return inputs, {"y": F.linear(F.silu(F.linear(x, w1)) * F.linear(x, w3), w2)}
 
 
+def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """softmax(q k^T + bias) v over the last two dimensions (bias -inf: masked)."""
+    return torch.softmax(q @ k.transpose(-2, -1) + bias, dim=-1) @ v
+
+
+@workload(batch=2, heads=3, seq=11)
+def attention_causal(ax: Axes, g: torch.Generator) -> tuple[Tensors, Tensors]:
+    """o = softmax(q k^T / 8, keys j <= query i) v per batch and head (SDPA with is_causal)."""
+    b, h, s = ax["batch"], ax["heads"], ax["seq"]
+    inputs = {n: data(g, b, h, s, 64) for n in ("q", "k", "v")}
+    q, k, v = (f64(inputs[n]) for n in ("q", "k", "v"))
+    mask = torch.full((s, s), float("-inf"), dtype=torch.float64, device=q.device).triu(1)
+    return inputs, {"o": _attention(q / 8.0, k, v, mask)}
+
+
+@workload(n=2, s=7)
+def attention_vit(ax: Axes, g: torch.Generator) -> tuple[Tensors, Tensors]:
+    """12 heads of 80 merged in the channel axis: out = the heads' softmax(q k^T / sqrt(80)) v, head-merged."""
+    n, s = ax["n"], ax["s"]
+    inputs = {t: data(g, n, s, 960) for t in ("q", "k", "v")}
+    q, k, v = (f64(inputs[t]).view(n, s, 12, 80).transpose(1, 2) for t in ("q", "k", "v"))
+    o = _attention(q / math.sqrt(80.0), k, v, torch.zeros((), dtype=torch.float64, device=q.device))
+    return inputs, {"out": o.transpose(1, 2).reshape(n, s, 960)}
+
+
+@workload(batch=2, heads=2, height=5, width=3)
+def attention_relpos(ax: Axes, g: torch.Generator) -> tuple[Tensors, Tensors]:
+    """SAM-style attention with decomposed 2-D relative-position bias; o head-merged [b, y, x, n, c], and
+    the log-sum-exp of every query's scores."""
+    b, n, hh, ww = ax["batch"], ax["heads"], ax["height"], ax["width"]
+    inputs = {t: data(g, b, n, hh, ww, 32) for t in ("q", "k", "v")}
+    inputs["rel_pos_h"] = data(g, 2 * hh - 1, 32)
+    inputs["rel_pos_w"] = data(g, 2 * ww - 1, 32)
+    inputs["scale"] = uniform(g, (), 0.1, 0.2)
+    q, k, v, rh, rw = (f64(inputs[t]) for t in ("q", "k", "v", "rel_pos_h", "rel_pos_w"))
+    ys = torch.arange(hh, device=q.device)
+    xs = torch.arange(ww, device=q.device)
+    Rh = rh[ys[:, None] - ys[None, :] + hh - 1]  # [y, ky, c]
+    Rw = rw[xs[:, None] - xs[None, :] + ww - 1]  # [x, kx, c]
+    rel_h = torch.einsum("bnyxc,ykc->bnyxk", q, Rh)
+    rel_w = torch.einsum("bnyxc,xkc->bnyxk", q, Rw)
+    s = f64(inputs["scale"]) * torch.einsum("bnyxc,bnklc->bnyxkl", q, k) + rel_h[..., :, None] + rel_w[..., None, :]
+    s = s.reshape(b, n, hh, ww, hh * ww)
+    o = torch.einsum("bnyxj,bnjc->byxnc", torch.softmax(s, dim=-1), v.reshape(b, n, hh * ww, 32))
+    return inputs, {"o": o, "lse": torch.logsumexp(s, dim=-1)}
+
+
 @workload(b=2, hw=7)
 def group_norm(ax: Axes, g: torch.Generator) -> tuple[Tensors, Tensors]:
     """y = GroupNorm(4 groups, 12 channels, affine)(x) over [b, c, hw]."""

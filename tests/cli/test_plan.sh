@@ -38,7 +38,7 @@ assert d["kernels"], "no kernels"
 for k in d["kernels"]:
     assert set(k) == {"name", "family", "statements", "grid", "block", "smem_bytes", "registers"}, sorted(k)
     assert isinstance(k["name"], str) and k["name"]
-    assert k["family"] in ("rows", "gemm", "scatter", "zero"), k["family"]
+    assert k["family"] in ("rows", "gemm", "scatter", "attention", "zero"), k["family"]
     assert isinstance(k["statements"], list) and k["statements"], k
     assert all(isinstance(s, str) and s for s in k["statements"]), k
     for key in ("grid", "block"):
@@ -182,6 +182,22 @@ expect 0 "info, defaults" env -u KBC_SPECIALIZE "$kbc" info &&
   mentions "info, defaults" "code: specialized for the first 16 bindings of a program (KBC_SPECIALIZE)"
 expect 0 "info, switches" env KBC_SPECIALIZE=0 KBC_UNROLL=8 KBC_IDX32=1 "$kbc" info &&
   mentions "info, switches" "code: generic, not specialized (KBC_SPECIALIZE=0), KBC_UNROLL=8, KBC_IDX32"
+# the attention family: one kernel for the chain, no scores or probabilities
+# in the workspace (the causal forward has no temporary left); as four
+# kernels under KBC_NO_ATTN; an MLP (no row statistics) stays two GEMMs
+ac=$src/specs/examples/attention_causal.kb
+set_ac=(--set batch=4 --set heads=8 --set seq=512)
+expect 0 "plan, attention" "$kbc" compile "$ac" --emit plan "${set_ac[@]}" --target sm_90 &&
+  mentions "plan, attention" "attention" && mentions "plan, attention" "# workspace: 0 bytes"
+expect 0 "plan, attention JSON" "$kbc" compile "$ac" --emit plan --json "${set_ac[@]}" --target sm_90 -o "$tmp/ac.json" &&
+  check_json "plan, attention JSON" "$tmp/ac.json" \
+    'assert [k["family"] for k in d["kernels"]] == ["attention"], d["kernels"]; assert d["workspace_bytes"] == 0'
+expect 0 "plan, KBC_NO_ATTN" env KBC_NO_ATTN=1 "$kbc" compile "$ac" --emit plan "${set_ac[@]}" --target sm_90 &&
+  if grep -q "attention " "$log"; then fail "plan, KBC_NO_ATTN: an attention kernel"; fi &&
+  mentions "plan, KBC_NO_ATTN" "scores  [4, 8, 512, 512]"
+expect 0 "plan, MLP" "$kbc" compile "$src/specs/examples/mlp_relu.kb" --emit plan --set batch=64 --set d_in=256 \
+  --set d_hidden=512 --set d_out=128 --target sm_90 &&
+  if grep -q "attention" "$log"; then fail "plan, MLP: an attention kernel"; fi
 expect 2 "--json without --emit plan" "$kbc" compile "$mm" --emit ir --json
 expect 2 "--emit plan with a bad target" "$kbc" compile "$mm" --emit plan "${set_mm[@]}" --target sm_12
 expect 1 "plan of a bad spec" "$kbc" compile "$src/tests/diag/stmt_unknown_name.kb" --emit plan --set n=1 --target sm_90

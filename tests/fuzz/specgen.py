@@ -553,6 +553,14 @@ class Gen:
         C = R if r.random() < 0.5 else r.choice(self.all_dims())
         D = r.choice([d for d in self.all_dims() if d.value(self.binding) <= 64] or [None])
         E = D if r.random() < 0.5 else r.choice([d for d in self.all_dims() if d.value(self.binding) <= 64] or [None])
+        # heads merged in the output's channel axis (out[.., f] reading the
+        # head f / Q): a product dim P = A * Q, A the head dim, Q the head size
+        merged = [d for d in self.all_dims() if d.form[0] == "prod" and d.form[2].form[0] == "const"
+                  and d.form[2].cval >= 2 and d.value(self.binding) <= 256]
+        P = r.choice(merged) if merged and r.random() < 0.3 else None
+        if P is not None:
+            Bd = [P.form[1]] + Bd[:1]
+            E = P.form[2]
         if D is None or E is None:
             return None
         if (self.numel(Bd + [R, C]) > self.limit or self.numel(Bd + [R, C, max(D, E, key=lambda d: d.value(self.binding))]) > self.work_limit
@@ -568,7 +576,9 @@ class Gen:
             return t, order
         q, qo = operand(b + [ri, di])
         k, ko = operand(b + [ci, di])
-        v, vo = operand(b + [ci, ei])
+        vb = b[1:] if b and (P is not None or r.random() < 0.25) else b  # shared across a batch index (multi-query)
+        fi = Index(self.fresh("f"), P) if P is not None else None
+        v, vo = operand(vb + [ci, fi if fi else ei])
         at = lambda t, order: f"{t.name}[{', '.join(ix.name for ix in order)}]"
         score = f"{0.125 if r.random() < 0.5 else 0.25} * sum({di.name} < {D.text}: {at(q, qo)} * {at(k, ko)})"
         if r.random() < 0.3:  # a bias of lower rank (relative-position style): over the columns, or rows
@@ -580,23 +590,42 @@ class Gen:
         pre = bs + ", " if bs else ""
         sname, pname = self.fresh("s"), self.fresh("p")
         self.stmts.append(f"{sname}[{pre}{ri.name}, {ci.name}] = {score}")
-        if r.random() < 0.5:
+        row = f"{pre}{ri.name}"
+        spelling = r.choice(["library", "written", "unnormalized"])
+        if spelling == "library":
             self.stmts.append(f"{pname} = softmax({sname}, axis=-1)")
         else:
             mx, den = self.fresh("mx"), self.fresh("den")
             c2 = self.fresh("j")
-            self.stmts.append(f"{mx}[{pre}{ri.name}] = max({c2}: {sname}[{pre}{ri.name}, {c2}])")
-            self.stmts.append(f"{den}[{pre}{ri.name}] = sum({c2}: exp({sname}[{pre}{ri.name}, {c2}] - {mx}[{pre}{ri.name}]))")
-            self.stmts.append(f"{pname}[{pre}{ri.name}, {ci.name}] = exp({sname}[{pre}{ri.name}, {ci.name}] - "
-                              f"{mx}[{pre}{ri.name}]) / {den}[{pre}{ri.name}]")
+            self.stmts.append(f"{mx}[{row}] = max({c2}: {sname}[{row}, {c2}])")
+            if spelling == "written":
+                self.stmts.append(f"{den}[{row}] = sum({c2}: exp({sname}[{row}, {c2}] - {mx}[{row}]))")
+                self.stmts.append(f"{pname}[{row}, {ci.name}] = exp({sname}[{row}, {ci.name}] - "
+                                  f"{mx}[{row}]) / {den}[{row}]")
+            else:  # exp(s - max) as a tensor of its own, the division after the contraction
+                self.stmts.append(f"{pname}[{row}, {ci.name}] = exp({sname}[{row}, {ci.name}] - {mx}[{row}])")
+                self.stmts.append(f"{den}[{row}] = sum({c2}: {pname}[{row}, {c2}])")
+            if r.random() < 0.4:  # the log-sum-exp kept, as a backward pass would
+                lse = self.fresh("lse")
+                self.lines.append(f"output {lse} f32{self.shape_text([ix.dim for ix in b + [ri]])}")
+                self.stmts_after = getattr(self, "stmts_after", []) + [f"{lse}[{row}] = {mx}[{row}] + log({den}[{row}])"]
+                self.tensors.append(Tensor(lse, [ix.dim for ix in b + [ri]], "output"))
         out = self.fresh("y")
-        free = b + [ri, ei]
+        free = (b[1:] + [ri, fi]) if fi else (b + [ri, ei])
         perm = list(free)
         if r.random() < 0.3:
             r.shuffle(perm)
         self.lines.append(f"output {out} f32{self.shape_text([ix.dim for ix in perm])}")
-        self.stmts.append(f"{out}[{', '.join(ix.name for ix in perm)}] = sum({ci.name}: {pname}[{pre}{ri.name}, {ci.name}] * "
-                          f"{at(v, vo)})")
+        tail = f" / {den}[{row}]" if spelling == "unnormalized" else ""
+        prow = row
+        if fi:  # the head read as f / Q wherever the chain is read
+            heads = f"{fi.name} / {P.form[2].cval}"
+            prow = ", ".join([heads] + [ix.name for ix in b[1:]] + [ri.name])
+            tail = tail.replace(f"[{row}]", f"[{prow}]")
+        self.stmts.append(f"{out}[{', '.join(ix.name for ix in perm)}] = sum({ci.name}: {pname}[{prow}, {ci.name}] * "
+                          f"{at(v, vo)}){tail}")
+        self.stmts += getattr(self, "stmts_after", [])
+        self.stmts_after = []
         self.tensors.append(Tensor(out, [ix.dim for ix in perm], "output"))
         return True
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # nvcc_compile.sh KBC SPEC [PRECISION] — the spec's generated CUDA C (kbc
 # compile --emit cuda, target sm_90, precision fp32 or tf32) compiles with
-# nvcc for sm_80 and sm_90 with no errors, and no GEMM kernel (a kernel
-# whose comment says "schedule: gemm") spills registers or uses a stack
-# frame.  Prints registers / shared memory / spills of every GEMM kernel.
+# nvcc for sm_80 and sm_90 with no errors, and no GEMM or attention kernel
+# (a kernel whose comment says "schedule: gemm" or "schedule: attention")
+# spills registers or uses a stack frame.  Prints registers / shared
+# memory / spills of every such kernel.
 # Exit 77 (skip) when nvcc is absent (NVCC, CUDACXX, PATH, /usr/local/cuda).
 set -u
 kbc=$1 spec=$2 prec=${3:-fp32}
@@ -21,8 +22,8 @@ if ! "$kbc" compile "$spec" --emit cuda --target sm_90 --precision "$prec" -o "$
   echo "FAIL: kbc compile $spec"
   exit 1
 fi
-# GEMM kernels: the name line after a "// schedule: gemm" comment
-gemms=$(awk '/^\/\/ schedule: /{g = ($3 == "gemm")} g && /^[A-Za-z_][A-Za-z0-9_]*\(/{sub(/\(.*/, ""); print; g = 0}' "$cu")
+# GEMM and attention kernels: the name line after their "// schedule:" comment
+gemms=$(awk '/^\/\/ schedule: /{g = ($3 == "gemm" || $3 == "attention")} g && /^[A-Za-z_][A-Za-z0-9_]*\(/{sub(/\(.*/, ""); print; g = 0}' "$cu")
 status=0
 for arch in sm_80 sm_90; do
   log=$tmp/$name.$arch.log
