@@ -1,159 +1,23 @@
-/* attn_emit.c — the fused attention family: plan and kernel.
+/* attn_emit.c — the fused attention family's kernel, printed from its plan.
  *
- * Before: an ATTN group (a chain found by cg_find_attention, attn_impl.h).
- * After cg_plan_attn(): the plan (the chain, the tile of the consumer's
- * N2 each thread holds, how each operand tile is read, the C names of
- * every index) and the kernel's launch fields.  After cg_emit_attn(): one
- * kernel, a block per (batch point, 64 rows, N2 tile), 256 threads as 16 x
- * 16, sweeping the columns 64 at a time:
- *   1. the 64 x 64 scores tile, FFMA over D in chunks of 32 through shared
- *      memory, each thread 4 x 4 of it, then S's epilogue per element;
- *   2. the row statistics: the running max m (reduced across the 16
- *      threads of a row at every tile), the other rows per thread;
+ * Before: the plan (attn_plan.c).  After cg_emit_attn(): one kernel, a
+ * block per (batch point, row tile, N2 tile), 256 threads, sweeping the
+ * columns a tile at a time (the layout's numbers: attn_impl.h):
+ *   1. the scores tile over D in chunks of 32 through shared memory
+ *      (attn_math.c: FFMA, or mma.sync), then S's epilogue per element,
+ *      guarded so that nothing outside the extents is read;
+ *   2. the row statistics: the running max m (reduced across the row's
+ *      threads at every tile), the other rows per thread;
  *   3. alpha = exp(m_old - m_new) rescales the sums and the accumulator;
  *   4. the consumer's varying factors E per element into shared memory,
  *      and the accumulator += E . V over the tile's columns.
- * At the end the rows are combined across their 16 threads, those needed
+ * At the end the rows are combined across their threads, those needed
  * later are stored, and the consumer's epilogue is applied to F times the
- * accumulator.  s and the pointwise tiles never reach memory.  FFMA at
- * both precisions (fp32 exact to the contract; tensor cores: to come). */
+ * accumulator.  s and the pointwise tiles never reach memory. */
 #include <math.h>
 #include <string.h>
 
 #include "attn_impl.h"
-#include "gemm_impl.h"
-
-enum { AT_THREADS = 256, AT_BR = 64, AT_BC = 64, AT_DK = 32, AT_VC = 32, AT_LD = 68 };
-
-struct cg_attn_plan {
-  cg_attention ch;
-  int npt;                     /* consumer columns per thread: the N2 tile is 16 * npt */
-  int q_row_fast, k_row_fast;  /* operand tiles: consecutive threads along D (else along R / C) */
-  int v_n_fast;                /* value tile: consecutive threads along N2 (else along C) */
-  const char **idx[ATTN_MAX_STMTS]; /* per chain statement: the C name of each index */
-  sym *tiles;                  /* batch points x row tiles x N2 tiles */
-};
-
-/* ---- plan ---------------------------------------------------------------- */
-
-/* Whether a loads contiguously along the last of ids (in statement s). */
-static int contiguous_along(kbc_arena *a, const ir_stmt *s, const ir_expr *e, const int *ids, int n) {
-  return n > 0 && cg_reads_contiguously(a, s, e, ids[n - 1]);
-}
-
-static void mark_loads(const cg_attention *ch, const ir_expr *e, unsigned char *used) {
-  if (e->op == IR_OP_LOAD) {
-    int chain = 0;
-    for (int q = 0; q < ch->count; q++) chain |= ch->st[q].s->out == e->u.load.tensor;
-    if (!chain) used[e->u.load.tensor->id] = 1;
-  }
-  for (int i = 0; i < ir_op_info[e->op].arity; i++) mark_loads(ch, e->arg[i], used);
-}
-
-/* The kernel's tensors: what the chain reads from memory, the rows it
- * keeps and the consumer's output (never s or the pointwise tiles). */
-static int kernel_tensors(kbc_arena *a, const ir_program *p, const cg_attention *ch, int **ids) {
-  unsigned char *used = KBC_NEW_ARRAY(a, unsigned char, p->tensors.len + 1);
-  for (int q = 0; q < ch->count; q++) {
-    mark_loads(ch, ch->st[q].s->rhs, used);
-    if (ch->st[q].keep || ch->st[q].role == ATTN_OUT) used[ch->st[q].s->out->id] = 1;
-  }
-  int n = 0;
-  *ids = KBC_NEW_ARRAY(a, int, p->tensors.len + 1);
-  for (int i = 0; i < p->tensors.len; i++)
-    if (used[i]) (*ids)[n++] = i;
-  return n;
-}
-
-static sym *extent_of(kbc_arena *a, const ir_stmt *s, const int *ids, int n) {
-  sym *x = sym_const(a, 1);
-  for (int i = 0; i < n; i++) x = sym_mul(a, x, s->index[ids[i]].extent);
-  return x;
-}
-
-/* The consumer's split index for N2 index n2[i], or NULL. */
-static const int64_t *split_c(const cg_attention *ch, int i, int *frame) {
-  const attn_stmt *o = &ch->st[ch->count - 1];
-  for (int k = 0; k < o->n_split; k++)
-    if (o->split[k].id == ch->n2[i]) {
-      if (frame) *frame = o->split[k].frame;
-      return &o->split[k].c;
-    }
-  return NULL;
-}
-
-/* N2 index n2[i]'s extent within a block: its own, or a split one's c. */
-static sym *n2_extent(kbc_arena *a, const cg_attention *ch, int i) {
-  const int64_t *c = split_c(ch, i, NULL);
-  return c ? sym_const(a, *c) : ch->O->index[ch->n2[i]].extent;
-}
-
-/* nm, or nm with "_n" appended until it names no S index, tensor or axis. */
-static const char *distinct_name(kbc_arena *a, const cg_names *names, const ir_stmt *S, const char **sname,
-                                 const char *nm) {
-  for (;;) {
-    int clash = 0;
-    for (int j = 0; j < S->n_index; j++) clash |= !strcmp(nm, sname[j]);
-    for (int j = 0; j < names->n_tensors; j++) clash |= !strcmp(nm, names->tensor[j]);
-    for (int j = 0; j < names->n_axes; j++) clash |= !strcmp(nm, names->axis[j]);
-    if (!clash) return nm;
-    nm = kbc_arena_printf(a, "%s_n", nm);
-  }
-}
-
-cg_attn_plan *cg_plan_attn(cg_ctx *C, const cg_group *g, cg_kernel *k) {
-  kbc_arena *a = C->a;
-  cg_attn_plan *plan = KBC_NEW(a, cg_attn_plan);
-  cg_attention *ch = &plan->ch;
-  if (cg_find_attention(a, C->p, &C->t->opt, g->first, ch) != g->count) return NULL;
-  const ir_stmt *S = ch->S, *O = ch->O;
-  double n2 = 1;
-  for (int i = 0; i < ch->n_n2; i++) n2 *= cg_attn_n2_estimate(ch, i);
-  plan->npt = 1;
-  while (plan->npt < 8 && 16 * plan->npt < n2) plan->npt *= 2;
-  plan->q_row_fast = contiguous_along(a, S, ch->c1.a, ch->c1.k, ch->c1.n_k);
-  plan->k_row_fast = contiguous_along(a, S, ch->c1.b, ch->c1.k, ch->c1.n_k);
-  plan->v_n_fast = contiguous_along(a, O, ch->c2.b, ch->n2, ch->n_n2) ||
-                   !contiguous_along(a, O, ch->c2.b, ch->c2.k, ch->c2.n_k);
-  /* names: every index after the S index it stands for; the consumer's N2
-   * by its own, kept apart from S's */
-  const char **sname = cg_index_names(a, C->names, S);
-  for (int q = 0; q < ch->count; q++) {
-    const ir_stmt *st = ch->st[q].s;
-    const char **own = cg_index_names(a, C->names, st);
-    plan->idx[q] = KBC_NEW_ARRAY(a, const char *, st->n_index + 1);
-    for (int id = 0; id < st->n_index; id++) {
-      int to = q == 0 ? id : ch->st[q].map[id];
-      plan->idx[q][id] = to >= 0 ? sname[to] : distinct_name(a, C->names, S, sname, own[id]);
-    }
-  }
-  sym *B = extent_of(a, S, ch->c1.bat, ch->c1.n_b), *R = extent_of(a, S, ch->c1.m, ch->c1.n_m);
-  sym *N2 = sym_const(a, 1);
-  for (int i = 0; i < ch->n_n2; i++) N2 = sym_mul(a, N2, n2_extent(a, ch, i));
-  sym *tr = sym_div(a, sym_add(a, R, sym_const(a, AT_BR - 1)), AT_BR);
-  sym *tn = sym_div(a, sym_add(a, N2, sym_const(a, 16 * plan->npt - 1)), 16 * plan->npt);
-  plan->tiles = sym_mul(a, B, sym_mul(a, tr, tn));
-  k->family = CG_FAMILY_ATTN;
-  k->first = g->first;
-  k->count = g->count;
-  k->block = AT_THREADS;
-  k->smem = 0;
-  k->work = plan->tiles;
-  k->per_block = 1;
-  k->max_blocks = 0;
-  k->zero_tensor = -1;
-  k->n_tensors = kernel_tensors(a, C->p, ch, &k->tensors);
-  return plan;
-}
-
-/* ---- emission ------------------------------------------------------------ */
-
-typedef struct {
-  cg_emit E;
-  const cg_attn_plan *plan;
-  const cg_attention *ch;
-  const char **value; /* by tensor id: the on-chip value a load gives where it is emitted, or NULL */
-} attn_emitter;
 
 /* Emits in the context of chain statement q. */
 static cg_emit *at(attn_emitter *ae, int q) {
@@ -202,7 +66,7 @@ static void decode_into(attn_emitter *ae, const char *q, const char *flat, const
   cg_line(E, "long long %s = %s;", q, flat);
   for (int i = sp->n - 1; i >= 0; i--) {
     const char *nm = E->idx[sp->ids[i]];
-    const char *ext = cg_sym(E, n2_extent(E->a, ae->ch, i));
+    const char *ext = cg_sym(E, attn_n2_extent(E->a, ae->ch, i));
     if (i > 0) {
       cg_line(E, "%s = %s %% %s;", nm, q, ext);
       cg_line(E, "%s /= %s;", q, ext);
@@ -210,7 +74,7 @@ static void decode_into(attn_emitter *ae, const char *q, const char *flat, const
       cg_line(E, "%s = %s;", nm, q);
     }
     int frame;
-    const int64_t *c = split_c(ae->ch, i, &frame);
+    const int64_t *c = attn_split_c(ae->ch, i, &frame);
     if (c) cg_line(E, "%s += %lldLL * %s; // the batch index it splits into", nm, (long long)*c, ae->plan->idx[0][frame]);
   }
   E->indent--;
@@ -252,26 +116,33 @@ static void bind_digits(attn_emitter *ae, const char *pfx, const int *ids, int n
   }
 }
 
-/* Per thread: its 4 rows (or columns) of the tile, their digits and
- * whether each is inside the extent. */
-static void emit_lines(attn_emitter *ae, const char *pfx, const int *ids, int n, const char *base,
-                       const char *extent) {
+/* Per thread: its `count` rows (or columns) of the tile, at base + pos(_l),
+ * their digits and whether each is inside the extent. */
+static void emit_lines(attn_emitter *ae, const char *pfx, const int *ids, int n, int count, const char *base,
+                       const char *pos, const char *extent) {
   cg_emit *E = at(ae, 0);
-  for (int i = 0; i < n; i++) cg_line(E, "long long _%s_%s[4];", pfx, E->idx[ids[i]]);
-  cg_line(E, "bool _%sok[4];", pfx);
+  for (int i = 0; i < n; i++) cg_line(E, "long long _%s_%s[%d];", pfx, E->idx[ids[i]], count);
+  cg_line(E, "bool _%sok[%d];", pfx, count);
   cg_line(E, "#pragma unroll");
-  cg_line(E, "for (int _l = 0; _l < 4; ++_l) {");
+  cg_line(E, "for (int _l = 0; _l < %d; ++_l) {", count);
   E->indent++;
-  cg_line(E, "const long long _g = %s + _l;", base);
-  cg_line(E, "_%sok[_l] = _g < %s;", pfx, extent);
+  cg_line(E, "const long long _gl = %s + %s;", base, pos);
+  cg_line(E, "_%sok[_l] = _gl < %s;", pfx, extent);
   const char *dst[CG_MAX_OUTER];
   for (int i = 0; i < n; i++) dst[i] = cg_fmt(E, "_%s_%s[_l]", pfx, E->idx[ids[i]]);
-  cg_decode(E, "_q", "_g", ids, n, dst);
+  cg_decode(E, "_q", "_gl", ids, n, dst);
   E->indent--;
   cg_line(E, "}");
 }
 
 static const char *C_name(const attn_emitter *ae, const ir_tensor *t) { return ae->E.names->tensor[t->id]; }
+
+/* "{x, x, ...}", one x per row of the thread. */
+static const char *all_of(attn_emitter *ae, const char *x) {
+  const char *s = x;
+  for (int i = 1; i < ae->plan->lay.nr; i++) s = cg_fmt(&ae->E, "%s, %s", s, x);
+  return cg_fmt(&ae->E, "{%s}", s);
+}
 
 /* The row statistics' accumulator names. */
 static const char *row_name(attn_emitter *ae, int q) { return cg_fmt(&ae->E, "_row%d", q); }
@@ -300,9 +171,9 @@ static void element_loop(attn_emitter *ae) {
   const cg_attention *ch = ae->ch;
   cg_emit *E = &ae->E;
   cg_line(E, "#pragma unroll");
-  cg_line(E, "for (int _i = 0; _i < 4; ++_i)");
+  cg_line(E, "for (int _i = 0; _i < %d; ++_i)", ae->plan->lay.nr);
   cg_line(E, "#pragma unroll");
-  cg_line(E, "for (int _j = 0; _j < 4; ++_j) {");
+  cg_line(E, "for (int _j = 0; _j < %d; ++_j) {", ae->plan->lay.nc);
   E->indent++;
   bind_digits(ae, "r", ch->c1.m, ch->c1.n_m, "_i");
   bind_digits(ae, "c", ch->c1.n, ch->c1.n_n, "_j");
@@ -320,12 +191,12 @@ static void emit_phase_a(attn_emitter *ae) {
   const cg_attention *ch = ae->ch;
   cg_emit *E = &ae->E;
   const char **v = ae->value;
-  if (ch->m_row >= 0) cg_line(E, "float _tmax[4] = {%s, %s, %s, %s};", "_ninf", "_ninf", "_ninf", "_ninf");
+  if (ch->m_row >= 0) cg_line(E, "float _tmax[%d] = %s;", ae->plan->lay.nr, all_of(ae, "_ninf"));
   element_loop(ae);
   cg_line(E, "float _sv = 0.0f;");
   cg_line(E, "if (_ok) {");
   E->indent++;
-  cg_line(E, "_sv = %s;", expr_at(ae, 0, ch->S->rhs, "_s[_i][_j]"));
+  cg_line(E, "_sv = %s;", expr_at(ae, 0, ch->S->rhs, attn_s_at(ae, "_i", "_j")));
   v[ch->S->out->id] = "_sv";
   set_wide_values(ae, 1);
   emit_wides(ae, 0);
@@ -337,13 +208,13 @@ static void emit_phase_a(attn_emitter *ae) {
     cg_line(E, "%s = %s;", acc, cg_combine(E, r->op, acc, body));
   }
   close_block(ae);
-  cg_line(E, "_s[_i][_j] = _sv;");
+  cg_line(E, "%s = _sv;", attn_s_at(ae, "_i", "_j"));
   close_block(ae);
   set_wide_values(ae, 0);
   v[ch->S->out->id] = NULL;
 }
 
-/* The running max: the tile's max across the row's 16 threads, the new
+/* The running max: the tile's max across the row's threads, the new
  * max, alpha, and _mu the max the exponentials subtract (0 while no
  * column was finite: exp(-inf - 0) = 0 where exp(-inf + inf) is NaN).
  * While nothing was summed (the old max -inf) alpha is 0, not exp(0 -
@@ -352,12 +223,13 @@ static void emit_phase_a(attn_emitter *ae) {
 static void emit_rescale(attn_emitter *ae) {
   cg_emit *E = &ae->E;
   if (ae->ch->m_row < 0) return;
-  cg_line(E, "float _alpha[4], _mu[4];");
+  const attn_layout *L = &ae->plan->lay;
+  cg_line(E, "float _alpha[%d], _mu[%d];", L->nr, L->nr);
   cg_line(E, "#pragma unroll");
-  cg_line(E, "for (int _i = 0; _i < 4; ++_i) {");
+  cg_line(E, "for (int _i = 0; _i < %d; ++_i) {", L->nr);
   E->indent++;
   cg_line(E, "float _t = _tmax[_i];");
-  cg_line(E, "for (int _x = 8; _x > 0; _x >>= 1) _t = fmaxf(_t, __shfl_xor_sync(0xffffffffu, _t, _x));");
+  cg_line(E, "for (int _x = %d; _x > 0; _x >>= 1) _t = fmaxf(_t, __shfl_xor_sync(0xffffffffu, _t, _x));", L->lanes / 2);
   cg_line(E, "const float _mn = fmaxf(_m[_i], _t);");
   cg_line(E, "_mu[_i] = _mn == _ninf ? 0.0f : _mn;");
   cg_line(E, "_alpha[_i] = _m[_i] == _ninf ? 0.0f : expf(_m[_i] - _mu[_i]); // nothing summed yet: 0");
@@ -388,21 +260,24 @@ static void emit_phase_b(attn_emitter *ae) {
   const char **v = ae->value;
   int any_scaled = 0;
   for (int q = 1; q < ch->count; q++) any_scaled |= ch->st[q].role == ATTN_ROW && ch->st[q].scaled;
+  const attn_layout *L = &ae->plan->lay;
   if (ch->m_row >= 0 && (any_scaled || e_scaled(ch))) {
     cg_line(E, "#pragma unroll");
-    cg_line(E, "for (int _i = 0; _i < 4; ++_i) {");
+    cg_line(E, "for (int _i = 0; _i < %d; ++_i) {", L->nr);
     E->indent++;
     for (int q = 1; q < ch->count; q++)
       if (ch->st[q].role == ATTN_ROW && ch->st[q].scaled) cg_line(E, "%s[_i] *= _alpha[_i];", row_name(ae, q));
-    if (e_scaled(ch))
-      cg_line(E, "for (int _n = 0; _n < %d; ++_n) _o[_i][_n] *= _alpha[_i];", ae->plan->npt);
+    if (e_scaled(ch)) {
+      cg_line(E, "#pragma unroll");
+      cg_line(E, "for (int _n = 0; _n < %d; ++_n) %s *= _alpha[_i];", L->no, attn_o_at(ae, "_i", "_n"));
+    }
     close_block(ae);
   }
   element_loop(ae);
   cg_line(E, "float _pv = 0.0f;");
   cg_line(E, "if (_ok) {");
   E->indent++;
-  cg_line(E, "const float _sv = _s[_i][_j];");
+  cg_line(E, "const float _sv = %s;", attn_s_at(ae, "_i", "_j"));
   v[ch->S->out->id] = "_sv";
   if (ch->m_row >= 0) v[ch->st[ch->m_row].s->out->id] = "_mu[_i]";
   set_wide_values(ae, 1);
@@ -414,74 +289,58 @@ static void emit_phase_b(attn_emitter *ae) {
   }
   cg_line(E, "_pv = %s;", product(ae, ch->e, ch->n_e));
   close_block(ae);
-  cg_line(E, "_Ps[(_tx * 4 + _j) * %d + _ty * 4 + _i] = _pv;", AT_LD);
+  cg_line(E, "_Ps[%s * %d + %s] = _pv;", attn_col(ae, "_j"), L->ldp, attn_row(ae, "_i"));
   close_block(ae);
   set_wide_values(ae, 0);
   v[ch->S->out->id] = NULL;
   if (ch->m_row >= 0) v[ch->st[ch->m_row].s->out->id] = NULL;
 }
 
-/* The scores tile: _s[4][4] over D in chunks through _Qs / _Ks. */
+/* The scores tile over D in chunks through _Qs / _Ks (attn_math.c). */
 static void emit_scores(attn_emitter *ae) {
   const cg_attention *ch = ae->ch;
   const cg_attn_plan *plan = ae->plan;
+  const attn_layout *L = &plan->lay;
   cg_emit *E = at(ae, 0);
-  cg_line(E, "float _s[4][4] = {};");
+  if (L->mma) cg_line(E, "float _s[%d][4] = {}; // per n8 tile: (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1)", L->bc / 8);
+  else cg_line(E, "float _s[4][4] = {};");
   cg_line(E, "for (long long _d0 = 0; _d0 < _D; _d0 += %d) {", AT_DK);
   E->indent++;
   cg_line(E, "__syncthreads(); // the tiles' last readers are done");
   tile_space d = {.ids = ch->c1.k, .n = ch->c1.n_k, .base = "_d0", .extent = "_D", .count = AT_DK};
-  tile_space r = {.ids = ch->c1.m, .n = ch->c1.n_m, .base = "_r0", .extent = "_R", .count = AT_BR};
-  tile_space c = {.ids = ch->c1.n, .n = ch->c1.n_n, .base = "_c0", .extent = "_C", .count = AT_BC};
-  emit_tile_load(ae, 0, "_Qs", AT_LD, &d, &r, !plan->q_row_fast, ch->c1.a);
-  emit_tile_load(ae, 0, "_Ks", AT_LD, &d, &c, !plan->k_row_fast, ch->c1.b);
+  tile_space r = {.ids = ch->c1.m, .n = ch->c1.n_m, .base = "_r0", .extent = "_R", .count = L->br};
+  tile_space c = {.ids = ch->c1.n, .n = ch->c1.n_n, .base = "_c0", .extent = "_C", .count = L->bc};
+  emit_tile_load(ae, 0, "_Qs", L->ldq, &d, &r, !plan->q_row_fast, ch->c1.a);
+  emit_tile_load(ae, 0, "_Ks", L->ldk, &d, &c, !plan->k_row_fast, ch->c1.b);
   cg_line(E, "__syncthreads();");
-  cg_line(E, "#pragma unroll 8");
-  cg_line(E, "for (int _k = 0; _k < %d; ++_k) {", AT_DK);
-  cg_line(E, "  const float4 _a = *(const float4 *)&_Qs[_k * %d + _ty * 4];", AT_LD);
-  cg_line(E, "  const float4 _b = *(const float4 *)&_Ks[_k * %d + _tx * 4];", AT_LD);
-  cg_line(E, "  const float _av[4] = {_a.x, _a.y, _a.z, _a.w}, _bv[4] = {_b.x, _b.y, _b.z, _b.w};");
-  cg_line(E, "  #pragma unroll");
-  cg_line(E, "  for (int _i = 0; _i < 4; ++_i)");
-  cg_line(E, "    #pragma unroll");
-  cg_line(E, "    for (int _j = 0; _j < 4; ++_j) _s[_i][_j] = fmaf(_av[_i], _bv[_j], _s[_i][_j]);");
-  cg_line(E, "}");
+  attn_emit_scores_math(ae);
   close_block(ae);
 }
 
-/* _o += P . V over the tile's columns, V through _Vs in chunks of 32. */
+/* _o += P . V over the tile's columns, V through _Vs in chunks of AT_VC. */
 static void emit_pv(attn_emitter *ae) {
   const cg_attention *ch = ae->ch;
   const cg_attn_plan *plan = ae->plan;
-  int q = ch->count - 1, nt = 16 * plan->npt, ldv = nt + 4;
+  const attn_layout *L = &plan->lay;
+  int q = ch->count - 1;
   cg_emit *E = at(ae, q);
-  cg_line(E, "for (int _v0 = 0; _v0 < %d; _v0 += %d) {", AT_BC, AT_VC);
+  cg_line(E, "for (int _v0 = 0; _v0 < %d; _v0 += %d) {", L->bc, AT_VC);
   E->indent++;
   cg_line(E, "__syncthreads(); // _Ps written, _Vs free");
   cg_line(E, "const long long _cv = _c0 + _v0;");
   tile_space c = {.ids = ch->c2.k, .n = ch->c2.n_k, .base = "_cv", .extent = "_C", .count = AT_VC};
-  tile_space n = {.ids = ch->n2, .n = ch->n_n2, .base = "_n0", .extent = "_N2", .count = nt, .n2 = 1};
-  emit_tile_load(ae, q, "_Vs", ldv, &c, &n, plan->v_n_fast, ch->c2.b);
+  tile_space n = {.ids = ch->n2, .n = ch->n_n2, .base = "_n0", .extent = "_N2", .count = L->nt, .n2 = 1};
+  emit_tile_load(ae, q, "_Vs", L->ldv, &c, &n, plan->v_n_fast, ch->c2.b);
   cg_line(E, "__syncthreads();");
-  cg_line(E, "#pragma unroll 4");
-  cg_line(E, "for (int _k = 0; _k < %d; ++_k) {", AT_VC);
-  cg_line(E, "  const float4 _p = *(const float4 *)&_Ps[(_v0 + _k) * %d + _ty * 4];", AT_LD);
-  cg_line(E, "  const float _pv[4] = {_p.x, _p.y, _p.z, _p.w};");
-  cg_line(E, "  #pragma unroll");
-  cg_line(E, "  for (int _n = 0; _n < %d; ++_n) {", plan->npt);
-  cg_line(E, "    const float _vv = _Vs[_k * %d + _tx * %d + _n];", ldv, plan->npt);
-  cg_line(E, "    #pragma unroll");
-  cg_line(E, "    for (int _i = 0; _i < 4; ++_i) _o[_i][_n] = fmaf(_pv[_i], _vv, _o[_i][_n]);");
-  cg_line(E, "  }");
-  cg_line(E, "}");
+  attn_emit_pv_math(ae);
   close_block(ae);
 }
 
-/* After the sweep: rows combined across their 16 threads, kept rows
- * stored, the consumer's epilogue on F times the accumulator. */
+/* After the sweep: rows combined across their threads, kept rows stored,
+ * the consumer's epilogue on F times the accumulator. */
 static void emit_finish(attn_emitter *ae) {
   const cg_attention *ch = ae->ch;
-  const cg_attn_plan *plan = ae->plan;
+  const attn_layout *L = &ae->plan->lay;
   cg_emit *E = &ae->E;
   const char **v = ae->value;
   for (int q = 1; q < ch->count; q++) {
@@ -489,8 +348,8 @@ static void emit_finish(attn_emitter *ae) {
     if (r->role != ATTN_ROW) continue;
     if (q != ch->m_row) {
       cg_line(E, "#pragma unroll");
-      cg_line(E, "for (int _i = 0; _i < 4; ++_i)");
-      cg_line(E, "  for (int _x = 8; _x > 0; _x >>= 1)");
+      cg_line(E, "for (int _i = 0; _i < %d; ++_i)", L->nr);
+      cg_line(E, "  for (int _x = %d; _x > 0; _x >>= 1)", L->lanes / 2);
       cg_line(E, "    %s[_i] = %s;", row_name(ae, q),
               cg_combine(E, r->op, cg_fmt(E, "%s[_i]", row_name(ae, q)),
                          cg_fmt(E, "__shfl_xor_sync(0xffffffffu, %s[_i], _x)", row_name(ae, q))));
@@ -498,7 +357,7 @@ static void emit_finish(attn_emitter *ae) {
     v[r->s->out->id] = q == ch->m_row ? "_m[_i]" : cg_fmt(E, "%s[_i]", row_name(ae, q));
   }
   cg_line(E, "#pragma unroll");
-  cg_line(E, "for (int _i = 0; _i < 4; ++_i) {");
+  cg_line(E, "for (int _i = 0; _i < %d; ++_i) {", L->nr);
   E->indent++;
   cg_line(E, "if (!_rok[_i]) continue;");
   bind_digits(ae, "r", ch->c1.m, ch->c1.n_m, "_i");
@@ -506,21 +365,21 @@ static void emit_finish(attn_emitter *ae) {
     const attn_stmt *r = &ch->st[q];
     if (r->role != ATTN_ROW || !r->keep) continue;
     cg_emit *Eq = at(ae, q);
-    cg_line(Eq, "if (_tx == 0) %s[%s] = %s;", C_name(ae, r->s->out), cg_offset(Eq, r->s->out, r->s->lhs),
+    cg_line(Eq, "if (%s) %s[%s] = %s;", attn_lane0(ae), C_name(ae, r->s->out), cg_offset(Eq, r->s->out, r->s->lhs),
             v[r->s->out->id]);
   }
   cg_line(E, "const float _F = %s;", product(ae, ch->f, ch->n_f));
   int q = ch->count - 1;
   cg_line(E, "#pragma unroll");
-  cg_line(E, "for (int _n = 0; _n < %d; ++_n) {", plan->npt);
+  cg_line(E, "for (int _n = 0; _n < %d; ++_n) {", L->no);
   E->indent++;
-  cg_line(E, "const long long _g = _n0 + _tx * %d + _n;", plan->npt);
-  cg_line(E, "if (_g >= _N2) continue;");
+  cg_line(E, "const long long _gn = _n0 + %s;", attn_ocol(ae, "_n"));
+  cg_line(E, "if (_gn >= _N2) continue;");
   cg_emit *Eo = at(ae, q);
   tile_space n = {.ids = ch->n2, .n = ch->n_n2, .base = "_n0", .extent = "_N2", .count = 0, .n2 = 1};
   declare_digits(Eo, &n);
-  decode_into(ae, "_qn", "_g", &n);
-  const char *val = expr_at(ae, q, ch->O->rhs, "(_F * _o[_i][_n])");
+  decode_into(ae, "_qn", "_gn", &n);
+  const char *val = expr_at(ae, q, ch->O->rhs, cg_fmt(E, "(_F * %s)", attn_o_at(ae, "_i", "_n")));
   cg_line(Eo, "%s[%s] = %s;", C_name(ae, ch->O->out), cg_offset(Eo, ch->O->out, ch->O->lhs), val);
   close_block(ae);
   close_block(ae);
@@ -534,7 +393,11 @@ static void emit_header(attn_emitter *ae, const cg_kernel *k) {
   kbc_arena *a = ae->E.a;
   for (int q = 0; q < ch->count; q++) kbc_buf_printf(out, "// %s\n", cg_stmt_comment(a, ch->st[q].s));
   const char **sn = ae->plan->idx[0], **on = ae->plan->idx[ch->count - 1];
-  kbc_buf_printf(out, "// schedule: attention (FFMA fp32), rows =");
+  const attn_layout *L = &ae->plan->lay;
+  kbc_buf_printf(out, "// schedule: attention (%s), rows =",
+                 L->mma == 2 ? "3xTF32 mma.sync m16n8k8, fp32 accumulation"
+                 : L->mma    ? "TF32 mma.sync m16n8k8, fp32 accumulation"
+                             : "FFMA fp32");
   for (int i = 0; i < ch->c1.n_m; i++) kbc_buf_printf(out, " %s", sn[ch->c1.m[i]]);
   kbc_buf_printf(out, ", columns =");
   for (int i = 0; i < ch->c1.n_n; i++) kbc_buf_printf(out, " %s", sn[ch->c1.n[i]]);
@@ -546,7 +409,7 @@ static void emit_header(attn_emitter *ae, const cg_kernel *k) {
   kbc_buf_printf(out, ", N2 =");
   for (int i = 0; i < ch->n_n2; i++) kbc_buf_printf(out, " %s", on[ch->n2[i]]);
   kbc_buf_printf(out, "\n//   a block per batch point, %d rows and %d of N2; columns swept %d at a time, D in chunks of %d\n",
-                 AT_BR, 16 * ae->plan->npt, AT_BC, AT_DK);
+                 L->br, L->nt, L->bc, AT_DK);
   kbc_buf_puts(out, "//   on chip only:");
   for (int q = 0; q < ch->count; q++)
     if (ch->st[q].role == ATTN_S || ch->st[q].role == ATTN_WIDE || (ch->st[q].role == ATTN_ROW && !ch->st[q].keep))
@@ -558,21 +421,27 @@ static void emit_header(attn_emitter *ae, const cg_kernel *k) {
 
 void cg_emit_attn(cg_ctx *C, const cg_attn_plan *plan, const cg_kernel *k) {
   const cg_attention *ch = &plan->ch;
+  const attn_layout *L = &plan->lay;
   attn_emitter ae = {.E = {.a = C->a, .p = C->p, .opt = &C->t->opt, .names = C->names, .out = C->out, .indent = 1},
                      .plan = plan,
                      .ch = ch,
                      .value = KBC_NEW_ARRAY(C->a, const char *, C->p->tensors.len + 1)};
   cg_emit *E = &ae.E;
-  int nt = 16 * plan->npt, ldv = nt + 4, qk = 2 * AT_DK * AT_LD;
+  int q_at = 0, k_at = AT_DK * L->ldq, p_at = AT_DK * (L->ldq + L->ldk);
+  if (AT_VC * L->ldv > p_at) p_at = AT_VC * L->ldv;
+  attn_emit_helpers(&ae);
   emit_header(&ae, k);
-  E->written = cg_signature(C->out, C->a, C->p, C->names, k->name, AT_THREADS, 0, k->n_tensors, k->tensors,
+  /* (256, 1): the accumulators are held in registers, up to 255 of them,
+   * rather than spilled for a second block per multiprocessor (nvcc's
+   * ptxas chose 128 registers and spills for mma at an N2 tile of 128) */
+  E->written = cg_signature(C->out, C->a, C->p, C->names, k->name, AT_THREADS, 1, k->n_tensors, k->tensors,
                             k->first, k->count);
   kbc_buf_puts(C->out, "{\n");
-  cg_line(E, "__shared__ __align__(16) float _sm[%d];", qk + AT_BC * AT_LD);
-  cg_line(E, "float *const _Qs = _sm;           // [%d][%d]: the rows' operand, D-major", AT_DK, AT_LD);
-  cg_line(E, "float *const _Ks = _sm + %d;     // [%d][%d]: the columns' operand, D-major", AT_DK * AT_LD, AT_DK, AT_LD);
-  cg_line(E, "float *const _Vs = _sm;           // [%d][%d]: the values (over _Qs, _Ks: used after them)", AT_VC, ldv);
-  cg_line(E, "float *const _Ps = _sm + %d;     // [%d][%d]: E of the tile, column-major", qk, AT_BC, AT_LD);
+  cg_line(E, "__shared__ __align__(16) float _sm[%d];", p_at + L->bc * L->ldp);
+  cg_line(E, "float *const _Qs = _sm + %d; // [%d][%d]: the rows' operand, D-major", q_at, AT_DK, L->ldq);
+  cg_line(E, "float *const _Ks = _sm + %d; // [%d][%d]: the columns' operand, D-major", k_at, AT_DK, L->ldk);
+  cg_line(E, "float *const _Vs = _sm; // [%d][%d]: the values (over _Qs, _Ks: used after them)", AT_VC, L->ldv);
+  cg_line(E, "float *const _Ps = _sm + %d; // [%d][%d]: E of the tile, column-major", p_at, L->bc, L->ldp);
   cg_line(E, "const float _ninf = __int_as_float(0xff800000);");
   at(&ae, 0);
   cg_line(E, "const long long _B = %s;", cg_extent_product(E, ch->c1.bat, ch->c1.n_b));
@@ -581,37 +450,40 @@ void cg_emit_attn(cg_ctx *C, const cg_attn_plan *plan, const cg_kernel *k) {
   cg_line(E, "const long long _D = %s;", cg_extent_product(E, ch->c1.k, ch->c1.n_k));
   at(&ae, ch->count - 1);
   const char *n2 = "1LL";
-  for (int i = 0; i < ch->n_n2; i++) n2 = cg_fmt(E, "%s * %s", n2, cg_sym(E, n2_extent(C->a, ch, i)));
+  for (int i = 0; i < ch->n_n2; i++) n2 = cg_fmt(E, "%s * %s", n2, cg_sym(E, attn_n2_extent(C->a, ch, i)));
   cg_line(E, "const long long _N2 = %s;", n2);
-  cg_line(E, "const long long _tiles_r = (_R + %d) / %d, _tiles_n = (_N2 + %d) / %d;", AT_BR - 1, AT_BR, nt - 1, nt);
-  cg_line(E, "const int _tid = threadIdx.x, _ty = _tid / 16, _tx = _tid %% 16;");
+  cg_line(E, "const long long _tiles_r = (_R + %d) / %d, _tiles_n = (_N2 + %d) / %d;", L->br - 1, L->br, L->nt - 1,
+          L->nt);
+  cg_line(E, "const int _tid = threadIdx.x;");
+  attn_emit_thread_ids(&ae);
   cg_line(E, "for (long long _tile = blockIdx.x; _tile < _B * _tiles_r * _tiles_n; _tile += gridDim.x) {");
   E->indent++;
   cg_line(E, "long long _t = _tile;");
-  cg_line(E, "const long long _n0 = (_t %% _tiles_n) * %d;", nt);
+  cg_line(E, "const long long _n0 = (_t %% _tiles_n) * %d;", L->nt);
   cg_line(E, "_t /= _tiles_n;");
-  cg_line(E, "const long long _r0 = (_t %% _tiles_r) * %d;", AT_BR);
+  cg_line(E, "const long long _r0 = (_t %% _tiles_r) * %d;", L->br);
   cg_line(E, "const long long _bb = _t / _tiles_r;");
   at(&ae, 0);
   if (ch->c1.n_b) {
-    tile_space b = {.ids = ch->c1.bat, .n = ch->c1.n_b, .base = NULL, .extent = NULL, .count = 0};
+    tile_space b = {.ids = ch->c1.bat, .n = ch->c1.n_b};
     declare_digits(E, &b);
     decode_into(&ae, "_qb", "_bb", &b);
   } else {
     cg_line(E, "(void)_bb;");
   }
-  emit_lines(&ae, "r", ch->c1.m, ch->c1.n_m, "_r0 + _ty * 4", "_R");
-  if (ch->m_row >= 0) cg_line(E, "float _m[4] = {_ninf, _ninf, _ninf, _ninf};");
+  emit_lines(&ae, "r", ch->c1.m, ch->c1.n_m, L->nr, "_r0", attn_row(&ae, "_l"), "_R");
+  if (ch->m_row >= 0) cg_line(E, "float _m[%d] = %s;", L->nr, all_of(&ae, "_ninf"));
   for (int q = 1; q < ch->count; q++) {
     const attn_stmt *r = &ch->st[q];
     if (r->role != ATTN_ROW || q == ch->m_row) continue;
     const char *id = cg_float_literal(C->a, r->scaled ? 0.0 : ir_red_identity(r->op));
-    cg_line(E, "float %s[4] = {%s, %s, %s, %s};", row_name(&ae, q), id, id, id, id);
+    cg_line(E, "float %s[%d] = %s;", row_name(&ae, q), L->nr, all_of(&ae, id));
   }
-  cg_line(E, "float _o[4][%d] = {};", plan->npt);
-  cg_line(E, "for (long long _c0 = 0; _c0 < _C; _c0 += %d) {", AT_BC);
+  if (L->mma) cg_line(E, "float _o[%d][4] = {}; // per n8 tile, as _s", L->nt / 8);
+  else cg_line(E, "float _o[4][%d] = {};", L->no);
+  cg_line(E, "for (long long _c0 = 0; _c0 < _C; _c0 += %d) {", L->bc);
   E->indent++;
-  emit_lines(&ae, "c", ch->c1.n, ch->c1.n_n, "_c0 + _tx * 4", "_C");
+  emit_lines(&ae, "c", ch->c1.n, ch->c1.n_n, L->nc, "_c0", attn_col(&ae, "_l"), "_C");
   emit_scores(&ae);
   emit_phase_a(&ae);
   emit_rescale(&ae);

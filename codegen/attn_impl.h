@@ -1,7 +1,10 @@
 /* attn_impl.h — internals of the fused attention family, shared by its
- * two files in the order the data flows:
+ * files in the order the data flows:
  *   attn_match.c  the chain found in the IR (cg_find_attention);
- *   attn_emit.c   its plan and kernel (cg_plan_attn, cg_emit_attn).
+ *   attn_plan.c   its plan: the layout, names, launch (cg_plan_attn);
+ *   attn_emit.c   the kernel printed from the plan (cg_emit_attn);
+ *   attn_math.c   its two products, FFMA or mma.sync, and the layout's
+ *                 index expressions.
  *
  * The chain (docs/FUSED_ATTENTION.md), consecutive statements over a
  * batch space B, rows R and columns C:
@@ -66,6 +69,67 @@ typedef struct {
   attn_factor e[ATTN_MAX_FACTORS], f[ATTN_MAX_FACTORS]; /* the consumer's E and F factors */
   attn_stmt st[ATTN_MAX_STMTS];                          /* by chain position */
 } cg_attention;
+
+/* ---- the plan (attn_plan.c) ---- */
+
+enum { AT_THREADS = 256, AT_DK = 32, AT_VC = 32 };
+
+/* How the block's threads hold the tiles.  FFMA: 16 x 16 threads, a
+ * thread 4 rows x 4 columns of a 64 x 64 scores tile, 4 rows x npt of the
+ * accumulator.  MMA: 8 warps of 16 rows each (mma.sync m16n8k8), a
+ * 128 x 32 scores tile, a thread 2 rows (g, g + 8) x 8 columns of it (two
+ * of each n8 tile) and 2 rows x nt / 4 of the accumulator. */
+typedef struct {
+  int mma;      /* 0 FFMA; 1 TF32 mma.sync; 2 3xTF32 (fp32 accuracy) */
+  int br, bc;   /* the block's rows; the columns of one step of the sweep */
+  int nr, nc;   /* a thread's rows and columns of the scores tile */
+  int no;       /* a thread's columns of the accumulator */
+  int nt;       /* the N2 tile */
+  int lanes;    /* threads sharing a row: the low bits of the lane */
+  int ldq, ldk, ldp, ldv; /* shared-memory row widths (padded) */
+} attn_layout;
+
+struct cg_attn_plan {
+  cg_attention ch;
+  attn_layout lay;
+  int q_row_fast, k_row_fast;  /* operand tiles: consecutive threads along D (else along R / C) */
+  int v_n_fast;                /* value tile: consecutive threads along N2 (else along C) */
+  const char **idx[ATTN_MAX_STMTS]; /* per chain statement: the C name of each index */
+  sym *tiles;                  /* batch points x row tiles x N2 tiles */
+};
+
+/* The consumer's N2 index n2[i]: its split's c and batch index (NULL: not
+ * split), and its extent within a block. */
+const int64_t *attn_split_c(const cg_attention *ch, int i, int *frame);
+sym *attn_n2_extent(kbc_arena *a, const cg_attention *ch, int i);
+
+/* ---- emission (attn_emit.c, attn_math.c) ---- */
+
+typedef struct {
+  cg_emit E;
+  const cg_attn_plan *plan;
+  const cg_attention *ch;
+  const char **value; /* by tensor id: the on-chip value a load gives where it is emitted, or NULL */
+} attn_emitter;
+
+/* The layout's C expressions, for a loop variable v: a thread's row v and
+ * column v in the tile, its accumulator column v, the scores element
+ * (i, j) and the accumulator element (i, n) it holds; whether it is the
+ * first of its row's lanes. */
+const char *attn_row(attn_emitter *ae, const char *v);
+const char *attn_col(attn_emitter *ae, const char *v);
+const char *attn_ocol(attn_emitter *ae, const char *v);
+const char *attn_s_at(attn_emitter *ae, const char *i, const char *j);
+const char *attn_o_at(attn_emitter *ae, const char *i, const char *n);
+const char *attn_lane0(const attn_emitter *ae);
+/* The thread's ids and accumulators (declarations), the scores tile over
+ * D (needs _Qs, _Ks, the tile loads done by attn_emit.c's caller), and the
+ * accumulator += _Ps . _Vs over one V chunk of AT_VC columns from _v0. */
+void attn_emit_thread_ids(attn_emitter *ae);
+void attn_emit_scores_math(attn_emitter *ae);
+void attn_emit_pv_math(attn_emitter *ae);
+/* The mma helpers, once per translation unit. */
+void attn_emit_helpers(attn_emitter *ae);
 
 /* The attention chain starting at statement `first` of p: its length
  * (>= 3) with *out filled (out may be NULL), or 0 where there is none,

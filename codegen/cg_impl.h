@@ -194,7 +194,8 @@ void cg_team_combine(cg_emit *E, const cg_team *team, ir_red op, const char *acc
 const char *cg_stmt_comment(kbc_arena *a, const ir_stmt *s);
 
 /* Kernel signature: tensors used by statements [first, first+count);
- * __launch_bounds__(block) or, for min_blocks > 1, (block, min_blocks).
+ * __launch_bounds__(block) or, for min_blocks >= 1, (block, min_blocks)
+ * (1: one block per multiprocessor is enough, registers up to 255).
  * Returns, per tensor id, whether the kernel writes it (for cg_emit.written). */
 int cg_collect_tensors(kbc_arena *a, const ir_program *p, int first, int count, int **ids);
 const unsigned char *cg_signature(kbc_buf *out, kbc_arena *a, const ir_program *p, const cg_names *names,
@@ -223,6 +224,11 @@ typedef struct {
   void cg_emit_##stem(cg_ctx *C, const cg_##stem##_plan *plan, const cg_kernel *k);
 CG_FAMILIES(CG_FAMILY_ENTRIES)
 #undef CG_FAMILY_ENTRIES
+
+/* gemm_emit.c: the TF32 mma.sync helpers kbc_tf32 and kbc_mma_tf32 (and
+ * with split, kbc_split_tf32 for 3xTF32), each once per translation unit
+ * (guarded by #ifndef). */
+void cg_emit_mma_helpers(kbc_buf *out, int split);
 
 /* The reduction at the top of e (through arithmetic, not where()), or NULL. */
 const ir_expr *cg_top_reduce(const ir_expr *e);

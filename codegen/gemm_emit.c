@@ -98,6 +98,11 @@ static const char split_helpers[] =
     "#endif\n\n";
 
 
+void cg_emit_mma_helpers(kbc_buf *out, int split) {
+  kbc_buf_puts(out, tf32_helpers);
+  if (split) kbc_buf_puts(out, split_helpers);
+}
+
 /* The helpers, the comments describing the schedule, the signature. */
 static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
   cg_ctx *C = ge->ctx;
@@ -105,8 +110,7 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
   const gemm_tiling *tl = &plan->tiling;
   const cg_contraction *c = &tl->c;
   const gemm_cfg *f = &tl->cfg;
-  if (tl->mma) kbc_buf_puts(C->out, tf32_helpers);
-  if (tl->split3) kbc_buf_puts(C->out, split_helpers);
+  if (tl->mma) cg_emit_mma_helpers(C->out, tl->split3);
   kbc_buf_printf(C->out, "// %s\n", cg_stmt_comment(C->a, plan->s));
   kbc_buf_printf(C->out, "// schedule: gemm (%s), M = %s, N = %s, K = %s, batch = %s\n",
                  tl->split3 ? "3xTF32 mma.sync m16n8k8, split operands, fp32 accumulation"

@@ -1,0 +1,140 @@
+/* attn_plan.c — the fused attention family's plan.
+ *
+ * Before: an ATTN group (a chain found by cg_find_attention, attn_impl.h).
+ * After cg_plan_attn(): the plan — the chain; the layout (FFMA at fp32;
+ * TF32 mma.sync at tf32; 3xTF32 at fp32 where opt.fp32_mma asks); the N2
+ * tile (16 to 128, from the consumer's estimated N2); whether each operand
+ * tile is read with consecutive threads along D / N2; the C name of every
+ * index of every statement (after the S index it stands for) — and the
+ * kernel's launch fields: a block per (batch point, row tile, N2 tile),
+ * and as its tensors only what the chain reads from memory, the rows it
+ * keeps and the consumer's output. */
+#include <string.h>
+
+#include "attn_impl.h"
+
+/* Whether a loads contiguously along the last of ids (in statement s). */
+static int contiguous_along(kbc_arena *a, const ir_stmt *s, const ir_expr *e, const int *ids, int n) {
+  return n > 0 && cg_reads_contiguously(a, s, e, ids[n - 1]);
+}
+
+static void mark_loads(const cg_attention *ch, const ir_expr *e, unsigned char *used) {
+  if (e->op == IR_OP_LOAD) {
+    int chain = 0;
+    for (int q = 0; q < ch->count; q++) chain |= ch->st[q].s->out == e->u.load.tensor;
+    if (!chain) used[e->u.load.tensor->id] = 1;
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) mark_loads(ch, e->arg[i], used);
+}
+
+/* The kernel's tensors: what the chain reads from memory, the rows it
+ * keeps and the consumer's output (never s or the pointwise tiles). */
+static int kernel_tensors(kbc_arena *a, const ir_program *p, const cg_attention *ch, int **ids) {
+  unsigned char *used = KBC_NEW_ARRAY(a, unsigned char, p->tensors.len + 1);
+  for (int q = 0; q < ch->count; q++) {
+    mark_loads(ch, ch->st[q].s->rhs, used);
+    if (ch->st[q].keep || ch->st[q].role == ATTN_OUT) used[ch->st[q].s->out->id] = 1;
+  }
+  int n = 0;
+  *ids = KBC_NEW_ARRAY(a, int, p->tensors.len + 1);
+  for (int i = 0; i < p->tensors.len; i++)
+    if (used[i]) (*ids)[n++] = i;
+  return n;
+}
+
+static sym *extent_of(kbc_arena *a, const ir_stmt *s, const int *ids, int n) {
+  sym *x = sym_const(a, 1);
+  for (int i = 0; i < n; i++) x = sym_mul(a, x, s->index[ids[i]].extent);
+  return x;
+}
+
+const int64_t *attn_split_c(const cg_attention *ch, int i, int *frame) {
+  const attn_stmt *o = &ch->st[ch->count - 1];
+  for (int k = 0; k < o->n_split; k++)
+    if (o->split[k].id == ch->n2[i]) {
+      if (frame) *frame = o->split[k].frame;
+      return &o->split[k].c;
+    }
+  return NULL;
+}
+
+sym *attn_n2_extent(kbc_arena *a, const cg_attention *ch, int i) {
+  const int64_t *c = attn_split_c(ch, i, NULL);
+  return c ? sym_const(a, *c) : ch->O->index[ch->n2[i]].extent;
+}
+
+/* nm, or nm with "_n" appended until it names no S index, tensor or axis. */
+static const char *distinct_name(kbc_arena *a, const cg_names *names, const ir_stmt *S, const char **sname,
+                                 const char *nm) {
+  for (;;) {
+    int clash = 0;
+    for (int j = 0; j < S->n_index; j++) clash |= !strcmp(nm, sname[j]);
+    for (int j = 0; j < names->n_tensors; j++) clash |= !strcmp(nm, names->tensor[j]);
+    for (int j = 0; j < names->n_axes; j++) clash |= !strcmp(nm, names->axis[j]);
+    if (!clash) return nm;
+    nm = kbc_arena_printf(a, "%s_n", nm);
+  }
+}
+
+/* The layout (attn_impl.h) for mma (0 FFMA, 1 TF32, 2 3xTF32) and an N2
+ * tile of nt (16 to 128). */
+static attn_layout choose_layout(int mma, int nt) {
+  attn_layout L = {.mma = mma, .nt = nt};
+  if (mma) {
+    L.br = 128, L.bc = 32, L.nr = 2, L.nc = 8, L.lanes = 4, L.no = nt / 4;
+  } else {
+    L.br = 64, L.bc = 64, L.nr = 4, L.nc = 4, L.lanes = 16, L.no = nt / 16;
+  }
+  /* rows padded by 4 floats: float4 reads stay aligned, and rows start
+   * on different banks */
+  L.ldq = L.br + 4, L.ldk = L.bc + 4, L.ldp = L.br + 4, L.ldv = nt + 4;
+  return L;
+}
+
+cg_attn_plan *cg_plan_attn(cg_ctx *C, const cg_group *g, cg_kernel *k) {
+  kbc_arena *a = C->a;
+  cg_attn_plan *plan = KBC_NEW(a, cg_attn_plan);
+  cg_attention *ch = &plan->ch;
+  if (cg_find_attention(a, C->p, &C->t->opt, g->first, ch) != g->count) return NULL;
+  const ir_stmt *S = ch->S, *O = ch->O;
+  double n2 = 1;
+  for (int i = 0; i < ch->n_n2; i++) n2 *= cg_attn_n2_estimate(ch, i);
+  int nt = 16;
+  while (nt < 128 && nt < n2) nt *= 2;
+  int mma = C->t->precision == CG_PRECISION_TF32 ? 1 : C->t->opt.fp32_mma ? 2 : 0;
+  plan->lay = choose_layout(mma, nt);
+  plan->q_row_fast = contiguous_along(a, S, ch->c1.a, ch->c1.k, ch->c1.n_k);
+  plan->k_row_fast = contiguous_along(a, S, ch->c1.b, ch->c1.k, ch->c1.n_k);
+  plan->v_n_fast = contiguous_along(a, O, ch->c2.b, ch->n2, ch->n_n2) ||
+                   !contiguous_along(a, O, ch->c2.b, ch->c2.k, ch->c2.n_k);
+  /* names: every index after the S index it stands for; the consumer's N2
+   * by its own, kept apart from S's */
+  const char **sname = cg_index_names(a, C->names, S);
+  for (int q = 0; q < ch->count; q++) {
+    const ir_stmt *st = ch->st[q].s;
+    const char **own = cg_index_names(a, C->names, st);
+    plan->idx[q] = KBC_NEW_ARRAY(a, const char *, st->n_index + 1);
+    for (int id = 0; id < st->n_index; id++) {
+      int to = q == 0 ? id : ch->st[q].map[id];
+      plan->idx[q][id] = to >= 0 ? sname[to] : distinct_name(a, C->names, S, sname, own[id]);
+    }
+  }
+  sym *B = extent_of(a, S, ch->c1.bat, ch->c1.n_b), *R = extent_of(a, S, ch->c1.m, ch->c1.n_m);
+  sym *N2 = sym_const(a, 1);
+  for (int i = 0; i < ch->n_n2; i++) N2 = sym_mul(a, N2, attn_n2_extent(a, ch, i));
+  const attn_layout *L = &plan->lay;
+  sym *tr = sym_div(a, sym_add(a, R, sym_const(a, L->br - 1)), L->br);
+  sym *tn = sym_div(a, sym_add(a, N2, sym_const(a, L->nt - 1)), L->nt);
+  plan->tiles = sym_mul(a, B, sym_mul(a, tr, tn));
+  k->family = CG_FAMILY_ATTN;
+  k->first = g->first;
+  k->count = g->count;
+  k->block = AT_THREADS;
+  k->smem = 0;
+  k->work = plan->tiles;
+  k->per_block = 1;
+  k->max_blocks = 0;
+  k->zero_tensor = -1;
+  k->n_tensors = kernel_tensors(a, C->p, ch, &k->tensors);
+  return plan;
+}
