@@ -217,26 +217,48 @@ static const char *frame_text(const matcher *M, int at, const ir_expr *e) {
   return t;
 }
 
-/* Classifies factor f: 0 when it cannot be had in one sweep.  A factor
- * reading rows must be exp(X - m), m the one rescaling max row, X its
- * body, or (allow_rows) constant along C. */
-static int classify(matcher *M, attn_factor *f, int allow_rows) {
+/* Whether e (in statement `at`) is exp(X - m), m the one rescaling max row
+ * and X its body (the same text), seen through the wide tensors e reads,
+ * or such a value masked: where(cond, it, 0) or where(cond, 0, it) with a
+ * condition that reads no row (a causal mask written on the
+ * probabilities).  Records m as the chain's rescaling row. */
+static int scaled_form(matcher *M, int at, const ir_expr *e) {
   cg_attention *ch = M->ch;
+  int cv = 0;
+  if (e->op == IR_OP_LOAD) {
+    int q = M->pos_of[e->u.load.tensor->id];
+    return q >= 0 && ch->st[q].role == ATTN_WIDE && scaled_form(M, q, ch->st[q].s->rhs);
+  }
+  if (e->op == IR_OP_WHERE) {
+    if (deps(M, at, e->arg[0], &cv) & row_mask(ch, M->n)) return 0;
+    for (int b = 1; b <= 2; b++) {
+      const ir_expr *z = e->arg[3 - b];
+      if (z->op == IR_OP_CONST && z->u.value == 0.0 && scaled_form(M, at, e->arg[b])) return 1;
+    }
+    return 0;
+  }
+  if (e->op != IR_OP_EXP || e->arg[0]->op != IR_OP_SUB || e->arg[0]->arg[1]->op != IR_OP_LOAD) return 0;
+  int q = M->pos_of[e->arg[0]->arg[1]->u.load.tensor->id];
+  const attn_stmt *m = q >= 0 ? &ch->st[q] : NULL;
+  if (!m || m->role != ATTN_ROW || m->op != IR_RED_MAX || m->scaled || (ch->m_row >= 0 && ch->m_row != q) ||
+      (deps(M, at, e->arg[0]->arg[0], &cv) & row_mask(ch, M->n)) ||
+      strcmp(frame_text(M, at, e->arg[0]->arg[0]), frame_text(M, q, m->s->rhs->arg[0])))
+    return 0;
+  ch->m_row = q;
+  return 1;
+}
+
+/* Classifies factor f: 0 when it cannot be had in one sweep.  A factor
+ * reading rows must be scaled_form (then rescaled when the max grows) or
+ * (allow_rows) constant along C. */
+static int classify(matcher *M, attn_factor *f, int allow_rows) {
   int cvary = 0;
-  unsigned rows = deps(M, f->at, f->e, &cvary) & row_mask(ch, M->n);
+  unsigned rows = deps(M, f->at, f->e, &cvary) & row_mask(M->ch, M->n);
   f->row_const = !cvary;
   if (!rows) return 1;
-  const ir_expr *e = f->e;
-  if (e->op == IR_OP_EXP && e->arg[0]->op == IR_OP_SUB && e->arg[0]->arg[1]->op == IR_OP_LOAD && !f->inv) {
-    int q = M->pos_of[e->arg[0]->arg[1]->u.load.tensor->id], cv = 0;
-    const attn_stmt *m = q >= 0 ? &ch->st[q] : NULL;
-    if (m && m->role == ATTN_ROW && m->op == IR_RED_MAX && !m->scaled &&
-        !(deps(M, f->at, e->arg[0]->arg[0], &cv) & row_mask(ch, M->n)) && (ch->m_row < 0 || ch->m_row == q) &&
-        !strcmp(frame_text(M, f->at, e->arg[0]->arg[0]), frame_text(M, q, m->s->rhs->arg[0]))) {
-      ch->m_row = q;
-      f->scaled = 1;
-      return 1;
-    }
+  if (!f->inv && scaled_form(M, f->at, f->e)) {
+    f->scaled = 1;
+    return 1;
   }
   return allow_rows && f->row_const;
 }
@@ -312,11 +334,22 @@ static int wide_stmt(matcher *M, int q) {
     if (ch->S->index[id].kind == IR_IDX_FREE) all[n++] = id;
   if (!maps_onto(w->s, w->map, -1, all, n)) return 0;
   w->role = ATTN_WIDE;
-  int cvary = 0;
-  unsigned rows = deps(M, q, w->s->rhs, &cvary) & row_mask(ch, q);
-  w->late = ch->m_row >= 0 && (rows >> ch->m_row & 1);
-  w->on_sums = (rows & ~(ch->m_row >= 0 ? 1u << ch->m_row : 0u)) != 0;
   return 1;
+}
+
+/* Once the rescaling row is known (a later row or the consumer finds it):
+ * which wide tensors read it (computed after the max), and which read
+ * another row (never computed: their readers expand them). */
+static void wide_phases(matcher *M) {
+  cg_attention *ch = M->ch;
+  for (int q = 1; q < ch->count; q++) {
+    attn_stmt *w = &ch->st[q];
+    if (w->role != ATTN_WIDE) continue;
+    int cvary = 0;
+    unsigned rows = deps(M, q, w->s->rhs, &cvary) & row_mask(ch, q);
+    w->late = ch->m_row >= 0 && (rows >> ch->m_row & 1);
+    w->on_sums = (rows & ~(ch->m_row >= 0 ? 1u << ch->m_row : 0u)) != 0;
+  }
 }
 
 /* The consumer's main sum split into its operands: a, the factors that
@@ -485,6 +518,7 @@ int cg_find_attention(kbc_arena *a, const ir_program *p, const cg_options *o, in
     M.n++;
   }
   if (!ch->O || !closed(&M)) return 0;
+  wide_phases(&M);
   /* It pays where the consumer's N2 is one tile (at most 128, estimated):
    * every further N2 tile computes the scores again.  Small rows and
    * columns pay too: the chain is one launch instead of four. */

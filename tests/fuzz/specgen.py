@@ -602,8 +602,11 @@ class Gen:
                 self.stmts.append(f"{den}[{row}] = sum({c2}: exp({sname}[{row}, {c2}] - {mx}[{row}]))")
                 self.stmts.append(f"{pname}[{row}, {ci.name}] = exp({sname}[{row}, {ci.name}] - "
                                   f"{mx}[{row}]) / {den}[{row}]")
-            else:  # exp(s - max) as a tensor of its own, the division after the contraction
-                self.stmts.append(f"{pname}[{row}, {ci.name}] = exp({sname}[{row}, {ci.name}] - {mx}[{row}])")
+            else:  # exp(s - max) as a tensor of its own (maybe masked), the division after the contraction
+                ex = f"exp({sname}[{row}, {ci.name}] - {mx}[{row}])"
+                if C is R and r.random() < 0.4:
+                    ex = f"where({ci.name} <= {ri.name}, {ex}, 0.0)"
+                self.stmts.append(f"{pname}[{row}, {ci.name}] = {ex}")
                 self.stmts.append(f"{den}[{row}] = sum({c2}: {pname}[{row}, {c2}])")
             if r.random() < 0.4:  # the log-sum-exp kept, as a backward pass would
                 lse = self.fresh("lse")
