@@ -15,6 +15,7 @@
  * later are stored, and the consumer's epilogue is applied to F times the
  * accumulator.  s and the pointwise tiles never reach memory. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attn_impl.h"
@@ -386,6 +387,50 @@ static void emit_finish(attn_emitter *ae) {
   for (int r = 1; r < ch->count; r++) v[ch->st[r].s->out->id] = NULL;
 }
 
+/* a*col + b*row + c as C text, zero terms left out. */
+static const char *affine_text(cg_emit *E, const attn_mask *mk, const char *col, const char *row) {
+  const char *t = NULL;
+  const int64_t coef[2] = {mk->a, mk->b};
+  const char *var[2] = {col, row};
+  for (int i = 0; i < 2; i++) {
+    if (!coef[i]) continue;
+    const char *term = coef[i] == 1 || coef[i] == -1 ? var[i] : cg_fmt(E, "%lldLL * %s", (long long)llabs(coef[i]), var[i]);
+    t = !t ? (coef[i] < 0 ? cg_fmt(E, "-%s", term) : term) : cg_fmt(E, "%s %c %s", t, coef[i] < 0 ? '-' : '+', term);
+  }
+  if (!t) return cg_fmt(E, "%lldLL", (long long)mk->c);
+  return mk->c ? cg_fmt(E, "%s %c %lldLL", t, mk->c < 0 ? '-' : '+', (long long)llabs(mk->c)) : t;
+}
+
+/* At the top of a column tile: skip it, the whole block, where the mask
+ * selects K on every element and K is far below every row's running max
+ * (attn_mask): exp(K - max) is then exactly 0, and so is all it adds. */
+static void emit_mask_skip(attn_emitter *ae) {
+  const attn_mask *mk = &ae->plan->mask;
+  const attn_layout *L = &ae->plan->lay;
+  cg_emit *E = &ae->E;
+  if (!mk->on) return;
+  const char *k = cg_float_literal(E->a, mk->k);
+  cg_line(E, "{ // a tile where the mask selects %s everywhere adds nothing once every row's max is far above it", k);
+  E->indent++;
+  cg_line(E, "const long long _ilo = _r0, _ihi = kbc_min_ll(_r0 + %d, _R) - 1;", L->br);
+  cg_line(E, "const long long _jlo = _c0, _jhi = kbc_min_ll(_c0 + %d, _C) - 1;", L->bc);
+  const char *lo = affine_text(E, mk, mk->a > 0 ? "_jlo" : "_jhi", mk->b > 0 ? "_ilo" : "_ihi");
+  const char *hi = affine_text(E, mk, mk->a > 0 ? "_jhi" : "_jlo", mk->b > 0 ? "_ihi" : "_ilo");
+  cg_line(E, "const long long _dlo = %s, _dhi = %s; // the condition's sides' difference over the tile", lo, hi);
+  const char *always, *never;
+  switch (mk->cmp) {
+  case IR_OP_LT: always = "_dhi < 0", never = "_dlo >= 0"; break;
+  case IR_OP_LE: always = "_dhi <= 0", never = "_dlo > 0"; break;
+  case IR_OP_GT: always = "_dlo > 0", never = "_dhi <= 0"; break;
+  default: always = "_dlo >= 0", never = "_dhi < 0"; break;
+  }
+  cg_line(E, "bool _far = %s;", mk->k_when_true ? always : never);
+  cg_line(E, "for (int _i = 0; _i < %d; ++_i) _far = _far && (!_rok[_i] || %s - _m[_i] < -128.0f);", L->nr, k);
+  cg_line(E, "if (__syncthreads_and(_far)) continue;");
+  E->indent--;
+  cg_line(E, "}");
+}
+
 /* The kernel's head comment: its statements, the schedule, what stays on chip. */
 static void emit_header(attn_emitter *ae, const cg_kernel *k) {
   const cg_attention *ch = ae->ch;
@@ -415,6 +460,7 @@ static void emit_header(attn_emitter *ae, const cg_kernel *k) {
     if (ch->st[q].role == ATTN_S || ch->st[q].role == ATTN_WIDE || (ch->st[q].role == ATTN_ROW && !ch->st[q].keep))
       kbc_buf_printf(out, " %s", ch->st[q].s->out->name);
   if (ch->m_row >= 0) kbc_buf_printf(out, "; running max %s", ch->st[ch->m_row].s->out->name);
+  if (ae->plan->mask.on) kbc_buf_puts(out, "; wholly masked tiles skipped");
   kbc_buf_putc(out, '\n');
   (void)k;
 }
@@ -483,6 +529,7 @@ void cg_emit_attn(cg_ctx *C, const cg_attn_plan *plan, const cg_kernel *k) {
   else cg_line(E, "float _o[4][%d] = {};", L->no);
   cg_line(E, "for (long long _c0 = 0; _c0 < _C; _c0 += %d) {", L->bc);
   E->indent++;
+  emit_mask_skip(&ae);
   emit_lines(&ae, "c", ch->c1.n, ch->c1.n_n, L->nc, "_c0", attn_col(&ae, "_l"), "_C");
   emit_scores(&ae);
   emit_phase_a(&ae);

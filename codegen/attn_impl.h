@@ -44,6 +44,7 @@ typedef struct {
   int *map;       /* by the statement's index id: the S index id it stands for, or -1 */
   ir_red op;      /* ROW: its reduction */
   int scaled;     /* ROW: a sum holding a factor exp(X - m) */
+  int n_factors;  /* ROW: its body's factors (attn_match.c's factorize) */
   int keep;       /* ROW: written out (an output, or read after the chain) */
   int late;       /* WIDE: reads the rescaling row (through exp(X - m)): computed after it */
   int on_sums;    /* WIDE: reads a row other than the rescaling one: never computed (its readers
@@ -89,9 +90,25 @@ typedef struct {
   int ldq, ldk, ldp, ldv; /* shared-memory row widths (padded) */
 } attn_layout;
 
+/* A scores tile wholly masked is skipped (attn_plan.c, plan_mask): where
+ * S = where(cond, .. main sum .., K) (or the mirror), cond an affine
+ * comparison a*col + b*row + c (cmp) 0 of S's one row and one column
+ * index, the rows only the running max of s and sums of exp(s - max), and
+ * the consumer's E only exp(s - max): on a tile where cond selects K
+ * everywhere, every score is K, and once K is below every row's running
+ * max by more than exp can see (128), the tile adds exactly nothing. */
+typedef struct {
+  int on;
+  int64_t a, b, c;   /* the comparison's left side minus its right: a*col + b*row + c */
+  ir_op cmp;         /* IR_OP_LT, _LE, _GT or _GE, against 0 */
+  int k_when_true;   /* K is the where's first branch (selected where cond holds) */
+  double k;          /* K */
+} attn_mask;
+
 struct cg_attn_plan {
   cg_attention ch;
   attn_layout lay;
+  attn_mask mask;
   int q_row_fast, k_row_fast;  /* operand tiles: consecutive threads along D (else along R / C) */
   int v_n_fast;                /* value tile: consecutive threads along N2 (else along C) */
   const char **idx[ATTN_MAX_STMTS]; /* per chain statement: the C name of each index */

@@ -322,6 +322,7 @@ static int row_stmt(matcher *M, int q) {
   }
   if (scaled > 1 || (scaled && r->op != IR_RED_SUM)) return 0;
   r->scaled = scaled;
+  r->n_factors = nf;
   return 1;
 }
 

@@ -91,6 +91,57 @@ static attn_layout choose_layout(int mma, int nt) {
   return L;
 }
 
+static int holds(const ir_expr *e, const ir_expr *x) {
+  if (e == x) return 1;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (holds(e->arg[i], x)) return 1;
+  return 0;
+}
+
+/* The coefficient of index id in an affine split, as a constant (0 where
+ * absent); 0 returned when it is not a constant. */
+static int const_coeff(sym *const *coeff, int id, int64_t *out) {
+  *out = 0;
+  return !coeff[id] || sym_is_const(coeff[id], out);
+}
+
+/* Whether the chain lets a wholly masked tile be skipped (attn_mask). */
+static attn_mask plan_mask(kbc_arena *a, const cg_attention *ch) {
+  attn_mask m = {0};
+  const ir_stmt *S = ch->S;
+  const ir_expr *w = S->rhs;
+  if (w->op != IR_OP_WHERE || ch->c1.n_m != 1 || ch->c1.n_n != 1 || ch->m_row < 0) return m;
+  int kb = w->arg[1]->op == IR_OP_CONST ? 1 : w->arg[2]->op == IR_OP_CONST ? 2 : 0;
+  if (!kb || !holds(w->arg[3 - kb], ch->c1.reduce)) return m;
+  const ir_expr *cond = w->arg[0];
+  if ((cond->op != IR_OP_LT && cond->op != IR_OP_LE && cond->op != IR_OP_GT && cond->op != IR_OP_GE) ||
+      cond->arg[0]->op != IR_OP_INDEX || cond->arg[1]->op != IR_OP_INDEX)
+    return m;
+  sym *d = sym_sub(a, cond->arg[0]->u.index, cond->arg[1]->u.index), *rest;
+  sym **coeff = KBC_NEW_ARRAY(a, sym *, S->n_index + 1);
+  int row = ch->c1.m[0], col = ch->c1.n[0];
+  if (!d || !sym_split_affine(a, d, S->n_index, coeff, &rest) || !sym_is_const(rest, &m.c) ||
+      !const_coeff(coeff, col, &m.a) || !const_coeff(coeff, row, &m.b))
+    return m;
+  for (int id = 0; id < S->n_index; id++) {
+    int64_t v;
+    if (id != row && id != col && (!const_coeff(coeff, id, &v) || v != 0)) return m;
+  }
+  /* the rows: the running max of s itself, sums of exp(s - max) alone; E: exp(s - max) alone */
+  const attn_stmt *mx = &ch->st[ch->m_row];
+  if (mx->s->rhs->arg[0]->op != IR_OP_LOAD || mx->s->rhs->arg[0]->u.load.tensor != S->out) return m;
+  for (int q = 1; q < ch->count; q++) {
+    const attn_stmt *r = &ch->st[q];
+    if (r->role == ATTN_ROW && q != ch->m_row && (!r->scaled || r->n_factors != 1)) return m;
+  }
+  if (ch->n_e != 1 || !ch->e[0].scaled) return m;
+  m.on = 1;
+  m.cmp = cond->op;
+  m.k_when_true = kb == 1;
+  m.k = w->arg[kb]->u.value;
+  return m;
+}
+
 cg_attn_plan *cg_plan_attn(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   kbc_arena *a = C->a;
   cg_attn_plan *plan = KBC_NEW(a, cg_attn_plan);
@@ -103,6 +154,7 @@ cg_attn_plan *cg_plan_attn(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   while (nt < 128 && nt < n2) nt *= 2;
   int mma = C->t->precision == CG_PRECISION_TF32 ? 1 : C->t->opt.fp32_mma ? 2 : 0;
   plan->lay = choose_layout(mma, nt);
+  plan->mask = plan_mask(a, ch);
   plan->q_row_fast = contiguous_along(a, S, ch->c1.a, ch->c1.k, ch->c1.n_k);
   plan->k_row_fast = contiguous_along(a, S, ch->c1.b, ch->c1.k, ch->c1.n_k);
   plan->v_n_fast = contiguous_along(a, O, ch->c2.b, ch->n2, ch->n_n2) ||

@@ -39,6 +39,16 @@ struct float2 {
 static inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
 static inline float2 make_float2(float x, float y) { return float2{x, y}; }
 static inline void __syncthreads() { pthread_barrier_wait(&emu_block_barrier); }
+// __syncthreads_and: a barrier whose value is whether every thread's p holds.
+static int emu_and_scratch[1024];
+static inline int __syncthreads_and(int p) {
+  emu_and_scratch[threadIdx.x] = p != 0;
+  __syncthreads();
+  int all = 1;
+  for (unsigned i = 0; i < blockDim.x; i++) all &= emu_and_scratch[i];
+  __syncthreads();
+  return all;
+}
 // Warp-level operations of a group of lanes (the mask: a warp, or an
 // aligned team within it): a barrier per warp and mask, made on first use.
 static pthread_mutex_t emu_group_lock = PTHREAD_MUTEX_INITIALIZER;
