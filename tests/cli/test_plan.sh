@@ -198,6 +198,37 @@ expect 0 "plan, KBC_NO_ATTN" env KBC_NO_ATTN=1 "$kbc" compile "$ac" --emit plan 
 expect 0 "plan, MLP" "$kbc" compile "$src/specs/examples/mlp_relu.kb" --emit plan --set batch=64 --set d_in=256 \
   --set d_hidden=512 --set d_out=128 --target sm_90 &&
   if grep -q "attention" "$log"; then fail "plan, MLP: an attention kernel"; fi
+# the chain's conditions, each broken once: the probabilities read after
+# the chain, the scores an output, exp of something other than the max's
+# body, a second max; and one kept: the max's body scaled in both places
+att_spec() { # NAME SCORES-LINE REST...: an attention spec over b, s, d = 16
+  local f=$tmp/$1.kb
+  shift
+  { echo "kernel att"; echo "axis b var"; echo "axis s var"; echo "axis d const 16"
+    echo "input q f32[b, s, d]"; echo "input k f32[b, s, d]"; echo "input v f32[b, s, d]"
+    echo "output o f32[b, s, d]"; printf '%s\n' "$@"; } >"$f"
+  echo "$f"
+}
+sc='sc[n, i, j] = sum(c: q[n, i, c] * k[n, j, c])'
+mx='mx[n, i] = max(j: sc[n, i, j])'
+l='l[n, i] = sum(j: exp(sc[n, i, j] - mx[n, i]))'
+o='o[n, i, c] = sum(j: exp(sc[n, i, j] - mx[n, i]) * v[n, j, c]) / l[n, i]'
+fused() { "$kbc" compile "$1" --emit plan --set b=2 --set s=40 --target sm_90 2>&1 | grep -c " attention "; }
+f=$(att_spec plain "$sc" "$mx" "$l" "$o")
+[ "$(fused "$f")" = 1 ] || fail "attention chain: not fused"
+f=$(att_spec scaled "sc[n, i, j] = 0.5 * sum(c: q[n, i, c] * k[n, j, c])" "mx[n, i] = max(j: 2.0 * sc[n, i, j])" \
+  "l[n, i] = sum(j: exp(2.0 * sc[n, i, j] - mx[n, i]))" "o[n, i, c] = sum(j: exp(2.0 * sc[n, i, j] - mx[n, i]) * v[n, j, c]) / l[n, i]")
+[ "$(fused "$f")" = 1 ] || fail "attention chain, the max of 2 * s: not fused"
+f=$(att_spec other_x "$sc" "$mx" "l[n, i] = sum(j: exp(2.0 * sc[n, i, j] - mx[n, i]))" "$o")
+[ "$(fused "$f")" = 0 ] || fail "attention chain, exp(2 * s - max(s)): fused (it may overflow in one sweep)"
+f=$(att_spec scores_out "output sc f32[b, s, s]" "$sc" "$mx" "$l" "$o")
+[ "$(fused "$f")" = 0 ] || fail "attention chain, the scores an output: fused"
+f=$(att_spec p_read_after "output pl f32[b, s]" "$sc" "$mx" "$l" "p[n, i, j] = exp(sc[n, i, j] - mx[n, i]) / l[n, i]" \
+  "o[n, i, c] = sum(j: p[n, i, j] * v[n, j, c])" "pl[n, i] = sum(j: p[n, i, j] * p[n, i, j])")
+[ "$(fused "$f")" = 0 ] || fail "attention chain, the probabilities read after it: fused"
+f=$(att_spec two_max "$sc" "$mx" "m2[n, i] = max(j: sc[n, i, j] + 1.0)" "$l" \
+  "o[n, i, c] = sum(j: exp(sc[n, i, j] - mx[n, i]) * exp(sc[n, i, j] + 1.0 - m2[n, i]) * v[n, j, c]) / l[n, i]")
+[ "$(fused "$f")" = 0 ] || fail "attention chain, two rescaling maxima: fused"
 expect 2 "--json without --emit plan" "$kbc" compile "$mm" --emit ir --json
 expect 2 "--emit plan with a bad target" "$kbc" compile "$mm" --emit plan "${set_mm[@]}" --target sm_12
 expect 1 "plan of a bad spec" "$kbc" compile "$src/tests/diag/stmt_unknown_name.kb" --emit plan --set n=1 --target sm_90
