@@ -94,17 +94,25 @@ static void b_fragments_mma(attn_emitter *ae, const char *src, int ld, const cha
   cg_line(E, "}");
 }
 
+/* acc[n8 tile] += A . B over k in [0, kmax) by 8: A the k-major tile a
+ * (its k from a_k0 + _k), B the k-major tile b, n columns of it. */
+static void mma_product(attn_emitter *ae, int kmax, const char *a, int lda, const char *a_k0, const char *b, int ldb,
+                        int n, const char *acc) {
+  cg_emit *E = &ae->E;
+  cg_line(E, "#pragma unroll");
+  cg_line(E, "for (int _k = 0; _k < %d; _k += 8) {", kmax);
+  E->indent++;
+  a_fragment(ae, a, lda, a_k0);
+  b_fragments_mma(ae, b, ldb, "_k", n, acc);
+  E->indent--;
+  cg_line(E, "}");
+}
+
 void attn_emit_scores_math(attn_emitter *ae) {
   const attn_layout *L = lay(ae);
   cg_emit *E = &ae->E;
   if (L->mma) {
-    cg_line(E, "#pragma unroll");
-    cg_line(E, "for (int _k = 0; _k < %d; _k += 8) {", AT_DK);
-    E->indent++;
-    a_fragment(ae, "_Qs", L->ldq, "_k");
-    b_fragments_mma(ae, "_Ks", L->ldk, "_k", L->bc, "_s");
-    E->indent--;
-    cg_line(E, "}");
+    mma_product(ae, AT_DK, "_Qs", L->ldq, "_k", "_Ks", L->ldk, L->bc, "_s");
     return;
   }
   cg_line(E, "#pragma unroll 8");
@@ -123,13 +131,7 @@ void attn_emit_pv_math(attn_emitter *ae) {
   const attn_layout *L = lay(ae);
   cg_emit *E = &ae->E;
   if (L->mma) {
-    cg_line(E, "#pragma unroll");
-    cg_line(E, "for (int _k = 0; _k < %d; _k += 8) {", AT_VC);
-    E->indent++;
-    a_fragment(ae, "_Ps", L->ldp, "_v0 + _k");
-    b_fragments_mma(ae, "_Vs", L->ldv, "_k", L->nt, "_o");
-    E->indent--;
-    cg_line(E, "}");
+    mma_product(ae, AT_VC, "_Ps", L->ldp, "_v0 + _k", "_Vs", L->ldv, L->nt, "_o");
     return;
   }
   cg_line(E, "#pragma unroll 4");
