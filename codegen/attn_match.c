@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "attn_impl.h"
-#include "gemm_impl.h"
 #include "ir/subst.h"
 
 typedef struct {

@@ -42,12 +42,6 @@ static int kernel_tensors(kbc_arena *a, const ir_program *p, const cg_attention 
   return n;
 }
 
-static sym *extent_of(kbc_arena *a, const ir_stmt *s, const int *ids, int n) {
-  sym *x = sym_const(a, 1);
-  for (int i = 0; i < n; i++) x = sym_mul(a, x, s->index[ids[i]].extent);
-  return x;
-}
-
 const int64_t *attn_split_c(const cg_attention *ch, int i, int *frame) {
   const attn_stmt *o = &ch->st[ch->count - 1];
   for (int k = 0; k < o->n_split; k++)
@@ -171,7 +165,7 @@ cg_attn_plan *cg_plan_attn(cg_ctx *C, const cg_group *g, cg_kernel *k) {
       plan->idx[q][id] = to >= 0 ? sname[to] : distinct_name(a, C->names, S, sname, own[id]);
     }
   }
-  sym *B = extent_of(a, S, ch->c1.bat, ch->c1.n_b), *R = extent_of(a, S, ch->c1.m, ch->c1.n_m);
+  sym *B = cg_extent_sym(a, S, ch->c1.bat, ch->c1.n_b), *R = cg_extent_sym(a, S, ch->c1.m, ch->c1.n_m);
   sym *N2 = sym_const(a, 1);
   for (int i = 0; i < ch->n_n2; i++) N2 = sym_mul(a, N2, attn_n2_extent(a, ch, i));
   const attn_layout *L = &plan->lay;

@@ -55,6 +55,8 @@ int cg_find_contraction(kbc_arena *a, const ir_stmt *s, cg_contraction *c);
  * last fastest: its coefficients are 1, then the products of the extents
  * after each). */
 sym *cg_flat_offset(kbc_arena *a, const ir_tensor *t, sym *const *idx);
+/* The product of the extents of s's indices ids[0..n) (1 for none). */
+sym *cg_extent_sym(kbc_arena *a, const ir_stmt *s, const int *ids, int n);
 int cg_load_unit_step(kbc_arena *a, const ir_stmt *s, const ir_expr *load, int id);
 int cg_reads_contiguously(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int id);
 int cg_offset_contiguous(kbc_arena *a, const ir_stmt *s, const sym *off, const int *ids, int n);

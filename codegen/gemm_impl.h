@@ -53,7 +53,6 @@ typedef struct {
   sym *tiles;          /* output tiles, ceil(M / BM) * ceil(N / BN) * B; NULL where it cannot be formed */
 } gemm_tiling;
 
-sym *gemm_extent_product(kbc_arena *a, const ir_stmt *s, const int *ids, int n);
 double gemm_tile_estimate(const sym *x);
 int gemm_smem_bytes(const gemm_cfg *f);
 /* mma: 0 FFMA, 1 TF32 tensor cores, 2 3xTF32 (smaller warp tiles) */

@@ -14,12 +14,6 @@
 
 /* ---- analysis ------------------------------------------------------------ */
 
-sym *gemm_extent_product(kbc_arena *a, const ir_stmt *s, const int *ids, int n) {
-  sym *p = sym_const(a, 1);
-  for (int i = 0; i < n; i++) p = sym_mul(a, p, s->index[ids[i]].extent);
-  return p;
-}
-
 /* An extent for choosing tiles: constants exactly, var-dependent extents
  * with every var axis at 256 (a shape big enough to need tiles; the
  * real binding is unknown). */
@@ -140,10 +134,10 @@ int gemm_tile(kbc_arena *a, const cg_target *t, const ir_stmt *s, gemm_tiling *o
   memset(out, 0, sizeof *out);
   cg_contraction *c = &out->c;
   if (!cg_find_contraction(a, s, c) || c->n_m < 1 || c->n_n < 1 || c->n_k < 1) return 0;
-  out->M = gemm_extent_product(a, s, c->m, c->n_m);
-  out->N = gemm_extent_product(a, s, c->n, c->n_n);
-  out->K = gemm_extent_product(a, s, c->k, c->n_k);
-  out->B = gemm_extent_product(a, s, c->bat, c->n_b);
+  out->M = cg_extent_sym(a, s, c->m, c->n_m);
+  out->N = cg_extent_sym(a, s, c->n, c->n_n);
+  out->K = cg_extent_sym(a, s, c->k, c->n_k);
+  out->B = cg_extent_sym(a, s, c->bat, c->n_b);
   if (!out->M || !out->N || !out->K || !out->B) return 0;
   gemm_shape *sh = &out->shape;
   *sh = (gemm_shape){gemm_tile_estimate(out->M), gemm_tile_estimate(out->N), gemm_tile_estimate(out->K),

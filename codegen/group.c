@@ -48,6 +48,12 @@ sym *cg_flat_offset(kbc_arena *a, const ir_tensor *t, sym *const *idx) {
   return off;
 }
 
+sym *cg_extent_sym(kbc_arena *a, const ir_stmt *s, const int *ids, int n) {
+  sym *p = sym_const(a, 1);
+  for (int i = 0; i < n; i++) p = sym_mul(a, p, s->index[ids[i]].extent);
+  return p;
+}
+
 int cg_load_unit_step(kbc_arena *a, const ir_stmt *s, const ir_expr *load, int id) {
   const int64_t *axes = ir_estimate_axes();
   sym *off = cg_flat_offset(a, load->u.load.tensor, load->u.load.idx);
