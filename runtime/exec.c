@@ -35,6 +35,7 @@ struct rt_exec {
   int *vars32;           /* the var axes as the 32-bit variant takes them */
   int64_t *fit_vars;     /* the var values last judged by ir_binding_fits_i32 ... */
   int fit;               /* ... and its answer; -1 before the first */
+  unsigned char *in_ws;  /* by tensor id: a temporary placed in the workspace (rt_workspace_members) */
   rt_dptr workspace;
   size_t workspace_bytes;
   /* Graph replay: the launches of the last argument set (pointers and var
@@ -99,6 +100,7 @@ void rt_exec_destroy(rt_exec *x) {
   cg_program_free(&x->code);
   free(x->vars32);
   free(x->fit_vars);
+  free(x->in_ws);
   kbc_arena_destroy(x->arena);
   rt_device_close(x->dev);
   free(x);
@@ -150,11 +152,13 @@ int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precisi
   x->idx32 = t.opt.idx32;
   x->vars32 = calloc((size_t)p->vars.len + 1, sizeof *x->vars32);
   x->fit_vars = calloc((size_t)p->vars.len + 1, sizeof *x->fit_vars);
+  x->in_ws = calloc((size_t)p->tensors.len + 1, 1);
   x->fit = -1;
-  if (!x->vars32 || !x->fit_vars) {
+  if (!x->vars32 || !x->fit_vars || !x->in_ws) {
     rt_fail(err, RT_ERR_MEMORY, "out of memory");
     goto fail;
   }
+  rt_workspace_members(p, &x->code, x->in_ws);
   if (kbc_env_flag("KBC_PROFILE", 0)) {
     x->prof_ev = calloc(2 * (size_t)x->code.n_kernels + 1, sizeof *x->prof_ev);
     x->prof_ms = calloc((size_t)x->code.n_kernels + 1, sizeof *x->prof_ms);
@@ -172,18 +176,19 @@ fail:
   return -1;
 }
 
-int rt_in_workspace(const ir_program *p, const cg_program *g, int t) {
-  if (IR_TENSOR(p, t)->role != IR_ROLE_TEMP) return 0;
+void rt_workspace_members(const ir_program *p, const cg_program *g, unsigned char *in_ws) {
+  memset(in_ws, 0, (size_t)p->tensors.len);
   for (int k = 0; k < g->n_kernels; k++)
-    for (int j = 0; j < g->kernels[k].n_tensors; j++)
-      if (g->kernels[k].tensors[j] == t) return 1;
-  return 0;
+    for (int j = 0; j < g->kernels[k].n_tensors; j++) {
+      int t = g->kernels[k].tensors[j];
+      in_ws[t] = IR_TENSOR(p, t)->role == IR_ROLE_TEMP;
+    }
 }
 
-size_t rt_workspace_layout(const ir_program *p, const cg_program *g, const ir_binding *b, size_t *offset) {
+size_t rt_workspace_layout(const ir_program *p, const unsigned char *in_ws, const ir_binding *b, size_t *offset) {
   size_t off = 0;
   for (int i = 0; i < p->tensors.len; i++) {
-    if (!rt_in_workspace(p, g, i)) continue;
+    if (!in_ws[i]) continue;
     if (offset) offset[i] = off;
     off += (sizeof(float) * (size_t)b->numel[i] + RT_WORKSPACE_ALIGN - 1) & ~(size_t)(RT_WORKSPACE_ALIGN - 1);
   }
@@ -194,7 +199,7 @@ size_t rt_workspace_layout(const ir_program *p, const cg_program *g, const ir_bi
 static int place_temps(rt_exec *x, const ir_binding *b, rt_dptr *ptr, rt_err *err) {
   size_t *offset = calloc((size_t)x->p->tensors.len + 1, sizeof *offset);
   if (!offset) return rt_fail(err, RT_ERR_MEMORY, "out of memory");
-  size_t need = rt_workspace_layout(x->p, &x->code, b, offset);
+  size_t need = rt_workspace_layout(x->p, x->in_ws, b, offset);
   int rc = 0;
   if (need > x->workspace_bytes) {
     rc = x->workspace ? rt_mem_free(x->dev, x->workspace, err) : 0;
@@ -206,7 +211,7 @@ static int place_temps(rt_exec *x, const ir_binding *b, rt_dptr *ptr, rt_err *er
     if (!rc) x->workspace_bytes = need;
   }
   for (int i = 0; !rc && i < x->p->tensors.len; i++)
-    if (rt_in_workspace(x->p, &x->code, i)) ptr[i] = x->workspace + offset[i];
+    if (x->in_ws[i]) ptr[i] = x->workspace + offset[i];
   free(offset);
   return rc ? -1 : 0;
 }

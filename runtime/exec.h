@@ -32,14 +32,15 @@ int rt_exec_launch(rt_exec *x, const ir_binding *b, const rt_dptr *tensors, void
 
 /* Temporaries that some kernel of g takes live in one workspace, each at
  * a multiple of RT_WORKSPACE_ALIGN bytes (a temporary no kernel takes
- * stays on chip: a fused attention's scores).  rt_workspace_layout
- * returns the workspace's size for binding b and, when offset is not
- * NULL, stores each such temporary's byte offset at offset[t->id] (other
- * entries untouched): the layout the launches use and `kbc compile --emit
- * plan` reports.  rt_in_workspace says whether temporary t is in it. */
+ * stays on chip: a fused attention's scores).  rt_workspace_members sets
+ * in_ws[t->id] (p->tensors.len entries) for exactly those, once per
+ * generated program.  rt_workspace_layout returns the workspace's size
+ * for binding b and, when offset is not NULL, stores each member's byte
+ * offset at offset[t->id] (other entries untouched): the layout the
+ * launches use and `kbc compile --emit plan` reports. */
 enum { RT_WORKSPACE_ALIGN = 256 };
-size_t rt_workspace_layout(const ir_program *p, const cg_program *g, const ir_binding *b, size_t *offset);
-int rt_in_workspace(const ir_program *p, const cg_program *g, int t);
+void rt_workspace_members(const ir_program *p, const cg_program *g, unsigned char *in_ws);
+size_t rt_workspace_layout(const ir_program *p, const unsigned char *in_ws, const ir_binding *b, size_t *offset);
 
 /* The target of a device (or the default H200-like one for dev == NULL),
  * with the code generation switches the environment sets

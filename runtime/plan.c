@@ -55,11 +55,13 @@ int rt_plan_make(kbc_arena *a, const ir_program *p, const cg_program *g, const i
     resources_of(res, kn->name, l);
   }
   size_t *offset = KBC_NEW_ARRAY(a, size_t, p->tensors.len + 1);
-  out->workspace_bytes = rt_workspace_layout(p, g, b, offset);
+  unsigned char *in_ws = KBC_NEW_ARRAY(a, unsigned char, p->tensors.len + 1);
+  rt_workspace_members(p, g, in_ws);
+  out->workspace_bytes = rt_workspace_layout(p, in_ws, b, offset);
   out->buffers = KBC_NEW_ARRAY(a, rt_plan_buffer, p->tensors.len + 1);
   for (int i = 0; i < p->tensors.len; i++) {
     const ir_tensor *t = IR_TENSOR(p, i);
-    if (!rt_in_workspace(p, g, i)) continue;
+    if (!in_ws[i]) continue;
     out->buffers[out->n_buffers++] = (rt_plan_buffer){.name = t->name, .rank = t->rank, .shape = b->shape[i],
                                                       .bytes = sizeof(float) * (size_t)b->numel[i],
                                                       .offset = offset[i]};
