@@ -17,6 +17,9 @@
 #   sam-compile-1..4: torch.compile (default) for SAM-HQ, four shapes a call;
 #   autotune: max-autotune at the headline shapes of $AUTOTUNE_WORKLOADS
 #            (default cvit,conv3d; sam: 7x7 b1, 32x32 b2, 64x64 b4);
+#   attention: bench/suite.py --problems attention (attention as users write
+#          it, against F.scaled_dot_product_attention and torch.compile) at
+#          kbc fp32, then kbc-only at tf32 and at fp32 with KBC_FP32_MMA=1;
 #   gpu:   the ctest tests labelled gpu (into $OUT/ctest_gpu.txt);
 #   fuzz:  the differential spec fuzzer on the GPU (tests/fuzz/difftest.py
 #          gpu: kbc verify of random specs, $FUZZ_JOBS at a time) over
@@ -83,6 +86,14 @@ case "${1:-}" in
       --compile-timeout ${AUTOTUNE_TIMEOUT:-240} \
       --json $OUT/autotune.json --png $OUT/autotune.png >$OUT/autotune.txt 2>&1
     tail -30 $OUT/autotune.txt ;;
+  attention)
+    python3 bench/suite.py --problems attention --json $OUT/attn_fp32.json --markdown $OUT/attn_fp32.md \
+      --compile-timeout 120 >$OUT/attn_fp32.txt 2>&1
+    python3 bench/suite.py --problems attention --kbc-only --kbc-precision tf32 --json $OUT/attn_tf32.json \
+      --markdown $OUT/attn_tf32.md >$OUT/attn_tf32.txt 2>&1
+    KBC_FP32_MMA=1 python3 bench/suite.py --problems attention --kbc-only --json $OUT/attn_fp32mma.json \
+      --markdown $OUT/attn_fp32mma.md >$OUT/attn_fp32mma.txt 2>&1
+    grep -h "^|" $OUT/attn_fp32.md $OUT/attn_tf32.md $OUT/attn_fp32mma.md ;;
   gpu)
     src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build/gpu/CMakeCache.txt)
     [ "$src" = "$PWD" ] || { mkdir -p "$(dirname "$src")" && ln -sfn "$PWD" "$src"; }
@@ -96,5 +107,5 @@ case "${1:-}" in
       --keep /tmp/fuzz_keep --json $OUT/fuzz.json >$OUT/fuzz.txt 2>&1
     [ -d /tmp/fuzz_keep ] && tar -czf $OUT/fuzz_keep.tgz -C /tmp fuzz_keep
     grep -v "^rejected" $OUT/fuzz.txt | tail -60 ;;
-  *) echo "usage: bench/device_run.sh ctest|check|profile|sam|rest|check+rest|sam-compile-N|autotune|gpu|fuzz" >&2; exit 2 ;;
+  *) echo "usage: bench/device_run.sh ctest|check|profile|sam|rest|check+rest|sam-compile-N|autotune|attention|gpu|fuzz" >&2; exit 2 ;;
 esac

@@ -21,14 +21,14 @@
 #include "attn_impl.h"
 
 /* Emits in the context of chain statement q. */
-static cg_emit *at(attn_emitter *ae, int q) {
+cg_emit *attn_at(attn_emitter *ae, int q) {
   ae->E.s = ae->ch->st[q].s;
   ae->E.idx = ae->plan->idx[q];
   return &ae->E;
 }
 
-static const char *expr_at(attn_emitter *ae, int q, const ir_expr *e, const char *known_value) {
-  cg_emit *E = at(ae, q);
+const char *attn_expr_at(attn_emitter *ae, int q, const ir_expr *e, const char *known_value) {
+  cg_emit *E = attn_at(ae, q);
   cg_expr_ctx x = {.value_of = ae->value};
   if (known_value) {
     x.known = q == 0 ? ae->ch->c1.reduce : ae->ch->c2.reduce;
@@ -37,24 +37,17 @@ static const char *expr_at(attn_emitter *ae, int q, const ir_expr *e, const char
   return cg_float_value(E, e, cg_expr_in(E, e, &x));
 }
 
-/* One space of a tile load: the indices ids[0..n) of the statement being
- * emitted, from base, of the given extent, count elements; n2: the
- * consumer's N2 (its split indices decoded within a block). */
-typedef struct {
-  const int *ids;
-  int n;
-  const char *base, *extent;
-  int count;
-  int n2;
-} tile_space;
+/* One space of a tile load (attn_impl.h's tile_space): the indices ids[0..n)
+ * of the statement being emitted, from base, of the given extent, count
+ * elements; n2: the consumer's N2 (its split indices decoded within a block). */
 
-static void declare_digits(cg_emit *E, const tile_space *sp) {
+void attn_declare_digits(cg_emit *E, const tile_space *sp) {
   for (int i = 0; i < sp->n; i++) cg_line(E, "long long %s;", E->idx[sp->ids[i]]);
 }
 
 /* The digits of flat over the space, into its indices' names; the N2's
  * split indices over [0, c), then offset by c times their batch index. */
-static void decode_into(attn_emitter *ae, const char *q, const char *flat, const tile_space *sp) {
+void attn_decode_into(attn_emitter *ae, const char *q, const char *flat, const tile_space *sp) {
   cg_emit *E = &ae->E;
   if (!sp->n2) {
     const char *dst[CG_MAX_OUTER];
@@ -87,7 +80,7 @@ static void decode_into(attn_emitter *ae, const char *q, const char *flat, const
  * col_fast, else along the rows. */
 static void emit_tile_load(attn_emitter *ae, int q, const char *dst, int ld, const tile_space *row,
                            const tile_space *col, int col_fast, const ir_expr *value) {
-  cg_emit *E = at(ae, q);
+  cg_emit *E = attn_at(ae, q);
   int n = row->count * col->count;
   cg_line(E, "for (int _e = _tid; _e < %d; _e += %d) {", n, AT_THREADS);
   E->indent++;
@@ -97,11 +90,11 @@ static void emit_tile_load(attn_emitter *ae, int q, const char *dst, int ld, con
   cg_line(E, "float _x = 0.0f;");
   cg_line(E, "if (_gu < %s && _gv < %s) {", row->extent, col->extent);
   E->indent++;
-  declare_digits(E, row);
-  declare_digits(E, col);
-  decode_into(ae, "_qu", "_gu", row);
-  decode_into(ae, "_qv", "_gv", col);
-  cg_line(E, "_x = %s;", expr_at(ae, q, value, NULL));
+  attn_declare_digits(E, row);
+  attn_declare_digits(E, col);
+  attn_decode_into(ae, "_qu", "_gu", row);
+  attn_decode_into(ae, "_qv", "_gv", col);
+  cg_line(E, "_x = %s;", attn_expr_at(ae, q, value, NULL));
   E->indent--;
   cg_line(E, "}");
   cg_line(E, "%s[_u * %d + _v] = _x;", dst, ld);
@@ -119,9 +112,9 @@ static void bind_digits(attn_emitter *ae, const char *pfx, const int *ids, int n
 
 /* Per thread: its `count` rows (or columns) of the tile, at base + pos(_l),
  * their digits and whether each is inside the extent. */
-static void emit_lines(attn_emitter *ae, const char *pfx, const int *ids, int n, int count, const char *base,
+void attn_emit_lines(attn_emitter *ae, const char *pfx, const int *ids, int n, int count, const char *base,
                        const char *pos, const char *extent) {
-  cg_emit *E = at(ae, 0);
+  cg_emit *E = attn_at(ae, 0);
   for (int i = 0; i < n; i++) cg_line(E, "long long _%s_%s[%d];", pfx, E->idx[ids[i]], count);
   cg_line(E, "bool _%sok[%d];", pfx, count);
   cg_line(E, "#pragma unroll");
@@ -162,7 +155,7 @@ static void emit_wides(attn_emitter *ae, int late) {
   for (int q = 1; q < ch->count; q++) {
     const attn_stmt *w = &ch->st[q];
     if (w->role != ATTN_WIDE || w->on_sums || (w->late && !late)) continue;
-    const char *v = expr_at(ae, q, w->s->rhs, NULL);
+    const char *v = attn_expr_at(ae, q, w->s->rhs, NULL);
     cg_line(&ae->E, "const float _w%d = %s;", q, v);
   }
 }
@@ -188,7 +181,7 @@ static void close_block(attn_emitter *ae) {
 
 /* Phase A: the scores tile's epilogue, the plain rows (the running max's
  * tile max). */
-static void emit_phase_a(attn_emitter *ae) {
+void attn_emit_phase_a(attn_emitter *ae) {
   const cg_attention *ch = ae->ch;
   cg_emit *E = &ae->E;
   const char **v = ae->value;
@@ -197,7 +190,7 @@ static void emit_phase_a(attn_emitter *ae) {
   cg_line(E, "float _sv = 0.0f;");
   cg_line(E, "if (_ok) {");
   E->indent++;
-  cg_line(E, "_sv = %s;", expr_at(ae, 0, ch->S->rhs, attn_s_at(ae, "_i", "_j")));
+  cg_line(E, "_sv = %s;", attn_expr_at(ae, 0, ch->S->rhs, attn_s_at(ae, "_i", "_j")));
   v[ch->S->out->id] = "_sv";
   set_wide_values(ae, 1);
   emit_wides(ae, 0);
@@ -205,7 +198,7 @@ static void emit_phase_a(attn_emitter *ae) {
     const attn_stmt *r = &ch->st[q];
     if (r->role != ATTN_ROW || r->scaled) continue;
     const char *acc = q == ch->m_row ? "_tmax[_i]" : cg_fmt(E, "%s[_i]", row_name(ae, q));
-    const char *body = expr_at(ae, q, r->s->rhs->arg[0], NULL);
+    const char *body = attn_expr_at(ae, q, r->s->rhs->arg[0], NULL);
     cg_line(E, "%s = %s;", acc, cg_combine(E, r->op, acc, body));
   }
   close_block(ae);
@@ -221,7 +214,7 @@ static void emit_phase_a(attn_emitter *ae) {
  * While nothing was summed (the old max -inf) alpha is 0, not exp(0 -
  * _mu), which overflows for a very negative first max (found by the
  * kernel emulator on CViT's attention with inputs in [-30, 30)). */
-static void emit_rescale(attn_emitter *ae) {
+void attn_emit_rescale(attn_emitter *ae) {
   cg_emit *E = &ae->E;
   if (ae->ch->m_row < 0) return;
   const attn_layout *L = &ae->plan->lay;
@@ -247,7 +240,7 @@ static int e_scaled(const cg_attention *ch) {
 static const char *product(attn_emitter *ae, const attn_factor *f, int n) {
   const char *p = NULL;
   for (int i = 0; i < n; i++) {
-    const char *x = expr_at(ae, f[i].at, f[i].e, NULL);
+    const char *x = attn_expr_at(ae, f[i].at, f[i].e, NULL);
     if (!p) p = f[i].inv ? cg_fmt(&ae->E, "(1.0f / %s)", x) : x;
     else p = cg_fmt(&ae->E, f[i].inv ? "(%s / %s)" : "(%s * %s)", p, x);
   }
@@ -255,7 +248,7 @@ static const char *product(attn_emitter *ae, const attn_factor *f, int n) {
 }
 
 /* Phase B: the rescaled sums and E into _Ps (column-major). */
-static void emit_phase_b(attn_emitter *ae) {
+void attn_emit_phase_b(attn_emitter *ae) {
   const cg_attention *ch = ae->ch;
   cg_emit *E = &ae->E;
   const char **v = ae->value;
@@ -286,11 +279,12 @@ static void emit_phase_b(attn_emitter *ae) {
   for (int q = 1; q < ch->count; q++) {
     const attn_stmt *r = &ch->st[q];
     if (r->role != ATTN_ROW || !r->scaled) continue;
-    cg_line(E, "%s[_i] += %s;", row_name(ae, q), expr_at(ae, q, r->s->rhs->arg[0], NULL));
+    cg_line(E, "%s[_i] += %s;", row_name(ae, q), attn_expr_at(ae, q, r->s->rhs->arg[0], NULL));
   }
   cg_line(E, "_pv = %s;", product(ae, ch->e, ch->n_e));
   close_block(ae);
-  cg_line(E, "_Ps[%s * %d + %s] = _pv;", attn_col(ae, "_j"), L->ldp, attn_row(ae, "_i"));
+  if (L->pipe) cg_line(E, "%s = _pv; // P stays in the scores' registers", attn_s_at(ae, "_i", "_j"));
+  else cg_line(E, "_Ps[%s * %d + %s] = _pv;", attn_col(ae, "_j"), L->ldp, attn_row(ae, "_i"));
   close_block(ae);
   set_wide_values(ae, 0);
   v[ch->S->out->id] = NULL;
@@ -302,7 +296,7 @@ static void emit_scores(attn_emitter *ae) {
   const cg_attention *ch = ae->ch;
   const cg_attn_plan *plan = ae->plan;
   const attn_layout *L = &plan->lay;
-  cg_emit *E = at(ae, 0);
+  cg_emit *E = attn_at(ae, 0);
   if (L->mma) cg_line(E, "float _s[%d][4] = {}; // per n8 tile: (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1)", L->bc / 8);
   else cg_line(E, "float _s[4][4] = {};");
   cg_line(E, "for (long long _d0 = 0; _d0 < _D; _d0 += %d) {", AT_DK);
@@ -324,7 +318,7 @@ static void emit_pv(attn_emitter *ae) {
   const cg_attn_plan *plan = ae->plan;
   const attn_layout *L = &plan->lay;
   int q = ch->count - 1;
-  cg_emit *E = at(ae, q);
+  cg_emit *E = attn_at(ae, q);
   cg_line(E, "for (int _v0 = 0; _v0 < %d; _v0 += %d) {", L->bc, AT_VC);
   E->indent++;
   cg_line(E, "__syncthreads(); // _Ps written, _Vs free");
@@ -339,7 +333,7 @@ static void emit_pv(attn_emitter *ae) {
 
 /* After the sweep: rows combined across their threads, kept rows stored,
  * the consumer's epilogue on F times the accumulator. */
-static void emit_finish(attn_emitter *ae) {
+void attn_emit_finish(attn_emitter *ae) {
   const cg_attention *ch = ae->ch;
   const attn_layout *L = &ae->plan->lay;
   cg_emit *E = &ae->E;
@@ -365,7 +359,7 @@ static void emit_finish(attn_emitter *ae) {
   for (int q = 1; q < ch->count; q++) {
     const attn_stmt *r = &ch->st[q];
     if (r->role != ATTN_ROW || !r->keep) continue;
-    cg_emit *Eq = at(ae, q);
+    cg_emit *Eq = attn_at(ae, q);
     cg_line(Eq, "if (%s) %s[%s] = %s;", attn_lane0(ae), C_name(ae, r->s->out), cg_offset(Eq, r->s->out, r->s->lhs),
             v[r->s->out->id]);
   }
@@ -376,11 +370,11 @@ static void emit_finish(attn_emitter *ae) {
   E->indent++;
   cg_line(E, "const long long _gn = _n0 + %s;", attn_ocol(ae, "_n"));
   cg_line(E, "if (_gn >= _N2) continue;");
-  cg_emit *Eo = at(ae, q);
+  cg_emit *Eo = attn_at(ae, q);
   tile_space n = {.ids = ch->n2, .n = ch->n_n2, .base = "_n0", .extent = "_N2", .count = 0, .n2 = 1};
-  declare_digits(Eo, &n);
-  decode_into(ae, "_qn", "_gn", &n);
-  const char *val = expr_at(ae, q, ch->O->rhs, cg_fmt(E, "(_F * %s)", attn_o_at(ae, "_i", "_n")));
+  attn_declare_digits(Eo, &n);
+  attn_decode_into(ae, "_qn", "_gn", &n);
+  const char *val = attn_expr_at(ae, q, ch->O->rhs, cg_fmt(E, "(_F * %s)", attn_o_at(ae, "_i", "_n")));
   cg_line(Eo, "%s[%s] = %s;", C_name(ae, ch->O->out), cg_offset(Eo, ch->O->out, ch->O->lhs), val);
   close_block(ae);
   close_block(ae);
@@ -401,6 +395,22 @@ static const char *affine_text(cg_emit *E, const attn_mask *mk, const char *col,
   return mk->c ? cg_fmt(E, "%s %c %lldLL", t, mk->c < 0 ? '-' : '+', (long long)llabs(mk->c)) : t;
 }
 
+const char *attn_mask_always(attn_emitter *ae) {
+  const attn_mask *mk = &ae->plan->mask;
+  cg_emit *E = &ae->E;
+  const char *lo = affine_text(E, mk, mk->a > 0 ? "_jlo" : "_jhi", mk->b > 0 ? "_ilo" : "_ihi");
+  const char *hi = affine_text(E, mk, mk->a > 0 ? "_jhi" : "_jlo", mk->b > 0 ? "_ihi" : "_ilo");
+  cg_line(E, "const long long _dlo = %s, _dhi = %s; // the condition's sides' difference over the tile", lo, hi);
+  const char *always, *never;
+  switch (mk->cmp) {
+  case IR_OP_LT: always = "_dhi < 0", never = "_dlo >= 0"; break;
+  case IR_OP_LE: always = "_dhi <= 0", never = "_dlo > 0"; break;
+  case IR_OP_GT: always = "_dlo > 0", never = "_dhi <= 0"; break;
+  default: always = "_dlo >= 0", never = "_dhi < 0"; break;
+  }
+  return mk->k_when_true ? always : never;
+}
+
 /* At the top of a column tile: skip it, the whole block, where the mask
  * selects K on every element and K is far below every row's running max
  * (attn_mask): exp(K - max) is then exactly 0, and so is all it adds. */
@@ -414,17 +424,7 @@ static void emit_mask_skip(attn_emitter *ae) {
   E->indent++;
   cg_line(E, "const long long _ilo = _r0, _ihi = kbc_min_ll(_r0 + %d, _R) - 1;", L->br);
   cg_line(E, "const long long _jlo = _c0, _jhi = kbc_min_ll(_c0 + %d, _C) - 1;", L->bc);
-  const char *lo = affine_text(E, mk, mk->a > 0 ? "_jlo" : "_jhi", mk->b > 0 ? "_ilo" : "_ihi");
-  const char *hi = affine_text(E, mk, mk->a > 0 ? "_jhi" : "_jlo", mk->b > 0 ? "_ihi" : "_ilo");
-  cg_line(E, "const long long _dlo = %s, _dhi = %s; // the condition's sides' difference over the tile", lo, hi);
-  const char *always, *never;
-  switch (mk->cmp) {
-  case IR_OP_LT: always = "_dhi < 0", never = "_dlo >= 0"; break;
-  case IR_OP_LE: always = "_dhi <= 0", never = "_dlo > 0"; break;
-  case IR_OP_GT: always = "_dlo > 0", never = "_dhi <= 0"; break;
-  default: always = "_dlo >= 0", never = "_dhi < 0"; break;
-  }
-  cg_line(E, "bool _far = %s;", mk->k_when_true ? always : never);
+  cg_line(E, "bool _far = %s;", attn_mask_always(ae));
   cg_line(E, "for (int _i = 0; _i < %d; ++_i) _far = _far && (!_rok[_i] || %s - _m[_i] < -128.0f);", L->nr, k);
   cg_line(E, "if (__syncthreads_and(_far)) continue;");
   E->indent--;
@@ -453,8 +453,14 @@ static void emit_header(attn_emitter *ae, const cg_kernel *k) {
   for (int i = 0; i < ch->c1.n_k; i++) kbc_buf_printf(out, " %s", sn[ch->c1.k[i]]);
   kbc_buf_printf(out, ", N2 =");
   for (int i = 0; i < ch->n_n2; i++) kbc_buf_printf(out, " %s", on[ch->n2[i]]);
-  kbc_buf_printf(out, "\n//   a block per batch point, %d rows and %d of N2; columns swept %d at a time, D in chunks of %d\n",
-                 L->br, L->nt, L->bc, AT_DK);
+  if (L->pipe)
+    kbc_buf_printf(out,
+                   "\n//   a block per batch point and %d rows, all of N2 (%d); columns swept %d at a time; the rows' operand\n"
+                   "//   resident (D = %d), each step's columns and values by cp.async during the previous step\n",
+                   L->br, L->nt, L->bc, L->dp);
+  else
+    kbc_buf_printf(out, "\n//   a block per batch point, %d rows and %d of N2; columns swept %d at a time, D in chunks of %d\n",
+                   L->br, L->nt, L->bc, AT_DK);
   kbc_buf_puts(out, "//   on chip only:");
   for (int q = 0; q < ch->count; q++)
     if (ch->st[q].role == ATTN_S || ch->st[q].role == ATTN_WIDE || (ch->st[q].role == ATTN_ROW && !ch->st[q].keep))
@@ -463,6 +469,49 @@ static void emit_header(attn_emitter *ae, const cg_kernel *k) {
   if (ae->plan->mask.on) kbc_buf_puts(out, "; wholly masked tiles skipped");
   kbc_buf_putc(out, '\n');
   (void)k;
+}
+
+void attn_emit_extents(attn_emitter *ae) {
+  const cg_attention *ch = ae->ch;
+  cg_emit *E = attn_at(ae, 0);
+  cg_line(E, "const float _ninf = __int_as_float(0xff800000);");
+  cg_line(E, "const long long _B = %s;", cg_extent_product(E, ch->c1.bat, ch->c1.n_b));
+  cg_line(E, "const long long _R = %s;", cg_extent_product(E, ch->c1.m, ch->c1.n_m));
+  cg_line(E, "const long long _C = %s;", cg_extent_product(E, ch->c1.n, ch->c1.n_n));
+  cg_line(E, "const long long _D = %s;", cg_extent_product(E, ch->c1.k, ch->c1.n_k));
+  attn_at(ae, ch->count - 1);
+  const char *n2 = "1LL";
+  for (int i = 0; i < ch->n_n2; i++) n2 = cg_fmt(E, "%s * %s", n2, cg_sym(E, attn_n2_extent(E->a, ch, i)));
+  cg_line(E, "const long long _N2 = %s;", n2);
+}
+
+void attn_emit_tile_start(attn_emitter *ae) {
+  const cg_attention *ch = ae->ch;
+  const attn_layout *L = &ae->plan->lay;
+  cg_emit *E = attn_at(ae, 0);
+  if (ch->c1.n_b) {
+    tile_space b = {.ids = ch->c1.bat, .n = ch->c1.n_b};
+    attn_declare_digits(E, &b);
+    attn_decode_into(ae, "_qb", "_bb", &b);
+  } else {
+    cg_line(E, "(void)_bb;");
+  }
+  attn_emit_lines(ae, "r", ch->c1.m, ch->c1.n_m, L->nr, "_r0", attn_row(ae, "_l"), "_R");
+}
+
+void attn_emit_accumulators(attn_emitter *ae) {
+  const cg_attention *ch = ae->ch;
+  const attn_layout *L = &ae->plan->lay;
+  cg_emit *E = &ae->E;
+  if (ch->m_row >= 0) cg_line(E, "float _m[%d] = %s;", L->nr, all_of(ae, "_ninf"));
+  for (int q = 1; q < ch->count; q++) {
+    const attn_stmt *r = &ch->st[q];
+    if (r->role != ATTN_ROW || q == ch->m_row) continue;
+    const char *id = cg_float_literal(E->a, r->scaled ? 0.0 : ir_red_identity(r->op));
+    cg_line(E, "float %s[%d] = %s;", row_name(ae, q), L->nr, all_of(ae, id));
+  }
+  if (L->mma) cg_line(E, "float _o[%d][4] = {}; // per n8 tile, as _s", L->nt / 8);
+  else cg_line(E, "float _o[4][%d] = {};", L->no);
 }
 
 void cg_emit_attn(cg_ctx *C, const cg_attn_plan *plan, const cg_kernel *k) {
@@ -477,6 +526,14 @@ void cg_emit_attn(cg_ctx *C, const cg_attn_plan *plan, const cg_kernel *k) {
   if (AT_VC * L->ldv > p_at) p_at = AT_VC * L->ldv;
   attn_emit_helpers(&ae);
   emit_header(&ae, k);
+  if (L->pipe) {
+    E->written = cg_signature(C->out, C->a, C->p, C->names, k->name, L->threads, L->min_blocks, k->n_tensors,
+                              k->tensors, k->first, k->count);
+    kbc_buf_puts(C->out, "{\n");
+    attn_emit_pipe_body(&ae);
+    kbc_buf_puts(C->out, "}\n\n");
+    return;
+  }
   /* (256, 1): the accumulators are held in registers, up to 255 of them,
    * rather than spilled for a second block per multiprocessor (nvcc's
    * ptxas chose 128 registers and spills for mma at an N2 tile of 128) */
@@ -488,16 +545,7 @@ void cg_emit_attn(cg_ctx *C, const cg_attn_plan *plan, const cg_kernel *k) {
   cg_line(E, "float *const _Ks = _sm + %d; // [%d][%d]: the columns' operand, D-major", k_at, AT_DK, L->ldk);
   cg_line(E, "float *const _Vs = _sm; // [%d][%d]: the values (over _Qs, _Ks: used after them)", AT_VC, L->ldv);
   cg_line(E, "float *const _Ps = _sm + %d; // [%d][%d]: E of the tile, column-major", p_at, L->bc, L->ldp);
-  cg_line(E, "const float _ninf = __int_as_float(0xff800000);");
-  at(&ae, 0);
-  cg_line(E, "const long long _B = %s;", cg_extent_product(E, ch->c1.bat, ch->c1.n_b));
-  cg_line(E, "const long long _R = %s;", cg_extent_product(E, ch->c1.m, ch->c1.n_m));
-  cg_line(E, "const long long _C = %s;", cg_extent_product(E, ch->c1.n, ch->c1.n_n));
-  cg_line(E, "const long long _D = %s;", cg_extent_product(E, ch->c1.k, ch->c1.n_k));
-  at(&ae, ch->count - 1);
-  const char *n2 = "1LL";
-  for (int i = 0; i < ch->n_n2; i++) n2 = cg_fmt(E, "%s * %s", n2, cg_sym(E, attn_n2_extent(C->a, ch, i)));
-  cg_line(E, "const long long _N2 = %s;", n2);
+  attn_emit_extents(&ae);
   cg_line(E, "const long long _tiles_r = (_R + %d) / %d, _tiles_n = (_N2 + %d) / %d;", L->br - 1, L->br, L->nt - 1,
           L->nt);
   cg_line(E, "const int _tid = threadIdx.x;");
@@ -509,35 +557,19 @@ void cg_emit_attn(cg_ctx *C, const cg_attn_plan *plan, const cg_kernel *k) {
   cg_line(E, "_t /= _tiles_n;");
   cg_line(E, "const long long _r0 = (_t %% _tiles_r) * %d;", L->br);
   cg_line(E, "const long long _bb = _t / _tiles_r;");
-  at(&ae, 0);
-  if (ch->c1.n_b) {
-    tile_space b = {.ids = ch->c1.bat, .n = ch->c1.n_b};
-    declare_digits(E, &b);
-    decode_into(&ae, "_qb", "_bb", &b);
-  } else {
-    cg_line(E, "(void)_bb;");
-  }
-  emit_lines(&ae, "r", ch->c1.m, ch->c1.n_m, L->nr, "_r0", attn_row(&ae, "_l"), "_R");
-  if (ch->m_row >= 0) cg_line(E, "float _m[%d] = %s;", L->nr, all_of(&ae, "_ninf"));
-  for (int q = 1; q < ch->count; q++) {
-    const attn_stmt *r = &ch->st[q];
-    if (r->role != ATTN_ROW || q == ch->m_row) continue;
-    const char *id = cg_float_literal(C->a, r->scaled ? 0.0 : ir_red_identity(r->op));
-    cg_line(E, "float %s[%d] = %s;", row_name(&ae, q), L->nr, all_of(&ae, id));
-  }
-  if (L->mma) cg_line(E, "float _o[%d][4] = {}; // per n8 tile, as _s", L->nt / 8);
-  else cg_line(E, "float _o[4][%d] = {};", L->no);
+  attn_emit_tile_start(&ae);
+  attn_emit_accumulators(&ae);
   cg_line(E, "for (long long _c0 = 0; _c0 < _C; _c0 += %d) {", L->bc);
   E->indent++;
   emit_mask_skip(&ae);
-  emit_lines(&ae, "c", ch->c1.n, ch->c1.n_n, L->nc, "_c0", attn_col(&ae, "_l"), "_C");
+  attn_emit_lines(&ae, "c", ch->c1.n, ch->c1.n_n, L->nc, "_c0", attn_col(&ae, "_l"), "_C");
   emit_scores(&ae);
-  emit_phase_a(&ae);
-  emit_rescale(&ae);
-  emit_phase_b(&ae);
+  attn_emit_phase_a(&ae);
+  attn_emit_rescale(&ae);
+  attn_emit_phase_b(&ae);
   emit_pv(&ae);
   close_block(&ae);
-  emit_finish(&ae);
+  attn_emit_finish(&ae);
   close_block(&ae);
   kbc_buf_puts(C->out, "}\n\n");
 }

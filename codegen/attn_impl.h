@@ -73,21 +73,36 @@ typedef struct {
 
 /* ---- the plan (attn_plan.c) ---- */
 
-enum { AT_THREADS = 256, AT_DK = 32, AT_VC = 32 };
+enum { AT_THREADS = 256, AT_DK = 32, AT_VC = 32, AT_PIPE_THREADS = 128 };
 
 /* How the block's threads hold the tiles.  FFMA: 16 x 16 threads, a
  * thread 4 rows x 4 columns of a 64 x 64 scores tile, 4 rows x npt of the
- * accumulator.  MMA: 8 warps of 16 rows each (mma.sync m16n8k8), a
- * 128 x 32 scores tile, a thread 2 rows (g, g + 8) x 8 columns of it (two
- * of each n8 tile) and 2 rows x nt / 4 of the accumulator. */
+ * accumulator.  MMA: warps of 16 rows each (mma.sync m16n8k8), a thread 2
+ * rows (g, g + 8) x nc columns of the scores tile (two of each n8 tile) and
+ * 2 rows x nt / 4 of the accumulator: 8 warps and a 128 x 32 scores tile,
+ * or, pipelined (pipe), 4 warps and a 64 x 64 scores tile.
+ *
+ * The pipelined kernel (attn_pipe.c) needs D and N2 known when compiling
+ * (constants, or a specialized binding): the rows' operand stays in shared
+ * memory for the whole sweep (all of D, padded to dp), each step's column
+ * operand and values arrive by cp.async while the previous step computes,
+ * and the probabilities go from the scores' registers straight into the
+ * second product (no shared-memory round trip).  Shared memory is dynamic
+ * (smem bytes). */
 typedef struct {
   int mma;      /* 0 FFMA; 1 TF32 mma.sync; 2 3xTF32 (fp32 accuracy) */
+  int pipe;     /* the pipelined kernel (mma only) */
+  int threads;  /* per block */
   int br, bc;   /* the block's rows; the columns of one step of the sweep */
   int nr, nc;   /* a thread's rows and columns of the scores tile */
   int no;       /* a thread's columns of the accumulator */
   int nt;       /* the N2 tile */
   int lanes;    /* threads sharing a row: the low bits of the lane */
   int ldq, ldk, ldp, ldv; /* shared-memory row widths (padded) */
+  int dp;       /* pipe: D padded to a multiple of 8, all resident */
+  int kc;       /* pipe, 3xTF32: D summed in chunks of kc, each chunk's mma sums added in fp32 */
+  int smem;     /* pipe: dynamic shared memory, bytes */
+  int min_blocks; /* __launch_bounds__'s blocks per multiprocessor */
 } attn_layout;
 
 /* A scores tile wholly masked is skipped (attn_plan.c, plan_mask): where
@@ -111,6 +126,8 @@ struct cg_attn_plan {
   attn_mask mask;
   int q_row_fast, k_row_fast;  /* operand tiles: consecutive threads along D (else along R / C) */
   int v_n_fast;                /* value tile: consecutive threads along N2 (else along C) */
+  int64_t d, n2;               /* pipelined: D and N2 (known) */
+  int q_vec, k_vec, v_vec;     /* pipelined: the tile copyable 16 bytes at a time (given an aligned tensor) */
   const char **idx[ATTN_MAX_STMTS]; /* per chain statement: the C name of each index */
   sym *tiles;                  /* batch points x row tiles x N2 tiles */
 };
@@ -147,6 +164,45 @@ void attn_emit_scores_math(attn_emitter *ae);
 void attn_emit_pv_math(attn_emitter *ae);
 /* The mma helpers, once per translation unit. */
 void attn_emit_helpers(attn_emitter *ae);
+/* Pipelined layout (attn_pipe.c): the scores tile over all of D from the
+ * resident _Qs and the step's _Ks; the accumulator += P . _Vs with P taken
+ * from the scores' registers. */
+void attn_emit_pipe_scores_math(attn_emitter *ae);
+void attn_emit_pipe_pv_math(attn_emitter *ae);
+/* The cp.async and shared-load helpers, KBC_DYNAMIC_SMEM, and with split
+ * the fast 3xTF32 split, once per translation unit. */
+void attn_emit_pipe_helpers(kbc_buf *out, int split);
+
+/* attn_emit.c's pieces the pipelined kernel shares. */
+typedef struct {
+  const int *ids;
+  int n;
+  const char *base, *extent;
+  int count;
+  int n2;
+} tile_space;
+cg_emit *attn_at(attn_emitter *ae, int q);
+const char *attn_expr_at(attn_emitter *ae, int q, const ir_expr *e, const char *known_value);
+void attn_declare_digits(cg_emit *E, const tile_space *sp);
+void attn_decode_into(attn_emitter *ae, const char *q, const char *flat, const tile_space *sp);
+void attn_emit_lines(attn_emitter *ae, const char *pfx, const int *ids, int n, int count, const char *base,
+                     const char *pos, const char *extent);
+void attn_emit_phase_a(attn_emitter *ae);
+void attn_emit_rescale(attn_emitter *ae);
+void attn_emit_phase_b(attn_emitter *ae);
+void attn_emit_finish(attn_emitter *ae);
+/* The mask's test over a column tile [_jlo, _jhi] of the rows [_ilo,
+ * _ihi] (declared before): `_dlo`, `_dhi` declared, and the condition
+ * under which the mask selects K on every element of the tile. */
+const char *attn_mask_always(attn_emitter *ae);
+/* The kernel's extents (_ninf, _B, _R, _C, _D, _N2); at a tile's start
+ * (_r0, _bb declared) the batch digits and the thread's rows; the row
+ * statistics' and the accumulator's declarations. */
+void attn_emit_extents(attn_emitter *ae);
+void attn_emit_tile_start(attn_emitter *ae);
+void attn_emit_accumulators(attn_emitter *ae);
+/* The pipelined kernel's body, inside its braces (attn_pipe.c). */
+void attn_emit_pipe_body(attn_emitter *ae);
 
 /* The attention chain starting at statement `first` of p: its length
  * (>= 3) with *out filled (out may be NULL), or 0 where there is none,

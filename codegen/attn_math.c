@@ -55,6 +55,7 @@ void attn_emit_thread_ids(attn_emitter *ae) {
 
 void attn_emit_helpers(attn_emitter *ae) {
   if (lay(ae)->mma) cg_emit_mma_helpers(ae->E.out, lay(ae)->mma == 2);
+  if (lay(ae)->pipe) attn_emit_pipe_helpers(ae->E.out, lay(ae)->mma == 2);
 }
 
 /* An A fragment (rows _wr + _gid (+ 8), k (+ 4)) of the k-major tile src
@@ -64,6 +65,18 @@ static void a_fragment(attn_emitter *ae, const char *src, int ld, const char *k0
   static const char *const at[4][2] = {{"", ""}, {"", " + 8"}, {" + 4", ""}, {" + 4", " + 8"}};
   int split = lay(ae)->mma == 2;
   cg_line(E, split ? "unsigned _fa[4], _fal[4];" : "unsigned _fa[4];");
+  if (lay(ae)->pipe) {
+    /* row-major (row width ld): the step's k = t and t + 4 stand for
+     * columns 2t and 2t + 1, one float2 per row (the B fragments alike) */
+    cg_line(E, "const float2 _q0 = kbc_lds2(%s_s + 4 * ((_wr + _gid) * %d + %s + 2 * _tig));", src, ld, k0);
+    cg_line(E, "const float2 _q1 = kbc_lds2(%s_s + 4 * ((_wr + _gid + 8) * %d + %s + 2 * _tig));", src, ld, k0);
+    static const char *const part[4] = {"_q0.x", "_q1.x", "_q0.y", "_q1.y"};
+    for (int q = 0; q < 4; q++) {
+      if (split) cg_line(E, "kbc_split_tf32_fast(%s, _fa[%d], _fal[%d]);", part[q], q, q);
+      else cg_line(E, "_fa[%d] = __float_as_uint(kbc_tf32(%s));", q, part[q]);
+    }
+    return;
+  }
   for (int q = 0; q < 4; q++) {
     const char *x = cg_fmt(E, "%s[(%s + _tig%s) * %d + _wr + _gid%s]", src, k0, at[q][0], ld, at[q][1]);
     if (split) cg_line(E, "kbc_split_tf32(%s, _fa[%d], _fal[%d]);", x, q, q);
@@ -71,39 +84,58 @@ static void a_fragment(attn_emitter *ae, const char *src, int ld, const char *k0
   }
 }
 
-/* For each n8 tile _j of n: a B fragment of the k-major tile src and the
- * mma into acc[_j]. */
-static void b_fragments_mma(attn_emitter *ae, const char *src, int ld, const char *k0, int n, const char *acc) {
+/* The B fragment (b0, b1) of the elements x0, x1 into _fb (and _fbl). */
+static void b_fragment(attn_emitter *ae, const char *x0, const char *x1) {
   cg_emit *E = &ae->E;
   int split = lay(ae)->mma == 2;
+  cg_line(E, split ? "unsigned _fb[2], _fbl[2];" : "unsigned _fb[2];");
+  const char *x[2] = {x0, x1};
+  for (int q = 0; q < 2; q++) {
+    if (split) cg_line(E, "%s(%s, _fb[%d], _fbl[%d]);", lay(ae)->pipe ? "kbc_split_tf32_fast" : "kbc_split_tf32", x[q], q, q);
+    else cg_line(E, "_fb[%d] = __float_as_uint(kbc_tf32(%s));", q, x[q]);
+  }
+}
+
+/* acc += a . _fb (3xTF32: the two small products first), a and al the A
+ * fragment's high and low parts. */
+static void mma(attn_emitter *ae, const char *acc, const char *a, const char *al) {
+  cg_emit *E = &ae->E;
+  if (lay(ae)->mma == 2) {
+    cg_line(E, "kbc_mma_tf32(%s, %s, _fb); // the small products first", acc, al);
+    cg_line(E, "kbc_mma_tf32(%s, %s, _fbl);", acc, a);
+  }
+  cg_line(E, "kbc_mma_tf32(%s, %s, _fb);", acc, a);
+}
+
+/* For each n8 tile _j of n: a B fragment of the k-major tile src (k from
+ * k0) and the mma into acc[_j]. */
+static void b_fragments_mma(attn_emitter *ae, const char *src, int ld, const char *k0, int n, const char *acc) {
+  cg_emit *E = &ae->E;
   cg_line(E, "#pragma unroll");
   cg_line(E, "for (int _j = 0; _j < %d; ++_j) {", n / 8);
   E->indent++;
-  cg_line(E, split ? "unsigned _fb[2], _fbl[2];" : "unsigned _fb[2];");
-  for (int q = 0; q < 2; q++) {
-    const char *x = cg_fmt(E, "%s[(%s + _tig%s) * %d + _j * 8 + _gid]", src, k0, q ? " + 4" : "", ld);
-    if (split) cg_line(E, "kbc_split_tf32(%s, _fb[%d], _fbl[%d]);", x, q, q);
-    else cg_line(E, "_fb[%d] = __float_as_uint(kbc_tf32(%s));", q, x);
-  }
-  if (split) {
-    cg_line(E, "kbc_mma_tf32(%s[_j], _fal, _fb); // the small products first", acc);
-    cg_line(E, "kbc_mma_tf32(%s[_j], _fa, _fbl);", acc);
-  }
-  cg_line(E, "kbc_mma_tf32(%s[_j], _fa, _fb);", acc);
+  if (lay(ae)->pipe) { /* row-major: n = _j * 8 + _gid is the row, k = t and t + 4 columns 2t and 2t + 1 */
+    cg_line(E, "const float2 _k2 = kbc_lds2(%s_s + 4 * ((_j * 8 + _gid) * %d + %s + 2 * _tig));", src, ld, k0);
+    b_fragment(ae, "_k2.x", "_k2.y");
+  } else
+    b_fragment(ae, cg_fmt(E, "%s[(%s + _tig) * %d + _j * 8 + _gid]", src, k0, ld),
+               cg_fmt(E, "%s[(%s + _tig + 4) * %d + _j * 8 + _gid]", src, k0, ld));
+  mma(ae, cg_fmt(E, "%s[_j]", acc), "_fa", "_fal");
   E->indent--;
   cg_line(E, "}");
 }
 
 /* acc[n8 tile] += A . B over k in [0, kmax) by 8: A the k-major tile a
- * (its k from a_k0 + _k), B the k-major tile b, n columns of it. */
+ * (its k from a_k0 + _k), B the k-major tile b (from b_k0 + _k), n columns
+ * of it. */
 static void mma_product(attn_emitter *ae, int kmax, const char *a, int lda, const char *a_k0, const char *b, int ldb,
-                        int n, const char *acc) {
+                        const char *b_k0, int n, const char *acc) {
   cg_emit *E = &ae->E;
   cg_line(E, "#pragma unroll");
   cg_line(E, "for (int _k = 0; _k < %d; _k += 8) {", kmax);
   E->indent++;
   a_fragment(ae, a, lda, a_k0);
-  b_fragments_mma(ae, b, ldb, "_k", n, acc);
+  b_fragments_mma(ae, b, ldb, b_k0, n, acc);
   E->indent--;
   cg_line(E, "}");
 }
@@ -112,7 +144,7 @@ void attn_emit_scores_math(attn_emitter *ae) {
   const attn_layout *L = lay(ae);
   cg_emit *E = &ae->E;
   if (L->mma) {
-    mma_product(ae, AT_DK, "_Qs", L->ldq, "_k", "_Ks", L->ldk, L->bc, "_s");
+    mma_product(ae, AT_DK, "_Qs", L->ldq, "_k", "_Ks", L->ldk, "_k", L->bc, "_s");
     return;
   }
   cg_line(E, "#pragma unroll 8");
@@ -131,7 +163,7 @@ void attn_emit_pv_math(attn_emitter *ae) {
   const attn_layout *L = lay(ae);
   cg_emit *E = &ae->E;
   if (L->mma) {
-    mma_product(ae, AT_VC, "_Ps", L->ldp, "_v0 + _k", "_Vs", L->ldv, L->nt, "_o");
+    mma_product(ae, AT_VC, "_Ps", L->ldp, "_v0 + _k", "_Vs", L->ldv, "_k", L->nt, "_o");
     return;
   }
   cg_line(E, "#pragma unroll 4");
@@ -144,5 +176,79 @@ void attn_emit_pv_math(attn_emitter *ae) {
   cg_line(E, "    #pragma unroll");
   cg_line(E, "    for (int _i = 0; _i < 4; ++_i) _o[_i][_n] = fmaf(_pv[_i], _vv, _o[_i][_n]);");
   cg_line(E, "  }");
+  cg_line(E, "}");
+}
+
+void attn_emit_pipe_scores_math(attn_emitter *ae) {
+  const attn_layout *L = lay(ae);
+  cg_emit *E = &ae->E;
+  int split = L->mma == 2;
+  cg_line(E, "float _s[%d][4] = {}; // per n8 tile: (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1)", L->bc / 8);
+  /* D in chunks of kc, the chunk loop not unrolled (a whole unrolled D
+   * made ptxas hoist every fragment and spill) */
+  cg_line(E, "#pragma unroll 1");
+  cg_line(E, split ? "for (int _kc = 0; _kc < %d; _kc += %d) { // the tensor cores sum %d terms, the chunks are added in fp32"
+                   : "for (int _kc = 0; _kc < %d; _kc += %d) {", L->dp, L->kc, L->kc);
+  E->indent++;
+  if (split) cg_line(E, "float _sc[%d][4] = {};", L->bc / 8);
+  mma_product(ae, L->kc, "_Qs", L->ldq, "_kc + _k", "_Ks", L->ldk, "_kc + _k", L->bc, split ? "_sc" : "_s");
+  if (split) {
+    cg_line(E, "#pragma unroll");
+    cg_line(E, "for (int _j = 0; _j < %d; ++_j)", L->bc / 8);
+    cg_line(E, "  for (int _e = 0; _e < 4; ++_e) _s[_j][_e] += _sc[_j][_e];");
+  }
+  E->indent--;
+  cg_line(E, "}");
+}
+
+/* The accumulator's n8 tiles taken a group at a time, each tile's sum
+ * over the step's columns a chain of mma on one accumulator: the group's
+ * chains are independent, so the tensor cores' latency overlaps. */
+enum { PV_GROUP = 4 };
+
+void attn_emit_pipe_pv_math(attn_emitter *ae) {
+  const attn_layout *L = lay(ae);
+  cg_emit *E = &ae->E;
+  int split = L->mma == 2, nt8 = L->nt / 8, g = nt8 < PV_GROUP ? nt8 : PV_GROUP;
+  /* a C fragment's columns are 2t and 2t + 1, an A fragment's k are t and
+   * t + 4: k = t stands for column 2t and k = t + 4 for 2t + 1, and the
+   * values' rows are read in the same order */
+  cg_line(E, split ? "unsigned _pa[%d][4], _pl[%d][4]; // P as A fragments (high, low parts)"
+                   : "unsigned _pa[%d][4]; // P as A fragments", L->bc / 8, L->bc / 8);
+  cg_line(E, "#pragma unroll");
+  cg_line(E, "for (int _kk = 0; _kk < %d; ++_kk) { // k = t: column 2t; k = t + 4: column 2t + 1", L->bc / 8);
+  E->indent++;
+  static const int from[4] = {0, 2, 1, 3};
+  for (int q = 0; q < 4; q++) {
+    if (split) cg_line(E, "kbc_split_tf32_fast(_s[_kk][%d], _pa[_kk][%d], _pl[_kk][%d]);", from[q], q, q);
+    else cg_line(E, "_pa[_kk][%d] = __float_as_uint(kbc_tf32(_s[_kk][%d]));", q, from[q]);
+  }
+  E->indent--;
+  cg_line(E, "}");
+  cg_line(E, "#pragma unroll");
+  cg_line(E, "for (int _n0 = 0; _n0 < %d; _n0 += %d) { // %d n8 tiles at a time", nt8, g, g);
+  E->indent++;
+  if (split) cg_line(E, "float _t[%d][4] = {}; // the step's sums by the tensor cores, added in fp32", g);
+  cg_line(E, "#pragma unroll");
+  cg_line(E, "for (int _kk = 0; _kk < %d; ++_kk) {", L->bc / 8);
+  E->indent++;
+  cg_line(E, "#pragma unroll");
+  cg_line(E, "for (int _u = 0; _u < %d; ++_u) {", g);
+  E->indent++;
+  if (nt8 % g) cg_line(E, "if (_n0 + _u >= %d) break;", nt8);
+  b_fragment(ae, cg_fmt(E, "kbc_lds(_Vs_s + 4 * ((_kk * 8 + 2 * _tig) * %d + (_n0 + _u) * 8 + _gid))", L->ldv),
+             cg_fmt(E, "kbc_lds(_Vs_s + 4 * ((_kk * 8 + 2 * _tig + 1) * %d + (_n0 + _u) * 8 + _gid))", L->ldv));
+  mma(ae, split ? "_t[_u]" : "_o[_n0 + _u]", "_pa[_kk]", "_pl[_kk]");
+  E->indent--;
+  cg_line(E, "}");
+  E->indent--;
+  cg_line(E, "}");
+  if (split) {
+    cg_line(E, "#pragma unroll");
+    cg_line(E, "for (int _u = 0; _u < %d; ++_u)", g);
+    if (nt8 % g) cg_line(E, "  for (int _e = 0; _e < 4 && _n0 + _u < %d; ++_e) _o[_n0 + _u][_e] += _t[_u][_e];", nt8);
+    else cg_line(E, "  for (int _e = 0; _e < 4; ++_e) _o[_n0 + _u][_e] += _t[_u][_e];");
+  }
+  E->indent--;
   cg_line(E, "}");
 }

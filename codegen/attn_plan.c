@@ -73,7 +73,7 @@ static const char *distinct_name(kbc_arena *a, const cg_names *names, const ir_s
 /* The layout (attn_impl.h) for mma (0 FFMA, 1 TF32, 2 3xTF32) and an N2
  * tile of nt (16 to 128). */
 static attn_layout choose_layout(int mma, int nt) {
-  attn_layout L = {.mma = mma, .nt = nt};
+  attn_layout L = {.mma = mma, .nt = nt, .threads = AT_THREADS, .min_blocks = 1};
   if (mma) {
     L.br = 128, L.bc = 32, L.nr = 2, L.nc = 8, L.lanes = 4, L.no = nt / 4;
   } else {
@@ -83,6 +83,60 @@ static attn_layout choose_layout(int mma, int nt) {
    * on different banks */
   L.ldq = L.br + 4, L.ldk = L.bc + 4, L.ldp = L.br + 4, L.ldv = nt + 4;
   return L;
+}
+
+enum { PIPE_SMEM_MAX = 227 * 1024, SM_SMEM = 228 * 1024, BLOCK_SMEM_RESERVED = 1024 };
+
+/* The pipelined layout for D and N2 known (d, n2), or 0 where it does not
+ * fit.  _Qs and _Ks are row-major (D contiguous, as the operands usually
+ * are in memory, so that 16 bytes are copied at a time), their rows ld
+ * floats apart with ld = 8 (mod 32): a half-warp's fragment read, a float2
+ * at columns 2t, 2t + 1 of rows g = 0..3, meets every bank once; _Vs rows
+ * nt + 4 apart (nt a multiple of 16: 8 columns g of rows 2t, 2t + 1 at
+ * 8t + g). */
+static int pipe_layout(int mma, int64_t d, int64_t n2, int want_blocks, attn_layout *out) {
+  attn_layout L = {.mma = mma, .pipe = 1, .threads = AT_PIPE_THREADS, .br = 64, .bc = 64, .nr = 2, .nc = 16,
+                   .lanes = 4};
+  if (d < 1 || n2 < 1 || n2 > 128) return 0;
+  L.nt = (int)((n2 + 15) / 16 * 16);
+  L.no = L.nt / 4;
+  L.ldv = L.nt + 4;
+  L.dp = (int)((d + 7) / 8 * 8);
+  L.ldq = L.ldk = L.dp + (8 - L.dp % 32 + 32) % 32;
+  L.kc = L.dp % 32 == 0 ? 32 : L.dp % 16 == 0 ? 16 : 8;
+  long long smem = 4LL * ((long long)L.br * L.ldq + (long long)L.bc * L.ldk + (long long)L.bc * L.ldv);
+  if (smem > PIPE_SMEM_MAX) return 0;
+  L.smem = (int)smem;
+  /* blocks per multiprocessor: 2 where shared memory lets them (the
+   * registers then allow up to 255 a thread); KBC_ATTN_MIN_BLOCKS asks
+   * for another count (ptxas then caps the registers) */
+  int fit = (int)(SM_SMEM / (smem + BLOCK_SMEM_RESERVED));
+  L.min_blocks = want_blocks ? want_blocks : 2;
+  if (L.min_blocks > fit) L.min_blocks = fit;
+  if (L.min_blocks < 1) L.min_blocks = 1;
+  *out = L;
+  return 1;
+}
+
+/* Whether the load e in s, contiguous along the indices ids (their
+ * extents' product `extent`, a multiple of 4), has every other term of its
+ * offset a multiple of 4 (and each split index's c, mult): then every
+ * chunk of 4 along ids starting at a multiple of 4 is 16 bytes, 16-byte
+ * aligned where the tensor is. */
+static int copies_by_4(kbc_arena *a, const ir_stmt *s, const ir_expr *e, const int *ids, int n, int64_t extent,
+                       int64_t mult) {
+  if (e->op != IR_OP_LOAD || e->u.load.padded || extent % 4 || mult % 4 || n < 1) return 0;
+  sym *off = cg_flat_offset(a, e->u.load.tensor, e->u.load.idx), *rest, **coeff = KBC_NEW_ARRAY(a, sym *, s->n_index + 1);
+  if (!cg_offset_contiguous(a, s, off, ids, n) || !sym_split_affine(a, off, s->n_index, coeff, &rest)) return 0;
+  int64_t v;
+  if (!sym_is_const(rest, &v) || v % 4) return 0;
+  for (int id = 0; id < s->n_index; id++) {
+    int in = 0;
+    for (int i = 0; i < n; i++) in |= ids[i] == id;
+    if (in || !coeff[id]) continue;
+    if (!sym_is_const(coeff[id], &v) || v % 4) return 0;
+  }
+  return 1;
 }
 
 static int holds(const ir_expr *e, const ir_expr *x) {
@@ -146,8 +200,31 @@ cg_attn_plan *cg_plan_attn(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   for (int i = 0; i < ch->n_n2; i++) n2 *= cg_attn_n2_estimate(ch, i);
   int nt = 16;
   while (nt < 128 && nt < n2) nt *= 2;
-  int mma = C->t->precision == CG_PRECISION_TF32 ? 1 : C->t->opt.fp32_mma ? 2 : 0;
-  plan->lay = choose_layout(mma, nt);
+  /* TF32 at tf32.  At fp32: 3xTF32 where pipelined (its partial sums are
+   * added in fp32), else FFMA (the tensor cores' own long sums round toward
+   * zero), unless KBC_FP32_MMA asks for 3xTF32 or KBC_ATTN_FFMA for FFMA. */
+  const cg_options *opt = &C->t->opt;
+  int tf32 = C->t->precision == CG_PRECISION_TF32;
+  int64_t d = 0, n2c = 1;
+  int known = sym_is_const(cg_extent_sym(a, S, ch->c1.k, ch->c1.n_k), &d);
+  for (int i = 0; i < ch->n_n2; i++) {
+    int64_t e;
+    known = known && sym_is_const(attn_n2_extent(a, ch, i), &e);
+    n2c *= known ? e : 1;
+  }
+  int mma_pipe = tf32 ? 1 : opt->attn_ffma ? 0 : 2;
+  if (mma_pipe && opt->attn_pipe && known && pipe_layout(mma_pipe, d, n2c, opt->attn_min_blocks, &plan->lay)) {
+    plan->d = d, plan->n2 = n2c;
+    plan->q_vec = copies_by_4(a, S, ch->c1.a, ch->c1.k, ch->c1.n_k, d, 4);
+    plan->k_vec = copies_by_4(a, S, ch->c1.b, ch->c1.k, ch->c1.n_k, d, 4);
+    int64_t mult = 4; /* a split N2 index: c times its batch index added */
+    for (int i = 0; i < ch->n_n2; i++) {
+      const int64_t *c = attn_split_c(ch, i, NULL);
+      if (c) mult = *c;
+    }
+    plan->v_vec = copies_by_4(a, O, ch->c2.b, ch->n2, ch->n_n2, n2c, mult);
+  } else
+    plan->lay = choose_layout(tf32 ? 1 : opt->fp32_mma ? 2 : 0, nt);
   plan->mask = plan_mask(a, ch);
   plan->q_row_fast = contiguous_along(a, S, ch->c1.a, ch->c1.k, ch->c1.n_k);
   plan->k_row_fast = contiguous_along(a, S, ch->c1.b, ch->c1.k, ch->c1.n_k);
@@ -170,13 +247,13 @@ cg_attn_plan *cg_plan_attn(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   for (int i = 0; i < ch->n_n2; i++) N2 = sym_mul(a, N2, attn_n2_extent(a, ch, i));
   const attn_layout *L = &plan->lay;
   sym *tr = sym_div(a, sym_add(a, R, sym_const(a, L->br - 1)), L->br);
-  sym *tn = sym_div(a, sym_add(a, N2, sym_const(a, L->nt - 1)), L->nt);
+  sym *tn = L->pipe ? sym_const(a, 1) : sym_div(a, sym_add(a, N2, sym_const(a, L->nt - 1)), L->nt);
   plan->tiles = sym_mul(a, B, sym_mul(a, tr, tn));
   k->family = CG_FAMILY_ATTN;
   k->first = g->first;
   k->count = g->count;
-  k->block = AT_THREADS;
-  k->smem = 0;
+  k->block = L->threads;
+  k->smem = L->pipe ? L->smem : 0;
   k->work = plan->tiles;
   k->per_block = 1;
   k->max_blocks = 0;

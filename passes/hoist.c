@@ -163,14 +163,18 @@ static void mark_secondary_sums(hoister *H) {
 
 /* A statement without free indices (a scalar: `r = sum(i: a[i]) /
  * sum(j: b[j])`) is computed by one team, or by the whole grid, splitting
- * one reduction; its other top reductions go to statements of their own,
- * each split likewise, rather than run whole by every thread. */
+ * one reduction: the first outside where() (codegen's cg_top_reduce).  Its
+ * other top reductions, those under a where() too (`where(c, sum(..),
+ * prod(..))`), go to statements of their own, each split likewise, rather
+ * than run whole, and in one long serial sum, by every thread. */
 static void mark_scalar_reductions(hoister *H) {
   for (int i = 0; i < H->s->n_index; i++)
     if (H->s->index[i].kind == IR_IDX_FREE) return;
-  const ir_expr *r[8];
-  int n = top_reductions(H->s->rhs, r, 0, 8, 0);
-  for (int i = 1; i < n && H->n_force < 8; i++) H->force[H->n_force++] = r[i];
+  const ir_expr *split[1], *r[8];
+  int n_split = top_reductions(H->s->rhs, split, 0, 1, 0);
+  int n = top_reductions(H->s->rhs, r, 0, 8, 1);
+  for (int i = 0; i < n && H->n_force < 8; i++)
+    if (!n_split || r[i] != split[0]) H->force[H->n_force++] = r[i];
 }
 
 static ir_expr *walk(hoister *H, ir_expr *e) {

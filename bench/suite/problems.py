@@ -62,8 +62,8 @@ class Problem:
 
     @property
     def key(self) -> str:
-        """``L1/19``."""
-        return f"L{self.level}/{self.number}"
+        """``L1/19`` (``X/1``: beyond KernelBench, level 0)."""
+        return f"L{self.level}/{self.number}" if self.level else f"X/{self.number}"
 
     @property
     def path(self) -> Path:
@@ -245,9 +245,13 @@ def _(ax, g):
     return {"a": data(g, ax["k"], ax["m"]), "b": data(g, ax["n"], ax["k"])}
 
 
-def _sdpa_math(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+def _sdpa_math(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool = False) -> torch.Tensor:
     """softmax(q k^T / sqrt(d)) v, for a torch without F.scaled_dot_product_attention (< 2.0)."""
-    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1) @ v
+    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if is_causal:
+        n = s.shape[-1]
+        s = s.masked_fill(torch.ones(n, n, dtype=torch.bool, device=s.device).triu(1), float("-inf"))
+    return torch.softmax(s, dim=-1) @ v
 
 
 _sdpa = getattr(F, "scaled_dot_product_attention", _sdpa_math)
@@ -843,6 +847,69 @@ _cv(100, "ConvTranspose3d_Clamp_Min_Divide", "2_100_conv_transpose3d_clamp_div.k
     dict(batch_size=1, in_channels=2, out_channels=3, d=3, h=4, w=3), make=_mk_cv(("d", "h", "w"), transposed=True))
 
 
+# ================================================================== beyond KernelBench: attention as users write it
+# Level 0 ("X/n" keys): not KernelBench problems, so never in the default
+# selection; run them by key, stem or category (`--problems attention`).
+# The eager row is PyTorch's F.scaled_dot_product_attention (its fused
+# kernels), the peer the attention family must match at fp32.
+
+ATTN = "attention"
+_EXAMPLES = "../../specs/examples/"
+
+
+def _mk_qkv(*names: str):
+    """q, k, v of the shape named by axes (an int: a constant of the spec)."""
+    def make(ax, g):
+        shape = tuple(n if isinstance(n, int) else ax[n] for n in names)
+        return {"q": data(g, *shape), "k": data(g, *shape), "v": data(g, *shape)}
+    return make
+
+
+def _vit_ref(t: Tensors, heads: int = 12) -> Tensors:
+    n, s, e = t["q"].shape
+    split = [x.reshape(n, s, heads, e // heads).transpose(1, 2) for x in (t["q"], t["k"], t["v"])]
+    return out(_sdpa(*split).transpose(1, 2).reshape(n, s, e))
+
+
+def _relpos_ref(t: Tensors) -> Tensors:
+    q, k, v, rh, rw = t["q"], t["k"], t["v"], t["rel_pos_h"], t["rel_pos_w"]
+    b, n, hh, ww, d = q.shape
+    iy, ix = torch.arange(hh, device=q.device), torch.arange(ww, device=q.device)
+    rel_h = torch.einsum("bnyxc,yhc->bnyxh", q, rh[iy[:, None] - iy[None, :] + hh - 1])
+    rel_w = torch.einsum("bnyxc,xwc->bnyxw", q, rw[ix[:, None] - ix[None, :] + ww - 1])
+    s = t["scale"] * torch.einsum("bnyxc,bnhwc->bnyxhw", q, k) + rel_h[..., :, None] + rel_w[..., None, :]
+    s = s.reshape(b, n, hh, ww, hh * ww)
+    lse = torch.logsumexp(s, dim=-1)
+    o = torch.einsum("bnyxj,bnjc->bnyxc", torch.softmax(s, dim=-1), v.reshape(b, n, hh * ww, d))
+    return {"o": o.permute(0, 2, 3, 1, 4).contiguous(), "lse": lse}
+
+
+def _mk_relpos(ax, g):
+    shape = (ax["batch"], ax["heads"], ax["height"], ax["width"], 32)
+    t = {"q": data(g, *shape), "k": data(g, *shape), "v": data(g, *shape),
+         "rel_pos_h": data(g, 2 * ax["height"] - 1, 32), "rel_pos_w": data(g, 2 * ax["width"] - 1, 32)}
+    t["scale"] = torch.tensor(32 ** -0.5, device=g.device)
+    return t
+
+
+for _n, (_name, _spec, _axes, _small, _make, _ref) in enumerate([
+        ("SDPA, head_dim 64", "1_97_sdpa.kb", dict(batch_size=16, num_heads=16, seq=1024, head_dim=64),
+         dict(batch_size=2, num_heads=3, seq=37, head_dim=64), _mk_qkv("batch_size", "num_heads", "seq", "head_dim"),
+         lambda t: out(_sdpa(t["q"], t["k"], t["v"]))),
+        ("SDPA, head_dim 128, 4096 tokens", "1_97_sdpa.kb", dict(batch_size=2, num_heads=8, seq=4096, head_dim=128),
+         dict(batch_size=1, num_heads=2, seq=29, head_dim=128), _mk_qkv("batch_size", "num_heads", "seq", "head_dim"),
+         lambda t: out(_sdpa(t["q"], t["k"], t["v"]))),
+        ("causal attention (where mask)", _EXAMPLES + "attention_causal.kb", dict(batch=16, heads=16, seq=1024),
+         dict(batch=2, heads=3, seq=37), _mk_qkv("batch", "heads", "seq", 64),
+         lambda t: {"o": _sdpa(t["q"], t["k"], t["v"], is_causal=True)}),
+        ("ViT attention, heads merged (12 x 80)", _EXAMPLES + "attention_vit.kb", dict(n=8, s=197),
+         dict(n=2, s=13), lambda ax, g: {k: data(g, ax["n"], ax["s"], 960) for k in ("q", "k", "v")}, _vit_ref),
+        ("SAM attention forward, 2-D relative position", _EXAMPLES + "attention_relpos.kb",
+         dict(batch=4, heads=12, height=64, width=64), dict(batch=1, heads=2, height=5, width=3), _mk_relpos,
+         _relpos_ref)], start=1):
+    PROBLEMS.append(Problem(0, _n, _name, _spec, ATTN, dict(_axes), dict(_small), _make, _ref))
+
+
 # ------------------------------------------------------------------ lookup
 
 def by_key() -> dict[str, Problem]:
@@ -853,9 +920,9 @@ def by_key() -> dict[str, Problem]:
 def select(patterns: list[str] | None) -> list[Problem]:
     """Problems whose key, spec stem or category matches one of the comma-separated patterns (all when None)."""
     import fnmatch
-    ordered = sorted(PROBLEMS, key=lambda p: (p.level, p.number))
+    ordered = sorted(PROBLEMS, key=lambda p: (p.level == 0, p.level, p.number))
     if not patterns:
-        return ordered
+        return [p for p in ordered if p.level]
     chosen = []
     for p in ordered:
         names = (p.key, p.key.replace("/", "_"), Path(p.spec).stem, p.category)

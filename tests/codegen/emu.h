@@ -127,6 +127,44 @@ static inline void kbc_mma_tf32(float *d, const unsigned *a, const unsigned *b) 
   pthread_barrier_wait(&emu_warp_barrier[w]);
 }
 
+// cp.async: each thread's copies are queued in commit groups and done at
+// the wait that needs them (the latest moment the hardware may land them),
+// so that a read before its wait sees stale data; dynamic shared memory
+// as a function static of the largest size a block may have.
+#define KBC_ASYNC_HELPERS
+// Shared addresses are byte offsets from the dynamic array (one per kernel).
+static thread_local const char *emu_smem_base;
+#define KBC_DYNAMIC_SMEM(name)                                     \
+  static float name[232448 / 4] __attribute__((aligned(16)));      \
+  emu_smem_base = (const char *)name
+struct emu_copy {
+  float *dst;
+  const float *src;
+  bool ok;
+};
+static thread_local std::vector<std::vector<emu_copy>> emu_groups_done_at_wait;
+static thread_local std::vector<emu_copy> emu_pending;
+static inline unsigned kbc_smem_u32(const float *p) { return (unsigned)((const char *)p - emu_smem_base); }
+static inline float kbc_lds(unsigned a) { return *(const float *)(emu_smem_base + a); }
+static inline float2 kbc_lds2(unsigned a) { return *(const float2 *)(emu_smem_base + a); }
+static inline void kbc_cp_async4(float *dst, unsigned, const float *src, bool ok) { emu_pending.push_back({dst, src, ok}); }
+static inline void kbc_cp_async16(float *dst, unsigned, const float *src, bool ok) {
+  for (int i = 0; i < 4; i++) emu_pending.push_back({dst + i, src + i, ok});
+}
+static inline void kbc_cp_commit() {
+  emu_groups_done_at_wait.push_back(emu_pending);
+  emu_pending.clear();
+}
+static inline void emu_cp_wait(size_t keep) {
+  auto &g = emu_groups_done_at_wait;
+  while (g.size() > keep) {
+    for (const emu_copy &c : g.front()) *c.dst = c.ok ? *c.src : 0.0f;
+    g.erase(g.begin());
+  }
+}
+static inline void kbc_cp_wait1() { emu_cp_wait(1); }
+static inline void kbc_cp_wait0() { emu_cp_wait(0); }
+
 template <class F> static void emu_launch(unsigned grid, unsigned block, F kernel) {
   gridDim.x = grid;
   blockDim.x = block;

@@ -1,0 +1,304 @@
+/* attn_pipe.c — the fused attention family's pipelined kernel (mma.sync,
+ * TF32 or 3xTF32), printed from its plan.
+ *
+ * Before: a plan whose layout is pipelined (attn_plan.c: D and N2 known
+ * when compiling; attn_impl.h).  After attn_emit_pipe_body(): the kernel's
+ * body — a block of 4 warps per (batch point, 64 rows), all of N2 at once:
+ *   - the rows' operand for all of D into shared memory once (_Qs);
+ *   - the sweep over the columns, 64 at a time, where step c's column
+ *     operand (_Ks) and values (_Vs) were requested by cp.async during step
+ *     c - 1 (one commit group each, awaited with wait_group 1):
+ *       scores from _Qs and _Ks; _Ks released and the next step's
+ *       requested; the row statistics and the probabilities in registers
+ *       (attn_emit.c's phases); the accumulator += P . _Vs, P read from
+ *       the scores' registers; _Vs released and the next step's requested;
+ *   - the finish (attn_emit.c).
+ * An operand that is not a plain load (or is written by the kernel) is
+ * computed and stored synchronously where the copy would be requested.
+ * Where the mask lets wholly masked tiles be skipped, the next step is
+ * chosen past them before its copies are requested (exact: the running max
+ * only grows).  At 3xTF32 the tensor cores' own sums run over at most 32
+ * terms of D and the 64 columns of a step; the partial sums are added in
+ * fp32, which keeps long sums within fp32 accuracy (their accumulation
+ * rounds toward zero). */
+#include "attn_impl.h"
+
+static const char async_helpers[] =
+    "#ifndef KBC_ASYNC_HELPERS\n"
+    "#define KBC_ASYNC_HELPERS\n"
+    "// Dynamic shared memory; one float, or four (16 bytes, both addresses 16-byte aligned), copied\n"
+    "// global -> shared asynchronously (cp.async, sm_80+; 0 where !ok, src then unread), the copies\n"
+    "// requested so far committed as a group, and a wait for all groups but the newest one (wait1) or\n"
+    "// for all (wait0).\n"
+    "#define KBC_DYNAMIC_SMEM(name) extern __shared__ __align__(16) float name[]\n"
+    "// The shared-memory address of p (taken once per array); dst is the element's\n"
+    "// pointer and dsts its shared address (dst used only where cp.async is not).\n"
+    "__device__ __forceinline__ unsigned kbc_smem_u32(const float *p) {\n"
+    "  unsigned d;\n"
+    "  asm(\"{ .reg .u64 p; cvta.to.shared.u64 p, %1; cvt.u32.u64 %0, p; }\" : \"=r\"(d) : \"l\"(p));\n"
+    "  return d;\n"
+    "}\n"
+    "// Loads from shared memory by 32-bit address (NVRTC otherwise computes 64-bit generic addresses).\n"
+    "__device__ __forceinline__ float kbc_lds(unsigned a) {\n"
+    "  float x;\n"
+    "  asm volatile(\"ld.shared.f32 %0, [%1];\" : \"=f\"(x) : \"r\"(a));\n"
+    "  return x;\n"
+    "}\n"
+    "__device__ __forceinline__ float2 kbc_lds2(unsigned a) {\n"
+    "  float2 x;\n"
+    "  asm volatile(\"ld.shared.v2.f32 {%0, %1}, [%2];\" : \"=f\"(x.x), \"=f\"(x.y) : \"r\"(a));\n"
+    "  return x;\n"
+    "}\n"
+    "__device__ __forceinline__ void kbc_cp_async4(float *dst, unsigned dsts, const float *src, bool ok) {\n"
+    "#if __CUDA_ARCH__ >= 800\n"
+    "  asm volatile(\"cp.async.ca.shared.global [%0], [%1], 4, %2;\" ::\"r\"(dsts), \"l\"(src), \"r\"(ok ? 4 : 0) : \"memory\");\n"
+    "#else\n"
+    "  *dst = ok ? *src : 0.0f;\n"
+    "#endif\n"
+    "}\n"
+    "__device__ __forceinline__ void kbc_cp_async16(float *dst, unsigned dsts, const float *src, bool ok) {\n"
+    "#if __CUDA_ARCH__ >= 800\n"
+    "  asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\" ::\"r\"(dsts), \"l\"(src), \"r\"(ok ? 16 : 0) : \"memory\");\n"
+    "#else\n"
+    "  for (int i = 0; i < 4; ++i) dst[i] = ok ? src[i] : 0.0f;\n"
+    "#endif\n"
+    "}\n"
+    "__device__ __forceinline__ void kbc_cp_commit() {\n"
+    "#if __CUDA_ARCH__ >= 800\n"
+    "  asm volatile(\"cp.async.commit_group;\" ::: \"memory\");\n"
+    "#endif\n"
+    "}\n"
+    "__device__ __forceinline__ void kbc_cp_wait1() {\n"
+    "#if __CUDA_ARCH__ >= 800\n"
+    "  asm volatile(\"cp.async.wait_group 1;\" ::: \"memory\");\n"
+    "#endif\n"
+    "}\n"
+    "__device__ __forceinline__ void kbc_cp_wait0() {\n"
+    "#if __CUDA_ARCH__ >= 800\n"
+    "  asm volatile(\"cp.async.wait_group 0;\" ::: \"memory\");\n"
+    "#endif\n"
+    "}\n"
+    "#endif\n\n";
+
+static const char split_fast_helpers[] =
+    "#ifndef KBC_SPLIT_FAST_HELPERS\n"
+    "#define KBC_SPLIT_FAST_HELPERS\n"
+    "// 3xTF32 with a cheaper split: hi is x with its low 13 mantissa bits cleared (a TF32 value), lo =\n"
+    "// x - hi exactly, which the tensor cores read as TF32 (the low bits ignored): an AND and a\n"
+    "// subtraction instead of two conversions and a subtraction.\n"
+    "__device__ __forceinline__ void kbc_split_tf32_fast(float x, unsigned &hi, unsigned &lo) {\n"
+    "  hi = __float_as_uint(x) & 0xffffe000u;\n"
+    "  lo = __float_as_uint(x - __uint_as_float(hi));\n"
+    "}\n"
+    "#endif\n\n";
+
+void attn_emit_pipe_helpers(kbc_buf *out, int split) {
+  kbc_buf_puts(out, async_helpers);
+  if (split) kbc_buf_puts(out, split_fast_helpers);
+}
+
+static void open_block(cg_emit *E, const char *head) {
+  cg_line(E, "%s {", head);
+  E->indent++;
+}
+
+static void close_block(cg_emit *E) {
+  E->indent--;
+  cg_line(E, "}");
+}
+
+/* A tile copy into the row-major dst[o * ld + i], for the outer space o
+ * (its digits decoded once per thread and outer coordinate) and the inner
+ * space i; li threads side by side along the inner space (the outer
+ * coordinates spread over the rest), or, where !inner_fast, the threads
+ * side by side along the outer space.  vec: 16 bytes at a time where the
+ * tensor's address is 16-byte aligned (attn_plan.c proved the rest). */
+typedef struct {
+  const char *dst;
+  int ld;
+  tile_space o, i;
+  int inner_fast, vec;
+  int i_exact; /* the inner space is exactly the tile's count (no range check) */
+  const ir_expr *value;
+} tile_copy;
+
+static int async_load(const attn_emitter *ae, const ir_expr *e) {
+  return e->op == IR_OP_LOAD && !e->u.load.padded && !(ae->E.written && ae->E.written[e->u.load.tensor->id]);
+}
+
+/* The largest power of two <= min(32, n). */
+static int lanes_for(int n) {
+  int l = 1;
+  while (l < 32 && 2 * l <= n) l *= 2;
+  return l;
+}
+
+/* The copy's loops, w floats (1 or 4) per copy. */
+static void copy_loops(attn_emitter *ae, int q, const tile_copy *tc, int w) {
+  cg_emit *E = &ae->E;
+  int threads = ae->plan->lay.threads, chunks = tc->i.count / w;
+  int lo = 1;
+  while (2 * lo <= threads && 2 * lo <= tc->o.count) lo *= 2;
+  int li = tc->inner_fast ? (lanes_for(chunks)) : threads / lo;
+  lo = threads / li;
+  const char *a0 = tc->inner_fast ? cg_fmt(E, "_tid / %d", li) : cg_fmt(E, "_tid %% %d", lo);
+  const char *b0 = tc->inner_fast ? cg_fmt(E, "_tid %% %d", li) : cg_fmt(E, "_tid / %d", lo);
+  int na = (tc->o.count + lo - 1) / lo, nb = (chunks + li - 1) / li;
+  cg_line(E, "#pragma unroll 1");
+  cg_line(E, "for (int _ai = 0; _ai < %d; ++_ai) {", na);
+  E->indent++;
+  cg_line(E, "const int _a = _ai * %d + %s;", lo, a0);
+  if (tc->o.count % lo) cg_line(E, "if (_a >= %d) break;", tc->o.count);
+  cg_line(E, "const long long _go = %s + _a;", tc->o.base);
+  cg_line(E, "const bool _ook = _go < %s;", tc->o.extent);
+  attn_declare_digits(E, &tc->o);
+  attn_decode_into(ae, "_qo", "_go", &tc->o);
+  cg_line(E, "#pragma unroll 4");
+  cg_line(E, "for (int _bi = 0; _bi < %d; ++_bi) {", nb);
+  E->indent++;
+  cg_line(E, w == 1 ? "const int _b = _bi * %d + %s;" : "const int _b = (_bi * %d + %s) * 4;", li, b0);
+  if (chunks % li) cg_line(E, "if (_b >= %d) break;", tc->i.count);
+  cg_line(E, "const long long _gi = %s + _b;", tc->i.base);
+  if (tc->i_exact) cg_line(E, "const bool _ok = _ook; // the tile is exactly %s", tc->i.extent);
+  else cg_line(E, "const bool _ok = _ook && _gi < %s;", tc->i.extent);
+  attn_declare_digits(E, &tc->i);
+  attn_decode_into(ae, "_qi", "_gi", &tc->i);
+  const char *ix = cg_fmt(E, "_a * %d + _b", tc->ld);
+  const char *at = cg_fmt(E, "%s[%s]", tc->dst, ix);
+  if (async_load(ae, tc->value)) {
+    const ir_tensor *t = tc->value->u.load.tensor;
+    const char *name = E->names->tensor[t->id];
+    cg_line(E, "kbc_cp_async%d(&%s, %s_s + 4 * (%s), _ok ? &%s[%s] : %s, _ok);", 4 * w, at, tc->dst, ix, name,
+            cg_offset(E, t, tc->value->u.load.idx), name);
+  } else {
+    cg_line(E, "float _x = 0.0f;");
+    cg_line(E, "if (_ok) _x = %s;", attn_expr_at(ae, q, tc->value, NULL));
+    cg_line(E, "%s = _x;", at);
+  }
+  E->indent--;
+  cg_line(E, "}");
+  E->indent--;
+  cg_line(E, "}");
+}
+
+static void emit_copy(attn_emitter *ae, int q, const tile_copy *tc) {
+  cg_emit *E = attn_at(ae, q);
+  int async = async_load(ae, tc->value);
+  if (!(async && tc->vec)) {
+    cg_line(E, "// %s: %s", tc->dst, async ? "cp.async" : "computed and stored");
+    copy_loops(ae, q, tc, 1);
+    return;
+  }
+  const char *name = E->names->tensor[tc->value->u.load.tensor->id];
+  cg_line(E, "if (((unsigned long long)%s & 15) == 0) { // %s: cp.async, 16 bytes at a time", name, tc->dst);
+  E->indent++;
+  copy_loops(ae, q, tc, 4);
+  E->indent--;
+  cg_line(E, "} else { // %s: cp.async, a float at a time", tc->dst);
+  E->indent++;
+  copy_loops(ae, q, tc, 1);
+  E->indent--;
+  cg_line(E, "}");
+}
+
+/* The rows' operand (all of D), or the column operand of the step at base. */
+static void copy_operand(attn_emitter *ae, int rows, const char *base) {
+  const cg_attention *ch = ae->ch;
+  const cg_attn_plan *plan = ae->plan;
+  const attn_layout *L = &plan->lay;
+  tile_copy tc = {.dst = rows ? "_Qs" : "_Ks", .ld = rows ? L->ldq : L->ldk, .value = rows ? ch->c1.a : ch->c1.b,
+                  .inner_fast = rows ? plan->q_row_fast : plan->k_row_fast, .vec = rows ? plan->q_vec : plan->k_vec,
+                  .i_exact = L->dp == plan->d};
+  tc.i = (tile_space){.ids = ch->c1.k, .n = ch->c1.n_k, .base = "0", .extent = "_D", .count = L->dp};
+  tc.o = rows ? (tile_space){.ids = ch->c1.m, .n = ch->c1.n_m, .base = "_r0", .extent = "_R", .count = L->br}
+              : (tile_space){.ids = ch->c1.n, .n = ch->c1.n_n, .base = base, .extent = "_C", .count = L->bc};
+  emit_copy(ae, 0, &tc);
+}
+
+static void copy_values(attn_emitter *ae, const char *base) {
+  const cg_attention *ch = ae->ch;
+  const cg_attn_plan *plan = ae->plan;
+  const attn_layout *L = &plan->lay;
+  tile_copy tc = {.dst = "_Vs", .ld = L->ldv, .value = ch->c2.b, .inner_fast = plan->v_n_fast, .vec = plan->v_vec,
+                  .i_exact = L->nt == plan->n2};
+  tc.o = (tile_space){.ids = ch->c2.k, .n = ch->c2.n_k, .base = base, .extent = "_C", .count = L->bc};
+  tc.i = (tile_space){.ids = ch->n2, .n = ch->n_n2, .base = "0", .extent = "_N2", .count = L->nt, .n2 = 1};
+  emit_copy(ae, ch->count - 1, &tc);
+}
+
+/* The next step's start _cn: past the tiles the mask selects K on
+ * wholly, once every row's running max is far above K (attn_mask). */
+static void emit_next_step(attn_emitter *ae) {
+  const attn_mask *mk = &ae->plan->mask;
+  const attn_layout *L = &ae->plan->lay;
+  cg_emit *E = &ae->E;
+  cg_line(E, "long long _cn = _c0 + %d; // the next step", L->bc);
+  if (!mk->on) return;
+  const char *k = cg_float_literal(E->a, mk->k);
+  open_block(E, cg_fmt(E, "while (_cn < _C)"));
+  cg_line(E, "// a tile where the mask selects %s everywhere adds nothing once every row's max is far above it", k);
+  cg_line(E, "const long long _ilo = _r0, _ihi = kbc_min_ll(_r0 + %d, _R) - 1;", L->br);
+  cg_line(E, "const long long _jlo = _cn, _jhi = kbc_min_ll(_cn + %d, _C) - 1;", L->bc);
+  cg_line(E, "if (!(%s)) break; // the same in every thread", attn_mask_always(ae));
+  cg_line(E, "bool _far = true;");
+  cg_line(E, "for (int _i = 0; _i < %d; ++_i) _far = _far && (!_rok[_i] || %s - _m[_i] < -128.0f);", L->nr, k);
+  cg_line(E, "if (!__syncthreads_and(_far)) break;");
+  cg_line(E, "_cn += %d;", L->bc);
+  close_block(E);
+}
+
+void attn_emit_pipe_body(attn_emitter *ae) {
+  const cg_attention *ch = ae->ch;
+  const attn_layout *L = &ae->plan->lay;
+  cg_emit *E = &ae->E;
+  cg_line(E, "KBC_DYNAMIC_SMEM(_sm); // %d bytes", L->smem);
+  cg_line(E, "float *const _Qs = _sm; // [%d][%d]: the rows' operand, D contiguous, for the whole sweep", L->br, L->ldq);
+  cg_line(E, "float *const _Ks = _sm + %d; // [%d][%d]: the step's column operand, D contiguous", L->br * L->ldq, L->bc,
+          L->ldk);
+  cg_line(E, "float *const _Vs = _sm + %d; // [%d][%d]: the step's values", L->br * L->ldq + L->bc * L->ldk, L->bc,
+          L->ldv);
+  cg_line(E, "const unsigned _Qs_s = kbc_smem_u32(_Qs), _Ks_s = kbc_smem_u32(_Ks), _Vs_s = kbc_smem_u32(_Vs);");
+  attn_emit_extents(ae);
+  cg_line(E, "const long long _tiles_r = (_R + %d) / %d;", L->br - 1, L->br);
+  cg_line(E, "const int _tid = threadIdx.x;");
+  attn_emit_thread_ids(ae);
+  open_block(E, "for (long long _tile = blockIdx.x; _tile < _B * _tiles_r; _tile += gridDim.x)");
+  cg_line(E, "const long long _r0 = (_tile %% _tiles_r) * %d, _n0 = 0;", L->br);
+  cg_line(E, "const long long _bb = _tile / _tiles_r;");
+  attn_emit_tile_start(ae);
+  attn_at(ae, 0);
+  cg_line(E, "__syncthreads(); // the last tile's readers of the shared tiles are done");
+  copy_operand(ae, 1, NULL);
+  copy_operand(ae, 0, "0LL");
+  cg_line(E, "kbc_cp_commit();");
+  copy_values(ae, "0LL");
+  cg_line(E, "kbc_cp_commit();");
+  attn_emit_accumulators(ae);
+  open_block(E, "for (long long _c0 = 0; _c0 < _C;)");
+  emit_next_step(ae);
+  attn_emit_lines(ae, "c", ch->c1.n, ch->c1.n_n, L->nc, "_c0", attn_col(ae, "_l"), "_C");
+  cg_line(E, "kbc_cp_wait1();");
+  cg_line(E, "__syncthreads(); // _Qs and the step's _Ks in place");
+  attn_emit_pipe_scores_math(ae);
+  cg_line(E, "__syncthreads(); // _Ks read by every warp");
+  open_block(E, "if (_cn < _C)");
+  copy_operand(ae, 0, "_cn");
+  close_block(E);
+  cg_line(E, "kbc_cp_commit();");
+  attn_emit_phase_a(ae);
+  attn_emit_rescale(ae);
+  attn_emit_phase_b(ae);
+  cg_line(E, "kbc_cp_wait1();");
+  cg_line(E, "__syncthreads(); // the step's _Vs in place");
+  attn_emit_pipe_pv_math(ae);
+  cg_line(E, "__syncthreads(); // _Vs read by every warp");
+  open_block(E, "if (_cn < _C)");
+  copy_values(ae, "_cn");
+  close_block(E);
+  cg_line(E, "kbc_cp_commit();");
+  cg_line(E, "_c0 = _cn;");
+  close_block(E);
+  cg_line(E, "kbc_cp_wait0();");
+  attn_emit_finish(ae);
+  close_block(E);
+}
