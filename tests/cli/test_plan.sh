@@ -192,6 +192,19 @@ expect 0 "plan, attention" "$kbc" compile "$ac" --emit plan "${set_ac[@]}" --tar
 expect 0 "plan, attention JSON" "$kbc" compile "$ac" --emit plan --json "${set_ac[@]}" --target sm_90 -o "$tmp/ac.json" &&
   check_json "plan, attention JSON" "$tmp/ac.json" \
     'assert [k["family"] for k in d["kernels"]] == ["attention"], d["kernels"]; assert d["workspace_bytes"] == 0'
+# the pipelined kernel (D and N2 known): 128 threads, dynamic shared
+# memory, 3 blocks per multiprocessor where it fits; KBC_ATTN_PIPE=0 and
+# KBC_ATTN_FFMA=1 give the 256-thread kernel with static shared memory
+check_json "plan, attention pipelined" "$tmp/ac.json" \
+  'k = d["kernels"][0]; assert k["block"] == [128, 1, 1] and k["smem_bytes"] > 24 * 1024, k'
+expect 0 "plan, KBC_ATTN_PIPE=0" env KBC_ATTN_PIPE=0 "$kbc" compile "$ac" --emit plan --json "${set_ac[@]}" --target sm_90 \
+  -o "$tmp/ac0.json" &&
+  check_json "plan, KBC_ATTN_PIPE=0" "$tmp/ac0.json" \
+    'k = d["kernels"][0]; assert k["family"] == "attention" and k["block"] == [256, 1, 1] and k["smem_bytes"] <= 48 * 1024, k'
+expect 0 "plan, KBC_ATTN_FFMA" env KBC_ATTN_FFMA=1 "$kbc" compile "$ac" --emit cuda --specialize "${set_ac[@]}" \
+  --target sm_90 && mentions "plan, KBC_ATTN_FFMA" "schedule: attention (FFMA fp32)"
+expect 0 "plan, pipelined 3xTF32" "$kbc" compile "$ac" --emit cuda --specialize "${set_ac[@]}" --target sm_90 &&
+  mentions "plan, pipelined 3xTF32" "__launch_bounds__(128, 3)" && mentions "plan, pipelined 3xTF32" "kbc_cp_async16("
 expect 0 "plan, KBC_NO_ATTN" env KBC_NO_ATTN=1 "$kbc" compile "$ac" --emit plan "${set_ac[@]}" --target sm_90 &&
   if grep -q "attention " "$log"; then fail "plan, KBC_NO_ATTN: an attention kernel"; fi &&
   mentions "plan, KBC_NO_ATTN" "scores  [4, 8, 512, 512]"
