@@ -20,6 +20,10 @@
 #   attention: bench/suite.py --problems attention (attention as users write
 #          it, against F.scaled_dot_product_attention and torch.compile) at
 #          kbc fp32, then kbc-only at tf32 and at fp32 with KBC_FP32_MMA=1;
+#   session: one call's worth (under 10 minutes): gpu, attention, the small
+#          checks and the fuzzer for $FUZZ_TIME (default 120) s, each under a
+#          time limit, every log in $OUT/logs.tgz (a call returns only a few
+#          files);
 #   gpu:   the ctest tests labelled gpu (into $OUT/ctest_gpu.txt);
 #   fuzz:  the differential spec fuzzer on the GPU (tests/fuzz/difftest.py
 #          gpu: kbc verify of random specs, $FUZZ_JOBS at a time) over
@@ -94,6 +98,16 @@ case "${1:-}" in
     KBC_FP32_MMA=1 python3 bench/suite.py --problems attention --kbc-only --json $OUT/attn_fp32mma.json \
       --markdown $OUT/attn_fp32mma.md >$OUT/attn_fp32mma.txt 2>&1
     grep -h "^|" $OUT/attn_fp32.md $OUT/attn_tf32.md $OUT/attn_fp32mma.md ;;
+  session)
+    final=$OUT
+    export OUT=$(mktemp -d)/logs
+    mkdir -p "$OUT"
+    timeout 110 "$0" gpu
+    timeout 200 "$0" attention
+    timeout 150 tests/gpu/device_check.sh build/gpu tests/gpu/cases.txt >$OUT/check_small.txt 2>&1
+    grep -c "^ok" $OUT/check_small.txt; grep -v "^ok" $OUT/check_small.txt | tail -5
+    FUZZ_TIME=${FUZZ_TIME:-120} timeout $((${FUZZ_TIME:-120} + 40)) "$0" fuzz | tail -4
+    tar -czf "$final/logs.tgz" -C "$(dirname "$OUT")" logs ;;
   gpu)
     src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build/gpu/CMakeCache.txt)
     [ "$src" = "$PWD" ] || { mkdir -p "$(dirname "$src")" && ln -sfn "$PWD" "$src"; }
@@ -107,5 +121,5 @@ case "${1:-}" in
       --keep /tmp/fuzz_keep --json $OUT/fuzz.json >$OUT/fuzz.txt 2>&1
     [ -d /tmp/fuzz_keep ] && tar -czf $OUT/fuzz_keep.tgz -C /tmp fuzz_keep
     grep -v "^rejected" $OUT/fuzz.txt | tail -60 ;;
-  *) echo "usage: bench/device_run.sh ctest|check|profile|sam|rest|check+rest|sam-compile-N|autotune|attention|gpu|fuzz" >&2; exit 2 ;;
+  *) echo "usage: bench/device_run.sh ctest|check|profile|sam|rest|check+rest|sam-compile-N|autotune|attention|session|gpu|fuzz" >&2; exit 2 ;;
 esac

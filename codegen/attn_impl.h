@@ -59,7 +59,7 @@ typedef struct {
   } split[CG_MAX_OUTER];
 } attn_stmt;
 
-typedef struct {
+typedef struct cg_attention {
   int first, count;
   const ir_stmt *S, *O;
   cg_contraction c1;  /* S's contraction: c1.a carries R (c1.m), c1.b carries C (c1.n) */
@@ -210,6 +210,9 @@ void attn_emit_pipe_body(attn_emitter *ae);
  * stay GEMMs), or where it does not pay (the consumer's N2 estimated above
  * 128: the scores would be computed again for every N2 tile). */
 int cg_find_attention(kbc_arena *a, const ir_program *p, const cg_options *o, int first, cg_attention *out);
+/* Room for one chain, in the arena (cg_make_groups keeps the one it finds
+ * in the group, for cg_plan_attn). */
+cg_attention *cg_attention_new(kbc_arena *a);
 /* The estimated extent of the consumer's N2 index n2[i] within a block:
  * its own, or for a split index its c. */
 double cg_attn_n2_estimate(const cg_attention *ch, int i);

@@ -478,6 +478,8 @@ double cg_attn_n2_estimate(const cg_attention *ch, int i) {
   return ir_estimate(ch->O->index[ch->n2[i]].extent);
 }
 
+cg_attention *cg_attention_new(kbc_arena *a) { return KBC_NEW(a, cg_attention); }
+
 int cg_find_attention(kbc_arena *a, const ir_program *p, const cg_options *o, int first, cg_attention *out) {
   if (o->no_attn || o->no_gemm || o->no_fuse) return 0;
   const ir_stmt *S = IR_STMT(p, first);

@@ -139,7 +139,7 @@ static void copy_loops(attn_emitter *ae, int q, const tile_copy *tc, int w) {
   int threads = ae->plan->lay.threads, chunks = tc->i.count / w;
   int lo = 1;
   while (2 * lo <= threads && 2 * lo <= tc->o.count) lo *= 2;
-  int li = tc->inner_fast ? (lanes_for(chunks)) : threads / lo;
+  int li = tc->inner_fast ? lanes_for(chunks) : threads / lo;
   lo = threads / li;
   const char *a0 = tc->inner_fast ? cg_fmt(E, "_tid / %d", li) : cg_fmt(E, "_tid %% %d", lo);
   const char *b0 = tc->inner_fast ? cg_fmt(E, "_tid %% %d", li) : cg_fmt(E, "_tid / %d", lo);

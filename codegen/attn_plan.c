@@ -1,14 +1,18 @@
 /* attn_plan.c — the fused attention family's plan.
  *
- * Before: an ATTN group (a chain found by cg_find_attention, attn_impl.h).
- * After cg_plan_attn(): the plan — the chain; the layout (FFMA at fp32;
- * TF32 mma.sync at tf32; 3xTF32 at fp32 where opt.fp32_mma asks); the N2
- * tile (16 to 128, from the consumer's estimated N2); whether each operand
- * tile is read with consecutive threads along D / N2; the C name of every
- * index of every statement (after the S index it stands for) — and the
- * kernel's launch fields: a block per (batch point, row tile, N2 tile),
- * and as its tensors only what the chain reads from memory, the rows it
- * keeps and the consumer's output. */
+ * Before: an ATTN group (the chain cg_make_groups found with
+ * cg_find_attention, attn_impl.h).  After cg_plan_attn(): the plan — the
+ * chain; the layout: where D and N2 are known, the pipelined kernel
+ * (attn_pipe.c: TF32 at tf32, 3xTF32 at fp32 unless KBC_ATTN_FFMA; its
+ * shared memory, blocks per multiprocessor, and which operand tiles copy
+ * 16 bytes at a time), else the first kernel (FFMA at fp32, TF32 mma.sync
+ * at tf32, 3xTF32 under KBC_FP32_MMA) with an N2 tile of 16 to 128 from
+ * the consumer's estimated N2; whether each operand tile is read with
+ * consecutive threads along D / N2; the causal-style mask whose tiles may
+ * be skipped; the C name of every index of every statement (after the S
+ * index it stands for) — and the kernel's launch fields: a block per
+ * (batch point, row tile, N2 tile), and as its tensors only what the chain
+ * reads from memory, the rows it keeps and the consumer's output. */
 #include <string.h>
 
 #include "attn_impl.h"
@@ -107,13 +111,11 @@ static int pipe_layout(int mma, int64_t d, int64_t n2, int want_blocks, attn_lay
   long long smem = 4LL * ((long long)L.br * L.ldq + (long long)L.bc * L.ldk + (long long)L.bc * L.ldv);
   if (smem > PIPE_SMEM_MAX) return 0;
   L.smem = (int)smem;
-  /* blocks per multiprocessor: 3 where shared memory lets them (ptxas
-   * then holds a thread to 168 registers; measured on the H200 at D = 64
-   * and 80, 3 blocks ran 12-28% faster than 2 at 183-245 registers, a few
-   * bytes spilled or not), else as many as fit; KBC_ATTN_MIN_BLOCKS asks
-   * for another count */
+  /* blocks per multiprocessor: as asked (cg_plan_attn: measured on the
+   * H200 at D = 32, 64 and 80, 3 blocks ran 11-28% faster than 2 at
+   * 183-245 registers), at most as many as shared memory fits */
   int fit = (int)(SM_SMEM / (smem + BLOCK_SMEM_RESERVED));
-  L.min_blocks = want_blocks ? want_blocks : 3;
+  L.min_blocks = want_blocks;
   if (L.min_blocks > fit) L.min_blocks = fit;
   if (L.min_blocks < 1) L.min_blocks = 1;
   *out = L;
@@ -196,7 +198,8 @@ cg_attn_plan *cg_plan_attn(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   kbc_arena *a = C->a;
   cg_attn_plan *plan = KBC_NEW(a, cg_attn_plan);
   cg_attention *ch = &plan->ch;
-  if (cg_find_attention(a, C->p, &C->t->opt, g->first, ch) != g->count) return NULL;
+  if (!g->attn || g->attn->first != g->first || g->attn->count != g->count) return NULL;
+  *ch = *g->attn;
   const ir_stmt *S = ch->S, *O = ch->O;
   double n2 = 1;
   for (int i = 0; i < ch->n_n2; i++) n2 *= cg_attn_n2_estimate(ch, i);
@@ -215,7 +218,18 @@ cg_attn_plan *cg_plan_attn(cg_ctx *C, const cg_group *g, cg_kernel *k) {
     n2c *= known ? e : 1;
   }
   int mma_pipe = tf32 ? 1 : opt->attn_ffma ? 0 : 2;
-  if (mma_pipe && opt->attn_pipe && known && pipe_layout(mma_pipe, d, n2c, opt->attn_min_blocks, &plan->lay)) {
+  /* 3 blocks per multiprocessor where the batch, rows and columns are
+   * known too (a specialized binding: its index arithmetic folds, and
+   * ptxas's cap of 168 registers cost at most 24 bytes of spills at D = 80
+   * and 32, measured faster than 2 blocks); else 2 (a generic program's
+   * kernel, whose extents are parameters, spilled hundreds of bytes at
+   * 168) */
+  int64_t unused;
+  int all_known = sym_is_const(cg_extent_sym(a, S, ch->c1.bat, ch->c1.n_b), &unused) &&
+                  sym_is_const(cg_extent_sym(a, S, ch->c1.m, ch->c1.n_m), &unused) &&
+                  sym_is_const(cg_extent_sym(a, S, ch->c1.n, ch->c1.n_n), &unused);
+  int want_blocks = opt->attn_min_blocks ? opt->attn_min_blocks : all_known ? 3 : 2;
+  if (mma_pipe && opt->attn_pipe && known && pipe_layout(mma_pipe, d, n2c, want_blocks, &plan->lay)) {
     plan->d = d, plan->n2 = n2c;
     plan->q_vec = copies_by_4(a, S, ch->c1.a, ch->c1.k, ch->c1.n_k, d, 4);
     plan->k_vec = copies_by_4(a, S, ch->c1.b, ch->c1.k, ch->c1.n_k, d, 4);

@@ -22,6 +22,7 @@ typedef struct {
   int *phi;                    /* ROWS: phi[k * CG_MAX_OUTER + j] = index id of statement
                                   first+k mapped to outer dimension j */
   int team;                    /* ROWS: threads per outer point (power of 2, <= CG_BLOCK) */
+  const struct cg_attention *attn; /* ATTN: the chain as cg_make_groups found it (attn_impl.h) */
 } cg_group;
 
 /* The statements partitioned into groups, each with its family decided. */

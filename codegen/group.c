@@ -451,12 +451,14 @@ int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, cg_gro
   const cg_options *o = &t->opt;
   int n = p->stmts.len, ng = 0;
   cg_group *g = KBC_NEW_ARRAY(a, cg_group, n + 1);
+  struct cg_attention *ch = NULL; /* the next chain's room, kept by the group that finds one */
   for (int i = 0; i < n;) {
     const ir_stmt *s = IR_STMT(p, i);
-    int chain = cg_find_attention(a, p, o, i, NULL);
-    if (chain) {
-      g[ng] = (cg_group){.first = i, .count = chain};
-      cg_group_family(a, p, t, &g[ng++]);
+    if (!ch) ch = cg_attention_new(a);
+    int chain = cg_find_attention(a, p, o, i, ch);
+    if (chain) { /* the chain of attn_impl.h in one sweep */
+      g[ng++] = (cg_group){.family = CG_FAMILY_ATTN, .first = i, .count = chain, .attn = ch};
+      ch = NULL;
       i += chain;
       continue;
     }
@@ -517,10 +519,6 @@ static int is_point(kbc_arena *a, const ir_program *p, const cg_group *g) {
 
 void cg_group_family(kbc_arena *a, const ir_program *p, const cg_target *t, cg_group *g) {
   const ir_stmt *s = IR_STMT(p, g->first);
-  if (g->count > 1 && cg_find_attention(a, p, &t->opt, g->first, NULL) == g->count) {
-    g->family = CG_FAMILY_ATTN; /* the chain of attn_impl.h in one sweep */
-    return;
-  }
   if (s->accumulate) {
     g->family = CG_FAMILY_SCATTER;
     return;
