@@ -37,10 +37,6 @@ const char *attn_expr_at(attn_emitter *ae, int q, const ir_expr *e, const char *
   return cg_float_value(E, e, cg_expr_in(E, e, &x));
 }
 
-/* One space of a tile load (attn_impl.h's tile_space): the indices ids[0..n)
- * of the statement being emitted, from base, of the given extent, count
- * elements; n2: the consumer's N2 (its split indices decoded within a block). */
-
 void attn_declare_digits(cg_emit *E, const tile_space *sp) {
   for (int i = 0; i < sp->n; i++) cg_line(E, "long long %s;", E->idx[sp->ids[i]]);
 }
@@ -395,12 +391,19 @@ static const char *affine_text(cg_emit *E, const attn_mask *mk, const char *col,
   return mk->c ? cg_fmt(E, "%s %c %lldLL", t, mk->c < 0 ? '-' : '+', (long long)llabs(mk->c)) : t;
 }
 
-const char *attn_mask_always(attn_emitter *ae) {
+const char *attn_emit_mask_test(attn_emitter *ae, const char *col0) {
   const attn_mask *mk = &ae->plan->mask;
+  const attn_layout *L = &ae->plan->lay;
   cg_emit *E = &ae->E;
+  const char *k = cg_float_literal(E->a, mk->k);
+  cg_line(E, "// a tile where the mask selects %s everywhere adds nothing once every row's max is far above it", k);
+  cg_line(E, "const long long _ilo = _r0, _ihi = kbc_min_ll(_r0 + %d, _R) - 1;", L->br);
+  cg_line(E, "const long long _jlo = %s, _jhi = kbc_min_ll(%s + %d, _C) - 1;", col0, col0, L->bc);
   const char *lo = affine_text(E, mk, mk->a > 0 ? "_jlo" : "_jhi", mk->b > 0 ? "_ilo" : "_ihi");
   const char *hi = affine_text(E, mk, mk->a > 0 ? "_jhi" : "_jlo", mk->b > 0 ? "_ihi" : "_ilo");
   cg_line(E, "const long long _dlo = %s, _dhi = %s; // the condition's sides' difference over the tile", lo, hi);
+  cg_line(E, "bool _far = true;");
+  cg_line(E, "for (int _i = 0; _i < %d; ++_i) _far = _far && (!_rok[_i] || %s - _m[_i] < -128.0f);", L->nr, k);
   const char *always, *never;
   switch (mk->cmp) {
   case IR_OP_LT: always = "_dhi < 0", never = "_dlo >= 0"; break;
@@ -413,20 +416,16 @@ const char *attn_mask_always(attn_emitter *ae) {
 
 /* At the top of a column tile: skip it, the whole block, where the mask
  * selects K on every element and K is far below every row's running max
- * (attn_mask): exp(K - max) is then exactly 0, and so is all it adds. */
+ * (attn_mask): exp(K - max) is then exactly 0, and so is all it adds.
+ * The first test is the same in every thread, so that either all of them
+ * or none reach the barrier. */
 static void emit_mask_skip(attn_emitter *ae) {
-  const attn_mask *mk = &ae->plan->mask;
-  const attn_layout *L = &ae->plan->lay;
   cg_emit *E = &ae->E;
-  if (!mk->on) return;
-  const char *k = cg_float_literal(E->a, mk->k);
-  cg_line(E, "{ // a tile where the mask selects %s everywhere adds nothing once every row's max is far above it", k);
+  if (!ae->plan->mask.on) return;
+  cg_line(E, "{");
   E->indent++;
-  cg_line(E, "const long long _ilo = _r0, _ihi = kbc_min_ll(_r0 + %d, _R) - 1;", L->br);
-  cg_line(E, "const long long _jlo = _c0, _jhi = kbc_min_ll(_c0 + %d, _C) - 1;", L->bc);
-  cg_line(E, "bool _far = %s;", attn_mask_always(ae));
-  cg_line(E, "for (int _i = 0; _i < %d; ++_i) _far = _far && (!_rok[_i] || %s - _m[_i] < -128.0f);", L->nr, k);
-  cg_line(E, "if (__syncthreads_and(_far)) continue;");
+  const char *always = attn_emit_mask_test(ae, "_c0");
+  cg_line(E, "if ((%s) && __syncthreads_and(_far)) continue;", always);
   E->indent--;
   cg_line(E, "}");
 }

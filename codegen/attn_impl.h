@@ -173,7 +173,10 @@ void attn_emit_pipe_pv_math(attn_emitter *ae);
  * the fast 3xTF32 split, once per translation unit. */
 void attn_emit_pipe_helpers(kbc_buf *out, int split);
 
-/* attn_emit.c's pieces the pipelined kernel shares. */
+/* attn_emit.c's pieces the pipelined kernel shares.  A tile_space is one
+ * space of a tile load: the indices ids[0..n) of the statement being
+ * emitted, from base, of the given extent, count elements; n2: the
+ * consumer's N2 (its split indices decoded within a block). */
 typedef struct {
   const int *ids;
   int n;
@@ -191,10 +194,11 @@ void attn_emit_phase_a(attn_emitter *ae);
 void attn_emit_rescale(attn_emitter *ae);
 void attn_emit_phase_b(attn_emitter *ae);
 void attn_emit_finish(attn_emitter *ae);
-/* The mask's test over a column tile [_jlo, _jhi] of the rows [_ilo,
- * _ihi] (declared before): `_dlo`, `_dhi` declared, and the condition
- * under which the mask selects K on every element of the tile. */
-const char *attn_mask_always(attn_emitter *ae);
+/* The mask's test of the column tile from col0 over the block's rows
+ * (attn_mask): declares its bounds and `_far` (every row of the thread's
+ * running max far above K) and returns the condition, the same in every
+ * thread, under which the mask selects K on every element of the tile. */
+const char *attn_emit_mask_test(attn_emitter *ae, const char *col0);
 /* The kernel's extents (_ninf, _B, _R, _C, _D, _N2); at a tile's start
  * (_r0, _bb declared) the batch digits and the thread's rows; the row
  * statistics' and the accumulator's declarations. */

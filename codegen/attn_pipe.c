@@ -229,20 +229,13 @@ static void copy_values(attn_emitter *ae, const char *base) {
 /* The next step's start _cn: past the tiles the mask selects K on
  * wholly, once every row's running max is far above K (attn_mask). */
 static void emit_next_step(attn_emitter *ae) {
-  const attn_mask *mk = &ae->plan->mask;
   const attn_layout *L = &ae->plan->lay;
   cg_emit *E = &ae->E;
   cg_line(E, "long long _cn = _c0 + %d; // the next step", L->bc);
-  if (!mk->on) return;
-  const char *k = cg_float_literal(E->a, mk->k);
-  open_block(E, cg_fmt(E, "while (_cn < _C)"));
-  cg_line(E, "// a tile where the mask selects %s everywhere adds nothing once every row's max is far above it", k);
-  cg_line(E, "const long long _ilo = _r0, _ihi = kbc_min_ll(_r0 + %d, _R) - 1;", L->br);
-  cg_line(E, "const long long _jlo = _cn, _jhi = kbc_min_ll(_cn + %d, _C) - 1;", L->bc);
-  cg_line(E, "if (!(%s)) break; // the same in every thread", attn_mask_always(ae));
-  cg_line(E, "bool _far = true;");
-  cg_line(E, "for (int _i = 0; _i < %d; ++_i) _far = _far && (!_rok[_i] || %s - _m[_i] < -128.0f);", L->nr, k);
-  cg_line(E, "if (!__syncthreads_and(_far)) break;");
+  if (!ae->plan->mask.on) return;
+  open_block(E, "while (_cn < _C)");
+  const char *always = attn_emit_mask_test(ae, "_cn");
+  cg_line(E, "if (!(%s) || !__syncthreads_and(_far)) break; // the first test the same in every thread", always);
   cg_line(E, "_cn += %d;", L->bc);
   close_block(E);
 }

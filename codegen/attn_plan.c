@@ -210,13 +210,11 @@ cg_attn_plan *cg_plan_attn(cg_ctx *C, const cg_group *g, cg_kernel *k) {
    * zero), unless KBC_FP32_MMA asks for 3xTF32 or KBC_ATTN_FFMA for FFMA. */
   const cg_options *opt = &C->t->opt;
   int tf32 = C->t->precision == CG_PRECISION_TF32;
-  int64_t d = 0, n2c = 1;
-  int known = sym_is_const(cg_extent_sym(a, S, ch->c1.k, ch->c1.n_k), &d);
-  for (int i = 0; i < ch->n_n2; i++) {
-    int64_t e;
-    known = known && sym_is_const(attn_n2_extent(a, ch, i), &e);
-    n2c *= known ? e : 1;
-  }
+  sym *B = cg_extent_sym(a, S, ch->c1.bat, ch->c1.n_b), *R = cg_extent_sym(a, S, ch->c1.m, ch->c1.n_m);
+  sym *N2 = sym_const(a, 1);
+  for (int i = 0; i < ch->n_n2; i++) N2 = sym_mul(a, N2, attn_n2_extent(a, ch, i));
+  int64_t d = 0, n2c = 0, unused;
+  int known = sym_is_const(cg_extent_sym(a, S, ch->c1.k, ch->c1.n_k), &d) && sym_is_const(N2, &n2c);
   int mma_pipe = tf32 ? 1 : opt->attn_ffma ? 0 : 2;
   /* 3 blocks per multiprocessor where the batch, rows and columns are
    * known too (a specialized binding: its index arithmetic folds, and
@@ -224,9 +222,7 @@ cg_attn_plan *cg_plan_attn(cg_ctx *C, const cg_group *g, cg_kernel *k) {
    * and 32, measured faster than 2 blocks); else 2 (a generic program's
    * kernel, whose extents are parameters, spilled hundreds of bytes at
    * 168) */
-  int64_t unused;
-  int all_known = sym_is_const(cg_extent_sym(a, S, ch->c1.bat, ch->c1.n_b), &unused) &&
-                  sym_is_const(cg_extent_sym(a, S, ch->c1.m, ch->c1.n_m), &unused) &&
+  int all_known = sym_is_const(B, &unused) && sym_is_const(R, &unused) &&
                   sym_is_const(cg_extent_sym(a, S, ch->c1.n, ch->c1.n_n), &unused);
   int want_blocks = opt->attn_min_blocks ? opt->attn_min_blocks : all_known ? 3 : 2;
   if (mma_pipe && opt->attn_pipe && known && pipe_layout(mma_pipe, d, n2c, want_blocks, &plan->lay)) {
@@ -258,9 +254,6 @@ cg_attn_plan *cg_plan_attn(cg_ctx *C, const cg_group *g, cg_kernel *k) {
       plan->idx[q][id] = to >= 0 ? sname[to] : distinct_name(a, C->names, S, sname, own[id]);
     }
   }
-  sym *B = cg_extent_sym(a, S, ch->c1.bat, ch->c1.n_b), *R = cg_extent_sym(a, S, ch->c1.m, ch->c1.n_m);
-  sym *N2 = sym_const(a, 1);
-  for (int i = 0; i < ch->n_n2; i++) N2 = sym_mul(a, N2, attn_n2_extent(a, ch, i));
   const attn_layout *L = &plan->lay;
   sym *tr = sym_div(a, sym_add(a, R, sym_const(a, L->br - 1)), L->br);
   sym *tn = L->pipe ? sym_const(a, 1) : sym_div(a, sym_add(a, N2, sym_const(a, L->nt - 1)), L->nt);
