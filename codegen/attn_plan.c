@@ -229,7 +229,12 @@ cg_attn_plan *cg_plan_attn(cg_ctx *C, const cg_group *g, cg_kernel *k) {
     plan->d = d, plan->n2 = n2c;
     plan->q_vec = copies_by_4(a, S, ch->c1.a, ch->c1.k, ch->c1.n_k, d, 4);
     plan->k_vec = copies_by_4(a, S, ch->c1.b, ch->c1.k, ch->c1.n_k, d, 4);
-    int64_t mult = 4; /* a split N2 index: c times its batch index added */
+    /* Split N2 indices (c times a batch index added): the innermost one's c
+     * a multiple of 4 suffices.  The tile's chunks of 4 then stay within
+     * one of its local runs (they are c times the full extents inside it
+     * long), and every outer split's term is c' times a stride that holds
+     * that extent, c times its heads: a multiple of 4 too. */
+    int64_t mult = 4;
     for (int i = 0; i < ch->n_n2; i++) {
       const int64_t *c = attn_split_c(ch, i, NULL);
       if (c) mult = *c;
