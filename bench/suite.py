@@ -28,6 +28,7 @@ import contextlib
 import gc
 import json
 import math
+import os
 import re
 import subprocess
 import sys
@@ -383,6 +384,36 @@ def emit_check(kbc_bin: str, chosen: list[pb.Problem], target: str) -> int:
     return 1 if failed else 0
 
 
+def prewarm(kbc_bin: str, chosen: list[pb.Problem], target: str, precision: str) -> int:
+    """`kbc compile --emit cubin --specialize` at KernelBench's axes for every spec, in parallel: NVRTC's
+    work done ahead, into the kernel cache ($KBC_CACHE_DIR), where the runtime finds it on a GPU of the
+    target (the generated text and so the cache key are those of an H200-like device: 132 SMs, 227 KiB of
+    shared memory per block).  Lets a machine without a GPU compile what a device call would."""
+    import concurrent.futures as cf
+    if not os.environ.get("KBC_CACHE_DIR"):
+        print("suite.py: --prewarm needs KBC_CACHE_DIR (the cache to fill)", file=sys.stderr)
+        return 2
+
+    def one(p: pb.Problem):
+        cmd = [kbc_bin, "compile", str(p.path), "--emit", "cubin", "--target", target, "--precision", precision,
+               "--specialize", "-o", os.devnull]
+        for a in var_axes(p.path):
+            if a not in p.axes:
+                return p, f"axis {a} of the spec is not in the problem's KernelBench axes"
+            cmd += ["--set", f"{a}={p.axes[a]}"]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        return p, "" if done.returncode == 0 else (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+
+    failed = 0
+    with cf.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        for p, why in pool.map(one, chosen):
+            failed += bool(why)
+            print(f"{p.key:<8} {p.spec:<44} {'ok' if not why else 'FAIL  ' + why}", flush=True)
+    print(f"prewarm: {len(chosen) - failed} of {len(chosen)} specs compiled for {target} ({precision}) into "
+          f"{os.environ['KBC_CACHE_DIR']}")
+    return 1 if failed else 0
+
+
 # ------------------------------------------------------------------ CLI
 
 def build_parser() -> argparse.ArgumentParser:
@@ -409,7 +440,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--list", action="store_true", help="list the problems and exit")
     ap.add_argument("--emit-check", metavar="KBC", help="run no problem: check that every spec compiles "
                     "(kbc compile --emit cuda / --emit plan at KernelBench's axes) with this kbc binary")
-    ap.add_argument("--target", default="sm_90", help="the target of --emit-check (default sm_90)")
+    ap.add_argument("--prewarm", metavar="KBC", help="run no problem: compile every spec's kernels at KernelBench's "
+                    "axes (specialized, --kbc-precision) into $KBC_CACHE_DIR with this kbc binary, for a GPU of "
+                    "--target, so that a later run on that GPU finds them compiled")
+    ap.add_argument("--target", default="sm_90", help="the target of --emit-check and --prewarm (default sm_90)")
     ap.add_argument("--merge", nargs="+", type=Path, metavar="JSON", help="run nothing: merge suite JSON files")
     ap.add_argument("--verbose", action="store_true")
     return ap
@@ -425,6 +459,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.emit_check:
         return emit_check(args.emit_check, chosen, args.target)
+    if args.prewarm:
+        return prewarm(args.prewarm, chosen, args.target, args.kbc_precision)
     if args.merge:
         docs = [json.loads(p.read_text()) for p in args.merge]
         rows: dict[tuple[str, str], Row] = {}

@@ -30,9 +30,11 @@
 #include "cli.h"
 #include "runtime/compare.h"
 #include "runtime/json.h"
+#include "runtime/rt_common.h"
 
 static const char verify_help[] =
     "usage: kbc verify [OPTIONS] SPEC [--set AXIS=N]... [--precision fp32|tf32] [--seed N] [--inputs LO:HI] [--json]\n"
+    "       kbc verify --batch < LINES\n"
     "\n"
     "Runs SPEC's GPU kernels and the CPU reference interpreter (double\n"
     "accumulation) on the same random inputs (uniform in [LO, HI), default\n"
@@ -40,13 +42,21 @@ static const char verify_help[] =
     "||cpu|| (the absolute ||gpu - cpu|| where ||cpu|| = 0) and the largest\n"
     "absolute error; ok within 1e-5 (fp32) or 2e-3 (tf32).  NaN or infinity at\n"
     "the same place on both sides agree; on one side only they are a mismatch,\n"
-    "as is an output element no kernel wrote.\n";
+    "as is an output element no kernel wrote.\n"
+    "\n"
+    "With --batch, each line of standard input holds one verification's\n"
+    "arguments (SPEC and its options, separated by blanks; empty lines and\n"
+    "lines starting with '#' are skipped), and each gets one line of JSON on\n"
+    "standard output: the --json object, or {\"spec\", \"ok\": false, \"exit\": N}\n"
+    "when it did not run (its messages on standard error).  One process, one\n"
+    "GPU context for them all: the differential fuzzer's way of checking\n"
+    "thousands of specs, where opening the GPU costs more than a small spec.\n";
 
 static const char verify_tail[] =
     "exit status: 0 every output matches, 1 a mismatch or an error (no GPU\n"
-    "included), 2 a usage error\n";
+    "included), 2 a usage error (with --batch: the worst of the lines')\n";
 
-enum { V_SET, V_PRECISION, V_SEED, V_INPUTS, V_JSON, V_N };
+enum { V_SET, V_PRECISION, V_SEED, V_INPUTS, V_JSON, V_BATCH, V_N };
 static const cli_option verify_opts[V_N] = {
     [V_SET] = {"set", 0, "AXIS=N", 1, "the value of a var axis (every var axis is needed)"},
     [V_PRECISION] = {"precision", 0, "P", 0, "fp32 (default) or tf32"},
@@ -58,6 +68,9 @@ static const cli_option verify_opts[V_N] = {
                 "\"shape\", \"rel_l2\", \"max_abs\", \"nonfinite_mismatches\",\n"
                 "\"unwritten\", \"ok\"}], \"ok\"}; printed only when the comparison\n"
                 "ran (errors: standard error only)"},
+    [V_BATCH] = {"batch", 0, NULL, 0,
+                 "verifications read from standard input, a line of arguments\n"
+                 "each, a line of JSON out each (above); no SPEC argument"},
 };
 
 /* The elements the CPU reference may hold (8 bytes each, as doubles):
@@ -67,9 +80,10 @@ static const int64_t MAX_ELEMENTS = (int64_t)1 << 31;
 typedef struct {
   const char *spec, *precision;
   const char *const *sets;
-  int n_sets, json;
+  int n_sets, json, batch;
   uint64_t seed;
   double lo, hi; /* the inputs' range */
+  int reported;  /* set by verify(): the comparison ran and was printed */
 } verify_args;
 
 /* 0 to go on, -1 after --help, else the usage error's exit status. */
@@ -80,7 +94,12 @@ static int parse(int argc, char **argv, cli_value *val, verify_args *v) {
     cli_help(verify_help, verify_opts, V_N, verify_tail);
     return -1;
   }
-  if (rc != CLI_OK || (rc = cli_one_spec("verify", rest, n_rest, &v->spec)) != CLI_OK) return rc;
+  if (rc != CLI_OK) return rc;
+  if ((v->batch = val[V_BATCH].count)) {
+    if (n_rest) return cli_usage("verify", "--batch reads its specs from standard input, not '%s'", rest[0]);
+    return 0;
+  }
+  if ((rc = cli_one_spec("verify", rest, n_rest, &v->spec)) != CLI_OK) return rc;
   v->sets = val[V_SET].values, v->n_sets = val[V_SET].count, v->json = val[V_JSON].count;
   if (val[V_INPUTS].count) {
     char end;
@@ -198,7 +217,7 @@ static int64_t total_elements(const ir_program *ir, const ir_binding *b) {
   return total;
 }
 
-static int verify(const verify_args *v) {
+static int verify(verify_args *v) {
   cli_gpu_session s = {.ar = kbc_arena_create()};
   ir_program *ir;
   ir_binding b;
@@ -215,7 +234,9 @@ static int verify(const verify_args *v) {
               (long long)total, (long long)MAX_ELEMENTS);
     goto done;
   }
+  double t0 = rt_now_ms();
   if (cli_open_device(&s.dev) || cli_compile_api(v->spec, v->precision, &s.p)) goto done;
+  double t_open = rt_now_ms();
   /* Every var axis preset, so that axes no input shape determines are known too. */
   for (int i = 0; i < ir->vars.len; i++)
     if (kbc_program_bind_axis(s.p, IR_VAR(ir, i)->name, b.vars[i]) != KBC_OK) {
@@ -251,11 +272,13 @@ static int verify(const verify_args *v) {
     rows[n_out++] =
         (out_row){.name = t->name, .rank = t->rank, .shape = b.shape[t->id], .numel = b.numel[t->id], .arg = i};
   }
+  double t_inputs = rt_now_ms();
   if (kbc_program_launch(s.p, s.g.args, (size_t)s.g.n, NULL) != KBC_OK) {
     cli_error("%s", kbc_last_error());
     goto done;
   }
   if (rt_device_sync(s.dev, &s.err)) goto cuda_fail;
+  double t_gpu = rt_now_ms();
   for (int r = 0; r < n_out; r++) {
     int i = rows[r].arg;
     if (rt_memcpy_dtoh(s.dev, s.g.host[i], s.g.dptr[i], sizeof(float) * (size_t)rows[r].numel, &s.err)) goto cuda_fail;
@@ -264,6 +287,13 @@ static int verify(const verify_args *v) {
     cli_error("the CPU reference failed: %s", kbc_last_error());
     goto done;
   }
+  double t_cpu = rt_now_ms();
+  /* -v: where the time went (the differential fuzzer's throughput) */
+  if (cli_verbosity() >= 2)
+    fprintf(stderr,
+            "kbc verify: %.0f ms opening the device and the spec, %.0f ms inputs, %.0f ms compiling and running on "
+            "the GPU, %.0f ms the CPU reference\n",
+            t_open - t0, t_inputs - t_open, t_gpu - t_inputs, t_cpu - t_gpu);
   double tol = !strcmp(v->precision, "tf32") ? 2e-3 : 1e-5;
   int all_ok = 1;
   for (int r = 0; r < n_out; r++) {
@@ -274,6 +304,7 @@ static int verify(const verify_args *v) {
   if (v->json) report_json(v, ir, &b, device, tol, rows, n_out);
   else report_text(v, ir, &b, device, tol, rows, n_out);
   fflush(stdout);
+  v->reported = 1;
   rc = all_ok ? CLI_OK : CLI_FAIL;
   goto done;
 cuda_fail:
@@ -287,11 +318,73 @@ done:
   return rc;
 }
 
+/* --batch: a verification per line of standard input, one JSON line out
+ * each.  A device handle held across them keeps the primary context, which
+ * each verification would otherwise create and destroy (~0.2 s, and
+ * serialised between processes). */
+enum { BATCH_MAX_LINE = 16384, BATCH_MAX_ARGS = 512 };
+
+static int verify_batch(void) {
+  rt_device *keep;
+  if (cli_open_device(&keep)) return CLI_FAIL;
+  char *line = malloc(BATCH_MAX_LINE);
+  char **argv = malloc(sizeof *argv * (BATCH_MAX_ARGS + 1));
+  int worst = CLI_OK;
+  if (!line || !argv) {
+    cli_error("out of host memory");
+    worst = CLI_FAIL;
+  }
+  while (line && argv && fgets(line, BATCH_MAX_LINE, stdin)) {
+    size_t len = strlen(line);
+    if (len && line[len - 1] != '\n' && !feof(stdin)) {
+      cli_error("--batch: a line of over %d bytes", BATCH_MAX_LINE - 2);
+      for (int c; (c = getchar()) != EOF && c != '\n';) {
+      }
+      printf("{\"spec\": null, \"ok\": false, \"exit\": %d}\n", CLI_USAGE);
+      fflush(stdout);
+      worst = worst > CLI_USAGE ? worst : CLI_USAGE;
+      continue;
+    }
+    int argc = 0;
+    argv[argc++] = "verify";
+    char *t = strtok(line, " \t\r\n");
+    for (; t && argc < BATCH_MAX_ARGS; t = strtok(NULL, " \t\r\n")) argv[argc++] = t;
+    argv[argc] = NULL;
+    if (argc == 1 || argv[1][0] == '#') continue;
+    verify_args v = {.precision = "fp32", .lo = -1, .hi = 1};
+    cli_value val[V_N];
+    int rc = t ? cli_usage("verify", "--batch: a line of over %d arguments", BATCH_MAX_ARGS - 1)
+               : parse(argc, argv, val, &v);
+    if (rc == 0 && v.batch) rc = cli_usage("verify", "--batch inside a --batch line");
+    else if (rc == 0) {
+      v.json = 1;
+      rc = verify(&v);
+    } else if (rc < 0) rc = CLI_OK; /* --help */
+    if (!v.reported) {
+      kbc_buf o = {0};
+      kbc_buf_puts(&o, "{\"spec\": ");
+      if (v.spec) rt_json_put_string(&o, cli_spec_name(v.spec));
+      else kbc_buf_puts(&o, "null");
+      kbc_buf_printf(&o, ", \"ok\": false, \"exit\": %d}\n", rc == CLI_OK ? CLI_FAIL : rc);
+      fputs(kbc_buf_str(&o), stdout);
+      kbc_buf_free(&o);
+      if (rc == CLI_OK) rc = CLI_FAIL;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    if (rc > worst) worst = rc;
+  }
+  free(line);
+  free(argv);
+  rt_device_close(keep);
+  return worst;
+}
+
 int cmd_verify(int argc, char **argv) {
   cli_set_command("verify");
   verify_args v = {.precision = "fp32", .lo = -1, .hi = 1};
   cli_value val[V_N];
   int rc = parse(argc, argv, val, &v);
   if (rc) return rc < 0 ? CLI_OK : rc;
-  return verify(&v);
+  return v.batch ? verify_batch() : verify(&v);
 }

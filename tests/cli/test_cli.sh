@@ -101,6 +101,8 @@ test_usage() {
   mentions "verify with a binding that breaks an axis" "d=2"
   expect 1 "verify of a binding too large for the CPU" "$kbc" verify "$mm" --set m=100000 --set k=100000 --set n=1
   mentions "verify of a binding too large for the CPU" "smaller --set values"
+  expect 2 "verify --batch with a spec" "$kbc" verify --batch "$mm"
+  mentions "verify --batch with a spec" "--batch reads its specs from standard input"
 
   # KBC_UNROLL=N sets the rows family's flattened-loop unrolling (1..64);
   # anything else keeps the default 4.

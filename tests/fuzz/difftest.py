@@ -19,7 +19,11 @@ Oracles, per spec:
     tf32, idx32, fp32mma, parts, spec, nvrtc);
   - gpu: `kbc verify --json` runs the kernels on the GPU against the
     interpreter, in each variant (fp32, tf32, and fp32 under KBC_IDX32,
-    KBC_FP32_MMA or KBC_ROWS_PARTS), several specs at a time.
+    KBC_FP32_MMA or KBC_ROWS_PARTS), several specs at a time — through
+    `kbc verify --batch` processes kept running (one per job and
+    environment: opening the GPU costs more than most specs, and is
+    serialised between processes); a spec that fails there is run again
+    alone, by `kbc verify`, for its messages (--no-batch: always alone).
 A tensor off by no more than the precision's rounding of O(1) values
 (ROUNDING, ROUNDING_TF32 below) is not a failure: it is a value that
 cancels to near zero.
@@ -40,7 +44,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import queue
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import specgen  # noqa: E402
@@ -140,12 +146,80 @@ def internal(out):
     return "bug in kbc" in out or "internal error" in out or "Sanitizer" in out or "runtime error:" in out
 
 
+class BatchWorkers:
+    """`kbc verify --batch` processes, a pool per environment: request()
+    writes one line of arguments to an idle process and returns its JSON
+    line (None when the process died or went past the timeout: it is then
+    killed, and a fresh one takes its place next time)."""
+
+    def __init__(self, kbc):
+        self.kbc = kbc
+        self.idle = {}  # environment key -> [worker]
+        self.lock = threading.Lock()
+        self.all = []
+
+    def _start(self, env):
+        e = dict(os.environ)
+        e.update(env)
+        p = subprocess.Popen([self.kbc, "verify", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True, env=e, start_new_session=True)
+        lines = queue.Queue()
+
+        def pump():
+            for line in p.stdout:
+                lines.put(line)
+            lines.put(None)
+        threading.Thread(target=pump, daemon=True).start()
+        w = (p, lines)
+        with self.lock:
+            self.all.append(w)
+        return w
+
+    def request(self, args, env, timeout=TIMEOUT):
+        key = tuple(sorted(env.items()))
+        with self.lock:
+            idle = self.idle.setdefault(key, [])
+            w = idle.pop() if idle else None
+        if w is None or w[0].poll() is not None:
+            w = self._start(env)
+        p, lines = w
+        try:
+            p.stdin.write(" ".join(args) + "\n")
+            p.stdin.flush()
+            line = lines.get(timeout=timeout)
+        except (BrokenPipeError, OSError, queue.Empty):
+            line = None
+        if line is None:
+            self._kill(p)
+            return None
+        with self.lock:
+            self.idle[key].append(w)
+        return line
+
+    def _kill(self, p):
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()
+
+    def close(self):
+        for p, _ in self.all:
+            if p.poll() is None:
+                p.stdin.close()
+                try:
+                    p.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    self._kill(p)
+
+
 class Checker:
     """Runs the oracles on one spec; returns (verdict, oracle, detail):
     verdict 'ok', 'rejected' or 'fail'."""
 
     def __init__(self, args):
         self.a = argparse.Namespace(**vars(args))
+        self.batch = BatchWorkers(args.kbc) if getattr(args, "batch", False) else None
 
     def check(self, path):
         code, out = run([self.a.kbc, "check", path])
@@ -180,12 +254,28 @@ class Checker:
         sets = []
         for k, v in binding.items():
             sets += ["--set", f"{k}={v}"]
+        batch_said = None
+        if self.batch and " " not in path:
+            line = self.batch.request([path, "--precision", precision, "--inputs", INPUTS] + sets, env)
+            try:
+                batch_said = json.loads(line) if line is not None else None
+            except ValueError:
+                batch_said = {"unreadable": line}
+            if batch_said is not None and batch_said.get("ok") is True:
+                return "ok", variant, ""
+            # not ok in the batch process: alone, for its messages (and to
+            # tell a fault of the long-running process from one of the spec)
         code, out = run([self.a.kbc, "verify", path, "--precision", precision, "--inputs", INPUTS, "--json"] + sets,
                         env=env)
-        if code == 0:
-            return "ok", variant, ""
         if code == 1 and verify_only_rounding(out, precision == "tf32"):
             return "ok", variant, "within the precision's rounding"
+        if code == 0 and batch_said is not None and not (
+                batch_said.get("outputs") and verify_only_rounding(json.dumps(batch_said), precision == "tf32")):
+            # a result of its own in a long-running process: state kept
+            # between programs (runtime caches, the device) is a bug too
+            return "fail", variant, f"kbc verify --batch said {json.dumps(batch_said)[:2000]}; alone it passed"
+        if code == 0:
+            return "ok", variant, ""
         return "fail", variant, f"kbc verify exited {code}: {out[-3000:]}"
 
     def oracles(self, path, binding, workdir, only=None):
@@ -335,6 +425,8 @@ def replay(args):
         else:
             failed += 1
             print(f"FAIL {case}: {verdict} by {oracle}\n{detail}")
+    if checker.batch:
+        checker.batch.close()
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 
@@ -356,6 +448,8 @@ def main(argv):
     ap.add_argument("--time-limit", type=float, default=0, help="stop starting new specs after S seconds")
     ap.add_argument("--json", help="write per-seed results here")
     ap.add_argument("--gpu", action="store_true", help="replay: through kbc verify on the GPU")
+    ap.add_argument("--no-batch", dest="batch", action="store_false",
+                    help="gpu: a kbc verify process per check, not kbc verify --batch processes kept running")
     args = ap.parse_intermixed_args(argv[1:])
     args.variants = [v for v in args.variants.split(",") if v]
     args.features = tuple(f for f in args.features.split(",") if f)
@@ -411,6 +505,8 @@ def main(argv):
                 elif verdict == "rejected":
                     print(f"rejected seed {seed}: {detail}", flush=True)
                 submit()
+    if checker.batch:
+        checker.batch.close()
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)

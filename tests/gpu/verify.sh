@@ -83,6 +83,36 @@ EOF
 ok "rank-0, scatter, zeros, NaN from sqrt" "$tmp/odd.kb" --set h=1000 --set extra=3
 ok "the same at 1" "$tmp/odd.kb" --set h=1 --set extra=1
 
+# --batch: a JSON line per line of arguments, in order, each as the single
+# command's (ok, mismatch by precision, a missing spec, a usage error);
+# comments and empty lines skipped; exit status the worst (2 here).
+{
+  echo "$ex/layernorm.kb --set rows=33 --set cols=257"
+  echo "# a comment, then an empty line"
+  echo
+  echo "$tmp/odd.kb --set h=7 --set extra=2 --precision tf32 --seed 3"
+  echo "$tmp/missing.kb --set h=1"
+  echo "$ex/layernorm.kb --set rows=2 --set cols=3 --precision fp16"
+  echo "$ex/softmax_middle.kb --set a=1 --set b=1 --set c=1"
+} | "$kbc" verify --batch >"$tmp/batch.json" 2>"$tmp/batch.err"
+code=$?
+if [ $code -ne 2 ] || ! "$py" - "$tmp/batch.json" >"$tmp/pylog" 2>&1 <<'EOF'; then
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert len(rows) == 5, rows
+assert rows[0]["ok"] is True and rows[0]["spec"].endswith("layernorm.kb") and rows[0]["outputs"], rows[0]
+assert rows[1]["ok"] is True and rows[1]["precision"] == "tf32" and rows[1]["seed"] == 3, rows[1]
+assert rows[2] == {"spec": rows[2]["spec"], "ok": False, "exit": 1} and "missing" in rows[2]["spec"], rows[2]
+assert rows[3]["ok"] is False and rows[3]["exit"] == 2, rows[3]
+assert rows[4]["ok"] is True and rows[4]["axes"] == {"a": 1, "b": 1, "c": 1}, rows[4]
+EOF
+  echo "FAIL: kbc verify --batch (exit $code)"
+  sed 's/^/    /' "$tmp/batch.json" "$tmp/batch.err" "$tmp/pylog"
+  failed=1
+else
+  echo "ok: kbc verify --batch: 5 lines, 5 results"
+fi
+
 # The launches that run are the plan's.
 plan_matches() {
   local desc=$1 spec=$2
