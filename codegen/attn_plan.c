@@ -122,27 +122,6 @@ static int pipe_layout(int mma, int64_t d, int64_t n2, int want_blocks, attn_lay
   return 1;
 }
 
-/* Whether the load e in s, contiguous along the indices ids (their
- * extents' product `extent`, a multiple of 4), has every other term of its
- * offset a multiple of 4 (and each split index's c, mult): then every
- * chunk of 4 along ids starting at a multiple of 4 is 16 bytes, 16-byte
- * aligned where the tensor is. */
-static int copies_by_4(kbc_arena *a, const ir_stmt *s, const ir_expr *e, const int *ids, int n, int64_t extent,
-                       int64_t mult) {
-  if (e->op != IR_OP_LOAD || e->u.load.padded || extent % 4 || mult % 4 || n < 1) return 0;
-  sym *off = cg_flat_offset(a, e->u.load.tensor, e->u.load.idx), *rest, **coeff = KBC_NEW_ARRAY(a, sym *, s->n_index + 1);
-  if (!cg_offset_contiguous(a, s, off, ids, n) || !sym_split_affine(a, off, s->n_index, coeff, &rest)) return 0;
-  int64_t v;
-  if (!sym_is_const(rest, &v) || v % 4) return 0;
-  for (int id = 0; id < s->n_index; id++) {
-    int in = 0;
-    for (int i = 0; i < n; i++) in |= ids[i] == id;
-    if (in || !coeff[id]) continue;
-    if (!sym_is_const(coeff[id], &v) || v % 4) return 0;
-  }
-  return 1;
-}
-
 static int holds(const ir_expr *e, const ir_expr *x) {
   if (e == x) return 1;
   for (int i = 0; i < ir_op_info[e->op].arity; i++)
@@ -227,8 +206,8 @@ cg_attn_plan *cg_plan_attn(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   int want_blocks = opt->attn_min_blocks ? opt->attn_min_blocks : all_known ? 3 : 2;
   if (mma_pipe && opt->attn_pipe && known && pipe_layout(mma_pipe, d, n2c, want_blocks, &plan->lay)) {
     plan->d = d, plan->n2 = n2c;
-    plan->q_vec = copies_by_4(a, S, ch->c1.a, ch->c1.k, ch->c1.n_k, d, 4);
-    plan->k_vec = copies_by_4(a, S, ch->c1.b, ch->c1.k, ch->c1.n_k, d, 4);
+    plan->q_vec = cg_access_by_4(a, S, ch->c1.a, ch->c1.k, ch->c1.n_k, d, 4);
+    plan->k_vec = cg_access_by_4(a, S, ch->c1.b, ch->c1.k, ch->c1.n_k, d, 4);
     /* Split N2 indices (c times a batch index added): the innermost one's c
      * a multiple of 4 suffices.  The tile's chunks of 4 then stay within
      * one of its local runs (they are c times the full extents inside it
@@ -239,7 +218,7 @@ cg_attn_plan *cg_plan_attn(cg_ctx *C, const cg_group *g, cg_kernel *k) {
       const int64_t *c = attn_split_c(ch, i, NULL);
       if (c) mult = *c;
     }
-    plan->v_vec = copies_by_4(a, O, ch->c2.b, ch->n2, ch->n_n2, n2c, mult);
+    plan->v_vec = cg_access_by_4(a, O, ch->c2.b, ch->n2, ch->n_n2, n2c, mult);
   } else
     plan->lay = choose_layout(tf32 ? 1 : opt->fp32_mma ? 2 : 0, nt);
   plan->mask = plan_mask(a, ch);

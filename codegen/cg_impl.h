@@ -66,6 +66,14 @@ int cg_offset_contiguous(kbc_arena *a, const ir_stmt *s, const sym *off, const i
  * symbolically; if so, off with i0..i(n-2) at zero, in which i(n-1) stands
  * for f (a flattened space addressed without its digits); else NULL. */
 sym *cg_collapse(kbc_arena *a, const ir_stmt *s, const sym *off, const int *ids, int n);
+/* Whether the access e (a load, or a store written as one) in s is
+ * contiguous along the indices ids[0..n) (their extents' product `extent`,
+ * a multiple of 4) with every other term of its offset a constant multiple
+ * of 4 (and each split index's c, mult): then every chunk of 4 along ids
+ * starting at a multiple of 4 is 16 bytes, 16-byte aligned where the
+ * tensor is — one float4. */
+int cg_access_by_4(kbc_arena *a, const ir_stmt *s, const ir_expr *e, const int *ids, int n, int64_t extent,
+                   int64_t mult);
 
 /* ---- emission (emit.c) ---- */
 
@@ -186,6 +194,10 @@ const char *cg_extent_product(cg_emit *E, const int *ids, int n);
  * nothing is read that e would not read); returns the previous
  * E->n_hoisted, to restore when the loop closes. */
 int cg_hoist_invariants(cg_emit *E, const ir_expr *e, const int *vars, int nv);
+/* From here until E->n_hoisted is restored, cg_expr gives the C
+ * expression `text` for e (returns 0 when the stack is full: e then
+ * prints as itself). */
+int cg_substitute(cg_emit *E, const ir_expr *e, const char *text);
 const char *cg_float_literal(kbc_arena *a, double v);
 /* acc combined with v by reduction op (a C expression). */
 const char *cg_combine(cg_emit *E, ir_red op, const char *acc, const char *v);

@@ -241,6 +241,12 @@ static void remember(cg_emit *E, const ir_expr *e, const char *name, int recip) 
   E->hoisted_name[E->n_hoisted++] = name;
 }
 
+int cg_substitute(cg_emit *E, const ir_expr *e, const char *text) {
+  if (E->n_hoisted >= CG_MAX_HOISTED) return 0;
+  remember(E, e, text, 0);
+  return 1;
+}
+
 /* Whether load e's flat offset steps by one along the flattened loop
  * indices ids[0..n) (the last fastest); if so, its offset with those
  * indices at zero. */

@@ -81,6 +81,22 @@ int cg_offset_contiguous(kbc_arena *a, const ir_stmt *s, const sym *off, const i
   return 1;
 }
 
+int cg_access_by_4(kbc_arena *a, const ir_stmt *s, const ir_expr *e, const int *ids, int n, int64_t extent,
+                   int64_t mult) {
+  if (e->op != IR_OP_LOAD || e->u.load.padded || extent % 4 || mult % 4 || n < 1) return 0;
+  sym *off = cg_flat_offset(a, e->u.load.tensor, e->u.load.idx), *rest, **coeff = KBC_NEW_ARRAY(a, sym *, s->n_index + 1);
+  if (!cg_offset_contiguous(a, s, off, ids, n) || !sym_split_affine(a, off, s->n_index, coeff, &rest)) return 0;
+  int64_t v;
+  if (!sym_is_const(rest, &v) || v % 4) return 0;
+  for (int id = 0; id < s->n_index; id++) {
+    int in = 0;
+    for (int i = 0; i < n; i++) in |= ids[i] == id;
+    if (in || !coeff[id]) continue;
+    if (!sym_is_const(coeff[id], &v) || v % 4) return 0;
+  }
+  return 1;
+}
+
 sym *cg_collapse(kbc_arena *a, const ir_stmt *s, const sym *off, const int *ids, int n) {
   if (!off || n <= 1) return (sym *)off;
   sym *zero = sym_const(a, 0), *c = (sym *)off, *flat = sym_index(a, ids[0], s->index[ids[0]].name);

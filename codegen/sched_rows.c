@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "cg_impl.h"
+#include "ir/subst.h"
 
 const ir_expr *cg_top_reduce(const ir_expr *e) {
   if (e->op == IR_OP_REDUCE) return e;
@@ -67,6 +68,8 @@ struct cg_rows_plan {
   int parts;         /* some statement in parts (_part) */
   sym *work;         /* outer points */
   rows_stmt *stmt;   /* per member */
+  int vec;           /* 4: a thread takes 4 outer points along the last outer dimension (vec_ok) */
+  int64_t last;      /* with vec: the last outer dimension's extent, a multiple of 4 */
 };
 
 /* Whether member k splits its reduction across the team. */
@@ -96,17 +99,23 @@ static int warp_per_element(cg_ctx *C, const cg_group *g, const ir_stmt *s) {
  * than its threads (estimated) and whose value is a reduction splits each
  * element's reduction into parts, one thread per part (grw: 64 columns
  * summed over 64 rows by 256 threads — a thread per column leaves three
- * quarters of them idle).  Opt-in (opt.rows_parts, KBC_ROWS_PARTS=1):
- * measured on the H200 (2026-11-30), SAM-HQ's dS rows kernel was 3% slower
- * with its column sums in parts at 64x64 b4 (4.26 vs 4.14 ms) and no faster
- * at any other shape. */
+ * quarters of them idle).  Always where each element sums PARTS_LONG terms
+ * or more: one thread would add them all in one serial float32 sum, slow
+ * and off by more than 1e-5 past a few thousand terms (the differential
+ * fuzzer on the H200: 4,805 terms, 1.5e-5; 5,780 terms).  Below that,
+ * opt-in (opt.rows_parts, KBC_ROWS_PARTS=1): measured on the H200
+ * (2026-11-30), SAM-HQ's dS rows kernel was 3% slower with its 64-term
+ * column sums in parts at 64x64 b4 (4.26 vs 4.14 ms) and no faster at any
+ * other shape. */
+enum { PARTS_LONG = 512 };
+
 static int parts_per_element(const cg_ctx *C, const cg_group *g, const ir_stmt *s, const int *inner, int n_inner) {
   const ir_expr *r = cg_top_reduce(s->rhs);
-  if (!C->t->opt.rows_parts) return 0;
   if (g->team <= 32 || !r || n_inner == 0) return 0;
   double elems = 1, size = 1;
   for (int i = 0; i < n_inner; i++) elems *= ir_estimate(s->index[inner[i]].extent);
   for (int i = 0; i < r->u.reduce.n_vars; i++) size *= ir_estimate(s->index[r->u.reduce.vars[i]].extent);
+  if (!C->t->opt.rows_parts && size < PARTS_LONG) return 0;
   return 2 * elems <= g->team && size >= 8;
 }
 
@@ -132,6 +141,40 @@ static void plan_stmt(cg_ctx *C, const cg_group *g, int k, rows_stmt *st) {
   else st->how = ROWS_STMT_STRIDED;
 }
 
+static int has_reduce(const ir_expr *e) {
+  if (e->op == IR_OP_REDUCE) return 1;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (has_reduce(e->arg[i])) return 1;
+  return 0;
+}
+
+/* Statement s's store, as a load of its target. */
+static ir_expr store_as_load(const ir_stmt *s) {
+  ir_expr target = {.op = IR_OP_LOAD, .type = IR_TY_FLOAT};
+  target.u.load.tensor = s->out;
+  target.u.load.idx = s->lhs;
+  return target;
+}
+
+/* Whether a thread can take four outer points at a time, along the last
+ * outer dimension: a group of pointwise statements (one thread per point,
+ * no reduction, no `+=`) whose last outer extent is a constant multiple of
+ * 4 (a specialized binding) and whose every store is one float4 there
+ * (cg_access_by_4).  Memory-bound elementwise kernels then load and store
+ * 16 bytes at a time (KernelBench's activations: 3.6 -> ... TB/s). */
+static int vec_ok(cg_ctx *C, const cg_group *g, const cg_rows_plan *plan, int64_t *last) {
+  if (g->team != 1 || g->n_outer < 1 || C->t->opt.no_vec) return 0;
+  if (!sym_is_const(g->outer_extent[g->n_outer - 1], last) || *last % 4 || *last < 4) return 0;
+  for (int k = 0; k < g->count; k++) {
+    const ir_stmt *s = IR_STMT(C->p, g->first + k);
+    if (plan->stmt[k].how != ROWS_STMT_ONE || s->accumulate || has_reduce(s->rhs)) return 0;
+    ir_expr target = store_as_load(s);
+    int j = g->phi[k * CG_MAX_OUTER + g->n_outer - 1];
+    if (!cg_access_by_4(C->a, s, &target, &j, 1, *last, 4)) return 0;
+  }
+  return 1;
+}
+
 cg_rows_plan *cg_plan_rows(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   cg_rows_plan *plan = KBC_NEW(C->a, cg_rows_plan);
   plan->g = g;
@@ -148,6 +191,7 @@ cg_rows_plan *cg_plan_rows(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   }
   plan->work = sym_const(C->a, 1);
   for (int j = 0; j < g->n_outer; j++) plan->work = sym_mul(C->a, plan->work, g->outer_extent[j]);
+  plan->vec = vec_ok(C, g, plan, &plan->last) ? 4 : 1;
   k->family = CG_FAMILY_ROWS;
   k->first = g->first;
   k->count = g->count;
@@ -237,9 +281,7 @@ static void emit_warp_per_element(cg_emit *E, int team, const ir_stmt *s, const 
 static void emit_strided(cg_emit *E, int team, const ir_stmt *s, const rows_stmt *st) {
   int hoisted = cg_hoist_invariants(E, s->rhs, st->inner, st->n_inner);
   /* the target, as a load, so that a contiguous one goes through a pointer too */
-  ir_expr target = {.op = IR_OP_LOAD, .type = IR_TY_FLOAT};
-  target.u.load.tensor = s->out;
-  target.u.load.idx = s->lhs;
+  ir_expr target = store_as_load(s);
   const ir_expr *body[2] = {s->rhs, &target};
   cg_flat loop;
   cg_flat_loop(E, &loop, st->n_inner, st->inner, team > 1 ? "_lane" : "0", team, body, 2);
@@ -311,6 +353,120 @@ static void emit_setup(cg_emit *E, const cg_rows_plan *plan) {
   if (g->n_outer == 0) cg_line(E, "(void)_p;");
 }
 
+/* ---- four points a thread ---- */
+
+/* The loads of e that are one float4 along index j of E->s (not padded,
+ * of a tensor this kernel does not write), at most max, into out. */
+static int vec_loads(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, const ir_expr *e, int j, const ir_expr **out,
+                     int n, int max) {
+  if (e->op == IR_OP_LOAD) {
+    const ir_tensor *t = e->u.load.tensor;
+    if (n < max && !(E->written && E->written[t->id]) && ir_expr_mentions_index(e, j) &&
+        cg_access_by_4(C->a, E->s, e, &j, 1, plan->last, 4))
+      out[n++] = e;
+    return n;
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) n = vec_loads(C, E, plan, e->arg[i], j, out, n, max);
+  return n;
+}
+
+/* Every tensor a float4 touches (stores, and loads by vec_loads), 16-byte
+ * aligned: the C condition, checked once per launch. */
+static const char *vec_aligned(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan) {
+  const cg_group *g = plan->g;
+  unsigned char *seen = KBC_NEW_ARRAY(C->a, unsigned char, C->p->tensors.len + 1);
+  const char *ptrs = NULL;
+  for (int k = 0; k < g->count; k++) {
+    const ir_stmt *s = IR_STMT(C->p, g->first + k);
+    E->s = s;
+    const ir_expr *loads[CG_MAX_HOISTED];
+    int n = vec_loads(C, E, plan, s->rhs, g->phi[k * CG_MAX_OUTER + g->n_outer - 1], loads, 0, CG_MAX_HOISTED);
+    for (int i = -1; i < n; i++) {
+      const ir_tensor *t = i < 0 ? s->out : loads[i]->u.load.tensor;
+      if (seen[t->id]++) continue;
+      const char *p = cg_fmt(E, "(unsigned long long)%s", C->names->tensor[t->id]);
+      ptrs = ptrs ? cg_fmt(E, "%s | %s", ptrs, p) : p;
+    }
+  }
+  return ptrs;
+}
+
+/* Whether e mentions index j outside the loads loads[0..n). */
+static int mentions_except(const ir_expr *e, int j, const ir_expr *const *loads, int n) {
+  for (int i = 0; i < n; i++)
+    if (e == loads[i]) return 0;
+  if (e->op == IR_OP_LOAD || e->op == IR_OP_INDEX) return ir_expr_mentions_index(e, j);
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (mentions_except(e->arg[i], j, loads, n)) return 1;
+  return 0;
+}
+
+/* Member k, four points at once: its float4 loads at the first point, its
+ * value at each of the four (the last outer index stepped), one float4
+ * store. */
+static void emit_vec_stmt(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k) {
+  const cg_group *g = plan->g;
+  const ir_stmt *s = IR_STMT(C->p, g->first + k);
+  int last = g->n_outer - 1, j = g->phi[k * CG_MAX_OUTER + last];
+  E->s = s;
+  E->idx = cg_index_names(C->a, C->names, s);
+  cg_line(E, "{ // %s", cg_stmt_comment(C->a, s));
+  E->indent++;
+  for (int d = 0; d < g->n_outer; d++) cg_line(E, "const long long %s = _o%d;", E->idx[g->phi[k * CG_MAX_OUTER + d]], d);
+  const ir_expr *loads[CG_MAX_HOISTED];
+  int n = vec_loads(C, E, plan, s->rhs, j, loads, 0, CG_MAX_HOISTED - E->n_hoisted);
+  const char **name = KBC_NEW_ARRAY(C->a, const char *, n + 1);
+  for (int i = 0; i < n; i++) {
+    const ir_tensor *t = loads[i]->u.load.tensor;
+    name[i] = cg_fmt(E, "_v%d", E->tmp++);
+    cg_line(E, "const float4 %s = *(const float4 *)&%s[%s]; // %s", name[i], C->names->tensor[t->id],
+            cg_offset(E, t, loads[i]->u.load.idx), t->name);
+  }
+  cg_line(E, "float4 _r;");
+  static const char comp[4] = {'x', 'y', 'z', 'w'};
+  for (int q = 0; q < 4; q++) {
+    int saved = E->n_hoisted, at_j = mentions_except(s->rhs, j, loads, n);
+    if (at_j) { /* the point's own last index, shadowing the first point's */
+      cg_line(E, "{");
+      E->indent++;
+      cg_line(E, "const long long %s = _o%d + %d;", E->idx[j], last, q);
+    }
+    for (int i = 0; i < n; i++) cg_substitute(E, loads[i], cg_fmt(E, "%s.%c", name[i], comp[q]));
+    cg_line(E, "_r.%c = %s;", comp[q], cg_float_value(E, s->rhs, cg_expr(E, s->rhs)));
+    E->n_hoisted = saved;
+    if (at_j) {
+      E->indent--;
+      cg_line(E, "}");
+    }
+  }
+  cg_line(E, "*(float4 *)&%s[%s] = _r;", C->names->tensor[s->out->id], cg_offset(E, s->out, s->lhs));
+  E->indent--;
+  cg_line(E, "}");
+}
+
+/* The grid-stride loop over groups of four points, each decoded from its
+ * first point (a multiple of 4 along the last outer dimension). */
+static void emit_vec(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan) {
+  const cg_group *g = plan->g;
+  cg_line(E, "const long long _n4 = %s / 4;", cg_sym(E, plan->work));
+  cg_line(E, "for (long long _q = (long long)blockIdx.x * %d + threadIdx.x; _q < _n4; _q += (long long)gridDim.x * %d) {",
+          plan->per_block, plan->per_block);
+  E->indent++;
+  cg_line(E, "long long _p = _q * 4;");
+  for (int j = g->n_outer - 1; j >= 0; j--) {
+    const char *ext = cg_sym(E, g->outer_extent[j]);
+    if (j > 0) {
+      cg_line(E, "const long long _o%d = _p %% %s;", j, ext);
+      cg_line(E, "_p /= %s;", ext);
+    } else {
+      cg_line(E, "const long long _o0 = _p;");
+    }
+  }
+  for (int k = 0; k < g->count; k++) emit_vec_stmt(C, E, plan, k);
+  E->indent--;
+  cg_line(E, "}");
+}
+
 void cg_emit_rows(cg_ctx *C, const cg_rows_plan *plan, const cg_kernel *k) {
   const cg_group *g = plan->g;
   int team = plan->team;
@@ -322,6 +478,15 @@ void cg_emit_rows(cg_ctx *C, const cg_rows_plan *plan, const cg_kernel *k) {
   E.written = cg_signature(C->out, C->a, C->p, C->names, k->name, plan->block, 0, k->n_tensors, k->tensors, g->first,
                            g->count);
   kbc_buf_puts(C->out, "{\n");
+  if (plan->vec > 1) {
+    cg_line(&E, "if (((%s) & 15) == 0) { // every float4 access 16-byte aligned: four points a thread",
+            vec_aligned(C, &E, plan));
+    E.indent++;
+    emit_vec(C, &E, plan);
+    E.indent--;
+    cg_line(&E, "} else {");
+    E.indent++;
+  }
   emit_setup(&E, plan);
   for (int i = 0; i < g->count; i++) {
     emit_stmt(C, &E, plan, i);
@@ -330,5 +495,9 @@ void cg_emit_rows(cg_ctx *C, const cg_rows_plan *plan, const cg_kernel *k) {
   if (team > 32 && plan->team_reduce) team_sync(&E, team); /* the next point reuses _red */
   E.indent--;
   cg_line(&E, "}");
+  if (plan->vec > 1) {
+    E.indent--;
+    cg_line(&E, "}");
+  }
   kbc_buf_puts(C->out, "}\n\n");
 }

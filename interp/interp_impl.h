@@ -178,7 +178,7 @@ static inline double interp_unary(int op, double x) {
   case IR_OP_ABS: return fabs(x);
   case IR_OP_RELU: return x < 0.0 ? 0.0 : x;
   case IR_OP_SIGMOID: return 1.0 / (1.0 + exp(-x));
-  case IR_OP_GELU: return 0.5 * x * (1.0 + erf(x * 0.70710678118654752440));
+  case IR_OP_GELU: return 0.5 * x * erfc(x * -0.70710678118654752440); /* 1 + erf(y) = erfc(-y), exact in the tail */
   case IR_OP_LOG1P: return log1p(x);
   case IR_OP_EXPM1: return expm1(x);
   case IR_OP_SOFTPLUS: return x > 20.0 ? x : log1p(exp(x)); /* as torch.nn.functional.softplus */

@@ -16,7 +16,9 @@
  * `r.red = sum(j: b[j])`), so that each is split across threads.
  * A reduction that appears more than once in a statement (`s * sigmoid(s)`
  * with s a sum written out twice) moves out once, and every copy reads
- * the one temporary.  `+=` statements are left alone. */
+ * the one temporary.  Out of a `+=` statement only reductions that do not
+ * read its target move (`g[i % k] += x[i] * sum(j: y[j])`: the sum once,
+ * split across threads, not once per term in one long serial sum). */
 #include <string.h>
 
 #include "ir/cost.h"
@@ -61,14 +63,22 @@ typedef struct {
   int n_moved;
 } hoister;
 
+static int reads_tensor(const ir_expr *e, const ir_tensor *t) {
+  if (e->op == IR_OP_LOAD && e->u.load.tensor == t) return 1;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (reads_tensor(e->arg[i], t)) return 1;
+  return 0;
+}
+
 /* Replaces a hoistable reduction e by a load of a new temporary. */
 static ir_expr *hoist_one(hoister *H, ir_expr *e) {
   ir_stmt *s = H->s;
   kbc_arena *a = H->p->arena;
+  if (s->accumulate && reads_tensor(e, s->out)) return e; /* before the statement, it would read other values */
   int n = s->n_index, n_free = 0, n_used = 0;
   int *used = KBC_NEW_ARRAY(a, int, n + 1);
   for (int i = 0; i < n; i++) {
-    if (s->index[i].kind != IR_IDX_FREE) continue;
+    if (s->index[i].kind == IR_IDX_REDUCE) continue; /* free, or a += statement's iteration index */
     n_free++;
     if (ir_expr_mentions_index(e, i)) used[n_used++] = i;
   }
@@ -86,6 +96,7 @@ static ir_expr *hoist_one(hoister *H, ir_expr *e) {
   int *red_map = KBC_NEW_ARRAY(a, int, n + 1), m = 0;
   for (int k = 0; k < n_used; k++) {
     t->index[m] = s->index[used[k]];
+    t->index[m].kind = IR_IDX_FREE; /* a += statement's iteration index is t's free index */
     shape[k] = s->index[used[k]].extent;
     by[used[k]] = sym_index(a, m, s->index[used[k]].name);
     m++;
@@ -191,11 +202,12 @@ int ir_hoist(ir_program *p, kbc_diag *d) {
   (void)d;
   for (int i = 0; i < p->stmts.len; i++) {
     ir_stmt *s = IR_STMT(p, i);
-    if (s->accumulate) continue;
     hoister H = {.p = p, .s = s, .at = i};
-    mark_repeated_reductions(&H);
-    if (!H.n_force) mark_secondary_sums(&H);
-    if (!H.n_force) mark_scalar_reductions(&H);
+    if (!s->accumulate) {
+      mark_repeated_reductions(&H);
+      if (!H.n_force) mark_secondary_sums(&H);
+      if (!H.n_force) mark_scalar_reductions(&H);
+    }
     s->rhs = walk(&H, s->rhs);
     i = H.at;
     if (!H.count) continue;

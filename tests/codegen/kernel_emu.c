@@ -1,6 +1,7 @@
 /* kernel_emu.c — checks the generated kernels on the CPU, without a GPU.
  *
- *   kernel_emu SPEC [--tf32] [--chain] [--specialize] [--inputs LO:HI] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ...
+ *   kernel_emu SPEC [--tf32] [--chain] [--specialize] [--misalign] [--inputs LO:HI] [--grid N] [--dir DIR]
+ *              [--cxx CXX] AXIS=N ...
  *
  * Compiles SPEC, binds its var axes, gives the inputs pseudo-random values
  * (uniform in [LO, HI), default [-1, 1)) and runs the reference interpreter.  Then every kernel of the generated
@@ -22,6 +23,10 @@
  * axes made constants, as the runtime does with KBC_SPECIALIZE) and also
  * checks that the specialized program's interpreted outputs equal the
  * generic one's.
+ *
+ * --misalign gives the kernels every tensor at an address 4 bytes past a
+ * multiple of 16, so that the paths taken when a tensor is not 16-byte
+ * aligned (float4 accesses and 16-byte copies checked at run time) run.
  *
  * --chain runs the whole program instead, as the runtime does: every
  * kernel in order on one set of buffers (inputs from the interpreter's
@@ -49,6 +54,7 @@
 #endif
 
 enum { GUARD = 4096 };
+static int misalign; /* --misalign: every buffer 4 bytes past 16-byte alignment */
 static const uint32_t SENTINEL = 0x7fc0deadu; /* a NaN */
 
 static char *slurp(const char *path) {
@@ -192,9 +198,10 @@ static int run_chain(emu *E, const ir_binding *B, const char *dir, const char *c
   fprintf(L, "int main() {\n  static float *t[%d];\n  FILE *f = fopen(\"data.bin\", \"rb\");\n", nt + 1);
   for (int i = 0; i < nt; i++)
     fprintf(L,
-            "  t[%d] = (float *)malloc(4 * (%lldLL + 2 * %d));\n"
+            "  t[%d] = (float *)malloc(4 * (%lldLL + 2 * %d + 1)) + %d;\n"
             "  if (!t[%d] || fread(t[%d], 4, %lldLL + 2 * %d, f) != (size_t)(%lldLL + 2 * %d)) abort();\n",
-            i, (long long)B->numel[i], GUARD, i, i, (long long)B->numel[i], GUARD, (long long)B->numel[i], GUARD);
+            i, (long long)B->numel[i], GUARD, misalign, i, i, (long long)B->numel[i], GUARD, (long long)B->numel[i],
+            GUARD);
   fprintf(L, "  fclose(f);\n");
   for (int ki = 0; ki < g->n_kernels; ki++) {
     const cg_kernel *k = &g->kernels[ki];
@@ -265,7 +272,7 @@ static int run_chain(emu *E, const ir_binding *B, const char *dir, const char *c
   return bad ? 1 : 0;
 }
 
-#define USAGE "usage: kernel_emu SPEC [--tf32] [--chain] [--specialize] [--inputs LO:HI] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ..."
+#define USAGE "usage: kernel_emu SPEC [--tf32] [--chain] [--specialize] [--misalign] [--inputs LO:HI] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ..."
 
 /* The inputs' pseudo-random values, uniform in [lo, hi), in declaration
  * order (the same for a program and its specialization). */
@@ -323,6 +330,7 @@ static int emu_run(emu *E, int argc, char **argv) {
     if (!strcmp(argv[i], "--tf32")) tf32 = 1;
     else if (!strcmp(argv[i], "--chain")) chain = 1;
     else if (!strcmp(argv[i], "--specialize")) specialize = 1;
+    else if (!strcmp(argv[i], "--misalign")) misalign = 1;
     else if (!strcmp(argv[i], "--inputs") && i + 1 < argc) {
       if (sscanf(argv[++i], "%lf:%lf", &lo, &hi) != 2 || !(lo < hi)) return fail("--inputs takes LO:HI", NULL);
     }
@@ -392,10 +400,10 @@ static int emu_run(emu *E, int argc, char **argv) {
   if (!L) return fail("cannot write ", path);
   fprintf(L, "#include \"%s\"\n#include \"kern.cu\"\n", KBC_EMU_HEADER);
   fprintf(L, "static float *rd(FILE *f, long long n) {\n"
-             "  float *p = (float *)malloc(4 * (n + 2 * %d));\n"
+             "  float *p = (float *)malloc(4 * (n + 2 * %d + 1)) + %d;\n"
              "  if (!p || fread(p, 4, n + 2 * %d, f) != (size_t)(n + 2 * %d)) abort();\n"
              "  return p;\n}\n",
-          GUARD, GUARD, GUARD);
+          GUARD, misalign, GUARD, GUARD);
   fprintf(L, "static const unsigned emu_sentinel = 0x%xu;\n", SENTINEL);
   fprintf(L, "int main(int argc, char **argv) {\n  int which = atoi(argv[1]);\n  char name[64];\n");
   int ng = 0, *kid = E->kid = calloc((size_t)g.n_kernels + 1, sizeof *kid);

@@ -16,7 +16,8 @@ Oracles, per spec:
     the var axes made constants, the interpreter's outputs also checked
     against the generic program's), and `kbc compile --emit ptx --target
     sm_90` (NVRTC) compiles the kernels — `--variants` picks them (fp32,
-    tf32, idx32, fp32mma, parts, spec, nvrtc);
+    tf32, idx32, fp32mma, parts, spec, misalign: specialized with every
+    tensor off 16-byte alignment, nvrtc);
   - gpu: `kbc verify --json` runs the kernels on the GPU against the
     interpreter, in each variant (fp32, tf32, and fp32 under KBC_IDX32,
     KBC_FP32_MMA or KBC_ROWS_PARTS), several specs at a time — through
@@ -58,6 +59,7 @@ VARIANTS = {
     "fp32mma": ([], {"KBC_FP32_MMA": "1"}),
     "parts": ([], {"KBC_ROWS_PARTS": "1"}),
     "spec": (["--specialize"], {}),  # specialized for the binding, as KBC_SPECIALIZE=1 runs it
+    "misalign": (["--specialize", "--misalign"], {}),  # the same, every tensor 4 bytes off 16-byte alignment
     "nvrtc": None,  # `kbc compile --emit ptx --target sm_90`: NVRTC compiles every kernel
 }
 # On the GPU (kbc verify): the precision and the environment of each variant.
@@ -328,8 +330,14 @@ def signature(detail):
     """What kind of failure detail describes: the exit, and whether values
     were wrong, left unwritten, written out of bounds, or the run crashed."""
     first = detail.split(":")[0]
-    kinds = [k for k, pat in (("crash", "crashed"), ("unwritten", r"[1-9]\d* unwritten"),
-                              ("guard", r"[1-9]\d* guard writes"), ("wrong", r"FAIL .*rel L2"),
+    # kernel_emu's FAIL lines, or kbc verify's JSON; an error message (a
+    # binding the spec rejects, found while shrinking the var values) is a
+    # kind of its own, so that the minimizer does not trade a wrong value
+    # for one
+    kinds = [k for k, pat in (("crash", "crashed"), ("unwritten", r"[1-9]\d* unwritten|\"unwritten\": [1-9]"),
+                              ("guard", r"[1-9]\d* guard writes"),
+                              ("wrong", r"FAIL .*rel L2|\"outputs\": \[.*\"ok\": false"),
+                              ("error", r"\berror: |kbc verify: "),
                               ("timeout", "timed out"), ("internal", "bug in kbc|internal error"))
              if re.search(pat, detail)]
     return first, tuple(kinds)

@@ -13,7 +13,8 @@ __device__ __forceinline__ long long kbc_floormod(long long a, long long b) {
 __device__ __forceinline__ long long kbc_max_ll(long long a, long long b) { return a > b ? a : b; }
 __device__ __forceinline__ long long kbc_min_ll(long long a, long long b) { return a < b ? a : b; }
 __device__ __forceinline__ long long kbc_abs_ll(long long a) { return a < 0 ? -a : a; }
-__device__ __forceinline__ float kbc_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678f)); }
+// gelu(x) = x/2 (1 + erf(x/sqrt 2)), as x/2 erfc(-x/sqrt 2): no cancellation in the negative tail
+__device__ __forceinline__ float kbc_gelu(float x) { return 0.5f * x * erfcf(x * -0.70710678f); }
 
 // Zero-fills the target of a scatter before it accumulates.
 extern "C" __global__ void kbc_zero(float *p, long long n) {
