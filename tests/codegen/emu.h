@@ -66,6 +66,8 @@ static inline void __syncwarp(unsigned mask = 0xffffffffu) {
   pthread_barrier_wait(b);
 }
 static inline float __ldca(const float *p) { return *p; }
+static inline void __stwb(float4 *p, float4 v) { *p = v; }
+static inline float4 __ldg(const float4 *p) { return *p; }
 static inline float __shfl_xor_sync(unsigned mask, float v, int lane_mask) {
   unsigned w = threadIdx.x / 32, lane = threadIdx.x % 32;
   emu_shfl_scratch[w][lane] = v;
