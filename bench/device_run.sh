@@ -24,6 +24,11 @@
 #          checks and the fuzzer for $FUZZ_TIME (default 120) s, each under a
 #          time limit, every log in $OUT/logs.tgz (a call returns only a few
 #          files);
+#   suite: bench/suite.py category by category ($SUITE_PARTS, default every
+#          category; $SUITE_ARGS, default --no-compile --quick
+#          --max-seconds 1.5), each into $OUT/suite_<part>.{json,md,txt}, no
+#          part started past $SUITE_TIME (default 500) seconds; merge them
+#          with bench/suite.py --merge;
 #   gpu:   the ctest tests labelled gpu (into $OUT/ctest_gpu.txt);
 #   fuzz:  the differential spec fuzzer on the GPU (tests/fuzz/difftest.py
 #          gpu: kbc verify of random specs, $FUZZ_JOBS at a time) over
@@ -108,6 +113,14 @@ case "${1:-}" in
     grep -c "^ok" $OUT/check_small.txt; grep -v "^ok" $OUT/check_small.txt | tail -5
     FUZZ_TIME=${FUZZ_TIME:-120} timeout $((${FUZZ_TIME:-120} + 40)) "$0" fuzz | tail -4
     tar -czf "$final/logs.tgz" -C "$(dirname "$OUT")" logs ;;
+  suite)
+    for part in ${SUITE_PARTS:-matmul activation,softmax norm pooling reduction,loss gemm_fusion conv_fusion conv conv_transpose}; do
+      [ "$SECONDS" -ge "${SUITE_TIME:-500}" ] && { echo "suite: no time left for $part"; continue; }
+      n=$(echo "$part" | tr ',' '_')
+      python3 bench/suite.py --problems "$part" ${SUITE_ARGS:---no-compile --quick --max-seconds 1.5} \
+        --json "$OUT/suite_$n.json" --markdown "$OUT/suite_$n.md" >"$OUT/suite_$n.txt" 2>&1
+      echo "== $part at $SECONDS s"; grep -E "fast_1|geomean" "$OUT/suite_$n.md"
+    done ;;
   gpu)
     src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build/gpu/CMakeCache.txt)
     [ "$src" = "$PWD" ] || { mkdir -p "$(dirname "$src")" && ln -sfn "$PWD" "$src"; }
@@ -121,5 +134,5 @@ case "${1:-}" in
       --keep /tmp/fuzz_keep --json $OUT/fuzz.json >$OUT/fuzz.txt 2>&1
     [ -d /tmp/fuzz_keep ] && tar -czf $OUT/fuzz_keep.tgz -C /tmp fuzz_keep
     grep -v "^rejected" $OUT/fuzz.txt | tail -60 ;;
-  *) echo "usage: bench/device_run.sh ctest|check|profile|sam|rest|check+rest|sam-compile-N|autotune|attention|session|gpu|fuzz" >&2; exit 2 ;;
+  *) echo "usage: bench/device_run.sh ctest|check|profile|sam|rest|check+rest|sam-compile-N|autotune|attention|session|suite|gpu|fuzz" >&2; exit 2 ;;
 esac
