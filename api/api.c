@@ -14,6 +14,7 @@
 #include "codegen/cg.h"
 #include "frontend/ast.h"
 #include "ir/bind.h"
+#include "ir/cost.h"
 #include "interp/interp.h"
 #include "passes/pipeline.h"
 #include "runtime/cache.h"
@@ -274,7 +275,63 @@ kbc_status kbc_program_bind_axis(kbc_program *p, const char *axis, int64_t value
   return KBC_OK;
 }
 
+int kbc_program_num_var_axes(const kbc_program *p) { return p ? p->ir->vars.len : 0; }
+
+kbc_status kbc_program_var_axis(const kbc_program *p, int i, const char **name, int64_t *value) {
+  if (!p || !name || !value) return fail(KBC_ERROR_ARGUMENT, "kbc_program_var_axis: NULL argument");
+  if (i < 0 || i >= p->ir->vars.len)
+    return fail(KBC_ERROR_ARGUMENT, "var axis index %d out of range [0, %d)", i, p->ir->vars.len);
+  *name = IR_VAR(p->ir, i)->name;
+  *value = p->preset[i];
+  return KBC_OK;
+}
+
 /* ---- binding ------------------------------------------------------------ */
+
+/* The binding of the presets alone (kbc_program_binding's checks). */
+static kbc_status preset_binding(kbc_program *p, kbc_arena *a, ir_binding *b) {
+  kbc_buf missing = {0};
+  for (int i = 0; i < p->ir->vars.len; i++)
+    if (p->preset[i] < 1) kbc_buf_printf(&missing, "%s%s", missing.len ? ", " : "", IR_VAR(p->ir, i)->name);
+  if (missing.len) {
+    kbc_status s = fail(KBC_ERROR_ARGUMENT, "every var axis needs a value; missing: %s", kbc_buf_str(&missing));
+    kbc_buf_free(&missing);
+    return s;
+  }
+  kbc_diag *d = kbc_diag_create(p->file, NULL);
+  int ok = ir_bind(p->ir, a, p->preset, b, d);
+  kbc_status s = ok ? KBC_OK : fail(KBC_ERROR_ARGUMENT, "%s", kbc_diag_text(d));
+  kbc_diag_destroy(d);
+  return s;
+}
+
+kbc_status kbc_program_binding(kbc_program *p, kbc_binding_info *out) {
+  if (!p || !out) return fail(KBC_ERROR_ARGUMENT, "kbc_program_binding: NULL argument");
+  kbc_arena *a = kbc_arena_create();
+  ir_binding b;
+  kbc_status s = preset_binding(p, a, &b);
+  if (s == KBC_OK) {
+    *out = (kbc_binding_info){0};
+    for (int i = 0; i < p->ir->tensors.len; i++) out->elements += b.numel[i];
+    ir_cost c = ir_program_cost(p->ir, &b);
+    out->flops = c.flops;
+    out->bytes = c.bytes;
+  }
+  kbc_arena_destroy(a);
+  return s;
+}
+
+kbc_status kbc_program_arg_shape(kbc_program *p, int i, int64_t *shape) {
+  if (!p || !shape) return fail(KBC_ERROR_ARGUMENT, "kbc_program_arg_shape: NULL argument");
+  if (i < 0 || i >= p->n_args) return fail(KBC_ERROR_ARGUMENT, "argument index %d out of range [0, %d)", i, p->n_args);
+  kbc_arena *a = kbc_arena_create();
+  ir_binding b;
+  kbc_status s = preset_binding(p, a, &b);
+  if (s == KBC_OK)
+    for (int k = 0; k < p->args[i]->rank; k++) shape[k] = b.shape[p->args[i]->id][k];
+  kbc_arena_destroy(a);
+  return s;
+}
 
 /* Matches args to the spec's tensors (by[t->id]), infers and binds the var
  * axes, and checks the outputs' shapes.  Every argument that is not an

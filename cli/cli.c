@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passes/pipeline.h"
-#include "support/diag.h"
 #include "support/name.h"
 #include "support/suggest.h"
 
@@ -65,40 +63,6 @@ char *cli_read_spec(const char *path) {
 
 const char *cli_default_name(kbc_arena *a, const char *path) { return kbc_name_from_path(a, cli_spec_name(path)); }
 
-/* A kbc_diag's records as the API's, for the one printer (cli_print_diagnostics). */
-static int print_diag(const kbc_diag *d) {
-  int n = kbc_diag_count(d);
-  kbc_diagnostic *r = calloc((size_t)n + 1, sizeof *r);
-  if (!r) {
-    fputs(kbc_diag_text(d), stderr);
-    return CLI_OK;
-  }
-  for (int i = 0; i < n; i++) {
-    const kbc_diag_record *x = kbc_diag_get(d, i);
-    kbc_diagnostic_kind k = x->kind == KBC_DIAG_WARNING ? KBC_DIAGNOSTIC_WARNING
-                            : x->kind == KBC_DIAG_NOTE  ? KBC_DIAGNOSTIC_NOTE
-                                                        : KBC_DIAGNOSTIC_ERROR;
-    r[i] = (kbc_diagnostic){k, kbc_diag_file(d), x->loc.line, x->loc.line > 0 ? x->loc.col : 0, x->message,
-                            x->snippet};
-  }
-  int rc = cli_print_diagnostics(r, n, kbc_diag_text(d));
-  free(r);
-  return rc;
-}
-
-ir_program *cli_compile(kbc_arena *a, const char *path, kbc_buf *dump, const char *dump_after) {
-  char *src = cli_read_spec(path);
-  if (!src) return NULL;
-  kbc_diag *d = kbc_diag_create(cli_spec_name(path), src);
-  ir_pipeline_opts opts = {.dump = dump, .dump_after = dump_after};
-  ir_program *p = ir_pipeline_run(a, d, src, cli_default_name(a, path), &opts);
-  if (print_diag(d) != CLI_OK) p = NULL; /* -Werror */
-  else if (!p && kbc_diag_errors(d) == 0) cli_file_error(cli_spec_name(path), "compilation failed");
-  kbc_diag_destroy(d);
-  free(src);
-  return p;
-}
-
 int cli_compile_spec(const char *path, const kbc_options *opt, kbc_program **p) {
   *p = NULL;
   char *src = cli_read_spec(path);
@@ -152,32 +116,32 @@ int cli_parse_set(const char *cmd, kbc_arena *a, const char *arg, const char **n
   return CLI_OK;
 }
 
-int cli_apply_set(const char *cmd, const ir_program *p, kbc_arena *a, const char *arg, int64_t *vars) {
+/* --set AXIS=N for p: as cli_parse_set, and CLI_FAIL when p has no var
+ * axis of that name (a constant or derived axis is named as such). */
+static int apply_set(const char *cmd, kbc_program *p, kbc_arena *a, const char *arg) {
   const char *name = NULL;
   int64_t n = 0;
   int rc = cli_parse_set(cmd, a, arg, &name, &n);
   if (rc != CLI_OK) return rc;
-  const ir_axis *ax = ir_axis_find(p, name);
-  if (!ax) {
-    cli_error("--set %s: the spec has no axis '%s'", arg, name);
+  if (kbc_program_bind_axis(p, name, n) != KBC_OK) {
+    cli_error("--set %s: %s", arg, kbc_last_error());
     return CLI_FAIL;
   }
-  if (ax->kind != IR_AXIS_VAR) {
-    cli_error("--set %s: axis '%s' is %s; set the var axes it is computed from", arg, name,
-              ax->kind == IR_AXIS_CONST ? "a constant" : "derived");
-    return CLI_FAIL;
-  }
-  vars[ax->var_id] = n;
   return CLI_OK;
 }
 
-int cli_require_vars(const char *cmd, const ir_program *p, const int64_t *vars) {
+/* CLI_OK when every var axis of p has a value; else the usage error
+ * naming the missing ones. */
+static int require_vars(const char *cmd, const kbc_program *p) {
   kbc_buf names = {0}, give = {0};
-  for (int i = 0; i < p->vars.len; i++)
-    if (vars[i] < 1) {
-      kbc_buf_printf(&names, "%s%s", names.len ? ", " : "", IR_VAR(p, i)->name);
-      kbc_buf_printf(&give, "%s--set %s=N", give.len ? " " : "", IR_VAR(p, i)->name);
+  for (int i = 0; i < kbc_program_num_var_axes(p); i++) {
+    const char *name;
+    int64_t v;
+    if (kbc_program_var_axis(p, i, &name, &v) == KBC_OK && v < 1) {
+      kbc_buf_printf(&names, "%s%s", names.len ? ", " : "", name);
+      kbc_buf_printf(&give, "%s--set %s=N", give.len ? " " : "", name);
     }
+  }
   int rc = CLI_OK;
   if (names.len)
     rc = cli_usage(cmd, "%s needs every var axis; missing: %s (give %s)", cmd, kbc_buf_str(&names),
@@ -187,22 +151,24 @@ int cli_require_vars(const char *cmd, const ir_program *p, const int64_t *vars) 
   return rc;
 }
 
-int cli_bind_spec(const char *cmd, const char *spec, const char *const *sets, int n_sets, kbc_arena *a,
-                  ir_program **ir, ir_binding *b) {
-  ir_program *p = *ir = cli_compile(a, spec, NULL, NULL);
-  if (!p) return CLI_FAIL;
-  int64_t *vars = KBC_NEW_ARRAY(a, int64_t, p->vars.len + 1);
-  for (int i = 0; i < n_sets; i++) {
-    int rc = cli_apply_set(cmd, p, a, sets[i], vars);
-    if (rc != CLI_OK) return rc;
+int cli_bind_spec(const char *cmd, const char *spec, const char *precision, const char *const *sets, int n_sets,
+                  kbc_program **p, kbc_binding_info *info) {
+  *p = NULL;
+  if (cli_compile_api(spec, precision, p) != CLI_OK) return CLI_FAIL;
+  kbc_arena *a = kbc_arena_create();
+  int rc = CLI_OK;
+  for (int i = 0; i < n_sets && rc == CLI_OK; i++) rc = apply_set(cmd, *p, a, sets[i]);
+  kbc_arena_destroy(a);
+  if (rc == CLI_OK) rc = require_vars(cmd, *p);
+  if (rc == CLI_OK && kbc_program_binding(*p, info) != KBC_OK) {
+    cli_api_error(); /* the binding's diagnostics (spec locations), as they are */
+    rc = CLI_FAIL;
   }
-  int rc = cli_require_vars(cmd, p, vars);
-  if (rc != CLI_OK) return rc;
-  kbc_diag *d = kbc_diag_create(cli_spec_name(spec), NULL);
-  int bound = ir_bind(p, a, vars, b, d);
-  fputs(kbc_diag_text(d), stderr);
-  kbc_diag_destroy(d);
-  return bound ? CLI_OK : CLI_FAIL;
+  if (rc != CLI_OK) {
+    kbc_program_destroy(*p);
+    *p = NULL;
+  }
+  return rc;
 }
 
 /* ---- options ---------------------------------------------------------------

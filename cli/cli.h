@@ -10,9 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ir/bind.h"
-#include "ir/ir.h"
 #include "kbc.h"
+#include "support/arena.h"
 #include "runtime/device.h"
 #include "runtime/safetensors.h"
 
@@ -99,10 +98,6 @@ const char *cli_spec_name(const char *path);
 /* The spec's default kernel name: the file's base name without extension. */
 const char *cli_default_name(kbc_arena *a, const char *path);
 
-/* Compiles a spec through the IR pipeline, printing diagnostics to stderr.
- * dump/dump_after as in ir_pipeline_opts.  (bench and verify: their
- * binding and cost need the IR.) */
-ir_program *cli_compile(kbc_arena *a, const char *path, kbc_buf *dump, const char *dump_after);
 /* Reads a spec (cli_read_spec's messages) and compiles it through the
  * public API (kbc_compile_string), printing its diagnostics to stderr;
  * CLI_OK with *p, else CLI_FAIL (CLI_USAGE for a bad option). */
@@ -114,20 +109,13 @@ int cli_parse_f64(const char *s, double *out);
 /* --set AXIS=N: the axis name (arena copy) and N >= 1.  Returns CLI_OK,
  * CLI_USAGE when arg is not AXIS=N, CLI_FAIL when N < 1 (printed). */
 int cli_parse_set(const char *cmd, kbc_arena *a, const char *arg, const char **name, int64_t *value);
-/* --set AXIS=N into vars[var_id] of p: as cli_parse_set, and CLI_FAIL when
- * p has no var axis of that name (a constant or derived axis is named as
- * such). */
-int cli_apply_set(const char *cmd, const ir_program *p, kbc_arena *a, const char *arg, int64_t *vars);
-/* CLI_OK when every var axis of p has a value (vars[i] >= 1); else prints
- * "CMD needs every var axis; missing: a, b (give --set a=N --set b=N)" and
- * returns CLI_USAGE. */
-int cli_require_vars(const char *cmd, const ir_program *p, const int64_t *vars);
-
-/* A spec compiled through the IR pipeline (diagnostics printed) and bound
- * for the --set values, every var axis required (cli_apply_set,
- * cli_require_vars; ir_bind's errors printed).  *ir and *b live in a. */
-int cli_bind_spec(const char *cmd, const char *spec, const char *const *sets, int n_sets, kbc_arena *a,
-                  ir_program **ir, ir_binding *b);
+/* A spec compiled through the public API for the GPU at precision
+ * (diagnostics printed) and its var axes preset from the --set values,
+ * every one required: "CMD needs every var axis; missing: a, b (give --set
+ * a=N --set b=N)" (CLI_USAGE); the binding checked (kbc_program_binding:
+ * its errors printed) into *info.  CLI_OK with *p, else *p NULL. */
+int cli_bind_spec(const char *cmd, const char *spec, const char *precision, const char *const *sets, int n_sets,
+                  kbc_program **p, kbc_binding_info *info);
 
 /* ---- the GPU commands' pieces (cmd_gpu.c) ---- */
 
@@ -146,18 +134,20 @@ cli_random cli_random_start(uint64_t seed, double lo, double hi);
 void cli_random_uniform(float *h, size_t n, cli_random *r);
 
 /* Device memory for every argument of p (inputs then outputs, shaped by
- * binding b of ir, p's IR): inputs filled with cli_random_uniform values;
- * with keep_host, host[i] keeps each input's values and holds room for
- * each output (else NULL).  Released by cli_dev_args_free, also after a
- * failure (which is printed). */
+ * its preset binding, kbc_program_arg_shape): inputs filled with
+ * cli_random_uniform values; with keep_host, host[i] keeps each input's
+ * values and holds room for each output (else NULL); numel[i] each one's
+ * elements.  Released by cli_dev_args_free, also after a failure (which
+ * is printed). */
 typedef struct {
   int n;
   kbc_arg *args;
   rt_dptr *dptr;
   float **host;
+  int64_t (*shape)[KBC_MAX_RANK];
+  int64_t *numel;
 } cli_dev_args;
-int cli_dev_args_random(rt_device *dev, const kbc_program *p, const ir_program *ir, const ir_binding *b,
-                        cli_random *r, int keep_host, cli_dev_args *g);
+int cli_dev_args_random(rt_device *dev, kbc_program *p, cli_random *r, int keep_host, cli_dev_args *g);
 void cli_dev_args_free(rt_device *dev, cli_dev_args *g);
 
 /* What bench and verify hold while they run; cli_gpu_session_close

@@ -58,32 +58,41 @@ void cli_dev_args_free(rt_device *dev, cli_dev_args *g) {
   free(g->args);
   free(g->dptr);
   free(g->host);
+  free(g->shape);
+  free(g->numel);
   memset(g, 0, sizeof *g);
 }
 
-int cli_dev_args_random(rt_device *dev, const kbc_program *p, const ir_program *ir, const ir_binding *b,
-                        cli_random *r, int keep_host, cli_dev_args *g) {
+int cli_dev_args_random(rt_device *dev, kbc_program *p, cli_random *r, int keep_host, cli_dev_args *g) {
   memset(g, 0, sizeof *g);
   int n = kbc_program_num_args(p);
   rt_err err = {0};
   g->args = calloc((size_t)n + 1, sizeof *g->args);
   g->dptr = calloc((size_t)n + 1, sizeof *g->dptr);
   g->host = calloc((size_t)n + 1, sizeof *g->host);
-  if (!g->args || !g->dptr || !g->host) goto oom;
+  g->shape = calloc((size_t)n + 1, sizeof *g->shape);
+  g->numel = calloc((size_t)n + 1, sizeof *g->numel);
+  if (!g->args || !g->dptr || !g->host || !g->shape || !g->numel) goto oom;
   for (int i = 0; i < n; i++) {
     g->n = i + 1; /* counted before its buffers, so that a failure frees them */
     kbc_arg_info info;
-    kbc_program_arg_info(p, i, &info);
-    const ir_tensor *t = ir_tensor_find(ir, info.name);
-    size_t bytes = sizeof(float) * (size_t)b->numel[t->id]; /* ir_bind: at most 2^40 elements, at least 1 */
-    g->args[i] = (kbc_arg){info.name, NULL, t->rank, b->shape[t->id], KBC_F32};
+    if (kbc_program_arg_info(p, i, &info) != KBC_OK || kbc_program_arg_shape(p, i, g->shape[i]) != KBC_OK) {
+      cli_error("%s", kbc_last_error());
+      cli_dev_args_free(dev, g);
+      return CLI_FAIL;
+    }
+    g->numel[i] = 1;
+    for (int k = 0; k < info.rank; k++) g->numel[i] *= g->shape[i][k];
+    size_t bytes = sizeof(float) * (size_t)g->numel[i]; /* kbc_program_binding: at most 2^40 elements */
+    g->args[i] = (kbc_arg){info.name, NULL, info.rank, g->shape[i], KBC_F32};
+    if (bytes == 0) bytes = sizeof(float); /* an empty tensor still gets an address */
     if (rt_mem_alloc(dev, bytes, &g->dptr[i], &err)) goto cuda_fail;
     g->args[i].data = (void *)(uintptr_t)g->dptr[i];
     if (info.role != KBC_ROLE_INPUT && !keep_host) continue;
     float *h = g->host[i] = malloc(bytes);
     if (!h) goto oom;
     if (info.role != KBC_ROLE_INPUT) continue;
-    cli_random_uniform(h, bytes / sizeof(float), r);
+    cli_random_uniform(h, (size_t)g->numel[i], r);
     int bad = rt_memcpy_htod(dev, g->dptr[i], h, bytes, &err);
     if (!keep_host) {
       free(h);
@@ -308,17 +317,14 @@ int cmd_bench(int argc, char **argv) {
     return cli_usage("bench", "--precision takes fp32 or tf32, not '%s'", precision);
   /* Shapes from the spec and --set, on the CPU side first (clear errors). */
   cli_gpu_session s = {.ar = kbc_arena_create()};
-  ir_program *ir;
-  ir_binding b;
+  kbc_binding_info cost;
   void *ev[2] = {NULL, NULL};
   float *times = NULL;
   cli_random rnd = cli_random_start(0, -1, 1);
-  int rc = cli_bind_spec("bench", spec, sets, n_sets, s.ar, &ir, &b);
+  int rc = cli_bind_spec("bench", spec, precision, sets, n_sets, &s.p, &cost);
   if (rc != CLI_OK) goto done;
   rc = CLI_FAIL;
-  if (cli_open_device(&s.dev) || cli_compile_api(spec, precision, &s.p) ||
-      cli_dev_args_random(s.dev, s.p, ir, &b, &rnd, 0, &s.g))
-    goto done;
+  if (cli_open_device(&s.dev) || cli_dev_args_random(s.dev, s.p, &rnd, 0, &s.g)) goto done;
   kbc_arg *args = s.g.args;
   int n = s.g.n;
   times = calloc((size_t)iters, sizeof *times);
@@ -342,21 +348,20 @@ int cmd_bench(int argc, char **argv) {
   }
   qsort(times, (size_t)iters, sizeof *times, cmp_float);
   double us = times[iters / 2] * 1e3;
-  ir_cost cost = ir_program_cost(ir, &b);
   double peak, bw;
   ceilings(rt_device_info(s.dev), !strcmp(precision, "tf32"), &peak, &bw);
   double floor_us = fmax(cost.flops / peak, cost.bytes / bw) * 1e6;
   if (json) {
     double num[] = {us, times[0] * 1e3, cost.flops, cost.bytes, cost.flops / us * 1e-3, cost.bytes / us * 1e-3,
                     floor_us, 100.0 * floor_us / us};
-    bench_json(cli_spec_name(spec), ir->name, rt_device_info(s.dev)->name, precision, iters,
+    bench_json(cli_spec_name(spec), kbc_program_name(s.p), rt_device_info(s.dev)->name, precision, iters,
                kbc_program_num_kernels(s.p), num, 8);
   }
   else
     printf("%s on %s (%s): %d kernel%s, median %.1f us over %lld runs (min %.1f)\n"
            "  %.4g FLOP, %.4g bytes: %.1f GFLOP/s, %.1f GB/s\n"
            "  floor %.1f us (%.0f TFLOP/s, %.1f TB/s): %.1f%% of floor\n",
-           ir->name, rt_device_info(s.dev)->name, precision, kbc_program_num_kernels(s.p),
+           kbc_program_name(s.p), rt_device_info(s.dev)->name, precision, kbc_program_num_kernels(s.p),
            kbc_program_num_kernels(s.p) == 1 ? "" : "s", us, (long long)iters, times[0] * 1e3, cost.flops, cost.bytes,
            cost.flops / us * 1e-3, cost.bytes / us * 1e-3, floor_us, peak * 1e-12, bw * 1e-12, 100.0 * floor_us / us);
   rc = CLI_OK;

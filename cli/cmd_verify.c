@@ -137,11 +137,17 @@ typedef struct {
   rt_compare_result r;
 } out_row;
 
-static void report_text(const verify_args *v, const ir_program *ir, const ir_binding *b, const char *device,
-                        double tol, const out_row *rows, int n) {
-  printf("verify %s (%s) for ", ir->name, v->spec);
-  if (!ir->vars.len) printf("its constant axes");
-  for (int i = 0; i < ir->vars.len; i++) printf("%s%s=%lld", i ? " " : "", IR_VAR(ir, i)->name, (long long)b->vars[i]);
+static void report_text(const verify_args *v, const kbc_program *p, const char *device, double tol,
+                        const out_row *rows, int n) {
+  printf("verify %s (%s) for ", kbc_program_name(p), v->spec);
+  int nv = kbc_program_num_var_axes(p);
+  if (!nv) printf("its constant axes");
+  for (int i = 0; i < nv; i++) {
+    const char *name;
+    int64_t value;
+    kbc_program_var_axis(p, i, &name, &value);
+    printf("%s%s=%lld", i ? " " : "", name, (long long)value);
+  }
   printf(" on %s: %s, seed %llu, tolerance %g\n", device, v->precision, (unsigned long long)v->seed, tol);
   /* column widths */
   int wn = 6, ws = 5;
@@ -171,24 +177,27 @@ static void report_text(const verify_args *v, const ir_program *ir, const ir_bin
               v->precision);
 }
 
-static void report_json(const verify_args *v, const ir_program *ir, const ir_binding *b, const char *device,
-                        double tol, const out_row *rows, int n) {
+static void report_json(const verify_args *v, const kbc_program *p, const char *device, double tol,
+                        const out_row *rows, int n) {
   kbc_buf o = {0};
   int all_ok = 1;
   kbc_buf_puts(&o, "{\"spec\": ");
   rt_json_put_string(&o, cli_spec_name(v->spec));
   kbc_buf_puts(&o, ", \"kernel\": ");
-  rt_json_put_string(&o, ir->name);
+  rt_json_put_string(&o, kbc_program_name(p));
   kbc_buf_puts(&o, ", \"device\": ");
   rt_json_put_string(&o, device);
   kbc_buf_printf(&o, ", \"precision\": \"%s\", \"seed\": %llu, \"tolerance\": ", v->precision,
                  (unsigned long long)v->seed);
   rt_json_put_number(&o, tol);
   kbc_buf_puts(&o, ", \"axes\": {");
-  for (int i = 0; i < ir->vars.len; i++) {
+  for (int i = 0; i < kbc_program_num_var_axes(p); i++) {
+    const char *name;
+    int64_t value;
+    kbc_program_var_axis(p, i, &name, &value);
     if (i) kbc_buf_puts(&o, ", ");
-    rt_json_put_string(&o, IR_VAR(ir, i)->name);
-    kbc_buf_printf(&o, ": %lld", (long long)b->vars[i]);
+    rt_json_put_string(&o, name);
+    kbc_buf_printf(&o, ": %lld", (long long)value);
   }
   kbc_buf_puts(&o, "}, \"outputs\": [");
   for (int i = 0; i < n; i++) {
@@ -210,41 +219,27 @@ static void report_json(const verify_args *v, const ir_program *ir, const ir_bin
   kbc_buf_free(&o);
 }
 
-/* The elements the binding holds in all: inputs, outputs, temporaries. */
-static int64_t total_elements(const ir_program *ir, const ir_binding *b) {
-  int64_t total = 0;
-  for (int i = 0; i < ir->tensors.len; i++) total += b->numel[i];
-  return total;
-}
-
 static int verify(verify_args *v) {
   cli_gpu_session s = {.ar = kbc_arena_create()};
-  ir_program *ir;
-  ir_binding b;
+  kbc_binding_info info;
   kbc_arg *cpu = NULL;
   float **cpu_out = NULL;
   out_row *rows = NULL;
-  int rc = cli_bind_spec("verify", v->spec, v->sets, v->n_sets, s.ar, &ir, &b);
+  double t0 = rt_now_ms();
+  /* every var axis preset: axes no input shape determines are known too */
+  int rc = cli_bind_spec("verify", v->spec, v->precision, v->sets, v->n_sets, &s.p, &info);
   if (rc != CLI_OK) goto done;
   rc = CLI_FAIL;
-  int64_t total = total_elements(ir, &b);
-  if (total > MAX_ELEMENTS) {
+  if (info.elements > MAX_ELEMENTS) {
     cli_error("this binding holds %lld elements in all (inputs, outputs, temporaries), more than the %lld the "
               "CPU reference may hold; give smaller --set values",
-              (long long)total, (long long)MAX_ELEMENTS);
+              (long long)info.elements, (long long)MAX_ELEMENTS);
     goto done;
   }
-  double t0 = rt_now_ms();
-  if (cli_open_device(&s.dev) || cli_compile_api(v->spec, v->precision, &s.p)) goto done;
+  if (cli_open_device(&s.dev)) goto done;
   double t_open = rt_now_ms();
-  /* Every var axis preset, so that axes no input shape determines are known too. */
-  for (int i = 0; i < ir->vars.len; i++)
-    if (kbc_program_bind_axis(s.p, IR_VAR(ir, i)->name, b.vars[i]) != KBC_OK) {
-      cli_error("%s", kbc_last_error());
-      goto done;
-    }
   cli_random rnd = cli_random_start(v->seed, v->lo, v->hi);
-  if (cli_dev_args_random(s.dev, s.p, ir, &b, &rnd, 1, &s.g)) goto done;
+  if (cli_dev_args_random(s.dev, s.p, &rnd, 1, &s.g)) goto done;
   /* The CPU's arguments: the same inputs, outputs of its own. */
   cpu = calloc((size_t)s.g.n + 1, sizeof *cpu);
   cpu_out = calloc((size_t)s.g.n + 1, sizeof *cpu_out);
@@ -256,21 +251,21 @@ static int verify(verify_args *v) {
   /* Outputs: the GPU's filled with the RT_UNWRITTEN pattern, the CPU's apart. */
   int n_out = 0;
   for (int i = 0; i < s.g.n; i++) {
-    const ir_tensor *t = ir_tensor_find(ir, s.g.args[i].name);
+    kbc_arg_info a;
+    kbc_program_arg_info(s.p, i, &a);
     cpu[i] = s.g.args[i];
-    if (t->role == IR_ROLE_INPUT) {
+    if (a.role == KBC_ROLE_INPUT) {
       cpu[i].data = s.g.host[i];
       continue;
     }
-    size_t numel = (size_t)b.numel[t->id];
-    cpu[i].data = cpu_out[i] = malloc(numel * sizeof(float));
+    size_t numel = (size_t)s.g.numel[i];
+    cpu[i].data = cpu_out[i] = malloc(numel * sizeof(float) + 1);
     if (!cpu_out[i]) {
-      cli_error("out of host memory for output '%s'", t->name);
+      cli_error("out of host memory for output '%s'", a.name);
       goto done;
     }
     if (rt_memset_d32(s.dev, s.g.dptr[i], RT_UNWRITTEN, numel, &s.err)) goto cuda_fail;
-    rows[n_out++] =
-        (out_row){.name = t->name, .rank = t->rank, .shape = b.shape[t->id], .numel = b.numel[t->id], .arg = i};
+    rows[n_out++] = (out_row){.name = a.name, .rank = a.rank, .shape = s.g.shape[i], .numel = s.g.numel[i], .arg = i};
   }
   double t_inputs = rt_now_ms();
   if (kbc_program_launch(s.p, s.g.args, (size_t)s.g.n, NULL) != KBC_OK) {
@@ -291,7 +286,7 @@ static int verify(verify_args *v) {
   /* -v: where the time went (the differential fuzzer's throughput) */
   if (cli_verbosity() >= 2)
     fprintf(stderr,
-            "kbc verify: %.0f ms opening the device and the spec, %.0f ms inputs, %.0f ms compiling and running on "
+            "kbc verify: %.0f ms the spec and opening the device, %.0f ms inputs, %.0f ms compiling and running on "
             "the GPU, %.0f ms the CPU reference\n",
             t_open - t0, t_inputs - t_open, t_gpu - t_inputs, t_cpu - t_gpu);
   double tol = !strcmp(v->precision, "tf32") ? 2e-3 : 1e-5;
@@ -301,8 +296,8 @@ static int verify(verify_args *v) {
     all_ok &= rows[r].r.ok;
   }
   const char *device = rt_device_info(s.dev)->name;
-  if (v->json) report_json(v, ir, &b, device, tol, rows, n_out);
-  else report_text(v, ir, &b, device, tol, rows, n_out);
+  if (v->json) report_json(v, s.p, device, tol, rows, n_out);
+  else report_text(v, s.p, device, tol, rows, n_out);
   fflush(stdout);
   v->reported = 1;
   rc = all_ok ? CLI_OK : CLI_FAIL;

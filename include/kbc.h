@@ -75,6 +75,7 @@ KBC_API kbc_status kbc_compile_string(const char *source, const char *name, cons
 KBC_API void kbc_program_destroy(kbc_program *p); /* NULL is fine */
 
 /* ---- introspection ---- */
+enum { KBC_MAX_RANK = 8 }; /* the largest rank of a spec's tensors */
 typedef enum { KBC_ROLE_INPUT = 0, KBC_ROLE_OUTPUT = 1 } kbc_role;
 typedef struct {
   const char *name;
@@ -136,6 +137,25 @@ KBC_API const char *kbc_diagnostic_kind_name(kbc_diagnostic_kind kind);
 /* Presets a var axis (like `kbc run --set`): checked against the shapes
  * of later calls instead of inferred from them.  value 0 clears it. */
 KBC_API kbc_status kbc_program_bind_axis(kbc_program *p, const char *axis, int64_t value);
+
+/* The spec's var axes in declaration order: how many, and axis i's name
+ * and preset value (0: none). */
+KBC_API int kbc_program_num_var_axes(const kbc_program *p);
+KBC_API kbc_status kbc_program_var_axis(const kbc_program *p, int i, const char **name, int64_t *value);
+
+/* What the presets make, without any tensor (the sizes `kbc verify` and
+ * `kbc bench` draw their inputs for): every var axis must be preset (else
+ * KBC_ERROR_ARGUMENT naming the missing ones); the derived axes and the
+ * asserts are checked as at a launch, their errors naming the spec's
+ * lines.  Then each argument's shape (kbc_program_arg_shape: rank
+ * entries, kbc_arg_info's rank) and: */
+typedef struct {
+  int64_t elements; /* inputs, outputs and temporaries together */
+  double flops;     /* floating-point operations of one run */
+  double bytes;     /* the fewest bytes of one run: every input read and every output written once */
+} kbc_binding_info;
+KBC_API kbc_status kbc_program_binding(kbc_program *p, kbc_binding_info *out);
+KBC_API kbc_status kbc_program_arg_shape(kbc_program *p, int i, int64_t *shape);
 
 /* Specialization: the first max_bindings distinct bindings (values of the
  * var axes) a program is launched with each get code generated and

@@ -232,8 +232,47 @@ static void test_rank0(void **state) {
   kbc_program_destroy(p);
 }
 
+/* The var axes and what their presets make without tensors: the missing
+ * ones named, a derived axis that is not positive, then the shapes, the
+ * element count and the cost. */
+static void test_preset_binding(void **state) {
+  (void)state;
+  kbc_program *p = NULL;
+  assert_int_equal(kbc_compile_string("kernel win\naxis n var\naxis k var\naxis o = n - k + 1\n"
+                                      "input x f32[n]\ninput w f32[k]\noutput y f32[o]\n"
+                                      "y[i] = sum(d: x[i + d] * w[d])\n",
+                                      "win.kb", NULL, &p),
+                   KBC_OK);
+  assert_int_equal(kbc_program_num_var_axes(p), 2);
+  const char *name = NULL;
+  int64_t v = -1;
+  assert_int_equal(kbc_program_var_axis(p, 1, &name, &v), KBC_OK);
+  assert_string_equal(name, "k");
+  assert_int_equal(v, 0);
+  expect(kbc_program_var_axis(p, 2, &name, &v), KBC_ERROR_ARGUMENT, "out of range");
+  kbc_binding_info info;
+  int64_t shape[KBC_MAX_RANK];
+  expect(kbc_program_binding(p, &info), KBC_ERROR_ARGUMENT, "missing: n, k");
+  assert_int_equal(kbc_program_bind_axis(p, "n", 3), KBC_OK);
+  assert_int_equal(kbc_program_bind_axis(p, "k", 5), KBC_OK);
+  expect(kbc_program_binding(p, &info), KBC_ERROR_ARGUMENT, "win.kb");
+  expect(kbc_program_arg_shape(p, 2, shape), KBC_ERROR_ARGUMENT, "positive");
+  assert_int_equal(kbc_program_bind_axis(p, "n", 10), KBC_OK);
+  assert_int_equal(kbc_program_var_axis(p, 0, &name, &v), KBC_OK);
+  assert_int_equal(v, 10);
+  assert_int_equal(kbc_program_binding(p, &info), KBC_OK);
+  assert_int_equal(info.elements, 10 + 5 + 6);
+  assert_true(info.flops > 0 && info.bytes >= 4.0 * (10 + 5 + 6));
+  assert_int_equal(kbc_program_arg_shape(p, 2, shape), KBC_OK);
+  assert_int_equal(shape[0], 6);
+  expect(kbc_program_arg_shape(p, 3, shape), KBC_ERROR_ARGUMENT, "out of range");
+  expect(kbc_program_binding(p, NULL), KBC_ERROR_ARGUMENT, "NULL");
+  kbc_program_destroy(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_preset_binding),
       cmocka_unit_test(test_run_cpu),
       cmocka_unit_test(test_rank0),
       cmocka_unit_test(test_argument_errors),
