@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cg_impl.h"
+#include "support/name.h"
 
 const char *const cg_family_name[] = {
 #define CG_FAMILY_NAME(e, name, stem) name,
@@ -90,9 +91,8 @@ int cg_generate(kbc_arena *a, const ir_program *p, const cg_target *t, cg_progra
   for (int i = 0; i < ng; i++) {
     cg_kernel *k = &out->kernels[out->n_kernels];
     const ir_stmt *s = IR_STMT(p, groups[i].first);
-    k->name = kbc_arena_printf(a, "%s_k%d_%s", p->name, i, C.names->tensor[s->out->id]);
-    for (char *c = (char *)k->name; *c; c++)
-      if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9'))) *c = '_';
+    k->name = kbc_name_sanitize(kbc_arena_printf(a, "%s_k%d_%s", p->name, i, C.names->tensor[s->out->id]),
+                                KBC_NAME_IDENT);
     int ok = plan_and_emit(&C, &groups[i], k);
     if (!ok) {
       kbc_internal(d, s->loc, "no schedule could emit the kernel for '%s'", s->out->name);

@@ -17,6 +17,7 @@
 
 #include "cg_impl.h"
 #include "ir/subst.h"
+#include "support/name.h"
 
 static const char *const reserved[] = {
     "auto", "bool", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
@@ -37,11 +38,7 @@ static int is_reserved(const char *s) {
 /* Identifier characters kept, '.' -> "_", a leading '_' or a keyword
  * prefixed with "u_". */
 static char *sanitize(kbc_arena *a, const char *name) {
-  size_t n = strlen(name);
-  char *s = kbc_arena_alloc(a, n + 3);
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++) s[k++] = isalnum((unsigned char)name[i]) ? name[i] : '_';
-  s[k] = 0;
+  char *s = kbc_name_sanitize(kbc_arena_strdup(a, name), KBC_NAME_IDENT);
   if (s[0] == '_' || isdigit((unsigned char)s[0]) || is_reserved(s)) return kbc_arena_printf(a, "u_%s", s);
   return s;
 }

@@ -1,13 +1,12 @@
 /* name.h — turning names into C identifiers and file names: the one
- * sanitiser outside codegen/.
+ * sanitiser.
  *
  * Before: any NUL-terminated text (a spec's file name, a kernel name).
  * After: the same length, every byte that is not an ASCII letter or digit
  * or one of the kept characters replaced by '_'.  No locale is consulted
- * (isalnum would keep a locale's letters).  codegen/ has its own
- * (codegen/cg.c kernel names, codegen/emit.c sanitize()); it gives the same
- * bytes for its identifiers and is to be switched over when codegen/ is
- * free (docs/ARCHITECTURE.md). */
+ * (isalnum would keep a locale's letters).  The one sanitiser: codegen's
+ * C names (codegen/emit.c) are these plus its prefix for a leading '_' or
+ * digit and for C/CUDA keywords. */
 #ifndef KBC_NAME_H
 #define KBC_NAME_H
 
