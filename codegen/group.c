@@ -324,6 +324,13 @@ static int join_one_point(const builder *b, const ir_stmt *s) {
   return 1;
 }
 
+static double red_size(const ir_stmt *s) {
+  double r = 1;
+  for (int i = 0; i < s->n_index; i++)
+    if (s->index[i].kind == IR_IDX_REDUCE) r *= ir_estimate(s->index[i].extent);
+  return r;
+}
+
 static int try_join(builder *b, const ir_stmt *s) {
   int cand[CG_MAX_OUTER];
   for (int j = 0; j < b->n_outer; j++) cand[j] = -2;
@@ -354,8 +361,12 @@ static int try_join(builder *b, const ir_stmt *s) {
    * own points — they are better off as kernels of their own — unless what
    * a team would then cover (the group's dimensions dropped, the joining
    * statement's other free indices) is constant and at most CG_JOIN_DROP
-   * points each: the parallelism lost is a bounded factor, worth less than
-   * a launch (a residual add, its layer norm and the normalization). */
+   * points each, and the work they hold (those points times the
+   * statements' reduction terms) at most CG_JOIN_WORK: the parallelism lost
+   * is a bounded factor, worth less than a launch (a residual add, its
+   * layer norm and the normalization) — not a long reduction split in
+   * parts (passes/hoist.c's rfactor) whose parts would go back into one
+   * team each. */
   int keep[CG_MAX_OUTER];
   for (int j = 0; j < b->n_outer; j++) keep[j] = b->outer_ok[j] && cand[j] >= 0;
   double after = outer_points(b, keep), own = 1;
@@ -379,7 +390,10 @@ static int try_join(builder *b, const ir_stmt *s) {
     bounded = sym_is_const(s->index[id].extent, &c) && c <= CG_JOIN_DROP;
     lost *= bounded ? c : 1;
   }
-  bounded = bounded && dropped <= CG_JOIN_DROP && lost <= CG_JOIN_DROP;
+  double terms = 1;
+  for (int k = 0; k < b->count; k++) terms = fmax(terms, red_size(IR_STMT(b->p, b->first + k)));
+  bounded = bounded && dropped <= CG_JOIN_DROP && lost <= CG_JOIN_DROP && dropped * terms <= CG_JOIN_WORK &&
+            lost * red_size(s) <= CG_JOIN_WORK;
   if (after < CG_MIN_OUTER && (after * 4 < b->initial_points || after * 4 < own) && !bounded) return 0;
   for (int j = 0; j < b->n_outer; j++) {
     if (cand[j] < 0) b->outer_ok[j] = 0;
@@ -389,12 +403,6 @@ static int try_join(builder *b, const ir_stmt *s) {
   return 1;
 }
 
-static double red_size(const ir_stmt *s) {
-  double r = 1;
-  for (int i = 0; i < s->n_index; i++)
-    if (s->index[i].kind == IR_IDX_REDUCE) r *= ir_estimate(s->index[i].extent);
-  return r;
-}
 
 /* Loads in e that step by one element along index `along` (*with) or along
  * some index marked in `inner` (*across). */

@@ -18,7 +18,21 @@
  * with s a sum written out twice) moves out once, and every copy reads
  * the one temporary.  Out of a `+=` statement only reductions that do not
  * read its target move (`g[i % k] += x[i] * sum(j: y[j])`: the sum once,
- * split across threads, not once per term in one long serial sum). */
+ * split across threads, not once per term in one long serial sum).
+ *
+ * Then a long reduction of few outputs is split in two (rfactor): in
+ *     mean[c] = sum(n, i, j: x[n, c, i, j]) / N
+ * with 64 channels of 2^24 terms, a kernel could run only 64 blocks on a
+ * GPU of 132 multiprocessors, each summing 2^24 terms.  It becomes
+ *     mean.part[c, n] = sum(i, j: x[n, c, i, j])
+ *     mean[c]         = sum(n: mean.part[c, n]) / N
+ * (4,096 outputs, then 64 of 64 terms).  Only where the sizes are known
+ * (constants: a specialized binding), the statement has 2 to RF_OUTPUTS
+ * outputs (one is the point family's, split across the grid already), its
+ * value is built on a single top reduction of at least RF_TERMS terms over
+ * two indices or more, not a contraction (the GEMM family splits K), and
+ * an outer reduction index of at least RF_MIN_PART values leaves
+ * RF_MIN_REST terms or more to each part. */
 #include <string.h>
 
 #include "ir/cost.h"
@@ -198,6 +212,109 @@ static ir_expr *walk(hoister *H, ir_expr *e) {
   return e;
 }
 
+/* ---- rfactor ---------------------------------------------------------------- */
+
+enum { RF_OUTPUTS = 128, RF_TERMS = 1 << 17, RF_MIN_PART = 8, RF_MIN_REST = 256 };
+
+static int const_extent(const ir_stmt *s, int id, int64_t *v) { return sym_is_const(s->index[id].extent, v); }
+
+/* The reduction index of r to split out, or -1. */
+static int rfactor_index(const ir_stmt *s, const ir_expr *r) {
+  if (r->u.reduce.n_vars < 2) return -1;
+  int64_t terms = 1, out = 1, v;
+  for (int k = 0; k < r->u.reduce.n_vars; k++) {
+    if (!const_extent(s, r->u.reduce.vars[k], &v)) return -1;
+    terms *= v;
+  }
+  for (int i = 0; i < s->n_index; i++) {
+    if (s->index[i].kind != IR_IDX_FREE) continue;
+    if (!const_extent(s, i, &v)) return -1;
+    out *= v;
+  }
+  if (out < 2 || out > RF_OUTPUTS || terms < RF_TERMS) return -1;
+  const ir_expr *body = r->arg[0];
+  if (body->op == IR_OP_MUL && body->arg[0]->op == IR_OP_LOAD && body->arg[1]->op == IR_OP_LOAD) return -1;
+  for (int k = 0; k < r->u.reduce.n_vars; k++) {
+    const_extent(s, r->u.reduce.vars[k], &v);
+    if (v >= RF_MIN_PART && terms / v >= RF_MIN_REST) return r->u.reduce.vars[k];
+  }
+  return -1;
+}
+
+/* Splits s's top reduction r over index v: the other indices summed into a
+ * new statement before s, over s's free indices and v; r becomes the
+ * reduction over v of its loads. */
+static void rfactor_one(hoister *H, ir_expr *r, int v) {
+  ir_stmt *s = H->s;
+  kbc_arena *a = H->p->arena;
+  int n = s->n_index, m = 0, n_keep = 0;
+  ir_stmt *t = KBC_NEW(a, ir_stmt);
+  t->loc = s->loc;
+  t->text = s->text;
+  t->index = KBC_NEW_ARRAY(a, ir_index, n + 1);
+  sym **by = KBC_NEW_ARRAY(a, sym *, n + 1);
+  int *red_map = KBC_NEW_ARRAY(a, int, n + 1), *keep = KBC_NEW_ARRAY(a, int, n + 1);
+  /* t's free indices: s's (those r mentions), then v */
+  for (int i = 0; i < n; i++) {
+    red_map[i] = -1;
+    if (i != v && s->index[i].kind == IR_IDX_FREE && ir_expr_mentions_index(r, i)) keep[n_keep++] = i;
+  }
+  keep[n_keep++] = v;
+  sym **shape = KBC_NEW_ARRAY(a, sym *, n_keep + 1);
+  for (int k = 0; k < n_keep; k++) {
+    t->index[m] = s->index[keep[k]];
+    t->index[m].kind = IR_IDX_FREE;
+    shape[k] = s->index[keep[k]].extent;
+    by[keep[k]] = sym_index(a, m, s->index[keep[k]].name);
+    m++;
+  }
+  /* t's reduction indices: r's others, then those of reductions nested in its body */
+  int *vars = KBC_NEW_ARRAY(a, int, r->u.reduce.n_vars + 1), nv = 0;
+  unsigned char *nested = KBC_NEW_ARRAY(a, unsigned char, n + 1);
+  mark_reduce_vars(r->arg[0], nested);
+  for (int k = 0; k < r->u.reduce.n_vars; k++) {
+    int i = r->u.reduce.vars[k];
+    if (i == v) continue;
+    t->index[m] = s->index[i];
+    by[i] = sym_index(a, m, s->index[i].name);
+    red_map[i] = m;
+    vars[nv++] = m++;
+  }
+  for (int i = 0; i < n; i++) {
+    if (!nested[i]) continue;
+    t->index[m] = s->index[i];
+    by[i] = sym_index(a, m, s->index[i].name);
+    red_map[i] = m++;
+  }
+  t->n_index = m;
+  ir_expr *body = ir_expr_subst(a, r->arg[0], n, by, red_map);
+  t->rhs = ir_reduce(a, r->u.reduce.op, nv, vars, body, r->loc);
+  const char *name = ir_tensor_fresh_name(H->p, kbc_arena_printf(a, "%s.part", s->out->name));
+  t->out = ir_tensor_add(H->p, name, IR_ROLE_TEMP, IR_DT_F32, n_keep, shape, s->loc);
+  t->lhs = KBC_NEW_ARRAY(a, sym *, n_keep + 1);
+  for (int k = 0; k < n_keep; k++) t->lhs[k] = sym_index(a, k, t->index[k].name);
+  kbc_vec_push(a, &H->p->stmts, NULL);
+  for (int j = H->p->stmts.len - 1; j > H->at; j--) H->p->stmts.items[j] = H->p->stmts.items[j - 1];
+  H->p->stmts.items[H->at] = t;
+  H->at++;
+  H->count++;
+  /* r: the reduction over v of t's values */
+  sym **ld = KBC_NEW_ARRAY(a, sym *, n_keep + 1);
+  for (int k = 0; k < n_keep; k++) ld[k] = sym_index(a, keep[k], s->index[keep[k]].name);
+  r->arg[0] = ir_load(a, t->out, ld, 0, r->loc);
+  r->u.reduce.vars[0] = v;
+  r->u.reduce.n_vars = 1;
+}
+
+/* s's top reductions (outside where() and other reductions); the one to
+ * split when there is exactly one and rfactor_index finds its index. */
+static void rfactor(hoister *H) {
+  const ir_expr *r[2];
+  if (H->s->accumulate || top_reductions(H->s->rhs, r, 0, 2, 1) != 1) return;
+  int v = rfactor_index(H->s, r[0]);
+  if (v >= 0) rfactor_one(H, (ir_expr *)r[0], v);
+}
+
 int ir_hoist(ir_program *p, kbc_diag *d) {
   (void)d;
   for (int i = 0; i < p->stmts.len; i++) {
@@ -209,6 +326,7 @@ int ir_hoist(ir_program *p, kbc_diag *d) {
       if (!H.n_force) mark_scalar_reductions(&H);
     }
     s->rhs = walk(&H, s->rhs);
+    rfactor(&H);
     i = H.at;
     if (!H.count) continue;
     /* Drop the indices that moved out with the reductions: those no
