@@ -18,7 +18,8 @@ int ir_factor(ir_program *p, kbc_diag *d);
 int ir_gather(ir_program *p, kbc_diag *d);
 /* Elementwise temporaries substituted into their readers. */
 int ir_inline(ir_program *p, kbc_diag *d);
-/* Reductions independent of some free indices moved into statements of their own. */
+/* Reductions independent of some free indices moved into statements of
+ * their own; a long reduction of few outputs split in two (rfactor). */
 int ir_hoist(ir_program *p, kbc_diag *d);
 /* Drops statements and temporaries that no output depends on. */
 int ir_dce(ir_program *p, kbc_diag *d);

@@ -17,7 +17,7 @@ const ir_pass ir_passes[] = {
     {"factor", "a scatter's indices absent from its target summed first", ir_factor},
     {"gather", "scatter-accumulates solved into deterministic gathers", ir_gather},
     {"inline", "elementwise temporaries substituted into their readers", ir_inline},
-    {"hoist", "reductions moved out of statements with more free indices", ir_hoist},
+    {"hoist", "reductions moved out of statements with more free indices; long reductions of few outputs split in two", ir_hoist},
     {"dce", "statements and temporaries no output depends on dropped", ir_dce},
     {NULL, NULL, NULL},
 };
