@@ -83,9 +83,8 @@ int cli_dev_args_random(rt_device *dev, kbc_program *p, cli_random *r, int keep_
     }
     g->numel[i] = 1;
     for (int k = 0; k < info.rank; k++) g->numel[i] *= g->shape[i][k];
-    size_t bytes = sizeof(float) * (size_t)g->numel[i]; /* kbc_program_binding: at most 2^40 elements */
+    size_t bytes = sizeof(float) * (size_t)g->numel[i]; /* kbc_program_binding: at most 2^40 elements, at least 1 */
     g->args[i] = (kbc_arg){info.name, NULL, info.rank, g->shape[i], KBC_F32};
-    if (bytes == 0) bytes = sizeof(float); /* an empty tensor still gets an address */
     if (rt_mem_alloc(dev, bytes, &g->dptr[i], &err)) goto cuda_fail;
     g->args[i].data = (void *)(uintptr_t)g->dptr[i];
     if (info.role != KBC_ROLE_INPUT && !keep_host) continue;

@@ -259,7 +259,7 @@ static int verify(verify_args *v) {
       continue;
     }
     size_t numel = (size_t)s.g.numel[i];
-    cpu[i].data = cpu_out[i] = malloc(numel * sizeof(float) + 1);
+    cpu[i].data = cpu_out[i] = malloc(numel * sizeof(float));
     if (!cpu_out[i]) {
       cli_error("out of host memory for output '%s'", a.name);
       goto done;
@@ -319,6 +319,17 @@ done:
  * serialised between processes). */
 enum { BATCH_MAX_LINE = 16384, BATCH_MAX_ARGS = 512 };
 
+/* The JSON line of a verification that did not run (spec NULL: none). */
+static void report_not_run(const char *spec, int exit_status) {
+  kbc_buf o = {0};
+  kbc_buf_puts(&o, "{\"spec\": ");
+  if (spec) rt_json_put_string(&o, cli_spec_name(spec));
+  else kbc_buf_puts(&o, "null");
+  kbc_buf_printf(&o, ", \"ok\": false, \"exit\": %d}\n", exit_status);
+  fputs(kbc_buf_str(&o), stdout);
+  kbc_buf_free(&o);
+}
+
 static int verify_batch(void) {
   rt_device *keep;
   if (cli_open_device(&keep)) return CLI_FAIL;
@@ -335,7 +346,7 @@ static int verify_batch(void) {
       cli_error("--batch: a line of over %d bytes", BATCH_MAX_LINE - 2);
       for (int c; (c = getchar()) != EOF && c != '\n';) {
       }
-      printf("{\"spec\": null, \"ok\": false, \"exit\": %d}\n", CLI_USAGE);
+      report_not_run(NULL, CLI_USAGE);
       fflush(stdout);
       worst = worst > CLI_USAGE ? worst : CLI_USAGE;
       continue;
@@ -356,14 +367,8 @@ static int verify_batch(void) {
       rc = verify(&v);
     } else if (rc < 0) rc = CLI_OK; /* --help */
     if (!v.reported) {
-      kbc_buf o = {0};
-      kbc_buf_puts(&o, "{\"spec\": ");
-      if (v.spec) rt_json_put_string(&o, cli_spec_name(v.spec));
-      else kbc_buf_puts(&o, "null");
-      kbc_buf_printf(&o, ", \"ok\": false, \"exit\": %d}\n", rc == CLI_OK ? CLI_FAIL : rc);
-      fputs(kbc_buf_str(&o), stdout);
-      kbc_buf_free(&o);
-      if (rc == CLI_OK) rc = CLI_FAIL;
+      if (rc == CLI_OK) rc = CLI_FAIL; /* --help: no verification */
+      report_not_run(v.spec, rc);
     }
     fflush(stdout);
     fflush(stderr);

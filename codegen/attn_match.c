@@ -118,13 +118,6 @@ static int same_set(const int *x, int nx, const int *y, int ny) {
   return 1;
 }
 
-static int has_reduce(const ir_expr *e) {
-  if (e->op == IR_OP_REDUCE) return 1;
-  for (int i = 0; i < ir_op_info[e->op].arity; i++)
-    if (has_reduce(e->arg[i])) return 1;
-  return 0;
-}
-
 static int count_reduce(const ir_expr *e) {
   int n = e->op == IR_OP_REDUCE;
   for (int i = 0; i < ir_op_info[e->op].arity; i++) n += count_reduce(e->arg[i]);
@@ -507,8 +500,8 @@ int cg_find_attention(kbc_arena *a, const ir_program *p, const cg_options *o, in
     if (!map_loads(&M, st, st->rhs, x)) return 0;
     int ok, all_mapped = !x->n_split; /* a row maps every free index; the consumer has its N2 */
     for (int id = 0; id < st->n_index; id++) all_mapped &= st->index[id].kind != IR_IDX_FREE || x->map[id] >= 0;
-    if (st->rhs->op == IR_OP_REDUCE && !has_reduce(st->rhs->arg[0]) && all_mapped) ok = row_stmt(&M, q);
-    else if (!has_reduce(st->rhs)) ok = wide_stmt(&M, q);
+    if (st->rhs->op == IR_OP_REDUCE && !ir_expr_has_reduce(st->rhs->arg[0]) && all_mapped) ok = row_stmt(&M, q);
+    else if (!ir_expr_has_reduce(st->rhs)) ok = wide_stmt(&M, q);
     else {
       if (!out_stmt(&M, q)) return 0;
       ch->O = st;

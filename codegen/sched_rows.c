@@ -141,13 +141,6 @@ static void plan_stmt(cg_ctx *C, const cg_group *g, int k, rows_stmt *st) {
   else st->how = ROWS_STMT_STRIDED;
 }
 
-static int has_reduce(const ir_expr *e) {
-  if (e->op == IR_OP_REDUCE) return 1;
-  for (int i = 0; i < ir_op_info[e->op].arity; i++)
-    if (has_reduce(e->arg[i])) return 1;
-  return 0;
-}
-
 /* Statement s's store, as a load of its target. */
 static ir_expr store_as_load(const ir_stmt *s) {
   ir_expr target = {.op = IR_OP_LOAD, .type = IR_TY_FLOAT};
@@ -167,7 +160,7 @@ static int vec_ok(cg_ctx *C, const cg_group *g, const cg_rows_plan *plan, int64_
   if (!sym_is_const(g->outer_extent[g->n_outer - 1], last) || *last % 4 || *last < 4) return 0;
   for (int k = 0; k < g->count; k++) {
     const ir_stmt *s = IR_STMT(C->p, g->first + k);
-    if (plan->stmt[k].how != ROWS_STMT_ONE || s->accumulate || has_reduce(s->rhs)) return 0;
+    if (plan->stmt[k].how != ROWS_STMT_ONE || s->accumulate || ir_expr_has_reduce(s->rhs)) return 0;
     ir_expr target = store_as_load(s);
     int j = g->phi[k * CG_MAX_OUTER + g->n_outer - 1];
     if (!cg_access_by_4(C->a, s, &target, &j, 1, *last, 4)) return 0;
@@ -324,6 +317,21 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k) {
   cg_line(E, "}");
 }
 
+/* The outer coordinates _o0, _o1, ... of the flat outer point `flat`
+ * (the last fastest), through the long long _p. */
+static void emit_outer_coords(cg_emit *E, const cg_group *g, const char *flat) {
+  cg_line(E, "long long _p = %s;", flat);
+  for (int j = g->n_outer - 1; j >= 0; j--) {
+    const char *ext = cg_sym(E, g->outer_extent[j]);
+    if (j > 0) {
+      cg_line(E, "const long long _o%d = _p %% %s;", j, ext);
+      cg_line(E, "_p /= %s;", ext);
+    } else {
+      cg_line(E, "const long long _o0 = _p;");
+    }
+  }
+}
+
 /* The team's lane and warp mask, the shared arrays, the grid-stride loop
  * over outer points and their coordinates _o0, _o1, ... */
 static void emit_setup(cg_emit *E, const cg_rows_plan *plan) {
@@ -340,16 +348,7 @@ static void emit_setup(cg_emit *E, const cg_rows_plan *plan) {
   cg_line(E, "for (long long _o = (long long)blockIdx.x * %d + threadIdx.x / %d; _o < _n; _o += (long long)gridDim.x * %d) {",
           plan->per_block, team, plan->per_block);
   E->indent++;
-  cg_line(E, "long long _p = _o;");
-  for (int j = g->n_outer - 1; j >= 0; j--) {
-    const char *ext = cg_sym(E, g->outer_extent[j]);
-    if (j > 0) {
-      cg_line(E, "const long long _o%d = _p %% %s;", j, ext);
-      cg_line(E, "_p /= %s;", ext);
-    } else {
-      cg_line(E, "const long long _o0 = _p;");
-    }
-  }
+  emit_outer_coords(E, g, "_o");
   if (g->n_outer == 0) cg_line(E, "(void)_p;");
 }
 
@@ -454,16 +453,7 @@ static void emit_vec(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan) {
   cg_line(E, "for (long long _q = (long long)blockIdx.x * %d + threadIdx.x; _q < _n4; _q += (long long)gridDim.x * %d) {",
           plan->per_block, plan->per_block);
   E->indent++;
-  cg_line(E, "long long _p = _q * 4;");
-  for (int j = g->n_outer - 1; j >= 0; j--) {
-    const char *ext = cg_sym(E, g->outer_extent[j]);
-    if (j > 0) {
-      cg_line(E, "const long long _o%d = _p %% %s;", j, ext);
-      cg_line(E, "_p /= %s;", ext);
-    } else {
-      cg_line(E, "const long long _o0 = _p;");
-    }
-  }
+  emit_outer_coords(E, g, "_q * 4");
   for (int k = 0; k < g->count; k++) emit_vec_stmt(C, E, plan, k);
   E->indent--;
   cg_line(E, "}");

@@ -58,6 +58,13 @@ int ir_expr_reads(const ir_expr *e, const ir_tensor *t) {
   return 0;
 }
 
+int ir_expr_has_reduce(const ir_expr *e) {
+  if (e->op == IR_OP_REDUCE) return 1;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (ir_expr_has_reduce(e->arg[i])) return 1;
+  return 0;
+}
+
 /* by[id]: what y's index id stands for in x (itself outside reductions). */
 static int same(kbc_arena *a, const ir_stmt *s, const ir_expr *x, const ir_expr *y, sym **by) {
   if (x->op != y->op || x->type != y->type) return 0;

@@ -1,6 +1,8 @@
 /* subst.h — simultaneous substitution of index variables in syms and
  * expression trees (used by the passes that rewrite statements: inline,
- * gather).
+ * gather), and the queries on expression trees that passes and codegen
+ * share (what an expression mentions, reads, holds; whether two are the
+ * same).
  *
  * by[id] (for old index ids 0..n_old) is the sym that replaces index id;
  * every replacement may mention only the *new* statement's index ids.  The
@@ -21,6 +23,8 @@ ir_expr *ir_expr_subst(kbc_arena *a, const ir_expr *e, int n_old, sym *const *by
 int ir_expr_mentions_index(const ir_expr *e, int id);
 /* Whether e loads from tensor t anywhere. */
 int ir_expr_reads(const ir_expr *e, const ir_tensor *t);
+/* Whether e holds a reduction anywhere. */
+int ir_expr_has_reduce(const ir_expr *e);
 /* Whether x and y, two expressions of statement s, compute the same
  * values: the same tree up to the names of their reductions' variables
  * (corresponding variables of equal extents; sum(k: a[i, k]) and

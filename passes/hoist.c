@@ -77,18 +77,11 @@ typedef struct {
   int n_moved;
 } hoister;
 
-static int reads_tensor(const ir_expr *e, const ir_tensor *t) {
-  if (e->op == IR_OP_LOAD && e->u.load.tensor == t) return 1;
-  for (int i = 0; i < ir_op_info[e->op].arity; i++)
-    if (reads_tensor(e->arg[i], t)) return 1;
-  return 0;
-}
-
 /* Replaces a hoistable reduction e by a load of a new temporary. */
 static ir_expr *hoist_one(hoister *H, ir_expr *e) {
   ir_stmt *s = H->s;
   kbc_arena *a = H->p->arena;
-  if (s->accumulate && reads_tensor(e, s->out)) return e; /* before the statement, it would read other values */
+  if (s->accumulate && ir_expr_reads(e, s->out)) return e; /* before the statement, it would read other values */
   int n = s->n_index, n_free = 0, n_used = 0;
   int *used = KBC_NEW_ARRAY(a, int, n + 1);
   for (int i = 0; i < n; i++) {

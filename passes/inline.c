@@ -17,13 +17,6 @@
 
 enum { MAX_NODES = 256, MAX_IN_REDUCTION = 4 };
 
-static int has_reduce(const ir_expr *e) {
-  if (e->op == IR_OP_REDUCE) return 1;
-  for (int i = 0; i < ir_op_info[e->op].arity; i++)
-    if (has_reduce(e->arg[i])) return 1;
-  return 0;
-}
-
 static int padded_reads(const ir_expr *e, const ir_tensor *t) {
   int n = e->op == IR_OP_LOAD && e->u.load.tensor == t && e->u.load.padded;
   for (int i = 0; i < ir_op_info[e->op].arity; i++) n += padded_reads(e->arg[i], t);
@@ -56,7 +49,7 @@ static ir_expr *replace(kbc_arena *a, ir_expr *e, const ir_stmt *prod) {
 }
 
 static int inlinable(const ir_program *p, const ir_stmt *s) {
-  if (s->accumulate || s->out->role != IR_ROLE_TEMP || has_reduce(s->rhs)) return 0;
+  if (s->accumulate || s->out->role != IR_ROLE_TEMP || ir_expr_has_reduce(s->rhs)) return 0;
   if (ir_expr_size(s->rhs) > MAX_NODES / 4) return 0;
   for (int i = 0; i < p->stmts.len; i++) {
     const ir_stmt *o = IR_STMT(p, i);

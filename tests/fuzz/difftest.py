@@ -116,6 +116,11 @@ def verify_only_rounding(out, tf32=False):
         v = json.loads(out[out.index("{"):])
     except ValueError:
         return False
+    return outputs_only_rounding(v, tf32)
+
+
+def outputs_only_rounding(v, tf32=False):
+    """The same for verify's JSON object, parsed."""
     bad = [o for o in v.get("outputs", []) if not o.get("ok")]
     return bool(bad) and all(o.get("nonfinite_mismatches") == 0 and o.get("unwritten") == 0 and
                              rounding_only(o.get("rel_l2", 1), o.get("max_abs", 1), tf32) for o in bad)
@@ -271,8 +276,7 @@ class Checker:
                         env=env)
         if code == 1 and verify_only_rounding(out, precision == "tf32"):
             return "ok", variant, "within the precision's rounding"
-        if code == 0 and batch_said is not None and not (
-                batch_said.get("outputs") and verify_only_rounding(json.dumps(batch_said), precision == "tf32")):
+        if code == 0 and batch_said is not None and not outputs_only_rounding(batch_said, precision == "tf32"):
             # a result of its own in a long-running process: state kept
             # between programs (runtime caches, the device) is a bug too
             return "fail", variant, f"kbc verify --batch said {json.dumps(batch_said)[:2000]}; alone it passed"
