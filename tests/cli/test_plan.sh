@@ -242,6 +242,29 @@ f=$(att_spec p_read_after "output pl f32[b, s]" "$sc" "$mx" "$l" "p[n, i, j] = e
 f=$(att_spec two_max "$sc" "$mx" "m2[n, i] = max(j: sc[n, i, j] + 1.0)" "$l" \
   "o[n, i, c] = sum(j: exp(sc[n, i, j] - mx[n, i]) * exp(sc[n, i, j] + 1.0 - m2[n, i]) * v[n, j, c]) / l[n, i]")
 [ "$(fused "$f")" = 0 ] || fail "attention chain, two rescaling maxima: fused"
+# Pointwise groups four points a thread where specialized with a last
+# extent that is a multiple of 4 (sched_rows.c), not for other extents, not
+# under KBC_NO_VEC=1.
+pv=$src/tests/codegen/specs/pointwise_vec.kb
+vec() { "$kbc" compile "$pv" --emit cuda --target sm_90 "$@" 2>&1 | grep -c "four points a thread"; }
+[ "$(vec --specialize --set n=600 --set m=64)" = 2 ] || fail "pointwise_vec at m = 64: not four points a thread"
+"$kbc" compile "$pv" --emit cuda --target sm_90 --specialize --set n=600 --set m=64 | grep -q "__stwb((float4 \*)" ||
+  fail "pointwise_vec at m = 64: no 16-byte store"
+[ "$(vec --specialize --set n=600 --set m=66)" = 1 ] || fail "pointwise_vec at m = 66: not only u's kernel (n = 600) four points a thread"
+[ "$(vec --specialize --set n=601 --set m=66)" = 0 ] || fail "pointwise_vec at n = 601, m = 66: four points a thread"
+[ "$(KBC_NO_VEC=1 vec --specialize --set n=600 --set m=64)" = 0 ] || fail "KBC_NO_VEC=1: four points a thread"
+# rfactor (passes/hoist.c): a long reduction of few outputs split in parts
+# where the sizes are known, with kernels of more blocks; not in the
+# generic code, not below 2^17 terms.
+rf=$src/tests/codegen/specs/rfactor.kb
+"$kbc" compile "$rf" --emit plan --json --target sm_90 --specialize --set c=3 --set n=16 --set h=8192 >"$tmp/rf.json" &&
+  check_json "rfactor at 3 x 2^17 terms" "$tmp/rf.json" '
+part = [k for k in d["kernels"] if any(st.startswith("s.part[ch, b] = sum(i:") for st in k["statements"])]
+assert len(part) == 1 and part[0]["grid"][0] == 48, part
+assert any("s[ch] = sum(b: s.part[ch, b])" in st for k in d["kernels"] for st in k["statements"]), names'
+parts() { "$kbc" compile "$rf" --emit plan --target sm_90 "$@" 2>&1 | grep -c "\.part\["; }
+[ "$(parts --set c=3 --set n=16 --set h=8192)" = 0 ] || fail "rfactor in the generic code"
+[ "$(parts --specialize --set c=3 --set n=16 --set h=64)" = 0 ] || fail "rfactor below 2^17 terms"
 expect 2 "--json without --emit plan" "$kbc" compile "$mm" --emit ir --json
 expect 2 "--emit plan with a bad target" "$kbc" compile "$mm" --emit plan "${set_mm[@]}" --target sm_12
 expect 1 "plan of a bad spec" "$kbc" compile "$src/tests/diag/stmt_unknown_name.kb" --emit plan --set n=1 --target sm_90

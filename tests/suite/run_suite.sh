@@ -6,7 +6,9 @@
 # run_suite.sh emit KBC — every spec in bench/suite compiles to CUDA C for sm_90
 #   (kbc compile --emit cuda --target sm_90, no GPU needed); with a python
 #   that has torch, also the launch plan at KernelBench's shapes
-#   (bench/suite.py --emit-check). Exit 0 pass, 1 fail.
+#   (bench/suite.py --emit-check), and --prewarm of two problems into an
+#   empty kernel cache: it must succeed and leave an entry for each. Exit 0
+#   pass, 1 fail.
 set -u
 mode=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -48,6 +50,13 @@ case $mode in
     find_python
     if [ -n "$py" ]; then
       "$py" "$root/bench/suite.py" --emit-check "$kbc" --target sm_90 || fail=$((fail + 1))
+      cache=$(mktemp -d)
+      if ! KBC_CACHE_DIR=$cache "$py" "$root/bench/suite.py" --prewarm "$kbc" --problems L1/19,L2/9 ||
+        [ "$(ls "$cache" | grep -c '\.cubin$')" -ne 2 ]; then
+        echo "FAIL: suite.py --prewarm did not leave 2 cache entries in $cache: $(ls "$cache")"
+        fail=$((fail + 1))
+      fi
+      rm -rf "$cache"
     else
       echo "note: no python with torch: the launch plans at KernelBench's shapes were not checked"
     fi
