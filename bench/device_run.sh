@@ -29,6 +29,12 @@
 #          --max-seconds 1.5), each into $OUT/suite_<part>.{json,md,txt}, no
 #          part started past $SUITE_TIME (default 500) seconds; merge them
 #          with bench/suite.py --merge;
+#   nocliff: bench/nocliff.py, the chosen plans against the plain ones
+#          (KBC_NO_FUSE=1): the suite ($NOCLIFF_SUITE, default all, at
+#          --scale $NOCLIFF_SCALE, default kernelbench; timing for at most
+#          $NOCLIFF_SUITE_TIME, default 300 s), then the fuzzer's specs of
+#          seeds $NOCLIFF_FUZZ (default 1:1001; $NOCLIFF_FUZZ_TIME, default
+#          200 s), into $OUT/nocliff_{suite,fuzz}.{txt,json};
 #   gpu:   the ctest tests labelled gpu (into $OUT/ctest_gpu.txt);
 #   fuzz:  the differential spec fuzzer on the GPU (tests/fuzz/difftest.py
 #          gpu: kbc verify of random specs, $FUZZ_JOBS at a time) over
@@ -121,6 +127,13 @@ case "${1:-}" in
         --json "$OUT/suite_$n.json" --markdown "$OUT/suite_$n.md" >"$OUT/suite_$n.txt" 2>&1
       echo "== $part at $SECONDS s"; grep -E "fast_1|geomean" "$OUT/suite_$n.md"
     done ;;
+  nocliff)
+    PYTHONUNBUFFERED=1 python3 bench/nocliff.py --kbc build/gpu/kbc --suite "${NOCLIFF_SUITE:-}" \
+      --scale ${NOCLIFF_SCALE:-kernelbench} --max-seconds ${NOCLIFF_SUITE_TIME:-300} \
+      --json $OUT/nocliff_suite.json >$OUT/nocliff_suite.txt 2>&1
+    PYTHONUNBUFFERED=1 python3 bench/nocliff.py --kbc build/gpu/kbc --fuzz ${NOCLIFF_FUZZ:-1:1001} \
+      --max-seconds ${NOCLIFF_FUZZ_TIME:-200} --json $OUT/nocliff_fuzz.json >$OUT/nocliff_fuzz.txt 2>&1
+    grep -hE "^nocliff|CLIFF|did not" $OUT/nocliff_suite.txt $OUT/nocliff_fuzz.txt | tail -60 ;;
   gpu)
     src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build/gpu/CMakeCache.txt)
     [ "$src" = "$PWD" ] || { mkdir -p "$(dirname "$src")" && ln -sfn "$PWD" "$src"; }
@@ -134,5 +147,5 @@ case "${1:-}" in
       --keep /tmp/fuzz_keep --json $OUT/fuzz.json >$OUT/fuzz.txt 2>&1
     [ -d /tmp/fuzz_keep ] && tar -czf $OUT/fuzz_keep.tgz -C /tmp fuzz_keep
     grep -v "^rejected" $OUT/fuzz.txt | tail -60 ;;
-  *) echo "usage: bench/device_run.sh ctest|check|profile|sam|rest|check+rest|sam-compile-N|autotune|attention|session|suite|gpu|fuzz" >&2; exit 2 ;;
+  *) echo "usage: bench/device_run.sh ctest|check|profile|sam|rest|check+rest|sam-compile-N|autotune|attention|session|suite|nocliff|gpu|fuzz" >&2; exit 2 ;;
 esac

@@ -126,6 +126,33 @@ class KbcRunner:
 
 # ------------------------------------------------------------------ one problem
 
+@contextlib.contextmanager
+def environ(changes: dict[str, str]):
+    """os.environ (so getenv in libkbc) with changes, restored after: kbc reads its switches
+    (KBC_IDX32, KBC_NO_FUSE, ...) when a program's executor is made, at its first run."""
+    old = {k: os.environ.get(k) for k in changes}
+    os.environ.update(changes)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def parse_variant(text: str) -> tuple[str, dict[str, str]]:
+    """--kbc-env VAR=VALUE[,VAR=VALUE]: the variant's name (the text) and its environment."""
+    env = {}
+    for item in text.split(","):
+        name, eq, value = item.partition("=")
+        if not eq or not re.fullmatch(r"KBC_[A-Z0-9_]+", name):
+            raise argparse.ArgumentTypeError(f"--kbc-env takes KBC_VAR=VALUE[,KBC_VAR=VALUE], not '{text}'")
+        env[name] = value
+    return text, env
+
+
 def make_sets(p: pb.Problem, axes: dict, device: torch.device, max_sets: int) -> list[Tensors]:
     """Input set 0 drawn from the seed on the device, plus clones until the sets exceed twice the L2."""
     g = torch.Generator(device=device).manual_seed(SEED)
@@ -218,6 +245,15 @@ def run_problem(args, device: torch.device, kbc: Kbc, p: pb.Problem) -> list[Row
     else:
         run_impl(args, device, row, lambda: KbcRunner(kbc.program(p.path, precision), sets), sets, reference)
     rows.append(row)
+    for name, env in args.kbc_env or []:  # the same spec under other switches, side by side
+        row = new_row(p, f"kbc[{name}] {precision}", THRESHOLDS[precision])
+        if kbc.error:
+            row["reason"] = kbc.error
+        else:
+            with environ(env):
+                run_impl(args, device, row, lambda: KbcRunner(kbc.program(p.path, precision), sets), sets,
+                         reference)
+        rows.append(row)
     if not args.kbc_only:
         def eager():
             def run(i: int) -> Tensors:
@@ -275,7 +311,9 @@ def per_problem(rows: list[Row]) -> list[dict[str, object]]:
                       "kbc_us": k["median_us"] if k else None, "eager_us": et, "compile_us": ct,
                       "eager_status": e["status"] if e else None, "compile_status": c["status"] if c else None,
                       "speedup_vs_eager": et / kt if kt and et else None,
-                      "speedup_vs_compile": ct / kt if kt and ct else None})
+                      "speedup_vs_compile": ct / kt if kt and ct else None,
+                      "variants": {r["impl"].split()[0][4:-1]: r["median_us"] if r["status"] == "ok" else None
+                                   for r in rows if r["key"] == key and r["impl"].startswith("kbc[")}})
     return lines
 
 
@@ -316,14 +354,20 @@ def markdown(lines: list[dict[str, object]], summary: dict[str, object], env: di
            f"- geomean speedup vs eager: {fmt(s['geomean_speedup_vs_eager'], '.3f')} "
            f"(over {s['speedups_over']['eager']}), vs torch.compile: {fmt(s['geomean_speedup_vs_compile'], '.3f')} "
            f"(over {s['speedups_over']['compile']})", ""]
-    out += ["| problem | name | category | kbc | rel err | kbc µs | eager µs | compile µs | vs eager | vs compile |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+    variants = list(dict.fromkeys(v for ln in lines for v in ln.get("variants", {})))
+    out += ["| problem | name | category | kbc | rel err | kbc µs | eager µs | compile µs | vs eager | vs compile |"
+            + "".join(f" kbc[{v}] µs | kbc / kbc[{v}] |" for v in variants),
+            "|---|---|---|---|---|---|---|---|---|---|" + "---|---|" * len(variants)]
     for ln in lines:
         status = ln["kbc_status"] + (f" ({ln['kbc_reason']})" if ln["kbc_reason"] else "")
+        vt = ln.get("variants", {})
         out.append(f"| {ln['key']} | {ln['name']} | {ln['category']} | {status.replace('|', '/')} | "
                    f"{fmt(ln['kbc_rel_err'], '.1e')} | {fmt(ln['kbc_us'], ',.1f')} | {fmt(ln['eager_us'], ',.1f')} | "
                    f"{fmt(ln['compile_us'], ',.1f')} | {fmt(ln['speedup_vs_eager'], '.2f')} | "
-                   f"{fmt(ln['speedup_vs_compile'], '.2f')} |")
+                   f"{fmt(ln['speedup_vs_compile'], '.2f')} |"
+                   + "".join(f" {fmt(vt.get(v), ',.1f')} | "
+                             f"{fmt(ln['kbc_us'] / vt[v] if vt.get(v) and ln['kbc_us'] else None, '.2f')} |"
+                             for v in variants))
     return "\n".join(out) + "\n"
 
 
@@ -426,6 +470,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the bindings (default: kernelbench on cuda, small on cpu)")
     ap.add_argument("--kbc-precision", choices=["fp32", "tf32"], default="fp32")
     ap.add_argument("--kbc-only", action="store_true", help="no eager or torch.compile rows")
+    ap.add_argument("--kbc-env", type=parse_variant, action="append", metavar="VAR=VALUE[,VAR=VALUE]",
+                    help="also run kbc with these switches set (a row kbc[VAR=VALUE] per option given, checked and "
+                         "timed like kbc's own, e.g. KBC_NO_FUSE=1 for the plain plan, KBC_IDX32=1)")
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     ap.add_argument("--compile-mode", default="default", help="torch.compile mode (default: default)")
     ap.add_argument("--check-only", action="store_true", help="correctness only, no timing")

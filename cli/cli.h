@@ -162,6 +162,16 @@ typedef struct {
 } cli_gpu_session;
 void cli_gpu_session_close(cli_gpu_session *s);
 
+/* ---- --batch (batch.c) ----
+ * Runs run_line on each line of standard input split at blanks (argv[0]
+ * is cmd; empty lines and lines starting with '#' skipped) with the
+ * device held open throughout.  run_line returns the line's exit status,
+ * sets *spec to its spec once known and *reported once its JSON line is
+ * out; a line not reported gets {"spec", "ok": false, "exit": N}.
+ * Returns the worst exit status (CLI_FAIL without a GPU). */
+typedef int (*cli_batch_fn)(int argc, char **argv, const char **spec, int *reported);
+int cli_batch(const char *cmd, cli_batch_fn run_line);
+
 int cmd_check(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_info(int argc, char **argv);

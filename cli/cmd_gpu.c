@@ -237,6 +237,7 @@ done:
 
 static const char bench_help[] =
     "usage: kbc bench [OPTIONS] SPEC --set AXIS=N... [--iters N] [--precision fp32|tf32] [--json]\n"
+    "       kbc bench --batch < LINES\n"
     "\n"
     "Runs SPEC on random inputs (every var axis given with --set) on the GPU:\n"
     "warm-up, then N timed launches (CUDA events, default 100); prints the\n"
@@ -244,7 +245,7 @@ static const char bench_help[] =
     "fewest bytes (inputs read and outputs written once), the floor time at\n"
     "the device's ceilings, and the % of that floor reached.\n";
 
-enum { B_SET, B_ITERS, B_PRECISION, B_JSON, B_N };
+enum { B_SET, B_ITERS, B_PRECISION, B_JSON, B_BATCH, B_N };
 static const cli_option bench_opts[B_N] = {
     [B_SET] = {"set", 0, "AXIS=N", 1, "the value of a var axis (every var axis is needed)"},
     [B_ITERS] = {"iters", 0, "N", 0, "timed launches, 1 to 1000000 (default 100)"},
@@ -253,6 +254,11 @@ static const cli_option bench_opts[B_N] = {
                 "one JSON object: {\"spec\", \"kernel\", \"device\", \"precision\", \"iters\",\n"
                 "\"kernels\", \"median_us\", \"min_us\", \"flops\", \"bytes\", \"gflops\", \"gbps\",\n"
                 "\"floor_us\", \"pct_of_floor\"} (a number that is not finite: null)"},
+    [B_BATCH] = {"batch", 0, NULL, 0,
+                 "timings read from standard input, a line of arguments each\n"
+                 "(SPEC and its options), a line of JSON out each (the --json\n"
+                 "object, or {\"spec\", \"ok\": false, \"exit\": N} when it did not\n"
+                 "run); one GPU context for all; no SPEC argument"},
 };
 
 /* bench --json through the escaping writers (runtime/json.h). */
@@ -296,31 +302,48 @@ static int cmp_float(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-int cmd_bench(int argc, char **argv) {
-  const char *spec = NULL;
-  cli_value v[B_N];
+typedef struct {
+  const char *spec, *precision;
+  const char *const *sets;
+  int n_sets, json, batch;
+  int64_t iters;
+  int reported; /* set by bench(): the timing ran and was printed */
+} bench_args;
+
+/* 0 to go on, -1 after --help, else the usage error's exit status. */
+static int bench_parse(int argc, char **argv, cli_value *v, bench_args *b) {
   char **rest;
-  int n_rest, rc0 = cli_parse("bench", bench_opts, B_N, argc, argv, v, &rest, &n_rest);
-  if (rc0 < 0) {
+  int n_rest, rc = cli_parse("bench", bench_opts, B_N, argc, argv, v, &rest, &n_rest);
+  if (rc < 0) {
     cli_help(bench_help, bench_opts, B_N, NULL);
-    return CLI_OK;
+    return -1;
   }
-  if (rc0 != CLI_OK || (rc0 = cli_one_spec("bench", rest, n_rest, &spec)) != CLI_OK) return rc0;
-  const char *precision = v[B_PRECISION].count ? v[B_PRECISION].value : "fp32";
-  const char *const *sets = v[B_SET].values;
-  int n_sets = v[B_SET].count, json = v[B_JSON].count;
-  int64_t iters = 100;
-  if (v[B_ITERS].count && (!cli_parse_i64(v[B_ITERS].value, &iters) || iters < 1 || iters > 1000000))
+  if (rc != CLI_OK) return rc;
+  if ((b->batch = v[B_BATCH].count)) {
+    if (n_rest) return cli_usage("bench", "--batch reads its specs from standard input, not '%s'", rest[0]);
+    return 0;
+  }
+  if ((rc = cli_one_spec("bench", rest, n_rest, &b->spec)) != CLI_OK) return rc;
+  b->precision = v[B_PRECISION].count ? v[B_PRECISION].value : "fp32";
+  b->sets = v[B_SET].values, b->n_sets = v[B_SET].count, b->json = v[B_JSON].count;
+  if (v[B_ITERS].count && (!cli_parse_i64(v[B_ITERS].value, &b->iters) || b->iters < 1 || b->iters > 1000000))
     return cli_usage("bench", "--iters takes a number from 1 to 1000000, not '%s'", v[B_ITERS].value);
-  if (strcmp(precision, "fp32") && strcmp(precision, "tf32"))
-    return cli_usage("bench", "--precision takes fp32 or tf32, not '%s'", precision);
+  if (strcmp(b->precision, "fp32") && strcmp(b->precision, "tf32"))
+    return cli_usage("bench", "--precision takes fp32 or tf32, not '%s'", b->precision);
+  return 0;
+}
+
+static int bench(bench_args *b) {
+  const char *spec = b->spec, *precision = b->precision;
+  int64_t iters = b->iters;
+  int json = b->json;
   /* Shapes from the spec and --set, on the CPU side first (clear errors). */
   cli_gpu_session s = {.ar = kbc_arena_create()};
   kbc_binding_info cost;
   void *ev[2] = {NULL, NULL};
   float *times = NULL;
   cli_random rnd = cli_random_start(0, -1, 1);
-  int rc = cli_bind_spec("bench", spec, precision, sets, n_sets, &s.p, &cost);
+  int rc = cli_bind_spec("bench", spec, precision, b->sets, b->n_sets, &s.p, &cost);
   if (rc != CLI_OK) goto done;
   rc = CLI_FAIL;
   if (cli_open_device(&s.dev) || cli_dev_args_random(s.dev, s.p, &rnd, 0, &s.g)) goto done;
@@ -363,6 +386,8 @@ int cmd_bench(int argc, char **argv) {
            kbc_program_name(s.p), rt_device_info(s.dev)->name, precision, kbc_program_num_kernels(s.p),
            kbc_program_num_kernels(s.p) == 1 ? "" : "s", us, (long long)iters, times[0] * 1e3, cost.flops, cost.bytes,
            cost.flops / us * 1e-3, cost.bytes / us * 1e-3, floor_us, peak * 1e-12, bw * 1e-12, 100.0 * floor_us / us);
+  fflush(stdout);
+  b->reported = 1;
   rc = CLI_OK;
   goto done;
 cuda_fail:
@@ -373,6 +398,29 @@ done:
   free(times);
   cli_gpu_session_close(&s);
   return rc;
+}
+
+/* One line of --batch: its arguments parsed and timed, as --json. */
+static int bench_line(int argc, char **argv, const char **spec, int *reported) {
+  bench_args b = {.iters = 100};
+  cli_value v[B_N];
+  int rc = bench_parse(argc, argv, v, &b);
+  *spec = b.spec;
+  if (rc) return rc < 0 ? CLI_OK : rc;
+  if (b.batch) return cli_usage("bench", "--batch inside a --batch line");
+  b.json = 1;
+  rc = bench(&b);
+  *reported = b.reported;
+  return rc;
+}
+
+int cmd_bench(int argc, char **argv) {
+  cli_set_command("bench");
+  bench_args b = {.iters = 100};
+  cli_value v[B_N];
+  int rc = bench_parse(argc, argv, v, &b);
+  if (rc) return rc < 0 ? CLI_OK : rc;
+  return b.batch ? cli_batch("bench", bench_line) : bench(&b);
 }
 
 /* ---- info ------------------------------------------------------------------- */

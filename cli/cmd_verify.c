@@ -313,71 +313,18 @@ done:
   return rc;
 }
 
-/* --batch: a verification per line of standard input, one JSON line out
- * each.  A device handle held across them keeps the primary context, which
- * each verification would otherwise create and destroy (~0.2 s, and
- * serialised between processes). */
-enum { BATCH_MAX_LINE = 16384, BATCH_MAX_ARGS = 512 };
-
-/* The JSON line of a verification that did not run (spec NULL: none). */
-static void report_not_run(const char *spec, int exit_status) {
-  kbc_buf o = {0};
-  kbc_buf_puts(&o, "{\"spec\": ");
-  if (spec) rt_json_put_string(&o, cli_spec_name(spec));
-  else kbc_buf_puts(&o, "null");
-  kbc_buf_printf(&o, ", \"ok\": false, \"exit\": %d}\n", exit_status);
-  fputs(kbc_buf_str(&o), stdout);
-  kbc_buf_free(&o);
-}
-
-static int verify_batch(void) {
-  rt_device *keep;
-  if (cli_open_device(&keep)) return CLI_FAIL;
-  char *line = malloc(BATCH_MAX_LINE);
-  char **argv = malloc(sizeof *argv * (BATCH_MAX_ARGS + 1));
-  int worst = CLI_OK;
-  if (!line || !argv) {
-    cli_error("out of host memory");
-    worst = CLI_FAIL;
-  }
-  while (line && argv && fgets(line, BATCH_MAX_LINE, stdin)) {
-    size_t len = strlen(line);
-    if (len && line[len - 1] != '\n' && !feof(stdin)) {
-      cli_error("--batch: a line of over %d bytes", BATCH_MAX_LINE - 2);
-      for (int c; (c = getchar()) != EOF && c != '\n';) {
-      }
-      report_not_run(NULL, CLI_USAGE);
-      fflush(stdout);
-      worst = worst > CLI_USAGE ? worst : CLI_USAGE;
-      continue;
-    }
-    int argc = 0;
-    argv[argc++] = "verify";
-    char *t = strtok(line, " \t\r\n");
-    for (; t && argc < BATCH_MAX_ARGS; t = strtok(NULL, " \t\r\n")) argv[argc++] = t;
-    argv[argc] = NULL;
-    if (argc == 1 || argv[1][0] == '#') continue;
-    verify_args v = {.precision = "fp32", .lo = -1, .hi = 1};
-    cli_value val[V_N];
-    int rc = t ? cli_usage("verify", "--batch: a line of over %d arguments", BATCH_MAX_ARGS - 1)
-               : parse(argc, argv, val, &v);
-    if (rc == 0 && v.batch) rc = cli_usage("verify", "--batch inside a --batch line");
-    else if (rc == 0) {
-      v.json = 1;
-      rc = verify(&v);
-    } else if (rc < 0) rc = CLI_OK; /* --help */
-    if (!v.reported) {
-      if (rc == CLI_OK) rc = CLI_FAIL; /* --help: no verification */
-      report_not_run(v.spec, rc);
-    }
-    fflush(stdout);
-    fflush(stderr);
-    if (rc > worst) worst = rc;
-  }
-  free(line);
-  free(argv);
-  rt_device_close(keep);
-  return worst;
+/* One line of --batch: its arguments parsed and verified, as --json. */
+static int verify_line(int argc, char **argv, const char **spec, int *reported) {
+  verify_args v = {.precision = "fp32", .lo = -1, .hi = 1};
+  cli_value val[V_N];
+  int rc = parse(argc, argv, val, &v);
+  *spec = v.spec;
+  if (rc) return rc < 0 ? CLI_OK : rc;
+  if (v.batch) return cli_usage("verify", "--batch inside a --batch line");
+  v.json = 1;
+  rc = verify(&v);
+  *reported = v.reported;
+  return rc;
 }
 
 int cmd_verify(int argc, char **argv) {
@@ -386,5 +333,5 @@ int cmd_verify(int argc, char **argv) {
   cli_value val[V_N];
   int rc = parse(argc, argv, val, &v);
   if (rc) return rc < 0 ? CLI_OK : rc;
-  return v.batch ? verify_batch() : verify(&v);
+  return v.batch ? cli_batch("verify", verify_line) : verify(&v);
 }

@@ -103,6 +103,8 @@ test_usage() {
   mentions "verify of a binding too large for the CPU" "smaller --set values"
   expect 2 "verify --batch with a spec" "$kbc" verify --batch "$mm"
   mentions "verify --batch with a spec" "--batch reads its specs from standard input"
+  expect 2 "bench --batch with a spec" "$kbc" bench --batch "$mm"
+  mentions "bench --batch with a spec" "--batch reads its specs from standard input"
 
   # KBC_UNROLL=N sets the rows family's flattened-loop unrolling (1..64);
   # anything else keeps the default 4.

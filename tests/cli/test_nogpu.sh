@@ -30,6 +30,7 @@ check 1 "kbc verify: no GPU available: " "$kbc" verify "$mm" --set m=64 --set k=
 [ -s "$tmp/stdout" ] && { echo "FAIL: verify --json printed to stdout without a GPU"; cat "$tmp/stdout"; fail=1; }
 check 1 "kbc verify: no GPU available: " "$kbc" verify "$spec" --set a=1 --set b=1 --set c=1 --precision tf32 --seed 3
 check 1 "kbc verify: no GPU available: " "$kbc" verify --batch
+check 1 "kbc bench: no GPU available: " "$kbc" bench --batch
 check 2 "missing: b, c" "$kbc" verify "$spec" --set a=2
 # --emit plan needs no GPU with an explicit target, and says why without one
 check 2 "missing: a, b, c" "$kbc" compile "$spec" --emit plan

@@ -581,6 +581,13 @@ class Gen:
         if (self.numel(Bd + [R, C]) > self.limit or self.numel(Bd + [R, C, max(D, E, key=lambda d: d.value(self.binding))]) > self.work_limit
                 or self.numel([C]) > MAX_TERMS or self.numel([D]) > MAX_TERMS):
             return None
+        if self.size == "emu":
+            # the emulator runs a fused attention block by block, each
+            # 64 rows by 64 columns of N2 and 256 threads whatever the sizes:
+            # its time goes with the tiles, not with the elements
+            tiles = lambda d, t: -(-d.value(self.binding) // t)
+            if self.numel(Bd) * tiles(R, 64) * tiles(C, 64) * tiles(E, 64) * tiles(D, 32) > 256:
+                return None
         b = self.free_indices(Bd)
         ri, ci, di, ei = Index(self.fresh("i"), R), Index(self.fresh("j"), C), Index(self.fresh("d"), D), Index(self.fresh("e"), E)
         def operand(idx):  # an input over these indices, in some order

@@ -113,6 +113,29 @@ else
   echo "ok: kbc verify --batch: 5 lines, 5 results"
 fi
 
+# bench --batch: the same protocol for timings (the no-cliff check's way
+# of timing many specs in one context): a --json object per line that ran.
+{
+  echo "$ex/layernorm.kb --set rows=33 --set cols=257 --iters 5"
+  echo "$tmp/missing.kb --set h=1"
+  echo "$tmp/odd.kb --set h=7 --set extra=2 --precision tf32 --iters 3"
+} | "$kbc" bench --batch >"$tmp/bench.json" 2>"$tmp/bench.err"
+code=$?
+if [ $code -ne 1 ] || ! "$py" - "$tmp/bench.json" >"$tmp/pylog" 2>&1 <<'EOF'; then
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert len(rows) == 3, rows
+assert rows[0]["iters"] == 5 and rows[0]["median_us"] > 0 and rows[0]["kernels"] >= 1, rows[0]
+assert rows[1] == {"spec": rows[1]["spec"], "ok": False, "exit": 1} and "missing" in rows[1]["spec"], rows[1]
+assert rows[2]["precision"] == "tf32" and rows[2]["iters"] == 3 and rows[2]["median_us"] > 0, rows[2]
+EOF
+  echo "FAIL: kbc bench --batch (exit $code)"
+  sed 's/^/    /' "$tmp/bench.json" "$tmp/bench.err" "$tmp/pylog"
+  failed=1
+else
+  echo "ok: kbc bench --batch: 3 lines, 3 results"
+fi
+
 # The launches that run are the plan's.
 plan_matches() {
   local desc=$1 spec=$2

@@ -7,8 +7,9 @@
 #   (kbc compile --emit cuda --target sm_90, no GPU needed); with a python
 #   that has torch, also the launch plan at KernelBench's shapes
 #   (bench/suite.py --emit-check), and --prewarm of two problems into an
-#   empty kernel cache: it must succeed and leave an entry for each. Exit 0
-#   pass, 1 fail.
+#   empty kernel cache: it must succeed and leave an entry for each; and
+#   bench/nocliff.py --dry-run, which compiles the chosen and the plain plan
+#   of two problems. Exit 0 pass, 1 fail.
 set -u
 mode=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -54,6 +55,16 @@ case $mode in
       if ! KBC_CACHE_DIR=$cache "$py" "$root/bench/suite.py" --prewarm "$kbc" --problems L1/19,L2/9 ||
         [ "$(ls "$cache" | grep -c '\.cubin$')" -ne 2 ]; then
         echo "FAIL: suite.py --prewarm did not leave 2 cache entries in $cache: $(ls "$cache")"
+        fail=$((fail + 1))
+      fi
+      rm -rf "$cache"
+      # the no-cliff check's compile step: both plans (chosen and
+      # KBC_NO_FUSE=1) of softmax and layer norm; softmax's plain plan is
+      # other code (three kernels, not two), so three entries at least
+      cache=$(mktemp -d)
+      if ! KBC_CACHE_DIR=$cache "$py" "$root/bench/nocliff.py" --kbc "$kbc" --suite L1/23,L1/40 --dry-run ||
+        [ "$(ls "$cache" | grep -c '\.cubin$')" -lt 3 ]; then
+        echo "FAIL: nocliff.py --dry-run did not compile both plans into $cache: $(ls "$cache")"
         fail=$((fail + 1))
       fi
       rm -rf "$cache"
