@@ -42,10 +42,13 @@ ir_program *ir_pipeline_run(kbc_arena *a, kbc_diag *d, const char *source, const
   ir_program *p = ir_lower(a, d, ast, default_name, opts ? opts->fixed : NULL, opts ? opts->n_fixed : 0);
   if (!p || !ir_verify(p, d, "lower")) return NULL;
   dump(opts, p, "lower");
+  const char *stop = opts ? opts->stop_after : NULL;
+  if (stop && !strcmp(stop, "lower")) return p;
   for (const ir_pass *q = ir_passes + 1; q->name; q++) {
     if (!q->run(p, d) || kbc_diag_errors(d)) return NULL;
     if (!ir_verify(p, d, q->name)) return NULL;
     dump(opts, p, q->name);
+    if (stop && !strcmp(stop, q->name)) break;
   }
   return p;
 }

@@ -16,6 +16,11 @@ typedef struct {
    * constants of these values before any pass runs (ir_lower). */
   const ir_axis_value *fixed;
   int n_fixed;
+  /* When set, the pipeline stops after this step (a name of ir_passes):
+   * "check-bounds" gives the program as the spec states it, verified and
+   * bounds-checked but not transformed — the reference the transforming
+   * passes are checked against (kernel_emu). */
+  const char *stop_after;
 } ir_pipeline_opts;
 
 ir_program *ir_pipeline_run(kbc_arena *a, kbc_diag *d, const char *source, const char *default_name,

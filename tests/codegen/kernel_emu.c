@@ -24,6 +24,10 @@
  * checks that the specialized program's interpreted outputs equal the
  * generic one's.
  *
+ * Always: the program as the spec states it (the pipeline stopped after
+ * check-bounds, untransformed) is interpreted on the same inputs and must
+ * give the same outputs (same_as_lowered): the passes keep the meaning.
+ *
  * --misalign gives the kernels every tensor at an address 4 bytes past a
  * multiple of 16, so that the paths taken when a tensor is not 16-byte
  * aligned (float4 accesses and 16-byte copies checked at run time) run.
@@ -45,6 +49,7 @@
 
 #include "codegen/cg.h"
 #include "ir/bind.h"
+#include "ir/cost.h"
 #include "interp/interp.h"
 #include "passes/pipeline.h"
 #include "runtime/special.h"
@@ -321,6 +326,68 @@ static int same_as_generic(emu *E, const ir_program *g, double **pdata, double l
   return ok;
 }
 
+/* The passes keep the spec's meaning: the program as the spec states it
+ * (the pipeline stopped after check-bounds: lowered, verified, nothing
+ * transformed) interpreted on the inputs p was given must produce every
+ * output p's interpretation produced (float64 both; the passes may
+ * associate sums differently, hence a tolerance, and NaN must meet NaN).
+ * The differential fuzzer thereby checks simplify, factor, gather,
+ * inline, hoist and dce too: the kernels are compared with p, so a pass
+ * that changed p's meaning would go unseen otherwise.  Skipped, with a
+ * note, where the untransformed program would do more than
+ * LOWERED_MAX_FLOPS (a reduction that hoisting evaluates once per row is
+ * evaluated per element before it). */
+static const double LOWERED_MAX_FLOPS = 4e8;
+
+static int same_as_lowered(emu *E, const ir_program *p, double **pdata) {
+  ir_pipeline_opts o = {.stop_after = "check-bounds"};
+  const ir_program *l = ir_pipeline_run(E->a, E->d, E->src, "emu", &o);
+  if (!l) return fail(kbc_diag_text(E->d), NULL), 0;
+  ir_binding LB;
+  if (!ir_bind(l, E->a, E->vars, &LB, E->d)) return fail(kbc_diag_text(E->d), NULL), 0;
+  double flops = ir_program_cost(l, &LB).flops;
+  if (flops > LOWERED_MAX_FLOPS) {
+    printf("note: the untransformed program (%.3g flops) not interpreted: passes unchecked\n", flops);
+    return 1;
+  }
+  double **ldata = calloc((size_t)l->tensors.len + 1, sizeof *ldata);
+  for (int i = 0; i < l->tensors.len; i++) {
+    const ir_tensor *t = IR_TENSOR(l, i);
+    if (t->role != IR_ROLE_INPUT) continue;
+    const ir_tensor *pt = ir_tensor_find(p, t->name);
+    ldata[i] = calloc((size_t)(LB.numel[i] > 0 ? LB.numel[i] : 1), sizeof **ldata);
+    if (pt) memcpy(ldata[i], pdata[pt->id], sizeof **ldata * (size_t)LB.numel[i]);
+  }
+  int ok = ir_interp(l, &LB, ldata, E->d);
+  if (!ok) fail(kbc_diag_text(E->d), NULL);
+  for (int i = 0; ok && i < l->tensors.len; i++) {
+    const ir_tensor *t = IR_TENSOR(l, i);
+    if (t->role != IR_ROLE_OUTPUT) continue;
+    int j = ir_tensor_find(p, t->name)->id;
+    double num = 0, den = 0;
+    int64_t nan_apart = 0;
+    for (int64_t e = 0; e < LB.numel[i]; e++) {
+      double x = ldata[i][e], y = pdata[j][e];
+      if (isnan(x) || isnan(y) || isinf(x) || isinf(y)) {
+        nan_apart += !(isnan(x) && isnan(y)) && x != y;
+        continue;
+      }
+      num += (x - y) * (x - y);
+      den += x * x;
+    }
+    if (nan_apart || !(num <= 1e-18 * den || num == 0)) {
+      printf("FAIL %s: the passes changed the program's meaning: the untransformed program's interpreter gives "
+             "rel L2 %.3g against the compiled one's, %lld NaN or infinity apart\n",
+             t->name, sqrt(num / (den > 0 ? den : 1)), (long long)nan_apart);
+      ok = 0;
+    }
+  }
+  ir_interp_release(l, ldata);
+  for (int i = 0; i < l->tensors.len; i++) free(ldata[i]);
+  free(ldata);
+  return ok;
+}
+
 static int emu_run(emu *E, int argc, char **argv) {
   const char *spec = NULL, *dir = "/tmp/kbc_kernel_emu", *cxx = getenv("CXX") ? getenv("CXX") : "c++";
   int tf32 = 0, gridcap = 3, nsets = 0, chain = 0, specialize = 0;
@@ -386,6 +453,7 @@ static int emu_run(emu *E, int argc, char **argv) {
   fill_inputs(p, &B, data, lo, hi);
   if (!ir_interp(p, &B, data, d)) return fail(kbc_diag_text(d), NULL);
   if (generic && !same_as_generic(E, generic, data, lo, hi)) return 1;
+  if (!same_as_lowered(E, p, data)) return 1;
 
   snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
   if (system(cmd)) return fail("cannot create ", dir);

@@ -17,6 +17,7 @@
 #include "ir/bind.h"
 #include "interp/interp.h"
 #include "interp/interp_impl.h" /* interp_vectorize: vectorized vs point-by-point */
+#include "passes/pipeline.h"
 
 /* ---- a tiny IR builder (one program at a time) ---------------------------- */
 
@@ -994,6 +995,46 @@ static void test_broken_ir_is_internal_error(void **state) {
   release();
 }
 
+/* ir_pipeline_opts.stop_after: the program as the spec states it (kernel_emu
+ * interprets it to check the passes).  After check-bounds the elementwise
+ * temporary and the repeated sum are still there; the full pipeline inlines
+ * the one and hoists the other; both compute the same values. */
+static void test_pipeline_stop_after(void **state) {
+  (void)state;
+  static const char src[] = "kernel k\naxis n var\naxis m var\ninput x f32[n, m]\noutput y f32[n, m]\n"
+                            "e[i, j] = exp(x[i, j])\n"
+                            "y[i, j] = e[i, j] / sum(k: e[i, k]) + x[i, j] / sum(k: e[i, k])\n";
+  ir_pipeline_opts stop = {.stop_after = "check-bounds"}, lower = {.stop_after = "lower"};
+  ir_program *full = ir_pipeline_run(A, D, src, "k", NULL);
+  ir_program *raw = ir_pipeline_run(A, D, src, "k", &stop);
+  ir_program *low = ir_pipeline_run(A, D, src, "k", &lower);
+  assert_non_null(full);
+  assert_non_null(raw);
+  assert_non_null(low);
+  assert_int_equal(raw->stmts.len, 2);
+  assert_int_equal(low->stmts.len, 2);
+  assert_non_null(ir_tensor_find(raw, "e"));
+  assert_null(ir_tensor_find(full, "e")); /* inlined, then dropped */
+  int64_t vars[] = {3, 5};
+  double out[2][15];
+  ir_program *both[2] = {raw, full};
+  for (int w = 0; w < 2; w++) {
+    ir_program *p = both[w];
+    ir_binding b;
+    assert_true(ir_bind(p, A, vars, &b, D));
+    double **vals = calloc((size_t)p->tensors.len + 1, sizeof *vals);
+    int xi = ir_tensor_find(p, "x")->id, yi = ir_tensor_find(p, "y")->id;
+    vals[xi] = malloc(15 * sizeof(double));
+    for (int e = 0; e < 15; e++) vals[xi][e] = 0.1 * e - 0.7;
+    assert_true(ir_interp(p, &b, vals, D));
+    memcpy(out[w], vals[yi], sizeof out[w]);
+    ir_interp_release(p, vals);
+    for (int i = 0; i < p->tensors.len; i++) free(vals[i]);
+    free(vals);
+  }
+  for (int e = 0; e < 15; e++) assert_true(fabs(out[0][e] - out[1][e]) <= 1e-12 * fabs(out[0][e]));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_matmul_bias, setup, teardown),
@@ -1024,6 +1065,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_fits_i32, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fits_i32_reduction, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fits_i32_index_values, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_pipeline_stop_after, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
