@@ -421,6 +421,47 @@ class Gen:
         self.tensors.append(t)
         return t
 
+    def stmt_long_reduction(self, out_role):
+        """y[o] = mean(l < L: x[l] * body(o, l)) or max / min, over a const
+        axis of L >= 2^17 terms and at most 16 (emu) or 128 outputs: the
+        reductions kbc splits across blocks (rfactor, passes/hoist.c, where
+        sizes are known) or across a block's threads (parts), whose float32
+        sums must stay within 1e-5 of float64 where a serial sum would not."""
+        r = self.r
+        O = self.random_dims(r.randint(0, 1))
+        if self.numel(O) > (16 if self.size == "emu" else 128):
+            return None
+        L = r.choice([131101, 140009] + ([196613, 262147] if self.size != "emu" else []))
+        # over one axis, or two (rfactor splits one of several out)
+        sizes = [L] if r.random() < 0.5 else [r.choice([64, 127, 509]), 0]
+        if len(sizes) == 2:
+            sizes[1] = -(-L // sizes[0])
+        dims, idx = [], []
+        for v in sizes:
+            ln = self.fresh("l")
+            ld = Dim(ln, (lambda v: (lambda B: v))(v), ("const", v))
+            ld.cval = v
+            self.lines.append(f"axis {ln} const {v}")  # not in self.axes: no other tensor takes it
+            dims.append(ld)
+            idx.append(Index(self.fresh("r"), ld))
+        x = self.new_input(dims)
+        free = self.free_indices(O)
+        saved, self.terms = getattr(self, "terms", 1), L  # nested reductions stay short
+        body = self.value(free + idx, 2, bounded=True)
+        self.terms = saved
+        op = r.choice(["sum", "sum", "max", "min"])
+        heads = ", ".join(f"{ix.name} < {ix.dim.text}" for ix in idx)
+        e = f"{op}({heads}: {x.name}[{', '.join(ix.name for ix in idx)}] * {body})"
+        if op == "sum":
+            e = f"{2.0 ** -(L - 1).bit_length():.10g} * {e}"
+        name = self.fresh("t" if out_role == "tensor" else "y")
+        self.lines.append(f"{'output' if out_role == 'output' else 'tensor'} {name} f32{self.shape_text(O)}")
+        lhs = name if not O else f"{name}[{', '.join(ix.name for ix in free)}]"
+        self.stmts.append(f"{lhs} = {e}")
+        t = Tensor(name, O, out_role)
+        self.tensors.append(t)
+        return t
+
     def stmt_contraction(self, out_role):
         """T[M.., N..] = epilogue(sum(K..: A[M.., K..] * B[K.., N..])): a GEMM-shaped statement."""
         r = self.r
@@ -690,7 +731,9 @@ class Gen:
         for _ in range(r.randint(1, 5)):
             c = r.random()
             role = "output" if r.random() < 0.5 else "tensor"
-            if c < 0.4:
+            if c < 0.02:
+                ok = self.stmt_long_reduction(role)
+            elif c < 0.4:
                 ok = self.stmt_define(role)
             elif c < 0.6:
                 ok = self.stmt_contraction(role)
