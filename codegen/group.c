@@ -404,14 +404,23 @@ static int try_join(builder *b, const ir_stmt *s) {
 }
 
 
+/* Whether index id of s spans fewer elements than a warp (a pooling or
+ * convolution window's column: `x[.., j + kj]` with kj < 4). */
+static int short_index(const ir_stmt *s, int id) {
+  int64_t c;
+  return sym_is_const(s->index[id].extent, &c) && c < 32;
+}
+
 /* Loads in e that step by one element along index `along` (*with) or along
- * some index marked in `inner` (*across). */
+ * some index marked in `inner` (*across) that is not a short one: a team
+ * splitting a window's few columns reads no longer runs than neighbouring
+ * points do. */
 static void count_unit_loads(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int along, const unsigned char *inner,
                              int *with, int *across) {
   if (e->op == IR_OP_LOAD) {
     if (along >= 0 && cg_load_unit_step(a, s, e, along)) (*with)++;
     for (int id = 0; id < s->n_index; id++)
-      if (inner[id] && cg_load_unit_step(a, s, e, id)) {
+      if (inner[id] && !short_index(s, id) && cg_load_unit_step(a, s, e, id)) {
         (*across)++;
         break;
       }
