@@ -202,8 +202,8 @@ const char *cg_combine(cg_emit *E, ir_red op, const char *acc, const char *v) {
   switch (op) {
   case IR_RED_SUM: return kbc_arena_printf(E->a, "%s + %s", acc, v);
   case IR_RED_PROD: return kbc_arena_printf(E->a, "%s * %s", acc, v);
-  case IR_RED_MAX: return kbc_arena_printf(E->a, "fmaxf(%s, %s)", acc, v);
-  default: return kbc_arena_printf(E->a, "fminf(%s, %s)", acc, v);
+  case IR_RED_MAX: return kbc_arena_printf(E->a, "kbc_fmax(%s, %s)", acc, v); /* NaN wins, as in PyTorch */
+  default: return kbc_arena_printf(E->a, "kbc_fmin(%s, %s)", acc, v);
   }
 }
 
@@ -467,7 +467,7 @@ static const char *unary(cg_emit *E, const ir_expr *e, const char *x) {
   case IR_OP_ERF: return kbc_arena_printf(E->a, "erff(%s)", f);
   case IR_OP_ABS:
     return e->type == IR_TY_INT ? kbc_arena_printf(E->a, "kbc_abs_ll(%s)", x) : kbc_arena_printf(E->a, "fabsf(%s)", f);
-  case IR_OP_RELU: return kbc_arena_printf(E->a, "fmaxf(%s, 0.0f)", f);
+  case IR_OP_RELU: return kbc_arena_printf(E->a, "kbc_fmax(%s, 0.0f)", f);
   case IR_OP_SIGMOID: return kbc_arena_printf(E->a, "(1.0f / (1.0f + expf(-%s)))", f);
   case IR_OP_GELU: return kbc_arena_printf(E->a, "kbc_gelu(%s)", f);
   case IR_OP_LOG1P: return kbc_arena_printf(E->a, "log1pf(%s)", f);
@@ -486,9 +486,9 @@ static const char *binary(cg_emit *E, const ir_expr *e, const char *x, const cha
   switch (e->op) {
   case IR_OP_DIV: return kbc_arena_printf(E->a, "(%s / %s)", fx, fy);
   case IR_OP_MAX:
-    return ints ? kbc_arena_printf(E->a, "kbc_max_ll(%s, %s)", x, y) : kbc_arena_printf(E->a, "fmaxf(%s, %s)", fx, fy);
+    return ints ? kbc_arena_printf(E->a, "kbc_max_ll(%s, %s)", x, y) : kbc_arena_printf(E->a, "kbc_fmax(%s, %s)", fx, fy);
   case IR_OP_MIN:
-    return ints ? kbc_arena_printf(E->a, "kbc_min_ll(%s, %s)", x, y) : kbc_arena_printf(E->a, "fminf(%s, %s)", fx, fy);
+    return ints ? kbc_arena_printf(E->a, "kbc_min_ll(%s, %s)", x, y) : kbc_arena_printf(E->a, "kbc_fmin(%s, %s)", fx, fy);
   case IR_OP_POW: return kbc_arena_printf(E->a, "powf(%s, %s)", fx, fy);
   case IR_OP_AND: case IR_OP_OR:
     return kbc_arena_printf(E->a, "(%s %s %s)", x, ir_op_info[e->op].text, y);

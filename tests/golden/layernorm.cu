@@ -13,6 +13,23 @@ __device__ __forceinline__ long long kbc_floormod(long long a, long long b) {
 __device__ __forceinline__ long long kbc_max_ll(long long a, long long b) { return a > b ? a : b; }
 __device__ __forceinline__ long long kbc_min_ll(long long a, long long b) { return a < b ? a : b; }
 __device__ __forceinline__ long long kbc_abs_ll(long long a) { return a < 0 ? -a : a; }
+// max and min that give NaN where either side is NaN, as PyTorch's maximum, amax and relu
+// do (fmaxf and fminf return the other side): one instruction from sm_80 on
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ float kbc_fmax(float a, float b) {
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+__device__ __forceinline__ float kbc_fmin(float a, float b) {
+  float r;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+#else
+__device__ __forceinline__ float kbc_fmax(float a, float b) { return a != a || b != b ? a + b : a > b ? a : b; }
+__device__ __forceinline__ float kbc_fmin(float a, float b) { return a != a || b != b ? a + b : a < b ? a : b; }
+#endif
 // gelu(x) = x/2 (1 + erf(x/sqrt 2)), as x/2 erfc(-x/sqrt 2): no cancellation in the negative tail
 __device__ __forceinline__ float kbc_gelu(float x) { return 0.5f * x * erfcf(x * -0.70710678f); }
 

@@ -63,7 +63,8 @@ ok "matmul_bias_gelu at 1x1x1" "$ex/matmul_bias_gelu.kb" --set m=1 --set k=1 --s
 ok "matmul_bias_gelu, seed 12345" "$ex/matmul_bias_gelu.kb" --set m=17 --set k=300 --set n=5 --seed 12345
 
 # rank-0 input and output, a scatter, an output that is all zeros, a var
-# axis no input shape determines
+# axis no input shape determines, NaN through max, min and relu (as PyTorch:
+# the GPU's max.NaN, where fmaxf would drop it)
 cat >"$tmp/odd.kb" <<'EOF'
 kernel odd
 axis h var
@@ -75,12 +76,16 @@ output s     f32
 output y     f32[h]
 output zero  f32[h, extra]
 output sq    f32[n]
+output mx    f32[h]
+output rl    f32[n]
 y[i / 2] += alpha * x[i]
 s = alpha * 2
 zero[i, j] = 0 * x[2 * i]
 sq[i] = sqrt(x[i])
+mx[i] = max(j < 2: sqrt(x[2 * i + j]))
+rl[i] = relu(sqrt(x[i])) + min(sqrt(x[i]), x[0])
 EOF
-ok "rank-0, scatter, zeros, NaN from sqrt" "$tmp/odd.kb" --set h=1000 --set extra=3
+ok "rank-0, scatter, zeros, NaN from sqrt through max, min and relu" "$tmp/odd.kb" --set h=1000 --set extra=3
 ok "the same at 1" "$tmp/odd.kb" --set h=1 --set extra=1
 
 # --batch: a JSON line per line of arguments, in order, each as the single
