@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 import sam_reference
+from switches import environment
 from roofline import matmul_tf32
 from workloads import REPO, Workload, conv3d_module, cvit_module
 
@@ -223,20 +224,6 @@ class KbcProvider:
 # while the program generates its code, which it does at its first run).
 KBC_VARIANTS = {"fp32mma": ("fp32", {"KBC_FP32_MMA": "1"}),  # fp32 contractions as 3xTF32 on tensor cores
                 "fp32generic": ("fp32", {"KBC_SPECIALIZE": "0"})}  # the code for any sizes, not specialized
-
-
-@contextlib.contextmanager
-def environment(env: dict[str, str]):
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 class KbcRunner:

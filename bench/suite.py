@@ -44,6 +44,7 @@ import torch  # noqa: E402
 
 import problems as pb  # noqa: E402
 from accuracy import accuracy  # noqa: E402
+from switches import environment as kbc_switches  # noqa: E402
 from timing import DeadlineExceeded, TimingConfig, deadline, measure, synchronize  # noqa: E402
 
 REPO = HERE.parent
@@ -125,22 +126,6 @@ class KbcRunner:
 
 
 # ------------------------------------------------------------------ one problem
-
-@contextlib.contextmanager
-def environ(changes: dict[str, str]):
-    """os.environ (so getenv in libkbc) with changes, restored after: kbc reads its switches
-    (KBC_IDX32, KBC_NO_FUSE, ...) when a program's executor is made, at its first run."""
-    old = {k: os.environ.get(k) for k in changes}
-    os.environ.update(changes)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
 
 def parse_variant(text: str) -> tuple[str, dict[str, str]]:
     """--kbc-env VAR=VALUE[,VAR=VALUE]: the variant's name (the text) and its environment."""
@@ -250,7 +235,7 @@ def run_problem(args, device: torch.device, kbc: Kbc, p: pb.Problem) -> list[Row
         if kbc.error:
             row["reason"] = kbc.error
         else:
-            with environ(env):
+            with kbc_switches(env):
                 run_impl(args, device, row, lambda: KbcRunner(kbc.program(p.path, precision), sets), sets,
                          reference)
         rows.append(row)

@@ -3,13 +3,14 @@
 #   CPU interpreter at their small bindings, against PyTorch (bench/suite.py
 #   --device cpu): every output within relative L2 error 1e-5 of float64.
 #   Exit 0 pass, 1 fail, 77 skip (no python with torch).
-# run_suite.sh emit KBC — every spec in bench/suite compiles to CUDA C for sm_90
+# run_suite.sh emit KBC KBC_LIB — every spec in bench/suite compiles to CUDA C for sm_90
 #   (kbc compile --emit cuda --target sm_90, no GPU needed); with a python
 #   that has torch, also the launch plan at KernelBench's shapes
 #   (bench/suite.py --emit-check), and --prewarm of two problems into an
 #   empty kernel cache: it must succeed and leave an entry for each; and
 #   bench/nocliff.py --dry-run, which compiles the chosen and the plain plan
-#   of two problems. Exit 0 pass, 1 fail.
+#   of two problems; and suite.py --kbc-env on the CPU (a variant row, ok).
+#   Exit 0 pass, 1 fail.
 set -u
 mode=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -37,7 +38,7 @@ case $mode in
       --json "$tmp/suite.json" --markdown "$tmp/suite.md"
     ;;
   emit)
-    kbc=$2
+    kbc=$2 lib=$3
     fail=0 n=0
     for spec in "$root"/bench/suite/*.kb; do
       n=$((n + 1))
@@ -58,6 +59,18 @@ case $mode in
         fail=$((fail + 1))
       fi
       rm -rf "$cache"
+      # --kbc-env: a variant row per switch set, checked like kbc's own
+      # (on the CPU: the interpreter; the column must be there and ok)
+      out=$(mktemp -d)
+      if ! KBC_LIB=$lib "$py" "$root/bench/suite.py" --device cpu --problems L1/23 \
+          --kbc-env KBC_NO_FUSE=1 --json "$out/s.json" --markdown "$out/s.md" >"$out/log" 2>&1 ||
+        ! grep -q "kbc\[KBC_NO_FUSE=1\] µs" "$out/s.md" ||
+        ! "$py" -c 'import json, sys; r = json.load(open(sys.argv[1]))["results"]; v = [x for x in r if x["impl"].startswith("kbc[KBC_NO_FUSE=1]")]; sys.exit(0 if len(v) == 1 and v[0]["status"] == "ok" else 1)' "$out/s.json"; then
+        echo "FAIL: suite.py --kbc-env KBC_NO_FUSE=1 (log in $out)"
+        fail=$((fail + 1))
+      else
+        rm -rf "$out"
+      fi
       # the no-cliff check's compile step: both plans (chosen and
       # KBC_NO_FUSE=1) of softmax and layer norm; softmax's plain plan is
       # other code (three kernels, not two), so three entries at least
@@ -74,7 +87,7 @@ case $mode in
     [ "$fail" -eq 0 ]
     ;;
   *)
-    echo "usage: run_suite.sh cpu KBC_LIB PATTERNS | emit KBC" >&2
+    echo "usage: run_suite.sh cpu KBC_LIB PATTERNS | emit KBC KBC_LIB" >&2
     exit 2
     ;;
 esac
