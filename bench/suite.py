@@ -224,14 +224,9 @@ def run_problem(args, device: torch.device, kbc: Kbc, p: pb.Problem) -> list[Row
           f"reference {time.perf_counter() - start:.2f} s", flush=True)
     rows = []
     precision = args.kbc_precision
-    row = new_row(p, f"kbc {precision}", THRESHOLDS[precision])
-    if kbc.error:
-        row["reason"] = kbc.error
-    else:
-        run_impl(args, device, row, lambda: KbcRunner(kbc.program(p.path, precision), sets), sets, reference)
-    rows.append(row)
-    for name, env in args.kbc_env or []:  # the same spec under other switches, side by side
-        row = new_row(p, f"kbc[{name}] {precision}", THRESHOLDS[precision])
+    # kbc as it is, then the same spec under each --kbc-env's switches, side by side
+    for name, env in [("", {})] + (args.kbc_env or []):
+        row = new_row(p, f"kbc{f'[{name}]' if name else ''} {precision}", THRESHOLDS[precision])
         if kbc.error:
             row["reason"] = kbc.error
         else:

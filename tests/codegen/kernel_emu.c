@@ -280,7 +280,7 @@ static int run_chain(emu *E, const ir_binding *B, const char *dir, const char *c
 #define USAGE "usage: kernel_emu SPEC [--tf32] [--chain] [--specialize] [--misalign] [--inputs LO:HI] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ..."
 
 /* The inputs' pseudo-random values, uniform in [lo, hi), in declaration
- * order (the same for a program and its specialization). */
+ * order (other compilations of the spec are given copies: same_outputs). */
 static void fill_inputs(const ir_program *p, const ir_binding *B, double **data, double lo, double hi) {
   unsigned seed = 12345;
   for (int i = 0; i < p->tensors.len; i++)
@@ -293,53 +293,62 @@ static void fill_inputs(const ir_program *p, const ir_binding *B, double **data,
     }
 }
 
-/* The generic program g interpreted on the same inputs as its
- * specialization p: every output of p must equal g's (both in float64;
- * the passes may associate differently, hence a tolerance). */
-static int same_as_generic(emu *E, const ir_program *g, double **pdata, double lo, double hi) {
-  ir_binding GB;
-  if (!ir_bind(g, E->a, E->vars, &GB, E->d)) return fail(kbc_diag_text(E->d), NULL), 0;
-  double **gdata = calloc((size_t)g->tensors.len + 1, sizeof *gdata);
-  fill_inputs(g, &GB, gdata, lo, hi);
-  int ok = ir_interp(g, &GB, gdata, E->d);
+/* Program o, another compilation of the same spec, interpreted on the
+ * inputs p was given (copied by name) must produce every output p's
+ * interpretation produced: float64 both, within rel L2 1e-9 (passes may
+ * associate sums differently), NaN where NaN and an infinity where the
+ * same one.  `what` says which compilations differ, in the failure. */
+static int same_outputs(emu *E, const ir_program *o, double **pdata, const char *what) {
+  ir_binding OB;
+  if (!ir_bind(o, E->a, E->vars, &OB, E->d)) return fail(kbc_diag_text(E->d), NULL), 0;
+  double **odata = calloc((size_t)o->tensors.len + 1, sizeof *odata);
+  for (int i = 0; i < o->tensors.len; i++) {
+    const ir_tensor *t = IR_TENSOR(o, i);
+    if (t->role != IR_ROLE_INPUT) continue;
+    const ir_tensor *pt = ir_tensor_find(E->p, t->name);
+    odata[i] = calloc((size_t)(OB.numel[i] > 0 ? OB.numel[i] : 1), sizeof **odata);
+    if (pt) memcpy(odata[i], pdata[pt->id], sizeof **odata * (size_t)OB.numel[i]);
+  }
+  int ok = ir_interp(o, &OB, odata, E->d);
   if (!ok) fail(kbc_diag_text(E->d), NULL);
-  for (int i = 0; ok && i < g->tensors.len; i++) {
-    const ir_tensor *t = IR_TENSOR(g, i);
+  for (int i = 0; ok && i < o->tensors.len; i++) {
+    const ir_tensor *t = IR_TENSOR(o, i);
     if (t->role != IR_ROLE_OUTPUT) continue;
     int j = ir_tensor_find(E->p, t->name)->id;
     double num = 0, den = 0;
-    for (int64_t e = 0; e < GB.numel[i]; e++) {
-      double x = gdata[i][e], y = pdata[j][e];
-      if (isnan(x) && isnan(y)) continue;
+    int64_t apart = 0; /* NaN or infinity on one side only, or different infinities */
+    for (int64_t e = 0; e < OB.numel[i]; e++) {
+      double x = odata[i][e], y = pdata[j][e];
+      if (!isfinite(x) || !isfinite(y)) {
+        apart += !(isnan(x) && isnan(y)) && x != y;
+        continue;
+      }
       num += (x - y) * (x - y);
       den += x * x;
     }
-    if (!(num <= 1e-18 * den || num == 0)) {
-      printf("FAIL %s: the specialized program's interpreter differs from the generic one's (rel L2 %.3g)\n",
-             t->name, sqrt(num / (den > 0 ? den : 1)));
+    if (apart || !(num <= 1e-18 * den || num == 0)) {
+      printf("FAIL %s: %s (rel L2 %.3g, %lld NaN or infinity apart)\n", t->name, what,
+             sqrt(num / (den > 0 ? den : 1)), (long long)apart);
       ok = 0;
     }
   }
-  ir_interp_release(g, gdata);
-  for (int i = 0; i < g->tensors.len; i++) free(gdata[i]);
-  free(gdata);
+  ir_interp_release(o, odata);
+  for (int i = 0; i < o->tensors.len; i++) free(odata[i]);
+  free(odata);
   return ok;
 }
 
 /* The passes keep the spec's meaning: the program as the spec states it
  * (the pipeline stopped after check-bounds: lowered, verified, nothing
- * transformed) interpreted on the inputs p was given must produce every
- * output p's interpretation produced (float64 both; the passes may
- * associate sums differently, hence a tolerance, and NaN must meet NaN).
- * The differential fuzzer thereby checks simplify, factor, gather,
- * inline, hoist and dce too: the kernels are compared with p, so a pass
- * that changed p's meaning would go unseen otherwise.  Skipped, with a
- * note, where the untransformed program would do more than
- * LOWERED_MAX_FLOPS (a reduction that hoisting evaluates once per row is
- * evaluated per element before it). */
+ * transformed) gives p's outputs.  The differential fuzzer thereby checks
+ * simplify, factor, gather, inline, hoist and dce too: the kernels are
+ * compared with p, so a pass that changed p's meaning would go unseen
+ * otherwise.  Skipped, with a note, where the untransformed program would
+ * do more than LOWERED_MAX_FLOPS (a reduction that hoisting evaluates once
+ * per row is evaluated per element before it). */
 static const double LOWERED_MAX_FLOPS = 4e8;
 
-static int same_as_lowered(emu *E, const ir_program *p, double **pdata) {
+static int same_as_lowered(emu *E, double **pdata) {
   ir_pipeline_opts o = {.stop_after = "check-bounds"};
   const ir_program *l = ir_pipeline_run(E->a, E->d, E->src, "emu", &o);
   if (!l) return fail(kbc_diag_text(E->d), NULL), 0;
@@ -350,42 +359,8 @@ static int same_as_lowered(emu *E, const ir_program *p, double **pdata) {
     printf("note: the untransformed program (%.3g flops) not interpreted: passes unchecked\n", flops);
     return 1;
   }
-  double **ldata = calloc((size_t)l->tensors.len + 1, sizeof *ldata);
-  for (int i = 0; i < l->tensors.len; i++) {
-    const ir_tensor *t = IR_TENSOR(l, i);
-    if (t->role != IR_ROLE_INPUT) continue;
-    const ir_tensor *pt = ir_tensor_find(p, t->name);
-    ldata[i] = calloc((size_t)(LB.numel[i] > 0 ? LB.numel[i] : 1), sizeof **ldata);
-    if (pt) memcpy(ldata[i], pdata[pt->id], sizeof **ldata * (size_t)LB.numel[i]);
-  }
-  int ok = ir_interp(l, &LB, ldata, E->d);
-  if (!ok) fail(kbc_diag_text(E->d), NULL);
-  for (int i = 0; ok && i < l->tensors.len; i++) {
-    const ir_tensor *t = IR_TENSOR(l, i);
-    if (t->role != IR_ROLE_OUTPUT) continue;
-    int j = ir_tensor_find(p, t->name)->id;
-    double num = 0, den = 0;
-    int64_t nan_apart = 0;
-    for (int64_t e = 0; e < LB.numel[i]; e++) {
-      double x = ldata[i][e], y = pdata[j][e];
-      if (isnan(x) || isnan(y) || isinf(x) || isinf(y)) {
-        nan_apart += !(isnan(x) && isnan(y)) && x != y;
-        continue;
-      }
-      num += (x - y) * (x - y);
-      den += x * x;
-    }
-    if (nan_apart || !(num <= 1e-18 * den || num == 0)) {
-      printf("FAIL %s: the passes changed the program's meaning: the untransformed program's interpreter gives "
-             "rel L2 %.3g against the compiled one's, %lld NaN or infinity apart\n",
-             t->name, sqrt(num / (den > 0 ? den : 1)), (long long)nan_apart);
-      ok = 0;
-    }
-  }
-  ir_interp_release(l, ldata);
-  for (int i = 0; i < l->tensors.len; i++) free(ldata[i]);
-  free(ldata);
-  return ok;
+  return same_outputs(E, l, pdata,
+                      "the passes changed the program's meaning: the untransformed program's interpreter differs");
 }
 
 static int emu_run(emu *E, int argc, char **argv) {
@@ -452,8 +427,9 @@ static int emu_run(emu *E, int argc, char **argv) {
   double **data = E->data = calloc((size_t)p->tensors.len + 1, sizeof *data);
   fill_inputs(p, &B, data, lo, hi);
   if (!ir_interp(p, &B, data, d)) return fail(kbc_diag_text(d), NULL);
-  if (generic && !same_as_generic(E, generic, data, lo, hi)) return 1;
-  if (!same_as_lowered(E, p, data)) return 1;
+  if (generic && !same_outputs(E, generic, data, "the specialized program's interpreter differs from the generic one's"))
+    return 1;
+  if (!same_as_lowered(E, data)) return 1;
 
   snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
   if (system(cmd)) return fail("cannot create ", dir);

@@ -433,9 +433,11 @@ class Gen:
             return None
         L = r.choice([131101, 140009] + ([196613, 262147] if self.size != "emu" else []))
         # over one axis, or two (rfactor splits one of several out)
-        sizes = [L] if r.random() < 0.5 else [r.choice([64, 127, 509]), 0]
-        if len(sizes) == 2:
-            sizes[1] = -(-L // sizes[0])
+        if r.random() < 0.5:
+            sizes = [L]
+        else:
+            p = r.choice([64, 127, 509])
+            sizes = [p, -(-L // p)]
         dims, idx = [], []
         for v in sizes:
             ln = self.fresh("l")
