@@ -245,7 +245,12 @@ CG_FAMILIES(CG_FAMILY_ENTRIES)
  * (guarded by #ifndef). */
 void cg_emit_mma_helpers(kbc_buf *out, int split);
 
-/* The reduction at the top of e (through arithmetic, not where()), or NULL. */
+/* The first reduction at the top of e (through arithmetic and where(), not
+ * into another reduction), or NULL: the one a team or the grid splits.
+ * Every top reduction is computed before the value, whichever branch of a
+ * where() takes it, so one under a where() splits as well as any; the
+ * others were moved to statements of their own (passes/hoist.c) unless
+ * short. */
 const ir_expr *cg_top_reduce(const ir_expr *e);
 /* sched_point.c: the blocks of a point's grid (a block per chunk of the
  * reduction's terms) as a sym, or NULL when it cannot be formed. */

@@ -36,7 +36,6 @@
 
 const ir_expr *cg_top_reduce(const ir_expr *e) {
   if (e->op == IR_OP_REDUCE) return e;
-  if (e->op == IR_OP_WHERE) return NULL;
   for (int i = 0; i < ir_op_info[e->op].arity; i++) {
     const ir_expr *r = cg_top_reduce(e->arg[i]);
     if (r) return r;

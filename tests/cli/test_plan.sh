@@ -265,6 +265,12 @@ assert any("s[ch] = sum(b: s.part[ch, b])" in st for k in d["kernels"] for st in
 parts() { "$kbc" compile "$rf" --emit plan --target sm_90 "$@" 2>&1 | grep -c "\.part\["; }
 [ "$(parts --set c=3 --set n=16 --set h=8192)" = 0 ] || fail "rfactor in the generic code"
 [ "$(parts --specialize --set c=3 --set n=16 --set h=64)" = 0 ] || fail "rfactor below 2^17 terms"
+# Every long top reduction split across its team or the grid (hoist moves
+# the others out; one under a where() splits too): no serial loop over a
+# reduction index from 0 in the generic code (3 before: seed 208830).
+tr=$src/tests/codegen/specs/team_reductions.kb
+serial=$("$kbc" compile "$tr" --emit cuda --target sm_90 2>&1 | grep -cE "for \(long long [a-z_0-9]+ = 0")
+[ "$serial" = 0 ] || fail "team_reductions: $serial reductions summed whole by every thread"
 expect 2 "--json without --emit plan" "$kbc" compile "$mm" --emit ir --json
 expect 2 "--emit plan with a bad target" "$kbc" compile "$mm" --emit plan "${set_mm[@]}" --target sm_12
 expect 1 "plan of a bad spec" "$kbc" compile "$src/tests/diag/stmt_unknown_name.kb" --emit plan --set n=1 --target sm_90
