@@ -26,11 +26,15 @@ static void emit_store(gemm_emitter *ge, const char *v, const cg_flat_spaces *fl
   else cg_line(&ge->emit, "%s = %s;", dst, v);
 }
 
-/* The output element's value, the main sum being acc. */
+/* The output element's value, the main sum being acc.  Under split-K with
+ * terms beside the sum (`sum + bias`), the first K slice's value holds
+ * them and the other slices' their partial sums alone. */
 static const char *element_value(gemm_emitter *ge, const char *acc, const cg_flat_spaces *flat) {
   const ir_stmt *s = ge->plan->s;
-  cg_expr_ctx x = {.known = ge->plan->tiling.c.reduce, .known_value = acc, .flat = flat};
-  return cg_float_value(&ge->emit, s->rhs, cg_expr_in(&ge->emit, s->rhs, &x));
+  const ir_expr *r = ge->plan->tiling.c.reduce;
+  cg_expr_ctx x = {.known = r, .known_value = acc, .flat = flat};
+  const char *v = cg_float_value(&ge->emit, s->rhs, cg_expr_in(&ge->emit, s->rhs, &x));
+  return ge->plan->split && s->rhs != r ? cg_fmt(&ge->emit, "(_kt0 == 0 ? %s : %s)", v, acc) : v;
 }
 
 /* ---- staged --------------------------------------------------------------- */

@@ -55,6 +55,12 @@ typedef struct {
 
 double gemm_tile_estimate(const sym *x);
 int gemm_smem_bytes(const gemm_cfg *f);
+/* Split-K's slice count for out_tiles output tiles of ktiles k-tiles on
+ * `slots` block slots: the count of at most GEMM_SPLIT_MAX slices of at
+ * least GEMM_SPLIT_MIN_KTILES k-tiles that best fills the waves (1: no
+ * split).  The kernel computes the same at run time (gemm_emit.c's
+ * emit_extents prints this loop). */
+long long gemm_split_count(long long out_tiles, long long ktiles, int slots);
 /* mma: 0 FFMA, 1 TF32 tensor cores, 2 3xTF32 (smaller warp tiles) */
 int gemm_choose_cfg(const cg_target *t, const gemm_shape *sh, int mma, gemm_cfg *best);
 /* Whether s is a contraction that can be tiled (tiles may still be NULL);

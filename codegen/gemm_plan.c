@@ -289,14 +289,21 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   plan_operand(a, plan, &plan->op[1], 'b');
   plan_operand_loads(a, plan);
   plan_staging(a, plan);
-  /* Split-K when the output is the bare sum, K may be long enough to cut,
-   * and the output tiles may be fewer than two waves of block slots (the
-   * slice count is decided at run time; only output tiles known to be
-   * plenty rule it out here). */
+  /* Split-K when the output is the sum plus terms without it, K may be
+   * long enough to cut, and the output tiles may be fewer than two waves
+   * of block slots: the slice count is decided at run time, or here where
+   * the sizes are known — no split (and no zero-fill) where it would be 1. */
   plan->slots = 2 * C->t->sm_count;
-  double me = ir_estimate(tl->M), ne = ir_estimate(tl->N), be = ir_estimate(tl->B);
-  int known = sym_is_const(tl->M, NULL) && sym_is_const(tl->N, NULL) && sym_is_const(tl->B, NULL);
-  plan->split = tl->shape.splittable && !(known && ceil(me / f->bm) * ceil(ne / f->bn) * be >= 2.0 * plan->slots);
+  int64_t M, N, B, K;
+  if (sym_is_const(tl->M, &M) && sym_is_const(tl->N, &N) && sym_is_const(tl->B, &B) && sym_is_const(tl->K, &K))
+    plan->split = tl->shape.splittable &&
+                  gemm_split_count((M + f->bm - 1) / f->bm * ((N + f->bn - 1) / f->bn) * B, (K + f->bk - 1) / f->bk,
+                                   plan->slots) > 1;
+  else {
+    double me = ir_estimate(tl->M), ne = ir_estimate(tl->N), be = ir_estimate(tl->B);
+    int known = sym_is_const(tl->M, NULL) && sym_is_const(tl->N, NULL) && sym_is_const(tl->B, NULL);
+    plan->split = tl->shape.splittable && !(known && ceil(me / f->bm) * ceil(ne / f->bn) * be >= 2.0 * plan->slots);
+  }
   if (!plan->epilogue.staged) plan_direct(a, plan);
   /* opt.gemm_min_blocks = N (KBC_GEMM_MIN_BLOCKS, experimental, 2..4): ask
    * ptxas for N blocks per multiprocessor (registers capped, some spilled) */

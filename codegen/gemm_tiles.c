@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gemm_impl.h"
+#include "ir/subst.h"
 
 /* ---- analysis ------------------------------------------------------------ */
 
@@ -53,6 +54,16 @@ static double score(const cg_target *t, const gemm_shape *sh, const gemm_cfg *f)
   double slices = sh->splittable ? fmax(1.0, fmin(GEMM_SPLIT_MAX, floor(sh->k / f->bk / GEMM_SPLIT_MIN_KTILES))) : 1;
   double par = fmin(1.0, tiles * slices / slots);
   return util(sh->m, f->bm) * util(sh->n, f->bn) * util(sh->k, f->bk) * inner * par;
+}
+
+long long gemm_split_count(long long out_tiles, long long ktiles, int slots) {
+  long long splits = 1;
+  for (long long s = 1, best = 0; s <= GEMM_SPLIT_MAX && out_tiles < 2 * slots && s * GEMM_SPLIT_MIN_KTILES <= ktiles;
+       ++s) {
+    const long long fill = 1000 * out_tiles * s / ((out_tiles * s + slots - 1) / slots * slots); /* per mille */
+    if (fill > best + 50) best = fill, splits = s;
+  }
+  return splits;
 }
 
 int gemm_smem_bytes(const gemm_cfg *f) { return 2 * f->bk * (f->sa + f->pad_a + f->sb + f->pad_b) * 4; }
@@ -130,6 +141,18 @@ int gemm_choose_cfg(const cg_target *t, const gemm_shape *sh, int mma, gemm_cfg 
   return best_score > 0;
 }
 
+/* Whether e is the sum r plus terms without reductions (`sum + bias`,
+ * `x - w + sum`): under split-K the first slice adds e's value and every
+ * other slice its partial sum alone, so the terms are added once. */
+static int adds_sum(const ir_expr *e, const ir_expr *r) {
+  if (e == r) return 1;
+  if (e->op == IR_OP_ADD)
+    return (adds_sum(e->arg[0], r) && !ir_expr_has_reduce(e->arg[1])) ||
+           (adds_sum(e->arg[1], r) && !ir_expr_has_reduce(e->arg[0]));
+  if (e->op == IR_OP_SUB) return adds_sum(e->arg[0], r) && !ir_expr_has_reduce(e->arg[1]);
+  return 0;
+}
+
 int gemm_tile(kbc_arena *a, const cg_target *t, const ir_stmt *s, gemm_tiling *out) {
   memset(out, 0, sizeof *out);
   cg_contraction *c = &out->c;
@@ -142,8 +165,9 @@ int gemm_tile(kbc_arena *a, const cg_target *t, const ir_stmt *s, gemm_tiling *o
   gemm_shape *sh = &out->shape;
   *sh = (gemm_shape){gemm_tile_estimate(out->M), gemm_tile_estimate(out->N), gemm_tile_estimate(out->K),
                      gemm_tile_estimate(out->B), 0};
-  /* Split-K needs an output that is the bare sum and a K that may be long. */
-  sh->splittable = s->rhs == c->reduce && !s->accumulate && sh->k >= 2.0 * GEMM_SPLIT_MIN_KTILES * 16;
+  /* Split-K needs an output that is the sum plus terms without it (added
+   * by the first slice) and a K that may be long. */
+  sh->splittable = adds_sum(s->rhs, c->reduce) && !s->accumulate && sh->k >= 2.0 * GEMM_SPLIT_MIN_KTILES * 16;
   /* fp32 on tensor cores (experimental, opt.fp32_mma: KBC_FP32_MMA=1): 3xTF32 split products */
   out->split3 = t->precision == CG_PRECISION_FP32 && t->opt.fp32_mma;
   out->mma = t->precision == CG_PRECISION_TF32 || out->split3;

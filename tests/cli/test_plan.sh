@@ -127,11 +127,13 @@ expect 0 "plan JSON (softmax_middle, all 1)" "$kbc" compile "$sm" --emit plan --
   cp "$log" "$tmp/sm1.json" && check_json "softmax_middle at 1x1x1" "$tmp/sm1.json" 'assert d["workspace_bytes"] == 512'
 
 # ---- zero-fills: split-K and a scatter -----------------------------------------
+# split-K for a bare sum and for a sum plus terms without it (`lin`: the
+# first K slice adds them), not under an activation (`act`)
 expect 0 "plan JSON (split-K)" "$kbc" compile "$src/tests/codegen/specs/splitk.kb" --emit plan --set m=64 --set n=64 \
   --target sm_90 --json &&
   cp "$log" "$tmp/sk.json" && check_json "split-K" "$tmp/sk.json" '
-assert families == ["zero", "gemm"], families
-assert d["kernels"][0]["statements"] == ["out = 0"]'
+assert families == ["zero", "gemm", "zero", "gemm", "gemm"], families
+assert d["kernels"][0]["statements"] == ["out = 0"] and d["kernels"][2]["statements"] == ["lin = 0"], d'
 printf 'kernel pairsum\naxis h var\naxis n = 2 * h\ninput x f32[n]\noutput y f32[h]\ny[i / 2] += x[i]\n' >"$tmp/pairsum.kb"
 expect 0 "plan JSON (scatter)" "$kbc" compile "$tmp/pairsum.kb" --emit plan --set h=1000 --target sm_90 --json &&
   cp "$log" "$tmp/sc.json" && check_json "scatter" "$tmp/sc.json" '
