@@ -190,13 +190,13 @@ static void emit_extents(gemm_emitter *ge) {
   }
   int slots = plan->slots;
   cg_line(out, "// split-K: with fewer output tiles than %d, K is cut into up to %d slices of at least %d k-tiles,",
-          2 * slots, GEMM_SPLIT_MAX, GEMM_SPLIT_MIN_KTILES);
+          plan->split_below, GEMM_SPLIT_MAX, GEMM_SPLIT_MIN_KTILES);
   cg_line(out, "// the count that best fills waves of %d blocks (two per multiprocessor); the slices' sums", slots);
   cg_line(out, "// are added atomically into the zeroed output");
   cg_line(out, "const long long _out_tiles = _tiles_m * _tiles_n * %s;", cg_sym(out, tl->B));
   cg_line(out, "long long _splits = 1;");
   cg_line(out, "for (long long _s = 1, _best = 0; _s <= %d && _out_tiles < %d && _s * %d <= _ktiles; ++_s) {",
-          GEMM_SPLIT_MAX, 2 * slots, GEMM_SPLIT_MIN_KTILES);
+          GEMM_SPLIT_MAX, plan->split_below, GEMM_SPLIT_MIN_KTILES);
   cg_line(out, "  const long long _fill = 1000 * _out_tiles * _s / ((_out_tiles * _s + %d) / %d * %d); // per mille",
           slots - 1, slots, slots);
   cg_line(out, "  if (_fill > _best + 50) { _best = _fill; _splits = _s; }");

@@ -56,11 +56,12 @@ typedef struct {
 double gemm_tile_estimate(const sym *x);
 int gemm_smem_bytes(const gemm_cfg *f);
 /* Split-K's slice count for out_tiles output tiles of ktiles k-tiles on
- * `slots` block slots: the count of at most GEMM_SPLIT_MAX slices of at
- * least GEMM_SPLIT_MIN_KTILES k-tiles that best fills the waves (1: no
- * split).  The kernel computes the same at run time (gemm_emit.c's
- * emit_extents prints this loop). */
-long long gemm_split_count(long long out_tiles, long long ktiles, int slots);
+ * `slots` block slots: 1 (no split) for `below` output tiles or more, else
+ * the count of at most GEMM_SPLIT_MAX slices of at least
+ * GEMM_SPLIT_MIN_KTILES k-tiles that best fills the waves.  The kernel
+ * computes the same at run time (gemm_emit.c's emit_extents prints this
+ * loop). */
+long long gemm_split_count(long long out_tiles, long long ktiles, int slots, long long below);
 /* mma: 0 FFMA, 1 TF32 tensor cores, 2 3xTF32 (smaller warp tiles) */
 int gemm_choose_cfg(const cg_target *t, const gemm_shape *sh, int mma, gemm_cfg *best);
 /* Whether s is a contraction that can be tiled (tiles may still be NULL);
@@ -115,12 +116,16 @@ struct cg_gemm_plan {
   int builder;        /* the k slot (k = base + _tid % BK) that writes the k tables, or -1 */
   int table_digits;   /* a generic operand reads k digits from the table */
   gemm_epilogue epilogue;
-  /* Split-K: the output is a plain sum, so when the output tiles are too
-   * few for the GPU the K range is cut into slices whose partial sums are
-   * added atomically into the zeroed output (the slice count is chosen at
-   * run time, from the tile count). */
+  /* Split-K: the output is the sum plus terms without reductions, so when
+   * the output tiles are too few for the GPU the K range is cut into
+   * slices whose partial sums are added atomically into the zeroed output,
+   * the first slice adding the other terms (the slice count is chosen at
+   * run time from the tile count, or by the plan where sizes are known). */
   int split;
   int slots;          /* blocks resident at once, two per multiprocessor: a wave */
+  int split_below;    /* split-K only for fewer output tiles than this: two waves for the
+                         bare sum, one with other terms (whose split lost 2% where the
+                         tiles filled a wave: H200, 2026-12-02) */
   int min_blocks;     /* __launch_bounds__'s blocks per multiprocessor (opt.gemm_min_blocks) */
 };
 

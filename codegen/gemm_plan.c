@@ -294,15 +294,16 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
    * of block slots: the slice count is decided at run time, or here where
    * the sizes are known — no split (and no zero-fill) where it would be 1. */
   plan->slots = 2 * C->t->sm_count;
+  plan->split_below = plan->s->rhs == tl->c.reduce ? 2 * plan->slots : plan->slots;
   int64_t M, N, B, K;
   if (sym_is_const(tl->M, &M) && sym_is_const(tl->N, &N) && sym_is_const(tl->B, &B) && sym_is_const(tl->K, &K))
     plan->split = tl->shape.splittable &&
                   gemm_split_count((M + f->bm - 1) / f->bm * ((N + f->bn - 1) / f->bn) * B, (K + f->bk - 1) / f->bk,
-                                   plan->slots) > 1;
+                                   plan->slots, plan->split_below) > 1;
   else {
     double me = ir_estimate(tl->M), ne = ir_estimate(tl->N), be = ir_estimate(tl->B);
     int known = sym_is_const(tl->M, NULL) && sym_is_const(tl->N, NULL) && sym_is_const(tl->B, NULL);
-    plan->split = tl->shape.splittable && !(known && ceil(me / f->bm) * ceil(ne / f->bn) * be >= 2.0 * plan->slots);
+    plan->split = tl->shape.splittable && !(known && ceil(me / f->bm) * ceil(ne / f->bn) * be >= plan->split_below);
   }
   if (!plan->epilogue.staged) plan_direct(a, plan);
   /* opt.gemm_min_blocks = N (KBC_GEMM_MIN_BLOCKS, experimental, 2..4): ask

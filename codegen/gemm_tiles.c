@@ -56,9 +56,9 @@ static double score(const cg_target *t, const gemm_shape *sh, const gemm_cfg *f)
   return util(sh->m, f->bm) * util(sh->n, f->bn) * util(sh->k, f->bk) * inner * par;
 }
 
-long long gemm_split_count(long long out_tiles, long long ktiles, int slots) {
+long long gemm_split_count(long long out_tiles, long long ktiles, int slots, long long below) {
   long long splits = 1;
-  for (long long s = 1, best = 0; s <= GEMM_SPLIT_MAX && out_tiles < 2 * slots && s * GEMM_SPLIT_MIN_KTILES <= ktiles;
+  for (long long s = 1, best = 0; s <= GEMM_SPLIT_MAX && out_tiles < below && s * GEMM_SPLIT_MIN_KTILES <= ktiles;
        ++s) {
     const long long fill = 1000 * out_tiles * s / ((out_tiles * s + slots - 1) / slots * slots); /* per mille */
     if (fill > best + 50) best = fill, splits = s;

@@ -25,6 +25,7 @@ if [ $# -ge 1 ]; then
   tree=$(mktemp -d)/base
   git worktree add -f "$tree" "$1" >/dev/null 2>&1
   trap 'git worktree remove --force "$tree"' EXIT
+  rm -rf build/gpu-base # its cache names the last worktree, a temporary folder
   build "$tree" build/gpu-base
   git -C "$tree" rev-parse HEAD >build/gpu-base/kbc_commit
 fi
