@@ -445,6 +445,26 @@ static int coalesce_across_points(kbc_arena *a, const builder *b, const cg_group
   return with > 0 && across == 0;
 }
 
+/* Whether the group reduces over windows only: every reduction index of
+ * its statements short (pooling's 3x3x3, an 11x11 average, a depthwise
+ * convolution's kernel), and some reduction.  A team per point would split
+ * a few terms (decoding flat window coordinates, shuffling the results)
+ * and read no longer runs than neighbouring points do, strided windows
+ * included (a stride-2 max pooling: its loads step by 2 along the last
+ * outer index, so coalesce_across_points does not see them). */
+static int windows_only(const builder *b) {
+  int any = 0;
+  for (int k = 0; k < b->count; k++) {
+    const ir_stmt *s = IR_STMT(b->p, b->first + k);
+    for (int i = 0; i < s->n_index; i++) {
+      if (s->index[i].kind != IR_IDX_REDUCE) continue;
+      if (!short_index(s, i)) return 0;
+      any = 1;
+    }
+  }
+  return any;
+}
+
 static void finish_rows(kbc_arena *a, const builder *b, cg_group *g) {
   const ir_stmt *s0 = IR_STMT(b->p, b->first);
   g->first = b->first;
@@ -470,8 +490,9 @@ static void finish_rows(kbc_arena *a, const builder *b, cg_group *g) {
   int team = 1, max_team = CG_BLOCK;
   if (b->opt->max_team >= 1) max_team = b->opt->max_team; /* debugging: cap the team size */
   /* With enough outer points for the whole GPU, one thread per point when
-   * that is what keeps the loads coalesced. */
-  if (outer >= CG_MIN_OUTER * 16 && coalesce_across_points(a, b, g)) max_team = 1;
+   * that is what keeps the loads coalesced, or when each point reduces
+   * over windows only. */
+  if (outer >= CG_MIN_OUTER * 16 && (coalesce_across_points(a, b, g) || windows_only(b))) max_team = 1;
   /* One point of a size known only at run time (a loss over a batch):
    * the whole block, whatever the estimate. */
   for (int k = 0; k < b->count && g->n_outer == 0; k++)

@@ -267,6 +267,12 @@ assert any("s[ch] = sum(b: s.part[ch, b])" in st for k in d["kernels"] for st in
 parts() { "$kbc" compile "$rf" --emit plan --target sm_90 "$@" 2>&1 | grep -c "\.part\["; }
 [ "$(parts --set c=3 --set n=16 --set h=8192)" = 0 ] || fail "rfactor in the generic code"
 [ "$(parts --specialize --set c=3 --set n=16 --set h=64)" = 0 ] || fail "rfactor below 2^17 terms"
+# A reduction over short windows only, with points for the whole GPU: a
+# thread per point (strided windows too: max pooling 3-D of stride 2 at
+# KernelBench's shape had teams of 2).
+mp=$src/bench/suite/1_43_maxpool3d.kb
+"$kbc" compile "$mp" --emit cuda --target sm_90 --specialize --set batch_size=16 --set channels=32 --set dim1=128 \
+  --set dim2=128 --set dim3=128 2>&1 | grep -q "1 thread per outer point" || fail "maxpool3d: not a thread per point"
 # Every long top reduction split across its team or the grid (hoist moves
 # the others out; one under a where() splits too): no serial loop over a
 # reduction index from 0 in the generic code (3 before: seed 208830).
