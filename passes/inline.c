@@ -11,7 +11,11 @@
  * expression), an inlining that would grow a statement beyond MAX_NODES
  * nodes is skipped, and a producer of more than MAX_IN_REDUCTION nodes is
  * not inlined where it is read inside a reduction (each element would be
- * recomputed for every point that reads it). */
+ * recomputed for every point that reads it).  Such a producer, kept for
+ * one reader, is inlined into none: computed and stored anyway, it would
+ * be computed again for each other reader to save a load (a residual
+ * stream's layer norms, each recomputed from the first layer's in every
+ * later one: CViT's `ret` statements held five layers of them). */
 #include "passes.h"
 #include "ir/subst.h"
 
@@ -59,19 +63,37 @@ static int inlinable(const ir_program *p, const ir_stmt *s) {
   return 1;
 }
 
+/* Consumer cons's rhs with prod inlined, or NULL where it should keep the
+ * load: inside a reduction an element is read by many of the consumer's
+ * points, so only trivial producers (x + y) are worth recomputing there;
+ * and no statement grows beyond MAX_NODES. */
+static ir_expr *inlined(ir_program *p, const ir_stmt *prod, int size, const ir_stmt *cons) {
+  if (!ir_expr_reads(cons->rhs, prod->out)) return NULL;
+  if (size > MAX_IN_REDUCTION && read_in_reduction(cons->rhs, prod->out, 0)) return NULL;
+  ir_expr *r = replace(p->arena, ir_expr_subst(p->arena, cons->rhs, 0, NULL, NULL), prod);
+  return ir_expr_size(r) <= MAX_NODES || size <= 1 ? r : NULL;
+}
+
 int ir_inline(ir_program *p, kbc_diag *d) {
   (void)d;
   for (int i = 0; i < p->stmts.len; i++) {
     ir_stmt *prod = IR_STMT(p, i);
     if (!inlinable(p, prod)) continue;
     int size = ir_expr_size(prod->rhs);
+    /* A producer some reader keeps loading stays computed and stored:
+     * inlined into the others, it would be computed again for them (a
+     * residual stream's layer norm, recomputed from the first layer in
+     * every later one) to save one load each — unless trivial. */
+    int everywhere = 1;
+    for (int j = i + 1; j < p->stmts.len && everywhere; j++) {
+      const ir_stmt *cons = IR_STMT(p, j);
+      everywhere = !ir_expr_reads(cons->rhs, prod->out) || inlined(p, prod, size, cons);
+    }
+    if (!everywhere && size > MAX_IN_REDUCTION) continue;
     for (int j = i + 1; j < p->stmts.len; j++) {
       ir_stmt *cons = IR_STMT(p, j);
-      /* Inside a reduction an element is read by many of the consumer's
-       * points: only trivial producers (x + y) are worth recomputing there. */
-      if (size > MAX_IN_REDUCTION && read_in_reduction(cons->rhs, prod->out, 0)) continue;
-      ir_expr *r = replace(p->arena, ir_expr_subst(p->arena, cons->rhs, 0, NULL, NULL), prod);
-      if (ir_expr_size(r) <= MAX_NODES || size <= 1) cons->rhs = r;
+      ir_expr *r = inlined(p, prod, size, cons);
+      if (r) cons->rhs = r;
     }
   }
   return 1;

@@ -273,6 +273,11 @@ parts() { "$kbc" compile "$rf" --emit plan --target sm_90 "$@" 2>&1 | grep -c "\
 mp=$src/bench/suite/1_43_maxpool3d.kb
 "$kbc" compile "$mp" --emit cuda --target sm_90 --specialize --set batch_size=16 --set channels=32 --set dim1=128 \
   --set dim2=128 --set dim3=128 2>&1 | grep -q "1 thread per outer point" || fail "maxpool3d: not a thread per point"
+# inline (passes/inline.c): a producer kept for a reduction that reads it
+# is not recomputed by its other readers; a trivial one (x + 1) is.
+printf 'kernel keep\naxis n var\naxis m var\ninput x f32[n, m]\ninput w f32[m, m]\noutput y f32[n, m]\noutput z f32[n, m]\ntensor a f32[n, m]\ntensor b f32[n, m]\na[i, j] = tanh(x[i, j]) * 2.0 + x[i, j]\nb[i, j] = x[i, j] + 1.0\ny[i, j] = sum(k: a[i, k] * w[k, j]) + sum(k: b[i, k] * w[k, j])\nz[i, j] = a[i, j] + b[i, j]\n' >"$tmp/keep.kb"
+"$kbc" compile "$tmp/keep.kb" --emit ir --after inline 2>&1 | grep -qxF 'z[i, j] = a[i, j] + (x[i, j] + 1.0)' ||
+  fail "inline: z recomputes a (kept for y's sum) or keeps b"
 # Every long top reduction split across its team or the grid (hoist moves
 # the others out; one under a where() splits too): no serial loop over a
 # reduction index from 0 in the generic code (3 before: seed 208830).
