@@ -246,7 +246,8 @@ CG_FAMILIES(CG_FAMILY_ENTRIES)
 void cg_emit_mma_helpers(kbc_buf *out, int split);
 
 /* The first reduction at the top of e (through arithmetic and where(), not
- * into another reduction), or NULL: the one a team or the grid splits.
+ * into another reduction: ir_top_reductions), or NULL: the one a team or
+ * the grid splits.
  * Every top reduction is computed before the value, whichever branch of a
  * where() takes it, so one under a where() splits as well as any; the
  * others were moved to statements of their own (passes/hoist.c) unless

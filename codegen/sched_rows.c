@@ -35,12 +35,8 @@
 #include "ir/subst.h"
 
 const ir_expr *cg_top_reduce(const ir_expr *e) {
-  if (e->op == IR_OP_REDUCE) return e;
-  for (int i = 0; i < ir_op_info[e->op].arity; i++) {
-    const ir_expr *r = cg_top_reduce(e->arg[i]);
-    if (r) return r;
-  }
-  return NULL;
+  const ir_expr *r;
+  return ir_top_reductions(e, &r, 0, 1, 1) ? r : NULL;
 }
 
 /* How a statement's team computes it. */
@@ -87,9 +83,7 @@ static int needs_coop(const ir_program *p, const cg_group *g, int k) {
 static int warp_per_element(cg_ctx *C, const cg_group *g, const ir_stmt *s) {
   const ir_expr *r = cg_top_reduce(s->rhs);
   if (g->team < 32 || g->team % 32 || !r || r->u.reduce.op == IR_RED_PROD) return 0;
-  double size = 1;
-  for (int i = 0; i < r->u.reduce.n_vars; i++) size *= ir_estimate(s->index[r->u.reduce.vars[i]].extent);
-  if (size < 16) return 0;
+  if (ir_reduce_terms(s, r) < 16) return 0;
   int last = r->u.reduce.vars[r->u.reduce.n_vars - 1];
   return cg_reads_contiguously(C->a, s, r->arg[0], last);
 }
@@ -111,9 +105,8 @@ enum { PARTS_LONG = 512 };
 static int parts_per_element(const cg_ctx *C, const cg_group *g, const ir_stmt *s, const int *inner, int n_inner) {
   const ir_expr *r = cg_top_reduce(s->rhs);
   if (g->team <= 32 || !r || n_inner == 0) return 0;
-  double elems = 1, size = 1;
+  double elems = 1, size = ir_reduce_terms(s, r);
   for (int i = 0; i < n_inner; i++) elems *= ir_estimate(s->index[inner[i]].extent);
-  for (int i = 0; i < r->u.reduce.n_vars; i++) size *= ir_estimate(s->index[r->u.reduce.vars[i]].extent);
   if (!C->t->opt.rows_parts && size < PARTS_LONG) return 0;
   return 2 * elems <= g->team && size >= 8;
 }

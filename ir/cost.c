@@ -51,11 +51,26 @@ double ir_estimate(const sym *x) {
   return x && sym_eval(x, ir_estimate_axes(), NULL, &v) ? (double)v : 1e18;
 }
 
+double ir_reduce_terms(const ir_stmt *s, const ir_expr *r) {
+  double n = 1;
+  for (int i = 0; i < r->u.reduce.n_vars; i++) n *= ir_estimate(s->index[r->u.reduce.vars[i]].extent);
+  return n;
+}
+
+int ir_top_reductions(const ir_expr *e, const ir_expr **out, int n, int max, int through_where) {
+  if (e->op == IR_OP_REDUCE) {
+    if (n < max) out[n++] = e;
+    return n;
+  }
+  if (e->op == IR_OP_WHERE && !through_where) return n;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) n = ir_top_reductions(e->arg[i], out, n, max, through_where);
+  return n;
+}
+
 static const ir_expr *largest_sum(const ir_stmt *s, const ir_expr *e, double *best_size) {
   if (e->op == IR_OP_REDUCE) {
     if (e->u.reduce.op != IR_RED_SUM) return NULL;
-    double size = 1;
-    for (int i = 0; i < e->u.reduce.n_vars; i++) size *= ir_estimate(s->index[e->u.reduce.vars[i]].extent);
+    double size = ir_reduce_terms(s, e);
     if (size <= *best_size) return NULL;
     *best_size = size;
     return e;

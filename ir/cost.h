@@ -21,6 +21,15 @@ ir_cost ir_program_cost(const ir_program *p, const ir_binding *b);
 enum { IR_EST_VAR = 64 };
 const int64_t *ir_estimate_axes(void);
 double ir_estimate(const sym *x);
+/* The terms of reduction r of s: the product of its reduced extents,
+ * estimated. */
+double ir_reduce_terms(const ir_stmt *s, const ir_expr *r);
+/* The reductions at the top of e, reached through arithmetic, and through
+ * where() too when through_where, not into other reductions: appended to
+ * out[n..max) in order, the new count returned.  The first through where()
+ * is the one a team or the grid splits (codegen's cg_top_reduce); hoist
+ * moves the others out. */
+int ir_top_reductions(const ir_expr *e, const ir_expr **out, int n, int max, int through_where);
 /* The sums at the top of e, reached through arithmetic only (not through
  * where() or other reductions): appended to out[n..max), the new count
  * returned; and the one of them whose reduced extent (estimated) is the

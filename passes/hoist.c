@@ -139,23 +139,11 @@ static ir_expr *hoist_one(hoister *H, ir_expr *e) {
   return load;
 }
 
-/* The reductions at the top of e: through arithmetic, and through where()
- * too when through_where (as walk goes), not into other reductions. */
-static int top_reductions(const ir_expr *e, const ir_expr **out, int n, int max, int through_where) {
-  if (e->op == IR_OP_REDUCE) {
-    if (n < max) out[n++] = e;
-    return n;
-  }
-  if (e->op == IR_OP_WHERE && !through_where) return n;
-  for (int i = 0; i < ir_op_info[e->op].arity; i++) n = top_reductions(e->arg[i], out, n, max, through_where);
-  return n;
-}
-
 /* Reductions written more than once (outside other reductions) move out,
  * once: the first copy is forced out, the others read its temporary. */
 static void mark_repeated_reductions(hoister *H) {
   const ir_expr *r[16];
-  int n = top_reductions(H->s->rhs, r, 0, 16, 1);
+  int n = ir_top_reductions(H->s->rhs, r, 0, 16, 1);
   for (int i = 0; i < n && H->n_force < 8; i++)
     for (int j = i + 1; j < n; j++)
       if (ir_expr_same(H->p->arena, H->s, r[i], r[j])) {
@@ -192,19 +180,13 @@ static void mark_secondary_sums(hoister *H) {
  * temporary. */
 enum { HOIST_TEAM_TERMS = 32 };
 
-static double terms_of(const ir_stmt *s, const ir_expr *r) {
-  double n = 1;
-  for (int i = 0; i < r->u.reduce.n_vars; i++) n *= ir_estimate(s->index[r->u.reduce.vars[i]].extent);
-  return n;
-}
-
 static void mark_other_reductions(hoister *H) {
   int scalar = 1;
   for (int i = 0; i < H->s->n_index; i++) scalar &= H->s->index[i].kind != IR_IDX_FREE;
   const ir_expr *r[8];
-  int n = top_reductions(H->s->rhs, r, 0, 8, 1);
+  int n = ir_top_reductions(H->s->rhs, r, 0, 8, 1);
   for (int i = 1; i < n && H->n_force < 8; i++)
-    if (scalar || terms_of(H->s, r[i]) >= HOIST_TEAM_TERMS) H->force[H->n_force++] = r[i];
+    if (scalar || ir_reduce_terms(H->s, r[i]) >= HOIST_TEAM_TERMS) H->force[H->n_force++] = r[i];
 }
 
 static ir_expr *walk(hoister *H, ir_expr *e) {
@@ -315,7 +297,7 @@ static void rfactor_one(hoister *H, ir_expr *r, int v) {
  * split when there is exactly one and rfactor_index finds its index. */
 static void rfactor(hoister *H) {
   const ir_expr *r[2];
-  if (H->s->accumulate || top_reductions(H->s->rhs, r, 0, 2, 1) != 1) return;
+  if (H->s->accumulate || ir_top_reductions(H->s->rhs, r, 0, 2, 1) != 1) return;
   int v = rfactor_index(H->s, r[0]);
   if (v >= 0) rfactor_one(H, (ir_expr *)r[0], v);
 }

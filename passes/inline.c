@@ -84,17 +84,16 @@ int ir_inline(ir_program *p, kbc_diag *d) {
      * inlined into the others, it would be computed again for them (a
      * residual stream's layer norm, recomputed from the first layer in
      * every later one) to save one load each — unless trivial. */
+    ir_expr **r = KBC_NEW_ARRAY(p->arena, ir_expr *, p->stmts.len);
     int everywhere = 1;
-    for (int j = i + 1; j < p->stmts.len && everywhere; j++) {
+    for (int j = i + 1; j < p->stmts.len; j++) {
       const ir_stmt *cons = IR_STMT(p, j);
-      everywhere = !ir_expr_reads(cons->rhs, prod->out) || inlined(p, prod, size, cons);
+      r[j] = inlined(p, prod, size, cons);
+      everywhere &= r[j] || !ir_expr_reads(cons->rhs, prod->out);
     }
     if (!everywhere && size > MAX_IN_REDUCTION) continue;
-    for (int j = i + 1; j < p->stmts.len; j++) {
-      ir_stmt *cons = IR_STMT(p, j);
-      ir_expr *r = inlined(p, prod, size, cons);
-      if (r) cons->rhs = r;
-    }
+    for (int j = i + 1; j < p->stmts.len; j++)
+      if (r[j]) IR_STMT(p, j)->rhs = r[j];
   }
   return 1;
 }
