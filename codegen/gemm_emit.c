@@ -132,7 +132,9 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
     const gemm_operand *o = &plan->op[w];
     kbc_buf_printf(C->out, "//   %c: loaded %s-contiguous, %d per thread per k-tile, %s\n", w ? 'B' : 'A',
                    o->kmajor ? "k" : (w ? "n" : "m"), o->slots,
-                   o->fast ? "addressed as row offset + k offset" : "evaluated per element");
+                   o->guarded ? "addressed as row offset + k offset where in bounds"
+                   : o->fast  ? "addressed as row offset + k offset"
+                              : "evaluated per element");
   }
   ge->emit.written = cg_signature(C->out, C->a, C->p, C->names, k->name, GEMM_THREADS, plan->min_blocks, k->n_tensors,
                                k->tensors, k->first, 1);

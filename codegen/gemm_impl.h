@@ -79,7 +79,9 @@ typedef struct {
   int bx;              /* tile extent along x */
   const char *X, *x0;  /* C names of the x extent and the tile origin */
   int kmajor;          /* consecutive threads load consecutive k */
-  int fast;            /* single plain load addressed as row offset + k offset */
+  int fast;            /* single load addressed as row offset + k offset */
+  int guarded;         /* fast and padded (x?[...]): loaded where its in-bounds test over the row and
+                          k digits holds (dimensions proven in range untested), else 0 */
   int table;           /* k offsets / digits from the shared k table */
   int flat_rows;       /* row_off depends on x only through its flattening: rows not decoded */
   sym *row_off, *k_off;

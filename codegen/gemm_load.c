@@ -99,6 +99,15 @@ static void emit_load(gemm_emitter *ge, const gemm_operand *o, int j, const char
                               : cg_fmt(out, "_%cr%dok && _k%d < _kend", o->tag, r, ks);
   if (o->partial && j == o->slots - 1)
     cond = cg_fmt(out, "%s && _tid < %d", cond, o->bx * plan->tiling.cfg.bk - j * GEMM_THREADS);
+  if (o->guarded) { /* the in-bounds test over the row and k digits */
+    for (int i = 0; i < o->n_x; i++) ge->bind[o->x[i]] = rowdigit(ge, o, r, o->x[i]);
+    if (o->table)
+      for (int i = 0; i < c->n_k; i++) ge->bind[c->k[i]] = cg_fmt(out, "_kd[%s][%d][%s]", tbuf, i, o->kl[j]);
+    else
+      bind_k(ge, ks);
+    const char *inb = cg_in_bounds(out, o->e->u.load.tensor, o->e->u.load.idx);
+    if (strcmp(inb, "true")) cond = cg_fmt(out, "%s && %s", cond, inb);
+  }
   if (o->fast) {
     const ir_tensor *t = o->e->u.load.tensor;
     const char *koff = o->table ? cg_fmt(out, "_%cqt[%s][%s]", o->tag, tbuf, o->kl[j]) : cg_fmt(out, "_%cq%d", o->tag, ks);

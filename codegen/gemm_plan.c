@@ -33,11 +33,13 @@ static void stride_runs(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int ki
   for (int i = 0; i < ir_op_info[e->op].arity; i++) stride_runs(a, s, e->arg[i], kid, xid, run_k, run_x);
 }
 
-/* Whether e is one plain load whose flat offset is (terms without K
- * indices) + (terms with only K indices); if so, the two parts. */
+/* Whether e is one load whose flat offset is (terms without K indices) +
+ * (terms with only K indices); if so, the two parts.  A padded load's
+ * offset splits the same way (a convolution's x?[n, c, i + ky - 1, ...]):
+ * its reads outside the tensor are cut by a test, not by the offset. */
 static int split_offset(kbc_arena *a, const ir_stmt *s, const cg_contraction *c, const ir_expr *e, sym **row,
                         sym **kpart) {
-  if (e->op != IR_OP_LOAD || e->u.load.padded) return 0;
+  if (e->op != IR_OP_LOAD) return 0;
   sym *off = cg_flat_offset(a, e->u.load.tensor, e->u.load.idx);
   if (!off) return 0;
   sym *zero = sym_const(a, 0);
@@ -72,7 +74,9 @@ static void plan_operand(kbc_arena *a, cg_gemm_plan *plan, gemm_operand *o, char
   stride_runs(a, s, o->e, c->k[c->n_k - 1], o->x[o->n_x - 1], &run_k, &run_x);
   o->kmajor = run_k >= run_x;
   o->fast = split_offset(a, s, c, o->e, &o->row_off, &o->k_off);
-  sym *rows = o->fast && o->n_x > 1 ? cg_collapse(a, s, o->row_off, o->x, o->n_x) : NULL;
+  o->guarded = o->fast && o->e->u.load.padded;
+  /* a guarded operand's test reads the row digits: rows decoded */
+  sym *rows = o->fast && !o->guarded && o->n_x > 1 ? cg_collapse(a, s, o->row_off, o->x, o->n_x) : NULL;
   o->flat_rows = rows != NULL;
   if (rows) o->row_off = rows;
 }
@@ -145,7 +149,7 @@ static void plan_loads(kbc_arena *a, cg_gemm_plan *plan, gemm_operand *o) {
   }
   o->table = plan->tiling.c.n_k > 1 && !plan->kflat && n_kls > 1;
   if (o->table) {
-    plan->table_digits |= !o->fast;
+    plan->table_digits |= !o->fast || o->guarded;
     plan->builder = kslot(plan, kbc_arena_printf(a, "_tid %% %d", bk));
   }
   for (int j = 0; j < o->slots; j++) o->kslot_of[j] = o->table ? -1 : kslot(plan, o->kl[j]);
@@ -163,7 +167,8 @@ enum { GEMM_KFLAT_MAX_SLOTS = 16 };
 static void plan_operand_loads(kbc_arena *a, cg_gemm_plan *plan) {
   const cg_contraction *c = &plan->tiling.c;
   sym *ka = NULL, *kb = NULL;
-  if (c->n_k > 1 && plan->op[0].fast && plan->op[1].fast) {
+  /* (a guarded operand's test reads the k digits: K not flat) */
+  if (c->n_k > 1 && plan->op[0].fast && plan->op[1].fast && !plan->op[0].guarded && !plan->op[1].guarded) {
     ka = cg_collapse(a, plan->s, plan->op[0].k_off, c->k, c->n_k);
     kb = cg_collapse(a, plan->s, plan->op[1].k_off, c->k, c->n_k);
   }

@@ -273,6 +273,14 @@ parts() { "$kbc" compile "$rf" --emit plan --target sm_90 "$@" 2>&1 | grep -c "\
 mp=$src/bench/suite/1_43_maxpool3d.kb
 "$kbc" compile "$mp" --emit cuda --target sm_90 --specialize --set batch_size=16 --set channels=32 --set dim1=128 \
   --set dim2=128 --set dim3=128 2>&1 | grep -q "1 thread per outer point" || fail "maxpool3d: not a thread per point"
+# A padded operand of a tiled contraction addressed as row offset + k
+# offset under its in-bounds test, which leaves out the dimensions proven in
+# range (a transposed convolution's batch and channel: only i - ki, j - kj).
+ct=$("$kbc" compile "$src/bench/suite/1_57_conv_transpose2d.kb" --emit cuda --target sm_90 --specialize \
+  --set batch_size=8 --set in_channels=64 --set out_channels=64 --set height=1024 --set width=1024 2>&1)
+echo "$ct" | grep -q "A: .*addressed as row offset + k offset where in bounds" ||
+  fail "conv_transpose2d: padded A not addressed as row offset + k offset"
+echo "$ct" | grep -qE "0 <= _ar0_n|_kd\[[^]]*\]\[0\]\[[^]]*\] < " && fail "conv_transpose2d: a dimension proven in range tested"
 # inline (passes/inline.c): a producer kept for a reduction that reads it
 # is not recomputed by its other readers; a trivial one (x + 1) is.
 printf 'kernel keep\naxis n var\naxis m var\ninput x f32[n, m]\ninput w f32[m, m]\noutput y f32[n, m]\noutput z f32[n, m]\ntensor a f32[n, m]\ntensor b f32[n, m]\na[i, j] = tanh(x[i, j]) * 2.0 + x[i, j]\nb[i, j] = x[i, j] + 1.0\ny[i, j] = sum(k: a[i, k] * w[k, j]) + sum(k: b[i, k] * w[k, j])\nz[i, j] = a[i, j] + b[i, j]\n' >"$tmp/keep.kb"

@@ -365,7 +365,7 @@ def minimize(checker, text, binding, oracle, detail, workdir, budget_s=240):
     while changed and time.time() - t0 < budget_s:
         changed = False
         for i in range(len(items) - 1, 0, -1):  # never the `kernel` line
-            if i >= len(items):
+            if i >= len(items) or time.time() - t0 >= budget_s:
                 continue
             trial = items[:i] + items[i + 1:]
             if fails(trial, binding):
@@ -484,40 +484,55 @@ def main(argv):
     t0 = time.time()
     results = []
     counts = {"ok": 0, "rejected": 0, "fail": 0}
-    with cf.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        pending = {}
-        it = iter(seeds)
-        def submit():
-            if args.time_limit and time.time() - t0 > args.time_limit:
-                return False
-            s = next(it, None)
-            if s is None:
-                return False
-            pending[pool.submit(one, checker, s, args, args.keep)] = s
-            return True
-        for _ in range(max(1, args.jobs) * 2):
-            if not submit():
-                break
-        while pending:
-            done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
-            for fut in done:
-                s = pending.pop(fut)
-                try:
-                    seed, verdict, oracle, detail, kept = fut.result()
-                except Exception as e:  # a generator or driver bug: counted as a failure
-                    seed, verdict, oracle, detail, kept = s, "fail", "driver", repr(e), None
-                counts[verdict] += 1
-                if len(results) % 100 == 99:
-                    print(f"... {len(results) + 1} specs, {time.time() - t0:.0f} s: {counts}", flush=True)
-                results.append({"seed": seed, "verdict": verdict, "oracle": oracle, "detail": detail[:4000]})
-                if verdict == "fail":
-                    print(f"FAIL seed {seed} ({oracle}): {detail.strip()[:1500]}", flush=True)
-                    if kept:
-                        print(f"  minimized ({kept[2] or 'not kept'}):\n{kept[0]}  binding: {kept[1]}", flush=True)
-                elif verdict == "rejected":
-                    print(f"rejected seed {seed}: {detail}", flush=True)
-                submit()
-    if checker.batch:
+    # Past the time limit, the specs still running get a grace period (a
+    # slow one's checks may take minutes: the CPU interpreter on a large
+    # binding, retries after a timeout); then they are abandoned, counted
+    # apart, and the process ends without waiting for their threads.
+    grace = max(60.0, args.min_time + 30.0)
+    abandoned = 0
+    pool = cf.ThreadPoolExecutor(max_workers=max(1, args.jobs))
+    pending = {}
+    it = iter(seeds)
+    def submit():
+        if args.time_limit and time.time() - t0 > args.time_limit:
+            return False
+        s = next(it, None)
+        if s is None:
+            return False
+        pending[pool.submit(one, checker, s, args, args.keep)] = s
+        return True
+    for _ in range(max(1, args.jobs) * 2):
+        if not submit():
+            break
+    while pending:
+        wait_s = None
+        if args.time_limit:
+            wait_s = max(0.0, t0 + args.time_limit + grace - time.time())
+        done, _ = cf.wait(pending, timeout=wait_s, return_when=cf.FIRST_COMPLETED)
+        if not done:
+            abandoned = len(pending)
+            print(f"abandoned {abandoned} specs still running {grace:.0f} s past the time limit (seeds "
+                  f"{', '.join(str(v) for v in sorted(pending.values()))}): not counted", flush=True)
+            break
+        for fut in done:
+            s = pending.pop(fut)
+            try:
+                seed, verdict, oracle, detail, kept = fut.result()
+            except Exception as e:  # a generator or driver bug: counted as a failure
+                seed, verdict, oracle, detail, kept = s, "fail", "driver", repr(e), None
+            counts[verdict] += 1
+            if len(results) % 100 == 99:
+                print(f"... {len(results) + 1} specs, {time.time() - t0:.0f} s: {counts}", flush=True)
+            results.append({"seed": seed, "verdict": verdict, "oracle": oracle, "detail": detail[:4000]})
+            if verdict == "fail":
+                print(f"FAIL seed {seed} ({oracle}): {detail.strip()[:1500]}", flush=True)
+                if kept:
+                    print(f"  minimized ({kept[2] or 'not kept'}):\n{kept[0]}  binding: {kept[1]}", flush=True)
+            elif verdict == "rejected":
+                print(f"rejected seed {seed}: {detail}", flush=True)
+            submit()
+    pool.shutdown(wait=not abandoned, cancel_futures=True)
+    if checker.batch and not abandoned:
         checker.batch.close()
     if args.json:
         with open(args.json, "w") as f:
@@ -529,7 +544,12 @@ def main(argv):
     # means the generator drifted from the language: fail then
     bad = counts["fail"] + (counts["rejected"] if counts["rejected"] > max(2, n // 10) else 0)
     print(f"{n - bad} passed, {bad} failed")
-    return 1 if bad else 0
+    code = 1 if bad else 0
+    if abandoned:  # their threads may run on for minutes: end without them
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 if __name__ == "__main__":
