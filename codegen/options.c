@@ -27,8 +27,7 @@ cg_options cg_options_from_env(void) {
   o.attn_pipe = kbc_env_flag("KBC_ATTN_PIPE", 1);
   o.attn_min_blocks = kbc_env_int("KBC_ATTN_MIN_BLOCKS", 0, 4, 0);
   o.rows_parts = kbc_env_flag("KBC_ROWS_PARTS", 0);
-  o.gemm_min_blocks = kbc_env_int("KBC_GEMM_MIN_BLOCKS", 0, 4, 0);
-  if (o.gemm_min_blocks < 2) o.gemm_min_blocks = 0; /* 0 and 1: no bound asked */
+  o.gemm_min_blocks = kbc_env_int("KBC_GEMM_MIN_BLOCKS", 0, 4, 0); /* 0: the plan's; 1: no bound */
   o.idx32 = kbc_env_flag("KBC_IDX32", 0);
   return o;
 }

@@ -26,7 +26,8 @@ typedef struct {
   int attn_min_blocks; /* KBC_ATTN_MIN_BLOCKS: the pipelined attention kernel's blocks per multiprocessor,
                           1..4 (as shared memory allows); 0: the plan's choice */
   int rows_parts;      /* KBC_ROWS_PARTS: a block-wide team's column sums in parts */
-  int gemm_min_blocks; /* KBC_GEMM_MIN_BLOCKS: __launch_bounds__(256, N) on GEMM kernels, N in 2..4; 0: none */
+  int gemm_min_blocks; /* KBC_GEMM_MIN_BLOCKS: __launch_bounds__(256, N) on GEMM kernels, N in 2..4;
+                          1: no bound; 0: the plan's (gemm_plan.c) */
   int idx32;           /* KBC_IDX32: the 32-bit index variant where a binding fits (applied by the
                           callers: cg_program_narrow) */
 } cg_options;

@@ -722,7 +722,12 @@ class Gen:
         self.lines.append(f"input {b} f32[{L}, {last.text}]")
         fn = self.fresh("layer")
         body = r.choice([f"return tanh(linear(h, {w}[l], {b}[l])) + h",
-                         f"z = linear(h, {w}[l], {b}[l])\n  return layernorm(z + h, {b}[l], {b}[l], 1e-5)",
+                         # eps 0.1: a row of z + h may be nearly constant for the
+                         # random weights (the more so over a short last axis, 2 or
+                         # 3), and rsqrt(var + 1e-5) magnifies its rounding 300x —
+                         # PyTorch's own float32 missed 1e-5 in 2 of 100 draws of
+                         # seed 701792's shapes (the GPU fuzzer's failure), none at 0.1
+                         f"z = linear(h, {w}[l], {b}[l])\n  return layernorm(z + h, {b}[l], {b}[l], 0.1)",
                          f"return softmax(linear(h, {w}[l]), axis=-1)"])
         self.defs = getattr(self, "defs", []) + [f"def {fn}(h, l) {{\n  {body}\n}}"]
         cur = self.fresh("h")

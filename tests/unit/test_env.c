@@ -185,11 +185,11 @@ static void test_cg_options_from_env(void **state) {
 
   setenv("KBC_NO_GEMM", "off", 1); /* once "on" (anything but "0"), now off */
   setenv("KBC_IDX32", "0", 1);
-  setenv("KBC_GEMM_MIN_BLOCKS", "1", 1); /* 0 and 1: no bound */
+  setenv("KBC_GEMM_MIN_BLOCKS", "1", 1); /* 1: no bound (0: the plan's) */
   o = cg_options_from_env();
   assert_int_equal(o.no_gemm, 0);
   assert_int_equal(o.idx32, 0);
-  assert_int_equal(o.gemm_min_blocks, 0);
+  assert_int_equal(o.gemm_min_blocks, 1);
   clear_cg_vars();
 }
 
