@@ -44,7 +44,7 @@ extern "C" __global__ void kbc_zero(float *p, long long n) {
 //   tile 128x128x16, 256 threads as 16 x 16, 8x8 outputs per thread, shared memory 33792 B double-buffered
 //   A: loaded k-contiguous, 8 per thread per k-tile, addressed as row offset + k offset
 //   B: loaded n-contiguous, 8 per thread per k-tile, addressed as row offset + k offset
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(256, 2)
 batched_matmul_k0_out(const float *__restrict__ a,
     const float *__restrict__ b,
     float *out,
