@@ -424,7 +424,10 @@ static int sum_blocks(const cg_emit *E, const ir_expr *e, int *chunk) {
       int64_t v;
       int known = sym_is_const(ext, &v), whole = known && c >= v;
       if (whole && i == 0) return -1; /* no block smaller than the sum */
-      if (known && !whole) c = (int)((v + (v + c - 1) / c - 1) / ((v + c - 1) / c)); /* blocks of equal size */
+      if (known && !whole) { /* as many blocks, of equal size */
+        int64_t blocks = (v + c - 1) / c;
+        c = (int)((v + blocks - 1) / blocks);
+      }
       *chunk = whole ? 0 : c;
       return i;
     }

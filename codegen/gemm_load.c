@@ -89,22 +89,28 @@ static void emit_k_offsets(gemm_emitter *ge) {
   }
 }
 
+/* The indices of o's load slot j stand for its row's digits and its k's
+ * (from the k table, or the k slot's own). */
+static void bind_slot(gemm_emitter *ge, const gemm_operand *o, int j, const char *tbuf) {
+  const cg_contraction *c = &ge->plan->tiling.c;
+  for (int i = 0; i < o->n_x; i++) ge->bind[o->x[i]] = rowdigit(ge, o, o->row_of[j], o->x[i]);
+  if (o->table)
+    for (int i = 0; i < c->n_k; i++) ge->bind[c->k[i]] = cg_fmt(&ge->emit, "_kd[%s][%d][%s]", tbuf, i, o->kl[j]);
+  else
+    bind_k(ge, o->kslot_of[j]);
+}
+
 /* Load slot j of o into its staging register. */
 static void emit_load(gemm_emitter *ge, const gemm_operand *o, int j, const char *tbuf) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
-  const cg_contraction *c = &plan->tiling.c;
   int r = o->row_of[j], ks = o->kslot_of[j];
   const char *cond = o->table ? cg_fmt(out, "_%cr%dok && _kb + %s < _kend", o->tag, r, o->kl[j])
                               : cg_fmt(out, "_%cr%dok && _k%d < _kend", o->tag, r, ks);
   if (o->partial && j == o->slots - 1)
     cond = cg_fmt(out, "%s && _tid < %d", cond, o->bx * plan->tiling.cfg.bk - j * GEMM_THREADS);
   if (o->guarded) { /* the in-bounds test over the row and k digits */
-    for (int i = 0; i < o->n_x; i++) ge->bind[o->x[i]] = rowdigit(ge, o, r, o->x[i]);
-    if (o->table)
-      for (int i = 0; i < c->n_k; i++) ge->bind[c->k[i]] = cg_fmt(out, "_kd[%s][%d][%s]", tbuf, i, o->kl[j]);
-    else
-      bind_k(ge, ks);
+    bind_slot(ge, o, j, tbuf);
     const char *inb = cg_in_bounds(out, o->e->u.load.tensor, o->e->u.load.idx);
     if (strcmp(inb, "true")) cond = cg_fmt(out, "%s && %s", cond, inb);
   }
@@ -115,11 +121,7 @@ static void emit_load(gemm_emitter *ge, const gemm_operand *o, int j, const char
             koff);
     return;
   }
-  for (int i = 0; i < o->n_x; i++) ge->bind[o->x[i]] = rowdigit(ge, o, r, o->x[i]);
-  if (o->table)
-    for (int i = 0; i < c->n_k; i++) ge->bind[c->k[i]] = cg_fmt(out, "_kd[%s][%d][%s]", tbuf, i, o->kl[j]);
-  else
-    bind_k(ge, ks);
+  bind_slot(ge, o, j, tbuf);
   cg_line(out, "_%cv[%d] = 0.0f;", o->tag, j);
   cg_line(out, "if (%s) {", cond);
   out->indent++;

@@ -365,7 +365,9 @@ def minimize(checker, text, binding, oracle, detail, workdir, budget_s=240):
     while changed and time.time() - t0 < budget_s:
         changed = False
         for i in range(len(items) - 1, 0, -1):  # never the `kernel` line
-            if i >= len(items) or time.time() - t0 >= budget_s:
+            if time.time() - t0 >= budget_s:
+                break
+            if i >= len(items):
                 continue
             trial = items[:i] + items[i + 1:]
             if fails(trial, binding):
@@ -486,8 +488,9 @@ def main(argv):
     counts = {"ok": 0, "rejected": 0, "fail": 0}
     # Past the time limit, the specs still running get a grace period (a
     # slow one's checks may take minutes: the CPU interpreter on a large
-    # binding, retries after a timeout); then they are abandoned, counted
-    # apart, and the process ends without waiting for their threads.
+    # binding, retries after a timeout, a hang); then they are abandoned —
+    # unverified, so they fail the run, their seeds printed for a replay —
+    # and the process ends without waiting for their threads.
     grace = max(60.0, args.min_time + 30.0)
     abandoned = 0
     pool = cf.ThreadPoolExecutor(max_workers=max(1, args.jobs))
@@ -512,7 +515,8 @@ def main(argv):
         if not done:
             abandoned = len(pending)
             print(f"abandoned {abandoned} specs still running {grace:.0f} s past the time limit (seeds "
-                  f"{', '.join(str(v) for v in sorted(pending.values()))}): not counted", flush=True)
+                  f"{', '.join(str(v) for v in sorted(pending.values()))}): unverified", flush=True)
+            results += [{"seed": v, "verdict": "abandoned", "oracle": "", "detail": ""} for v in pending.values()]
             break
         for fut in done:
             s = pending.pop(fut)
@@ -539,11 +543,11 @@ def main(argv):
             json.dump(results, f, indent=1)
     n = len(results)
     print(f"{n} specs in {time.time() - t0:.0f} s: {counts['ok']} ok, {counts['rejected']} rejected by kbc check, "
-          f"{counts['fail']} failed")
+          f"{counts['fail']} failed" + (f", {abandoned} abandoned" if abandoned else ""))
     # rejected specs are not failures of the compiler's output, but too many
     # means the generator drifted from the language: fail then
-    bad = counts["fail"] + (counts["rejected"] if counts["rejected"] > max(2, n // 10) else 0)
-    print(f"{n - bad} passed, {bad} failed")
+    bad = counts["fail"] + (counts["rejected"] if counts["rejected"] > max(2, n // 10) else 0) + abandoned
+    print(f"{n - bad} passed, {bad} failed" + (f" (of them {abandoned} abandoned, unverified)" if abandoned else ""))
     code = 1 if bad else 0
     if abandoned:  # their threads may run on for minutes: end without them
         sys.stdout.flush()
