@@ -210,7 +210,9 @@ const char *cg_stmt_comment(kbc_arena *a, const ir_stmt *s);
 
 /* Kernel signature: tensors used by statements [first, first+count);
  * __launch_bounds__(block) or, for min_blocks >= 1, (block, min_blocks)
- * (1: one block per multiprocessor is enough, registers up to 255).
+ * (1: one block per multiprocessor is enough, registers up to 255); for
+ * min_blocks <= -2, -min_blocks blocks from sm_90 on and one before
+ * (KBC_BLOCKS_SM90, the preamble's).
  * Returns, per tensor id, whether the kernel writes it (for cg_emit.written). */
 int cg_collect_tensors(kbc_arena *a, const ir_program *p, int first, int count, int **ids);
 const unsigned char *cg_signature(kbc_buf *out, kbc_arena *a, const ir_program *p, const cg_names *names,

@@ -638,7 +638,9 @@ const unsigned char *cg_signature(kbc_buf *out, kbc_arena *a, const ir_program *
                                   int first, int count) {
   unsigned char *written = KBC_NEW_ARRAY(a, unsigned char, p->tensors.len + 1);
   for (int i = first; i < first + count; i++) written[IR_STMT(p, i)->out->id] = 1;
-  const char *min = min_blocks >= 1 ? kbc_arena_printf(a, ", %d", min_blocks) : "";
+  const char *min = min_blocks >= 1    ? kbc_arena_printf(a, ", %d", min_blocks)
+                    : min_blocks <= -2 ? kbc_arena_printf(a, ", KBC_BLOCKS_SM90(%d)", -min_blocks)
+                                       : "";
   kbc_buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%d%s)\n%s(", block, min, name);
   for (int i = 0; i < n_tensors; i++) {
     const ir_tensor *t = IR_TENSOR(p, ids[i]);

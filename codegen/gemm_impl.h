@@ -128,7 +128,8 @@ struct cg_gemm_plan {
   int split_below;    /* split-K only for fewer output tiles than this: two waves for the
                          bare sum, one with other terms (whose split lost 2% where the
                          tiles filled a wave: H200, 2026-12-02) */
-  int min_blocks;     /* __launch_bounds__'s blocks per multiprocessor (opt.gemm_min_blocks) */
+  int min_blocks;     /* __launch_bounds__'s blocks per multiprocessor (opt.gemm_min_blocks), as
+                         cg_signature takes it (-2: two from sm_90 on) */
 };
 
 /* ---- emission (gemm_emit.c, gemm_load.c, gemm_epilogue.c) ---- */

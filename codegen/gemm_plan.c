@@ -319,13 +319,16 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
    * bytes spilled) 1.05-1.31x: 4096^3 3,607 -> 3,200 us, 8205x2949x5921
    * 8,765 -> 6,664 us.  Convolutions (k tables, guarded operands), the
    * flattened spaces and the tensor-core tiles keep theirs (unmeasured;
-   * their kernels hold up to 255 registers).  opt.gemm_min_blocks
-   * (KBC_GEMM_MIN_BLOCKS) overrides: 1 no bound, 2..4 that many. */
+   * their kernels hold up to 255 registers).  Asked from sm_90 on only
+   * (KBC_BLOCKS_SM90 in the text, which is compiled for other GPUs too):
+   * at sm_80 ptxas spilled 68 bytes under the cap (the nvcc tests).
+   * opt.gemm_min_blocks (KBC_GEMM_MIN_BLOCKS) overrides: 1 no bound, 2..4
+   * that many on every GPU. */
   const cg_contraction *ct = &tl->c;
   int plain = !f->mma && ct->n_m == 1 && ct->n_n == 1 && ct->n_k == 1 && plan->op[0].fast && plan->op[1].fast &&
               !plan->op[0].guarded && !plan->op[1].guarded;
   int mb = C->t->opt.gemm_min_blocks;
-  plan->min_blocks = mb >= 2 ? mb : mb == 1 ? 0 : plain ? 2 : 0;
+  plan->min_blocks = mb >= 2 ? mb : mb == 1 ? 0 : plain ? -2 : 0;
 
   k->family = CG_FAMILY_GEMM;
   k->first = g->first;

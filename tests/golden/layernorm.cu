@@ -13,6 +13,13 @@ __device__ __forceinline__ long long kbc_floormod(long long a, long long b) {
 __device__ __forceinline__ long long kbc_max_ll(long long a, long long b) { return a > b ? a : b; }
 __device__ __forceinline__ long long kbc_min_ll(long long a, long long b) { return a < b ? a : b; }
 __device__ __forceinline__ long long kbc_abs_ll(long long a) { return a < 0 ? -a : a; }
+// Blocks per multiprocessor asked from sm_90 on, where measured; one before (sm_80's ptxas
+// spilled a matrix product's registers under the two-block cap)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define KBC_BLOCKS_SM90(n) 1
+#else
+#define KBC_BLOCKS_SM90(n) n
+#endif
 // max and min that give NaN where either side is NaN, as PyTorch's maximum, amax and relu
 // do (fmaxf and fminf return the other side): one instruction from sm_80 on
 #ifdef __CUDA_ARCH__
