@@ -220,7 +220,7 @@ cg_attn_plan *cg_plan_attn(cg_ctx *C, const cg_group *g, cg_kernel *k) {
     }
     plan->v_vec = cg_access_by_4(a, O, ch->c2.b, ch->n2, ch->n_n2, n2c, mult);
   } else
-    plan->lay = choose_layout(tf32 ? 1 : opt->fp32_mma ? 2 : 0, nt);
+    plan->lay = choose_layout(tf32 ? 1 : opt->fp32_mma == 1 ? 2 : 0, nt);
   plan->mask = plan_mask(a, ch);
   plan->q_row_fast = contiguous_along(a, S, ch->c1.a, ch->c1.k, ch->c1.n_k);
   plan->k_row_fast = contiguous_along(a, S, ch->c1.b, ch->c1.k, ch->c1.n_k);

@@ -246,6 +246,10 @@ CG_FAMILIES(CG_FAMILY_ENTRIES)
  * with split, kbc_split_tf32 for 3xTF32), each once per translation unit
  * (guarded by #ifndef). */
 void cg_emit_mma_helpers(kbc_buf *out, int split);
+/* async.c: the cp.async helpers (kbc_cp_async4/16, kbc_cp_commit,
+ * kbc_cp_wait<N>, kbc_cp_wait1/0, kbc_smem_u32, kbc_lds, KBC_DYNAMIC_SMEM),
+ * once per translation unit. */
+void cg_emit_async_helpers(kbc_buf *out);
 
 /* The first reduction at the top of e (through arithmetic and where(), not
  * into another reduction: ir_top_reductions), or NULL: the one a team or

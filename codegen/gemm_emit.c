@@ -98,9 +98,24 @@ static const char split_helpers[] =
     "#endif\n\n";
 
 
+static const char split_fast_helpers[] =
+    "#ifndef KBC_SPLIT_FAST_HELPERS\n"
+    "#define KBC_SPLIT_FAST_HELPERS\n"
+    "// 3xTF32 with a cheaper split: hi is x with its low 13 mantissa bits cleared (a TF32 value), lo =\n"
+    "// x - hi exactly, which the tensor cores read as TF32 (the low bits ignored): an AND and a\n"
+    "// subtraction instead of two conversions and a subtraction.\n"
+    "__device__ __forceinline__ void kbc_split_tf32_fast(float x, unsigned &hi, unsigned &lo) {\n"
+    "  hi = __float_as_uint(x) & 0xffffe000u;\n"
+    "  lo = __float_as_uint(x - __uint_as_float(hi));\n"
+    "}\n"
+    "#endif\n\n";
+
 void cg_emit_mma_helpers(kbc_buf *out, int split) {
   kbc_buf_puts(out, tf32_helpers);
-  if (split) kbc_buf_puts(out, split_helpers);
+  if (split) {
+    kbc_buf_puts(out, split_helpers);
+    kbc_buf_puts(out, split_fast_helpers);
+  }
 }
 
 /* The helpers, the comments describing the schedule, the signature. */
@@ -111,6 +126,7 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
   const cg_contraction *c = &tl->c;
   const gemm_cfg *f = &tl->cfg;
   if (tl->mma) cg_emit_mma_helpers(C->out, tl->split3);
+  if (plan->stages > 2) cg_emit_async_helpers(C->out);
   kbc_buf_printf(C->out, "// %s\n", cg_stmt_comment(C->a, plan->s));
   kbc_buf_printf(C->out, "// schedule: gemm (%s), M = %s, N = %s, K = %s, batch = %s\n",
                  tl->split3 ? "3xTF32 mma.sync m16n8k8, split operands, fp32 accumulation"
@@ -124,7 +140,10 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
   else
     kbc_buf_printf(C->out, "//   tile %dx%dx%d, %d threads: %d x %d warps, warp tile %dx%d (%d x %d mma tiles)", f->bm,
                    f->bn, f->bk, GEMM_THREADS, f->wm, f->wn, f->mi * 16, f->ni * 8, f->mi, f->ni);
-  kbc_buf_printf(C->out, ", shared memory %d B double-buffered\n", gemm_smem_bytes(f));
+  if (plan->stages > 2)
+    kbc_buf_printf(C->out, ", shared memory %d B in %d stages filled by cp.async\n", plan->stages * gemm_stage_bytes(f),
+                   plan->stages);
+  else kbc_buf_printf(C->out, ", shared memory %d B double-buffered\n", gemm_smem_bytes(f));
   if (plan->epilogue.staged)
     kbc_buf_printf(C->out, "//   epilogue through shared memory (output contiguous along m), %d pass%s of %d columns\n",
                    plan->epilogue.passes, plan->epilogue.passes == 1 ? "" : "es", plan->epilogue.nc);
@@ -149,6 +168,20 @@ static void emit_shared(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
   const gemm_cfg *f = &plan->tiling.cfg;
+  if (plan->stages > 2) { /* dynamic: the stages, the epilogue's tile over them */
+    int S = plan->stages, la = f->sa + f->pad_a, lb = f->sb + f->pad_b;
+    cg_line(out, "KBC_DYNAMIC_SMEM(_smem);");
+    cg_line(out, "float (*_As)[%d][%d] = (float (*)[%d][%d])_smem; // A tiles, k-major: _As[stage][k][m]", f->bk, la,
+            f->bk, la);
+    cg_line(out, "float (*_Bs)[%d][%d] = (float (*)[%d][%d])(_smem + %d); // B tiles, k-major: _Bs[stage][k][n]", f->bk,
+            lb, f->bk, lb, S * f->bk * la);
+    if (plan->epilogue.staged)
+      cg_line(out, "float (*_Cs)[%d] = (float (*)[%d])_smem; // the epilogue's output tile, over the stages",
+              plan->epilogue.nc + 1, plan->epilogue.nc + 1);
+    cg_line(out, "const unsigned _sA = kbc_smem_u32(_smem), _sB = _sA + %du; // their shared addresses",
+            4 * S * f->bk * la);
+    return;
+  }
   if (!plan->epilogue.staged) {
     cg_line(out, "__shared__ __align__(16) float _As[2][%d][%d]; // A tile, k-major: _As[k][m]", f->bk, f->sa + f->pad_a);
     cg_line(out, "__shared__ __align__(16) float _Bs[2][%d][%d]; // B tile, k-major: _Bs[k][n]", f->bk, f->sb + f->pad_b);
@@ -255,8 +288,9 @@ static void emit_tile_start(gemm_emitter *ge) {
 static void emit_registers(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const gemm_cfg *f = &ge->plan->tiling.cfg;
-  cg_line(out, "float _av[%d], _bv[%d]; // staging registers: this thread's A and B elements of one k-tile",
-          ge->plan->op[0].slots, ge->plan->op[1].slots);
+  if (ge->plan->stages == 2)
+    cg_line(out, "float _av[%d], _bv[%d]; // staging registers: this thread's A and B elements of one k-tile",
+            ge->plan->op[0].slots, ge->plan->op[1].slots);
   if (!ge->plan->tiling.mma) {
     cg_line(out, "float _acc[%d][%d];", f->tm, f->tn);
     cg_line(out, "#pragma unroll");
@@ -264,12 +298,15 @@ static void emit_registers(gemm_emitter *ge) {
     cg_line(out, "  #pragma unroll");
     cg_line(out, "  for (int _j = 0; _j < %d; ++_j) _acc[_i][_j] = 0.0f;", f->tn);
   } else {
-    cg_line(out, "float _acc[%d][%d][4];", f->mi, f->ni);
+    int split3 = ge->plan->tiling.split3;
+    cg_line(out, "float _acc[%d][%d][4];%s", f->mi, f->ni, split3 ? " // the tensor cores' sums of the last k-tiles" : "");
+    if (split3) cg_line(out, "float _tot[%d][%d][4]; // their fp32 totals", f->mi, f->ni);
     cg_line(out, "#pragma unroll");
     cg_line(out, "for (int _i = 0; _i < %d; ++_i)", f->mi);
     cg_line(out, "  #pragma unroll");
-    cg_line(out, "  for (int _j = 0; _j < %d; ++_j) _acc[_i][_j][0] = _acc[_i][_j][1] = _acc[_i][_j][2] = _acc[_i][_j][3] = 0.0f;",
-            f->ni);
+    cg_line(out, "  for (int _j = 0; _j < %d; ++_j)", f->ni);
+    cg_line(out, "    #pragma unroll");
+    cg_line(out, "    for (int _q = 0; _q < 4; ++_q) _acc[_i][_j][_q] = %s0.0f;", split3 ? "_tot[_i][_j][_q] = " : "");
   }
 }
 
@@ -327,6 +364,8 @@ static void emit_math_mma(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const gemm_cfg *f = &ge->plan->tiling.cfg;
   int split3 = ge->plan->tiling.split3;
+  /* TF32 operands rounded when read where cp.async stored them as they are */
+  const char *rd = ge->plan->stages > 2 ? "kbc_tf32(" : "", *rd_end = ge->plan->stages > 2 ? ")" : "";
   cg_line(out, "#pragma unroll");
   cg_line(out, "for (int _kk = 0; _kk < %d; _kk += 8) {", f->bk);
   out->indent++;
@@ -341,33 +380,56 @@ static void emit_math_mma(gemm_emitter *ge) {
   cg_line(out, "for (int _i = 0; _i < %d; ++_i) {", f->mi);
   cg_line(out, "  const int _r = _wm0 + _i * 16 + _g;");
   for (int q = 0; q < 4; q++)
-    if (split3) cg_line(out, "  kbc_split_tf32(_As[_cur]%s, _fa[_i][%d], _fal[_i][%d]);", a_at[q], q, q);
-    else cg_line(out, "  _fa[_i][%d] = __float_as_uint(_As[_cur]%s);", q, a_at[q]);
+    if (split3) cg_line(out, "  kbc_split_tf32_fast(_As[_cur]%s, _fa[_i][%d], _fal[_i][%d]);", a_at[q], q, q);
+    else cg_line(out, "  _fa[_i][%d] = __float_as_uint(%s_As[_cur]%s%s);", q, rd, a_at[q], rd_end);
   cg_line(out, "}");
   cg_line(out, "#pragma unroll");
   cg_line(out, "for (int _j = 0; _j < %d; ++_j) {", f->ni);
   cg_line(out, "  const int _c = _wn0 + _j * 8 + _g;");
   for (int q = 0; q < 2; q++)
-    if (split3) cg_line(out, "  kbc_split_tf32(_Bs[_cur]%s, _fb[_j][%d], _fbl[_j][%d]);", b_at[q], q, q);
-    else cg_line(out, "  _fb[_j][%d] = __float_as_uint(_Bs[_cur]%s);", q, b_at[q]);
+    if (split3) cg_line(out, "  kbc_split_tf32_fast(_Bs[_cur]%s, _fb[_j][%d], _fbl[_j][%d]);", b_at[q], q, q);
+    else cg_line(out, "  _fb[_j][%d] = __float_as_uint(%s_Bs[_cur]%s%s);", q, rd, b_at[q], rd_end);
   cg_line(out, "}");
-  cg_line(out, "#pragma unroll");
-  cg_line(out, "for (int _i = 0; _i < %d; ++_i)", f->mi);
-  cg_line(out, "  #pragma unroll");
-  if (split3) {
-    cg_line(out, "  for (int _j = 0; _j < %d; ++_j) { // the small products first", f->ni);
-    cg_line(out, "    kbc_mma_tf32(_acc[_i][_j], _fal[_i], _fb[_j]);");
-    cg_line(out, "    kbc_mma_tf32(_acc[_i][_j], _fa[_i], _fbl[_j]);");
-    cg_line(out, "    kbc_mma_tf32(_acc[_i][_j], _fa[_i], _fb[_j]);");
-    cg_line(out, "  }");
-  } else {
-    cg_line(out, "  for (int _j = 0; _j < %d; ++_j) kbc_mma_tf32(_acc[_i][_j], _fa[_i], _fb[_j]);", f->ni);
+  /* 3xTF32: the small products first, each product a pass over the tiles
+   * (consecutive mma on different accumulators) */
+  static const char *const pass[3] = {"_fal[_i], _fb[_j]", "_fa[_i], _fbl[_j]", "_fa[_i], _fb[_j]"};
+  for (int p = split3 ? 0 : 2; p < 3; p++) {
+    cg_line(out, "#pragma unroll");
+    cg_line(out, "for (int _i = 0; _i < %d; ++_i)", f->mi);
+    cg_line(out, "  #pragma unroll");
+    cg_line(out, "  for (int _j = 0; _j < %d; ++_j) kbc_mma_tf32(_acc[_i][_j], %s);", f->ni, pass[p]);
   }
   out->indent--;
   cg_line(out, "}");
 }
 
 /* ---- the K loop ----------------------------------------------------------- */
+
+/* 3xTF32: the tensor cores round their sums toward zero, so a long chain of
+ * mma into one accumulator drifts (a model of it: rel. L2 error 3.7e-5 at
+ * K = 4096, 7.5e-5 at 8192); every GEMM_FLUSH_KTILES k-tiles the
+ * accumulators are added into fp32 totals (rounded to nearest) and
+ * zeroed (the model: about 1e-6 at any K).  At the end (all = 1) every
+ * k-tile's remainder. */
+enum { GEMM_FLUSH_KTILES = 4 };
+static void emit_flush(gemm_emitter *ge, int all) {
+  cg_emit *out = &ge->emit;
+  const gemm_cfg *f = &ge->plan->tiling.cfg;
+  if (!ge->plan->tiling.split3) return;
+  if (all) cg_line(out, "{ // the totals: _acc = _tot + the last k-tiles' sums");
+  else cg_line(out, "if ((_kt & %d) == %d) { // the tensor cores' sums (rounded toward zero) into the fp32 totals",
+               GEMM_FLUSH_KTILES - 1, GEMM_FLUSH_KTILES - 1);
+  out->indent++;
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _i = 0; _i < %d; ++_i)", f->mi);
+  cg_line(out, "  #pragma unroll");
+  cg_line(out, "  for (int _j = 0; _j < %d; ++_j)", f->ni);
+  cg_line(out, "    #pragma unroll");
+  if (all) cg_line(out, "    for (int _q = 0; _q < 4; ++_q) _acc[_i][_j][_q] += _tot[_i][_j][_q];");
+  else cg_line(out, "    for (int _q = 0; _q < 4; ++_q) { _tot[_i][_j][_q] += _acc[_i][_j][_q]; _acc[_i][_j][_q] = 0.0f; }");
+  out->indent--;
+  cg_line(out, "}");
+}
 
 /* k-tile 0 into shared buffer 0, then per k-tile: the next one's loads in
  * flight during the math on the current one. */
@@ -402,10 +464,59 @@ static void emit_k_loop(gemm_emitter *ge) {
   gemm_emit_table_write(ge, "_cur");
   if (ge->plan->tiling.mma) emit_math_mma(ge);
   else emit_math_ffma(ge);
+  emit_flush(ge, 0);
   gemm_emit_stores(ge, "_cur ^ 1");
   cg_line(out, "__syncthreads();");
   out->indent--;
   cg_line(out, "}");
+  emit_flush(ge, 1);
+}
+
+/* The pipelined K loop: k-tiles requested stages - 1 ahead into a ring of
+ * shared stages by cp.async (a commit group per k-tile, none past the
+ * end); per k-tile one wait and one barrier, after which its stage is
+ * complete for every thread and the stage of the k-tile before it free
+ * for the next request. */
+static void emit_k_loop_async(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  int bk = ge->plan->tiling.cfg.bk, S = ge->plan->stages;
+  cg_line(out, "// k-tiles 0 .. %d -> stages 0 .. %d", S - 2, S - 2);
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _st = 0; _st < %d; ++_st) {", S - 1);
+  out->indent++;
+  cg_line(out, "if (_st < _nkt) {");
+  out->indent++;
+  cg_line(out, "const long long _kb = (_kt0 + _st) * %d;", bk);
+  gemm_emit_copies(ge, "_st");
+  gemm_emit_k_advance(ge);
+  out->indent--;
+  cg_line(out, "}");
+  cg_line(out, "kbc_cp_commit();");
+  out->indent--;
+  cg_line(out, "}");
+  cg_line(out, "int _cur = 0, _nxt = %d; // the stages of k-tiles _kt and _kt + %d", S - 1, S - 1);
+  cg_line(out, "for (long long _kt = 0; _kt < _nkt; ++_kt) {");
+  out->indent++;
+  cg_line(out, "kbc_cp_wait<%d>();", S - 2);
+  cg_line(out, "__syncthreads(); // k-tile _kt landed for every thread; stage _nxt read by none (k-tile _kt - 1's)");
+  cg_line(out, "if (_kt + %d < _nkt) { // k-tile _kt + %d -> stage _nxt, in flight during the math below", S - 1, S - 1);
+  out->indent++;
+  cg_line(out, "const long long _kb = (_kt0 + _kt + %d) * %d;", S - 1, bk);
+  gemm_emit_copies(ge, "_nxt");
+  gemm_emit_k_advance(ge);
+  out->indent--;
+  cg_line(out, "}");
+  cg_line(out, "kbc_cp_commit();");
+  if (ge->plan->tiling.mma) emit_math_mma(ge);
+  else emit_math_ffma(ge);
+  emit_flush(ge, 0);
+  cg_line(out, "_cur = _cur == %d ? 0 : _cur + 1;", S - 1);
+  cg_line(out, "_nxt = _nxt == %d ? 0 : _nxt + 1;", S - 1);
+  out->indent--;
+  cg_line(out, "}");
+  cg_line(out, "kbc_cp_wait<0>();");
+  cg_line(out, "__syncthreads(); // the stages free: for the epilogue's tile and the next tile's copies");
+  emit_flush(ge, 1);
 }
 
 void cg_emit_gemm(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k) {
@@ -430,7 +541,8 @@ void cg_emit_gemm(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k) {
   gemm_emit_rows(ge, &plan->op[1]);
   gemm_emit_k_init(ge);
   emit_registers(ge);
-  emit_k_loop(ge);
+  if (plan->stages > 2) emit_k_loop_async(ge);
+  else emit_k_loop(ge);
   gemm_emit_epilogue(ge);
   ge->emit.indent--;
   cg_line(&ge->emit, "}");

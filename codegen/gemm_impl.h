@@ -54,6 +54,9 @@ typedef struct {
 } gemm_tiling;
 
 double gemm_tile_estimate(const sym *x);
+/* Bytes of one stage of the A and B tiles; of the register-staged K loop's
+ * two (gemm_smem_bytes). */
+int gemm_stage_bytes(const gemm_cfg *f);
 int gemm_smem_bytes(const gemm_cfg *f);
 /* Split-K's slice count for out_tiles output tiles of ktiles k-tiles on
  * `slots` block slots: 1 (no split) for `below` output tiles or more, else
@@ -128,6 +131,11 @@ struct cg_gemm_plan {
   int split_below;    /* split-K only for fewer output tiles than this: two waves for the
                          bare sum, one with other terms (whose split lost 2% where the
                          tiles filled a wave: H200, 2026-12-02) */
+  /* The K loop: 2, loads staged in registers and stored into two shared
+   * buffers; 3 or more, that many shared-memory stages filled by cp.async
+   * (sm_80+, both operands plain loads without k tables), k-tiles
+   * requested stages - 1 ahead of the math (opt.gemm_stages). */
+  int stages;
   int min_blocks;     /* __launch_bounds__'s blocks per multiprocessor (opt.gemm_min_blocks), as
                          cg_signature takes it (-2: two from sm_90 on) */
 };
@@ -160,6 +168,9 @@ void gemm_emit_k_init(gemm_emitter *ge);
 void gemm_emit_loads(gemm_emitter *ge, const char *tbuf);
 void gemm_emit_table_write(gemm_emitter *ge, const char *buf);
 void gemm_emit_stores(gemm_emitter *ge, const char *buf);
+/* The pipelined K loop's copies of one k-tile (k offsets at _kb) into
+ * shared stage `stage` (cp.async, zero outside M, N, K). */
+void gemm_emit_copies(gemm_emitter *ge, const char *stage);
 void gemm_emit_k_advance(gemm_emitter *ge);
 
 /* gemm_epilogue.c: per output element of the thread: decode, epilogue,

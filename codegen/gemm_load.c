@@ -100,25 +100,37 @@ static void bind_slot(gemm_emitter *ge, const gemm_operand *o, int j, const char
     bind_k(ge, o->kslot_of[j]);
 }
 
-/* Load slot j of o into its staging register. */
-static void emit_load(gemm_emitter *ge, const gemm_operand *o, int j, const char *tbuf) {
+/* The condition under which o's load slot j reads memory (else 0). */
+static const char *load_cond(gemm_emitter *ge, const gemm_operand *o, int j, const char *tbuf) {
   cg_emit *out = &ge->emit;
-  const cg_gemm_plan *plan = ge->plan;
   int r = o->row_of[j], ks = o->kslot_of[j];
   const char *cond = o->table ? cg_fmt(out, "_%cr%dok && _kb + %s < _kend", o->tag, r, o->kl[j])
                               : cg_fmt(out, "_%cr%dok && _k%d < _kend", o->tag, r, ks);
   if (o->partial && j == o->slots - 1)
-    cond = cg_fmt(out, "%s && _tid < %d", cond, o->bx * plan->tiling.cfg.bk - j * GEMM_THREADS);
+    cond = cg_fmt(out, "%s && _tid < %d", cond, o->bx * ge->plan->tiling.cfg.bk - j * GEMM_THREADS);
   if (o->guarded) { /* the in-bounds test over the row and k digits */
     bind_slot(ge, o, j, tbuf);
     const char *inb = cg_in_bounds(out, o->e->u.load.tensor, o->e->u.load.idx);
     if (strcmp(inb, "true")) cond = cg_fmt(out, "%s && %s", cond, inb);
   }
+  return cond;
+}
+
+/* The flat offset of fast operand o's load slot j. */
+static const char *fast_offset(gemm_emitter *ge, const gemm_operand *o, int j, const char *tbuf) {
+  const char *koff = o->table ? cg_fmt(&ge->emit, "_%cqt[%s][%s]", o->tag, tbuf, o->kl[j])
+                              : cg_fmt(&ge->emit, "_%cq%d", o->tag, o->kslot_of[j]);
+  return cg_fmt(&ge->emit, "_%co%d + %s", o->tag, o->row_of[j], koff);
+}
+
+/* Load slot j of o into its staging register. */
+static void emit_load(gemm_emitter *ge, const gemm_operand *o, int j, const char *tbuf) {
+  cg_emit *out = &ge->emit;
+  const char *cond = load_cond(ge, o, j, tbuf);
   if (o->fast) {
     const ir_tensor *t = o->e->u.load.tensor;
-    const char *koff = o->table ? cg_fmt(out, "_%cqt[%s][%s]", o->tag, tbuf, o->kl[j]) : cg_fmt(out, "_%cq%d", o->tag, ks);
-    cg_line(out, "_%cv[%d] = %s ? %s[_%co%d + %s] : 0.0f;", o->tag, j, cond, ge->ctx->names->tensor[t->id], o->tag, r,
-            koff);
+    cg_line(out, "_%cv[%d] = %s ? %s[%s] : 0.0f;", o->tag, j, cond, ge->ctx->names->tensor[t->id],
+            fast_offset(ge, o, j, tbuf));
     return;
   }
   bind_slot(ge, o, j, tbuf);
@@ -155,6 +167,40 @@ void gemm_emit_table_write(gemm_emitter *ge, const char *buf) {
   cg_line(out, "}");
 }
 
+/* The shared tile column of o's load slot j: its local x (FFMA thread
+ * tiles of tt % 4 values: each thread's chunk padded to 4k). */
+static const char *tile_col(gemm_emitter *ge, const gemm_operand *o, int j) {
+  const gemm_cfg *f = &ge->plan->tiling.cfg;
+  int tt = o->tag == 'a' ? f->tm : f->tn;
+  const char *col = o->xl[j];
+  if (!f->mma && tt % 4) col = cg_fmt(&ge->emit, "(%s) / %d * %d + (%s) %% %d", col, tt, (tt + 3) / 4 * 4, col, tt);
+  return col;
+}
+
+void gemm_emit_copies(gemm_emitter *ge, const char *stage) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  const gemm_cfg *f = &plan->tiling.cfg;
+  emit_k_offsets(ge);
+  for (int w = 0; w < 2; w++) {
+    const gemm_operand *o = &plan->op[w];
+    char T = o->tag == 'a' ? 'A' : 'B';
+    int ld = o->tag == 'a' ? f->sa + f->pad_a : f->sb + f->pad_b;
+    const char *name = ge->ctx->names->tensor[o->e->u.load.tensor->id];
+    for (int j = 0; j < o->slots; j++) {
+      const char *col = tile_col(ge, o, j);
+      cg_line(out, "%s{", o->partial && j == o->slots - 1
+                                ? cg_fmt(out, "if (_tid < %d) ", o->bx * f->bk - j * GEMM_THREADS) : "");
+      out->indent++;
+      cg_line(out, "const bool _ok = %s;", load_cond(ge, o, j, "0"));
+      cg_line(out, "kbc_cp_async4(&_%cs[%s][%s][%s], _s%c + 4u * (unsigned)(((%s) * %d + %s) * %d + %s), _ok ? %s + (%s) : %s, _ok);",
+              T, stage, o->kl[j], col, T, stage, f->bk, o->kl[j], ld, col, name, fast_offset(ge, o, j, "0"), name);
+      out->indent--;
+      cg_line(out, "}");
+    }
+  }
+}
+
 void gemm_emit_stores(gemm_emitter *ge, const char *buf) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
@@ -165,9 +211,7 @@ void gemm_emit_stores(gemm_emitter *ge, const char *buf) {
       /* TF32: rounded once when stored; 3xTF32 keeps the fp32 value, split at use */
       const char *v = f->mma && !plan->tiling.split3 ? cg_fmt(out, "kbc_tf32(_%cv[%d])", o->tag, j)
                                                       : cg_fmt(out, "_%cv[%d]", o->tag, j);
-      int tt = o->tag == 'a' ? f->tm : f->tn;
-      const char *col = o->xl[j];
-      if (!f->mma && tt % 4) col = cg_fmt(out, "(%s) / %d * %d + (%s) %% %d", col, tt, (tt + 3) / 4 * 4, col, tt);
+      const char *col = tile_col(ge, o, j);
       const char *st = cg_fmt(out, "_%cs[%s][%s][%s] = %s;", o->tag == 'a' ? 'A' : 'B', buf, o->kl[j], col, v);
       if (o->partial && j == o->slots - 1)
         cg_line(out, "if (_tid < %d) %s", o->bx * f->bk - j * GEMM_THREADS, st);

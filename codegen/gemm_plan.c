@@ -279,6 +279,23 @@ static void plan_direct(kbc_arena *a, cg_gemm_plan *plan) {
   if (plan->split || !cg_offset_contiguous(a, s, cg_flat_offset(a, s->out, s->lhs), c->n, c->n_n)) ep->vec = 1;
 }
 
+/* ---- the K loop ---------------------------------------------------------- */
+
+/* Stages of the K loop (opt.gemm_stages, default GEMM_STAGES_DEFAULT):
+ * cp.async stages where the GPU has them (sm_80+) and both operands are
+ * plain loads (row offset + k offset, padded ones under their test) with
+ * no k tables — each load slot one 4-byte copy straight into shared
+ * memory, zero-filled outside M, N, K; else the register-staged double
+ * buffer. */
+enum { GEMM_STAGES_DEFAULT = 2 };
+static int plan_stages(const cg_target *t, const cg_gemm_plan *plan) {
+  int want = t->opt.gemm_stages ? t->opt.gemm_stages : GEMM_STAGES_DEFAULT;
+  if (want < 3 || t->sm < 80 || plan->builder >= 0) return 2;
+  for (int w = 0; w < 2; w++)
+    if (!plan->op[w].fast || plan->op[w].table) return 2;
+  return want;
+}
+
 /* ---- the plan ------------------------------------------------------------ */
 
 cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
@@ -293,6 +310,7 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   plan_operand(a, plan, &plan->op[0], 'a');
   plan_operand(a, plan, &plan->op[1], 'b');
   plan_operand_loads(a, plan);
+  plan->stages = plan_stages(C->t, plan);
   plan_staging(a, plan);
   /* Split-K when the output is the sum plus terms without it, K may be
    * long enough to cut, and the output tiles may be fewer than two waves
@@ -325,7 +343,7 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
    * opt.gemm_min_blocks (KBC_GEMM_MIN_BLOCKS) overrides: 1 no bound, 2..4
    * that many on every GPU. */
   const cg_contraction *ct = &tl->c;
-  int plain = !f->mma && ct->n_m == 1 && ct->n_n == 1 && ct->n_k == 1 && plan->op[0].fast && plan->op[1].fast &&
+  int plain = (!f->mma || tl->split3) && ct->n_m == 1 && ct->n_n == 1 && ct->n_k == 1 && plan->op[0].fast && plan->op[1].fast &&
               !plan->op[0].guarded && !plan->op[1].guarded;
   int mb = C->t->opt.gemm_min_blocks;
   plan->min_blocks = mb >= 2 ? mb : mb == 1 ? 0 : plain ? -2 : 0;
@@ -334,7 +352,12 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   k->first = g->first;
   k->count = 1;
   k->block = GEMM_THREADS;
-  k->smem = 0; /* static __shared__, <= 48 KB */
+  k->smem = 0; /* register-staged: static __shared__, <= 48 KB */
+  if (plan->stages > 2) {
+    int cs = plan->epilogue.staged ? f->bm * (plan->epilogue.nc + 1) * 4 : 0;
+    k->smem = plan->stages * gemm_stage_bytes(f);
+    if (cs > k->smem) k->smem = cs;
+  }
   k->work = plan->split ? sym_scale(a, tl->tiles, GEMM_SPLIT_MAX) : tl->tiles;
   k->per_block = 1;
   k->max_blocks = plan->split ? plan->slots : 0;

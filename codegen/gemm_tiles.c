@@ -66,7 +66,8 @@ long long gemm_split_count(long long out_tiles, long long ktiles, int slots, lon
   return splits;
 }
 
-int gemm_smem_bytes(const gemm_cfg *f) { return 2 * f->bk * (f->sa + f->pad_a + f->sb + f->pad_b) * 4; }
+int gemm_stage_bytes(const gemm_cfg *f) { return f->bk * (f->sa + f->pad_a + f->sb + f->pad_b) * 4; }
+int gemm_smem_bytes(const gemm_cfg *f) { return 2 * gemm_stage_bytes(f); }
 
 /* Row padding: FFMA reads rows as float4 (a multiple of 4) and its k-major
  * stores want rows = 4 mod 32 banks; mma fragment reads (rows k + t4,
@@ -126,8 +127,10 @@ int gemm_choose_cfg(const cg_target *t, const gemm_shape *sh, int mma, gemm_cfg 
           f.sb = f.bn;
           f.pad_a = pad_for(1, f.bm);
           f.pad_b = pad_for(1, f.bn);
-          /* 3xTF32 (mma == 2) holds high and low fragments: half the tiles */
-          if (f.mi * f.ni > (mma == 2 ? 8 : 16) || f.bm > 256 || f.bn > 256) continue;
+          /* 3xTF32 (mma == 2) holds high and low fragments: half the tiles,
+           * unless the K loop's copies need no staging registers */
+          int most = mma == 2 && t->opt.gemm_stages < 3 ? 8 : 16;
+          if (f.mi * f.ni > most || f.bm > 256 || f.bn > 256) continue;
           f.bk = 16;
           if (gemm_smem_bytes(&f) > GEMM_SMEM_TILES) continue;
           /* ties: square tiles, then fewer threads along n */
@@ -168,8 +171,10 @@ int gemm_tile(kbc_arena *a, const cg_target *t, const ir_stmt *s, gemm_tiling *o
   /* Split-K needs an output that is the sum plus terms without it (added
    * by the first slice) and a K that may be long. */
   sh->splittable = adds_sum(s->rhs, c->reduce) && !s->accumulate && sh->k >= 2.0 * GEMM_SPLIT_MIN_KTILES * 16;
-  /* fp32 on tensor cores (experimental, opt.fp32_mma: KBC_FP32_MMA=1): 3xTF32 split products */
-  out->split3 = t->precision == CG_PRECISION_FP32 && t->opt.fp32_mma;
+  /* fp32 on tensor cores as 3xTF32 split products (unless opt.fp32_mma is 0,
+   * KBC_FP32_MMA=0: FFMA): on the H200 (2026-12-02) 1.12-1.33x the FFMA
+   * tile on KernelBench's matrix products */
+  out->split3 = t->precision == CG_PRECISION_FP32 && t->opt.fp32_mma != 0;
   out->mma = t->precision == CG_PRECISION_TF32 || out->split3;
   if (!gemm_choose_cfg(t, sh, out->split3 ? 2 : out->mma, &out->cfg)) return 0;
   const gemm_cfg *f = &out->cfg;

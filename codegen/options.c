@@ -11,7 +11,7 @@
 #include "support/env.h"
 
 cg_options cg_options_default(void) {
-  return (cg_options){.unroll = CG_UNROLL_DEFAULT, .attn_pipe = 1};
+  return (cg_options){.unroll = CG_UNROLL_DEFAULT, .attn_pipe = 1, .fp32_mma = -1};
 }
 
 cg_options cg_options_from_env(void) {
@@ -22,12 +22,13 @@ cg_options cg_options_from_env(void) {
   o.no_vec = kbc_env_flag("KBC_NO_VEC", 0);
   o.max_team = kbc_env_int("KBC_MAX_TEAM", 1, CG_MAX_TEAM_LIMIT, 0);
   o.unroll = kbc_env_int("KBC_UNROLL", 1, CG_UNROLL_MAX, CG_UNROLL_DEFAULT);
-  o.fp32_mma = kbc_env_flag("KBC_FP32_MMA", 0);
+  o.fp32_mma = kbc_env_flag("KBC_FP32_MMA", -1);
   o.attn_ffma = kbc_env_flag("KBC_ATTN_FFMA", 0);
   o.attn_pipe = kbc_env_flag("KBC_ATTN_PIPE", 1);
   o.attn_min_blocks = kbc_env_int("KBC_ATTN_MIN_BLOCKS", 0, 4, 0);
   o.rows_parts = kbc_env_flag("KBC_ROWS_PARTS", 0);
   o.gemm_min_blocks = kbc_env_int("KBC_GEMM_MIN_BLOCKS", 0, 4, 0); /* 0: the plan's; 1: no bound */
+  o.gemm_stages = kbc_env_int("KBC_GEMM_STAGES", 0, 4, 0); /* 0: the plan's; 1 reads as 2 */
   o.idx32 = kbc_env_flag("KBC_IDX32", 0);
   return o;
 }
@@ -40,11 +41,12 @@ void cg_options_describe(const cg_options *o, kbc_buf *out) {
   if (o->no_vec != d.no_vec) kbc_buf_puts(out, ", KBC_NO_VEC");
   if (o->max_team != d.max_team) kbc_buf_printf(out, ", KBC_MAX_TEAM=%d", o->max_team);
   if (o->unroll != d.unroll) kbc_buf_printf(out, ", KBC_UNROLL=%d", o->unroll);
-  if (o->fp32_mma != d.fp32_mma) kbc_buf_puts(out, ", KBC_FP32_MMA");
+  if (o->fp32_mma != d.fp32_mma) kbc_buf_printf(out, ", KBC_FP32_MMA=%d", o->fp32_mma);
   if (o->attn_ffma != d.attn_ffma) kbc_buf_puts(out, ", KBC_ATTN_FFMA");
   if (o->attn_pipe != d.attn_pipe) kbc_buf_puts(out, ", KBC_ATTN_PIPE=0");
   if (o->attn_min_blocks != d.attn_min_blocks) kbc_buf_printf(out, ", KBC_ATTN_MIN_BLOCKS=%d", o->attn_min_blocks);
   if (o->rows_parts != d.rows_parts) kbc_buf_puts(out, ", KBC_ROWS_PARTS");
   if (o->gemm_min_blocks != d.gemm_min_blocks) kbc_buf_printf(out, ", KBC_GEMM_MIN_BLOCKS=%d", o->gemm_min_blocks);
+  if (o->gemm_stages != d.gemm_stages) kbc_buf_printf(out, ", KBC_GEMM_STAGES=%d", o->gemm_stages);
   if (o->idx32 != d.idx32) kbc_buf_puts(out, ", KBC_IDX32");
 }

@@ -20,7 +20,8 @@ typedef struct {
   int no_vec;          /* KBC_NO_VEC: pointwise rows kernels a point per thread, no float4 accesses */
   int max_team;        /* KBC_MAX_TEAM: at most this many threads per outer point; 0: no cap */
   int unroll;          /* KBC_UNROLL: unroll factor of the rows family's flattened loops (1..64) */
-  int fp32_mma;        /* KBC_FP32_MMA: fp32 contractions as 3xTF32 on tensor cores */
+  int fp32_mma;        /* KBC_FP32_MMA: fp32 contractions as 3xTF32 on tensor cores (1) or FFMA (0);
+                          -1 (unset): the families' choice (GEMM 3xTF32, the unpipelined attention FFMA) */
   int attn_ffma;       /* KBC_ATTN_FFMA: fp32 attention on FFMA (else 3xTF32 where pipelined) */
   int attn_pipe;       /* KBC_ATTN_PIPE (default on): the pipelined attention kernel where D and N2 are known */
   int attn_min_blocks; /* KBC_ATTN_MIN_BLOCKS: the pipelined attention kernel's blocks per multiprocessor,
@@ -28,6 +29,9 @@ typedef struct {
   int rows_parts;      /* KBC_ROWS_PARTS: a block-wide team's column sums in parts */
   int gemm_min_blocks; /* KBC_GEMM_MIN_BLOCKS: __launch_bounds__(256, N) on GEMM kernels, N in 2..4;
                           1: no bound; 0: the plan's (gemm_plan.c) */
+  int gemm_stages;     /* KBC_GEMM_STAGES: the GEMM family's K loop: 2 register-staged double
+                          buffer; 3..4 that many shared-memory stages filled by cp.async (sm_80+,
+                          operands that are plain loads); 0: the plan's (gemm_plan.c) */
   int idx32;           /* KBC_IDX32: the 32-bit index variant where a binding fits (applied by the
                           callers: cg_program_narrow) */
 } cg_options;

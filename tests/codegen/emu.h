@@ -108,6 +108,15 @@ static inline float kbc_tf32(float x) {
 // warp's scratch; g = lane / 4, t = lane % 4; a0 (g, t), a1 (g + 8, t),
 // a2 (g, t + 4), a3 (g + 8, t + 4); b0 (k = t, n = g), b1 (k = t + 4, n = g);
 // c0 (g, 2t), c1 (g, 2t + 1), c2 (g + 8, 2t), c3 (g + 8, 2t + 1).
+// As the tensor cores do: operands read as TF32 (the low 13 mantissa bits
+// ignored), the products and the accumulator summed and the sum rounded
+// toward zero (what makes long chains of mma into one accumulator drift).
+static inline float emu_tf32_bits(unsigned u) { return __uint_as_float(u & 0xffffe000u); }
+static inline float emu_round_to_zero(double v) {
+  float r = (float)v;
+  if (fabs((double)r) > fabs(v)) r = nextafterf(r, 0.0f);
+  return r;
+}
 static struct {
   unsigned a[32][4], b[32][2];
 } emu_mma_scratch[32];
@@ -120,11 +129,11 @@ static inline void kbc_mma_tf32(float *d, const unsigned *a, const unsigned *b) 
   int g = lane >> 2, t = lane & 3;
   for (int r = 0; r < 4; r++) {
     int row = g + (r >= 2 ? 8 : 0), col = 2 * t + (r & 1);
-    float acc = d[r];
+    double acc = d[r];
     for (int k = 0; k < 8; k++)
-      acc += __uint_as_float(s.a[(row % 8) * 4 + k % 4][(row >= 8) + 2 * (k >= 4)]) *
-             __uint_as_float(s.b[col * 4 + k % 4][k >= 4]);
-    d[r] = acc;
+      acc += (double)emu_tf32_bits(s.a[(row % 8) * 4 + k % 4][(row >= 8) + 2 * (k >= 4)]) *
+             (double)emu_tf32_bits(s.b[col * 4 + k % 4][k >= 4]);
+    d[r] = emu_round_to_zero(acc);
   }
   pthread_barrier_wait(&emu_warp_barrier[w]);
 }
@@ -166,6 +175,7 @@ static inline void emu_cp_wait(size_t keep) {
 }
 static inline void kbc_cp_wait1() { emu_cp_wait(1); }
 static inline void kbc_cp_wait0() { emu_cp_wait(0); }
+template <int N> static inline void kbc_cp_wait() { emu_cp_wait(N); }
 
 template <class F> static void emu_launch(unsigned grid, unsigned block, F kernel) {
   gridDim.x = grid;

@@ -46,10 +46,49 @@ extern "C" __global__ void kbc_zero(float *p, long long n) {
     p[i] = 0.0f;
 }
 
+#ifndef KBC_GEMM_TF32_HELPERS
+#define KBC_GEMM_TF32_HELPERS
+// TF32 tensor cores: x rounded to TF32 (nearest, ties away from zero), kept as a float;
+// d += a * b on one m16n8k8 tile (fragments as in the PTX ISA, mma.m16n8k8 .tf32).
+__device__ __forceinline__ float kbc_tf32(float x) {
+  unsigned u;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(u) : "f"(x));
+  return __uint_as_float(u);
+}
+__device__ __forceinline__ void kbc_mma_tf32(float *d, const unsigned *a, const unsigned *b) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+#endif
+
+#ifndef KBC_GEMM_SPLIT_HELPERS
+#define KBC_GEMM_SPLIT_HELPERS
+// 3xTF32: x as its TF32 rounding (hi) and the TF32 rounding of the rest (lo), so that
+// a*b = ah*bh + ah*bl + al*bh + al*bl, the last term dropped, to about fp32 accuracy.
+__device__ __forceinline__ void kbc_split_tf32(float x, unsigned &hi, unsigned &lo) {
+  const float h = kbc_tf32(x);
+  hi = __float_as_uint(h);
+  lo = __float_as_uint(kbc_tf32(x - h));
+}
+#endif
+
+#ifndef KBC_SPLIT_FAST_HELPERS
+#define KBC_SPLIT_FAST_HELPERS
+// 3xTF32 with a cheaper split: hi is x with its low 13 mantissa bits cleared (a TF32 value), lo =
+// x - hi exactly, which the tensor cores read as TF32 (the low bits ignored): an AND and a
+// subtraction instead of two conversions and a subtraction.
+__device__ __forceinline__ void kbc_split_tf32_fast(float x, unsigned &hi, unsigned &lo) {
+  hi = __float_as_uint(x) & 0xffffe000u;
+  lo = __float_as_uint(x - __uint_as_float(hi));
+}
+#endif
+
 // out[z, i, j] = sum(r: a[z, i, r] * b[z, r, j])
-// schedule: gemm (FFMA fp32), M = i, N = j, K = r, batch = z
-//   tile 128x128x16, 256 threads as 16 x 16, 8x8 outputs per thread, shared memory 33792 B double-buffered
-//   A: loaded k-contiguous, 8 per thread per k-tile, addressed as row offset + k offset
+// schedule: gemm (3xTF32 mma.sync m16n8k8, split operands, fp32 accumulation), M = i, N = j, K = r, batch = z
+//   tile 64x128x16, 256 threads: 2 x 4 warps, warp tile 32x32 (2 x 4 mma tiles), shared memory 26624 B double-buffered
+//   A: loaded k-contiguous, 4 per thread per k-tile, addressed as row offset + k offset
 //   B: loaded n-contiguous, 8 per thread per k-tile, addressed as row offset + k offset
 extern "C" __global__ void __launch_bounds__(256, KBC_BLOCKS_SM90(2))
 batched_matmul_k0_out(const float *__restrict__ a,
@@ -60,12 +99,12 @@ batched_matmul_k0_out(const float *__restrict__ a,
     const long long k,
     const long long n)
 {
-  __shared__ __align__(16) float _As[2][16][132]; // A tile, k-major: _As[k][m]
-  __shared__ __align__(16) float _Bs[2][16][132]; // B tile, k-major: _Bs[k][n]
+  __shared__ __align__(16) float _As[2][16][72]; // A tile, k-major: _As[k][m]
+  __shared__ __align__(16) float _Bs[2][16][136]; // B tile, k-major: _Bs[k][n]
   const long long _M = m;
   const long long _N = n;
   const long long _K = k;
-  const long long _tiles_m = (_M + 127) / 128;
+  const long long _tiles_m = (_M + 63) / 64;
   const long long _tiles_n = (_N + 127) / 128;
   const long long _ktiles = (_K + 15) / 16;
   // split-K: with fewer output tiles than 528, K is cut into up to 16 slices of at least 8 k-tiles,
@@ -80,8 +119,9 @@ batched_matmul_k0_out(const float *__restrict__ a,
   const long long _kper = (_ktiles + _splits - 1) / _splits; // k-tiles per slice
   const long long _tiles = _out_tiles * _splits;
   const int _tid = threadIdx.x;
-  const int _tx = _tid % 16; // thread column: outputs n = _n0 + (j / 4) * 64 + _tx * 4 + j % 4
-  const int _ty = _tid / 16; // thread row: outputs m = _m0 + (i / 4) * 64 + _ty * 4 + i % 4
+  const int _warp = _tid / 32, _lane = _tid % 32;
+  const int _g = _lane / 4, _t4 = _lane % 4; // mma fragment row group, thread in group
+  const int _wm0 = (_warp / 4) * 32, _wn0 = (_warp % 4) * 32; // warp tile origin
   for (long long _tile = blockIdx.x; _tile < _tiles; _tile += gridDim.x) {
     long long _t = _tile;
     const long long _kt0 = (_t % _splits) * _kper; // this slice: k-tiles [_kt0, _kt0 + _nkt)
@@ -91,21 +131,21 @@ batched_matmul_k0_out(const float *__restrict__ a,
     const long long _kend = (_kt0 + _nkt) * 16 < _K ? (_kt0 + _nkt) * 16 : _K;
     const long long _n0 = (_t % _tiles_n) * 128;
     _t /= _tiles_n;
-    const long long _m0 = (_t % _tiles_m) * 128;
+    const long long _m0 = (_t % _tiles_m) * 64;
     _t /= _tiles_m;
     long long z; // batch
     z = _t;
     // A rows this thread loads (i = _m0 + local row)
-    const long long _ar0 = _m0 + _tid / 8;
+    const long long _ar0 = _m0 + _tid / 16;
     const bool _ar0ok = _ar0 < _M;
     const long long _ao0 = (m*k*z + k*_ar0);
-    const long long _ar1 = _m0 + _tid / 8 + 32;
+    const long long _ar1 = _m0 + _tid / 16 + 16;
     const bool _ar1ok = _ar1 < _M;
     const long long _ao1 = (m*k*z + k*_ar1);
-    const long long _ar2 = _m0 + _tid / 8 + 64;
+    const long long _ar2 = _m0 + _tid / 16 + 32;
     const bool _ar2ok = _ar2 < _M;
     const long long _ao2 = (m*k*z + k*_ar2);
-    const long long _ar3 = _m0 + _tid / 8 + 96;
+    const long long _ar3 = _m0 + _tid / 16 + 48;
     const bool _ar3ok = _ar3 < _M;
     const long long _ao3 = (m*k*z + k*_ar3);
     // B rows this thread loads (j = _n0 + local row)
@@ -113,27 +153,29 @@ batched_matmul_k0_out(const float *__restrict__ a,
     const bool _br0ok = _br0 < _N;
     const long long _bo0 = (k*n*z + _br0);
     // k coordinates this thread loads (r = k), advanced by 16 per k-tile
-    long long _k0 = _kt0 * 16 + _tid % 8 * 2;
-    long long _k1 = _kt0 * 16 + _tid % 8 * 2 + 1;
-    long long _k2 = _kt0 * 16 + _tid / 128;
-    long long _k3 = _kt0 * 16 + _tid / 128 + 2;
-    long long _k4 = _kt0 * 16 + _tid / 128 + 4;
-    long long _k5 = _kt0 * 16 + _tid / 128 + 6;
-    long long _k6 = _kt0 * 16 + _tid / 128 + 8;
-    long long _k7 = _kt0 * 16 + _tid / 128 + 10;
-    long long _k8 = _kt0 * 16 + _tid / 128 + 12;
-    long long _k9 = _kt0 * 16 + _tid / 128 + 14;
-    float _av[8], _bv[8]; // staging registers: this thread's A and B elements of one k-tile
-    float _acc[8][8];
+    long long _k0 = _kt0 * 16 + _tid % 16;
+    long long _k1 = _kt0 * 16 + _tid / 128;
+    long long _k2 = _kt0 * 16 + _tid / 128 + 2;
+    long long _k3 = _kt0 * 16 + _tid / 128 + 4;
+    long long _k4 = _kt0 * 16 + _tid / 128 + 6;
+    long long _k5 = _kt0 * 16 + _tid / 128 + 8;
+    long long _k6 = _kt0 * 16 + _tid / 128 + 10;
+    long long _k7 = _kt0 * 16 + _tid / 128 + 12;
+    long long _k8 = _kt0 * 16 + _tid / 128 + 14;
+    float _av[4], _bv[8]; // staging registers: this thread's A and B elements of one k-tile
+    float _acc[2][4][4]; // the tensor cores' sums of the last k-tiles
+    float _tot[2][4][4]; // their fp32 totals
     #pragma unroll
-    for (int _i = 0; _i < 8; ++_i)
+    for (int _i = 0; _i < 2; ++_i)
       #pragma unroll
-      for (int _j = 0; _j < 8; ++_j) _acc[_i][_j] = 0.0f;
+      for (int _j = 0; _j < 4; ++_j)
+        #pragma unroll
+        for (int _q = 0; _q < 4; ++_q) _acc[_i][_j][_q] = _tot[_i][_j][_q] = 0.0f;
     // k-tile 0 -> shared buffer 0
     {
       const long long _kb = _kt0 * 16;
       const long long _aq0 = _k0;
-      const long long _aq1 = _k1;
+      const long long _bq1 = (n*_k1);
       const long long _bq2 = (n*_k2);
       const long long _bq3 = (n*_k3);
       const long long _bq4 = (n*_k4);
@@ -141,23 +183,18 @@ batched_matmul_k0_out(const float *__restrict__ a,
       const long long _bq6 = (n*_k6);
       const long long _bq7 = (n*_k7);
       const long long _bq8 = (n*_k8);
-      const long long _bq9 = (n*_k9);
       _av[0] = _ar0ok && _k0 < _kend ? a[_ao0 + _aq0] : 0.0f;
-      _av[1] = _ar0ok && _k1 < _kend ? a[_ao0 + _aq1] : 0.0f;
-      _av[2] = _ar1ok && _k0 < _kend ? a[_ao1 + _aq0] : 0.0f;
-      _av[3] = _ar1ok && _k1 < _kend ? a[_ao1 + _aq1] : 0.0f;
-      _av[4] = _ar2ok && _k0 < _kend ? a[_ao2 + _aq0] : 0.0f;
-      _av[5] = _ar2ok && _k1 < _kend ? a[_ao2 + _aq1] : 0.0f;
-      _av[6] = _ar3ok && _k0 < _kend ? a[_ao3 + _aq0] : 0.0f;
-      _av[7] = _ar3ok && _k1 < _kend ? a[_ao3 + _aq1] : 0.0f;
-      _bv[0] = _br0ok && _k2 < _kend ? b[_bo0 + _bq2] : 0.0f;
-      _bv[1] = _br0ok && _k3 < _kend ? b[_bo0 + _bq3] : 0.0f;
-      _bv[2] = _br0ok && _k4 < _kend ? b[_bo0 + _bq4] : 0.0f;
-      _bv[3] = _br0ok && _k5 < _kend ? b[_bo0 + _bq5] : 0.0f;
-      _bv[4] = _br0ok && _k6 < _kend ? b[_bo0 + _bq6] : 0.0f;
-      _bv[5] = _br0ok && _k7 < _kend ? b[_bo0 + _bq7] : 0.0f;
-      _bv[6] = _br0ok && _k8 < _kend ? b[_bo0 + _bq8] : 0.0f;
-      _bv[7] = _br0ok && _k9 < _kend ? b[_bo0 + _bq9] : 0.0f;
+      _av[1] = _ar1ok && _k0 < _kend ? a[_ao1 + _aq0] : 0.0f;
+      _av[2] = _ar2ok && _k0 < _kend ? a[_ao2 + _aq0] : 0.0f;
+      _av[3] = _ar3ok && _k0 < _kend ? a[_ao3 + _aq0] : 0.0f;
+      _bv[0] = _br0ok && _k1 < _kend ? b[_bo0 + _bq1] : 0.0f;
+      _bv[1] = _br0ok && _k2 < _kend ? b[_bo0 + _bq2] : 0.0f;
+      _bv[2] = _br0ok && _k3 < _kend ? b[_bo0 + _bq3] : 0.0f;
+      _bv[3] = _br0ok && _k4 < _kend ? b[_bo0 + _bq4] : 0.0f;
+      _bv[4] = _br0ok && _k5 < _kend ? b[_bo0 + _bq5] : 0.0f;
+      _bv[5] = _br0ok && _k6 < _kend ? b[_bo0 + _bq6] : 0.0f;
+      _bv[6] = _br0ok && _k7 < _kend ? b[_bo0 + _bq7] : 0.0f;
+      _bv[7] = _br0ok && _k8 < _kend ? b[_bo0 + _bq8] : 0.0f;
     }
     _k0 += 16;
     _k1 += 16;
@@ -168,15 +205,10 @@ batched_matmul_k0_out(const float *__restrict__ a,
     _k6 += 16;
     _k7 += 16;
     _k8 += 16;
-    _k9 += 16;
-    _As[0][_tid % 8 * 2][_tid / 8] = _av[0];
-    _As[0][_tid % 8 * 2 + 1][_tid / 8] = _av[1];
-    _As[0][_tid % 8 * 2][_tid / 8 + 32] = _av[2];
-    _As[0][_tid % 8 * 2 + 1][_tid / 8 + 32] = _av[3];
-    _As[0][_tid % 8 * 2][_tid / 8 + 64] = _av[4];
-    _As[0][_tid % 8 * 2 + 1][_tid / 8 + 64] = _av[5];
-    _As[0][_tid % 8 * 2][_tid / 8 + 96] = _av[6];
-    _As[0][_tid % 8 * 2 + 1][_tid / 8 + 96] = _av[7];
+    _As[0][_tid % 16][_tid / 16] = _av[0];
+    _As[0][_tid % 16][_tid / 16 + 16] = _av[1];
+    _As[0][_tid % 16][_tid / 16 + 32] = _av[2];
+    _As[0][_tid % 16][_tid / 16 + 48] = _av[3];
     _Bs[0][_tid / 128][_tid % 128] = _bv[0];
     _Bs[0][_tid / 128 + 2][_tid % 128] = _bv[1];
     _Bs[0][_tid / 128 + 4][_tid % 128] = _bv[2];
@@ -191,7 +223,7 @@ batched_matmul_k0_out(const float *__restrict__ a,
       { // k-tile _kt + 1 -> registers, in flight during the math below (none past the end: k >= K)
         const long long _kb = (_kt0 + _kt + 1) * 16;
         const long long _aq0 = _k0;
-        const long long _aq1 = _k1;
+        const long long _bq1 = (n*_k1);
         const long long _bq2 = (n*_k2);
         const long long _bq3 = (n*_k3);
         const long long _bq4 = (n*_k4);
@@ -199,23 +231,18 @@ batched_matmul_k0_out(const float *__restrict__ a,
         const long long _bq6 = (n*_k6);
         const long long _bq7 = (n*_k7);
         const long long _bq8 = (n*_k8);
-        const long long _bq9 = (n*_k9);
         _av[0] = _ar0ok && _k0 < _kend ? a[_ao0 + _aq0] : 0.0f;
-        _av[1] = _ar0ok && _k1 < _kend ? a[_ao0 + _aq1] : 0.0f;
-        _av[2] = _ar1ok && _k0 < _kend ? a[_ao1 + _aq0] : 0.0f;
-        _av[3] = _ar1ok && _k1 < _kend ? a[_ao1 + _aq1] : 0.0f;
-        _av[4] = _ar2ok && _k0 < _kend ? a[_ao2 + _aq0] : 0.0f;
-        _av[5] = _ar2ok && _k1 < _kend ? a[_ao2 + _aq1] : 0.0f;
-        _av[6] = _ar3ok && _k0 < _kend ? a[_ao3 + _aq0] : 0.0f;
-        _av[7] = _ar3ok && _k1 < _kend ? a[_ao3 + _aq1] : 0.0f;
-        _bv[0] = _br0ok && _k2 < _kend ? b[_bo0 + _bq2] : 0.0f;
-        _bv[1] = _br0ok && _k3 < _kend ? b[_bo0 + _bq3] : 0.0f;
-        _bv[2] = _br0ok && _k4 < _kend ? b[_bo0 + _bq4] : 0.0f;
-        _bv[3] = _br0ok && _k5 < _kend ? b[_bo0 + _bq5] : 0.0f;
-        _bv[4] = _br0ok && _k6 < _kend ? b[_bo0 + _bq6] : 0.0f;
-        _bv[5] = _br0ok && _k7 < _kend ? b[_bo0 + _bq7] : 0.0f;
-        _bv[6] = _br0ok && _k8 < _kend ? b[_bo0 + _bq8] : 0.0f;
-        _bv[7] = _br0ok && _k9 < _kend ? b[_bo0 + _bq9] : 0.0f;
+        _av[1] = _ar1ok && _k0 < _kend ? a[_ao1 + _aq0] : 0.0f;
+        _av[2] = _ar2ok && _k0 < _kend ? a[_ao2 + _aq0] : 0.0f;
+        _av[3] = _ar3ok && _k0 < _kend ? a[_ao3 + _aq0] : 0.0f;
+        _bv[0] = _br0ok && _k1 < _kend ? b[_bo0 + _bq1] : 0.0f;
+        _bv[1] = _br0ok && _k2 < _kend ? b[_bo0 + _bq2] : 0.0f;
+        _bv[2] = _br0ok && _k3 < _kend ? b[_bo0 + _bq3] : 0.0f;
+        _bv[3] = _br0ok && _k4 < _kend ? b[_bo0 + _bq4] : 0.0f;
+        _bv[4] = _br0ok && _k5 < _kend ? b[_bo0 + _bq5] : 0.0f;
+        _bv[5] = _br0ok && _k6 < _kend ? b[_bo0 + _bq6] : 0.0f;
+        _bv[6] = _br0ok && _k7 < _kend ? b[_bo0 + _bq7] : 0.0f;
+        _bv[7] = _br0ok && _k8 < _kend ? b[_bo0 + _bq8] : 0.0f;
       }
       _k0 += 16;
       _k1 += 16;
@@ -226,39 +253,48 @@ batched_matmul_k0_out(const float *__restrict__ a,
       _k6 += 16;
       _k7 += 16;
       _k8 += 16;
-      _k9 += 16;
       #pragma unroll
-      for (int _kk = 0; _kk < 16; ++_kk) {
-        float _fa[8], _fb[8];
-        {
-          const float4 _v = *(const float4 *)&_As[_cur][_kk][_ty * 4 + 0];
-          _fa[0] = _v.x; _fa[1] = _v.y; _fa[2] = _v.z; _fa[3] = _v.w;
-        }
-        {
-          const float4 _v = *(const float4 *)&_As[_cur][_kk][_ty * 4 + 64];
-          _fa[4] = _v.x; _fa[5] = _v.y; _fa[6] = _v.z; _fa[7] = _v.w;
-        }
-        {
-          const float4 _v = *(const float4 *)&_Bs[_cur][_kk][_tx * 4 + 0];
-          _fb[0] = _v.x; _fb[1] = _v.y; _fb[2] = _v.z; _fb[3] = _v.w;
-        }
-        {
-          const float4 _v = *(const float4 *)&_Bs[_cur][_kk][_tx * 4 + 64];
-          _fb[4] = _v.x; _fb[5] = _v.y; _fb[6] = _v.z; _fb[7] = _v.w;
+      for (int _kk = 0; _kk < 16; _kk += 8) {
+        unsigned _fa[2][4], _fal[2][4], _fb[4][2], _fbl[4][2]; // high and low TF32 parts
+        #pragma unroll
+        for (int _i = 0; _i < 2; ++_i) {
+          const int _r = _wm0 + _i * 16 + _g;
+          kbc_split_tf32_fast(_As[_cur][_kk + _t4][_r], _fa[_i][0], _fal[_i][0]);
+          kbc_split_tf32_fast(_As[_cur][_kk + _t4][_r + 8], _fa[_i][1], _fal[_i][1]);
+          kbc_split_tf32_fast(_As[_cur][_kk + _t4 + 4][_r], _fa[_i][2], _fal[_i][2]);
+          kbc_split_tf32_fast(_As[_cur][_kk + _t4 + 4][_r + 8], _fa[_i][3], _fal[_i][3]);
         }
         #pragma unroll
-        for (int _i = 0; _i < 8; ++_i)
+        for (int _j = 0; _j < 4; ++_j) {
+          const int _c = _wn0 + _j * 8 + _g;
+          kbc_split_tf32_fast(_Bs[_cur][_kk + _t4][_c], _fb[_j][0], _fbl[_j][0]);
+          kbc_split_tf32_fast(_Bs[_cur][_kk + _t4 + 4][_c], _fb[_j][1], _fbl[_j][1]);
+        }
+        #pragma unroll
+        for (int _i = 0; _i < 2; ++_i)
           #pragma unroll
-          for (int _j = 0; _j < 8; ++_j) _acc[_i][_j] = fmaf(_fa[_i], _fb[_j], _acc[_i][_j]);
+          for (int _j = 0; _j < 4; ++_j) kbc_mma_tf32(_acc[_i][_j], _fal[_i], _fb[_j]);
+        #pragma unroll
+        for (int _i = 0; _i < 2; ++_i)
+          #pragma unroll
+          for (int _j = 0; _j < 4; ++_j) kbc_mma_tf32(_acc[_i][_j], _fa[_i], _fbl[_j]);
+        #pragma unroll
+        for (int _i = 0; _i < 2; ++_i)
+          #pragma unroll
+          for (int _j = 0; _j < 4; ++_j) kbc_mma_tf32(_acc[_i][_j], _fa[_i], _fb[_j]);
       }
-      _As[_cur ^ 1][_tid % 8 * 2][_tid / 8] = _av[0];
-      _As[_cur ^ 1][_tid % 8 * 2 + 1][_tid / 8] = _av[1];
-      _As[_cur ^ 1][_tid % 8 * 2][_tid / 8 + 32] = _av[2];
-      _As[_cur ^ 1][_tid % 8 * 2 + 1][_tid / 8 + 32] = _av[3];
-      _As[_cur ^ 1][_tid % 8 * 2][_tid / 8 + 64] = _av[4];
-      _As[_cur ^ 1][_tid % 8 * 2 + 1][_tid / 8 + 64] = _av[5];
-      _As[_cur ^ 1][_tid % 8 * 2][_tid / 8 + 96] = _av[6];
-      _As[_cur ^ 1][_tid % 8 * 2 + 1][_tid / 8 + 96] = _av[7];
+      if ((_kt & 3) == 3) { // the tensor cores' sums (rounded toward zero) into the fp32 totals
+        #pragma unroll
+        for (int _i = 0; _i < 2; ++_i)
+          #pragma unroll
+          for (int _j = 0; _j < 4; ++_j)
+            #pragma unroll
+            for (int _q = 0; _q < 4; ++_q) { _tot[_i][_j][_q] += _acc[_i][_j][_q]; _acc[_i][_j][_q] = 0.0f; }
+      }
+      _As[_cur ^ 1][_tid % 16][_tid / 16] = _av[0];
+      _As[_cur ^ 1][_tid % 16][_tid / 16 + 16] = _av[1];
+      _As[_cur ^ 1][_tid % 16][_tid / 16 + 32] = _av[2];
+      _As[_cur ^ 1][_tid % 16][_tid / 16 + 48] = _av[3];
       _Bs[_cur ^ 1][_tid / 128][_tid % 128] = _bv[0];
       _Bs[_cur ^ 1][_tid / 128 + 2][_tid % 128] = _bv[1];
       _Bs[_cur ^ 1][_tid / 128 + 4][_tid % 128] = _bv[2];
@@ -269,18 +305,26 @@ batched_matmul_k0_out(const float *__restrict__ a,
       _Bs[_cur ^ 1][_tid / 128 + 14][_tid % 128] = _bv[7];
       __syncthreads();
     }
+    { // the totals: _acc = _tot + the last k-tiles' sums
+      #pragma unroll
+      for (int _i = 0; _i < 2; ++_i)
+        #pragma unroll
+        for (int _j = 0; _j < 4; ++_j)
+          #pragma unroll
+          for (int _q = 0; _q < 4; ++_q) _acc[_i][_j][_q] += _tot[_i][_j][_q];
+    }
     // epilogue: each output element of the thread (the main sum is the accumulator)
     bool _colok[8];
     long long _col_j[8];
     #pragma unroll
     for (int _j = 0; _j < 8; ++_j) {
-      const long long _n = _n0 + (_j / 4) * 64 + _tx * 4 + _j % 4;
+      const long long _n = _n0 + _wn0 + (_j / 2) * 8 + _t4 * 2 + _j % 2;
       _colok[_j] = _n < _N;
       _col_j[_j] = _n;
     }
     #pragma unroll
-    for (int _i = 0; _i < 8; ++_i) {
-      const long long _m = _m0 + (_i / 4) * 64 + _ty * 4 + _i % 4;
+    for (int _i = 0; _i < 4; ++_i) {
+      const long long _m = _m0 + _wm0 + (_i / 2) * 16 + (_i % 2) * 8 + _g;
       if (_m >= _M) continue;
       long long i;
       i = _m;
@@ -290,7 +334,7 @@ batched_matmul_k0_out(const float *__restrict__ a,
         for (int _j = _j0; _j < _j0 + 1; ++_j) {
           if (!_colok[_j]) continue;
           const long long j = _col_j[_j];
-          if (_splits > 1) atomicAdd(&out[((z) * m + i) * n + j], _acc[_i][_j]); else out[((z) * m + i) * n + j] = _acc[_i][_j];
+          if (_splits > 1) atomicAdd(&out[((z) * m + i) * n + j], _acc[_i / 2][_j / 2][(_i % 2) * 2 + _j % 2]); else out[((z) * m + i) * n + j] = _acc[_i / 2][_j / 2][(_i % 2) * 2 + _j % 2];
         }
       }
     }

@@ -22,7 +22,7 @@
 
 static const char *const cg_vars[] = {"KBC_NO_GEMM",    "KBC_NO_FUSE",    "KBC_MAX_TEAM",        "KBC_UNROLL",
                                       "KBC_FP32_MMA",   "KBC_ROWS_PARTS", "KBC_GEMM_MIN_BLOCKS", "KBC_IDX32",
-                                      "KBC_NO_VEC"};
+                                      "KBC_NO_VEC",     "KBC_GEMM_STAGES"};
 
 static void clear_cg_vars(void) {
   for (size_t i = 0; i < sizeof cg_vars / sizeof cg_vars[0]; i++) unsetenv(cg_vars[i]);
@@ -162,7 +162,8 @@ static void test_cg_options_defaults(void **state) {
   assert_int_equal(d.unroll, CG_UNROLL_DEFAULT);
   assert_int_equal(d.max_team, 0);
   assert_int_equal(d.gemm_min_blocks, 0);
-  assert_int_equal(d.no_gemm + d.no_fuse + d.fp32_mma + d.rows_parts + d.idx32, 0);
+  assert_int_equal(d.no_gemm + d.no_fuse + d.rows_parts + d.idx32 + d.gemm_stages, 0);
+  assert_int_equal(d.fp32_mma, -1); /* unset: each family's choice */
 }
 
 /* Every switch into its field, by the one rule. */
@@ -177,8 +178,11 @@ static void test_cg_options_from_env(void **state) {
   setenv("KBC_ROWS_PARTS", "TRUE", 1);
   setenv("KBC_GEMM_MIN_BLOCKS", "3", 1);
   setenv("KBC_IDX32", "1", 1);
+  setenv("KBC_GEMM_STAGES", "3", 1);
   cg_options o = cg_options_from_env();
-  assert_true(o.no_gemm && o.no_fuse && o.fp32_mma && o.rows_parts && o.idx32);
+  assert_true(o.no_gemm && o.no_fuse && o.rows_parts && o.idx32);
+  assert_int_equal(o.fp32_mma, 1);
+  assert_int_equal(o.gemm_stages, 3);
   assert_int_equal(o.max_team, 32);
   assert_int_equal(o.unroll, 2);
   assert_int_equal(o.gemm_min_blocks, 3);
@@ -186,7 +190,9 @@ static void test_cg_options_from_env(void **state) {
   setenv("KBC_NO_GEMM", "off", 1); /* once "on" (anything but "0"), now off */
   setenv("KBC_IDX32", "0", 1);
   setenv("KBC_GEMM_MIN_BLOCKS", "1", 1); /* 1: no bound (0: the plan's) */
+  setenv("KBC_FP32_MMA", "0", 1);       /* 0: FFMA everywhere */
   o = cg_options_from_env();
+  assert_int_equal(o.fp32_mma, 0);
   assert_int_equal(o.no_gemm, 0);
   assert_int_equal(o.idx32, 0);
   assert_int_equal(o.gemm_min_blocks, 1);
