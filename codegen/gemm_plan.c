@@ -298,18 +298,45 @@ static int plan_stages(const cg_target *t, const cg_gemm_plan *plan) {
 
 /* ---- the plan ------------------------------------------------------------ */
 
+/* Both operands single loads addressed as row offset + k offset, neither
+ * padded nor through k tables. */
+static int plain_operands(const cg_gemm_plan *plan) {
+  for (int w = 0; w < 2; w++)
+    if (!plan->op[w].fast || plan->op[w].guarded || plan->op[w].table) return 0;
+  return 1;
+}
+
+/* The tiling for target t and the operands' load plans. */
+static int plan_tiles_and_loads(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
+  if (!gemm_tile(a, t, plan->s, &plan->tiling) || !plan->tiling.tiles) return 0;
+  plan->builder = -1;
+  plan_operand(a, plan, &plan->op[0], 'a');
+  plan_operand(a, plan, &plan->op[1], 'b');
+  plan_operand_loads(a, plan);
+  return 1;
+}
+
 cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   kbc_arena *a = C->a;
   if (g->count != 1) return NULL;
   cg_gemm_plan *plan = KBC_NEW(a, cg_gemm_plan);
   plan->s = IR_STMT(C->p, g->first);
   gemm_tiling *tl = &plan->tiling;
-  if (!gemm_tile(a, C->t, plan->s, tl) || !tl->tiles) return NULL;
+  if (!plan_tiles_and_loads(a, C->t, plan)) return NULL;
+  /* 3xTF32 by default only for plainly addressed operands: on the H200
+   * (2026-12-02, against the FFMA tile) matrix products 1.12-1.28x faster,
+   * SAM-HQ's contractions up to 1.32x and the MLP 1.26x, but convolutions
+   * (padded operands under their test, k tables) mixed: conv2d AlexNet
+   * 1.49x slower, conv3d 1.06x, conv_transpose1d 1.07x, dilated 1.02x
+   * faster.  So those stay FFMA unless KBC_FP32_MMA=1 asks. */
+  if (tl->split3 && C->t->opt.fp32_mma < 0 && !plain_operands(plan)) {
+    cg_target ffma = *C->t;
+    ffma.opt.fp32_mma = 0;
+    memset(plan, 0, sizeof *plan);
+    plan->s = IR_STMT(C->p, g->first);
+    if (!plan_tiles_and_loads(a, &ffma, plan)) return NULL;
+  }
   const gemm_cfg *f = &tl->cfg;
-  plan->builder = -1;
-  plan_operand(a, plan, &plan->op[0], 'a');
-  plan_operand(a, plan, &plan->op[1], 'b');
-  plan_operand_loads(a, plan);
   plan->stages = plan_stages(C->t, plan);
   plan_staging(a, plan);
   /* Split-K when the output is the sum plus terms without it, K may be

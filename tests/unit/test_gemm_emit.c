@@ -190,20 +190,49 @@ static void test_batched_matmul(void **state) {
   const int64_t shapes[][4] = {{1, 1, 1, 1}, {3, 100, 7, 130}, {2, 4096, 4096, 4096}, {5, 17, 1000, 3}};
   int bm = 0, bn = 0;
   for (int i = 0; i < 4; i++) check_gemm(&G, k, shapes[i], &bm, &bn);
-  /* var extents are taken as large: the full 128 x 128 tile */
-  assert_int_equal(bm, 128);
+  /* var extents are taken as large: the full tile (3xTF32 warp tiles of
+   * 32 x 32: 64 x 128) */
+  assert_int_equal(bm, 64);
   assert_int_equal(bn, 128);
   char *text = kernel_text(&G, k);
   assert_non_null(strstr(text, "M = i, N = j, K = r, batch = z"));
   assert_non_null(strstr(text, "// out[z, i, j] = sum(r: a[z, i, r] * b[z, r, j])"));
-  assert_non_null(strstr(text, "fmaf("));
-  assert_null(strstr(text, "mma.sync"));
+  /* fp32: 3xTF32 on tensor cores (plainly addressed operands), the sums
+   * into fp32 totals every few k-tiles */
+  assert_non_null(strstr(text, "3xTF32 mma.sync"));
+  assert_non_null(strstr(text, "kbc_split_tf32_fast(_As"));
+  assert_non_null(strstr(text, "_tot[_i][_j][_q] += _acc[_i][_j][_q]"));
+  assert_null(strstr(text, "fmaf("));
   free(text);
   release(&G);
   free(spec);
 }
 
 /* N = 24 output channels: a 24-wide tile, no padding to 32 or 64. */
+/* fp32 contractions: 3xTF32 for plainly addressed operands, FFMA for a
+ * padded operand (a convolution) unless KBC_FP32_MMA=1; KBC_FP32_MMA=0
+ * FFMA everywhere. */
+static void test_fp32_families(void **state) {
+  (void)state;
+  static const char *const specs[2] = {"specs/examples/batched_matmul.kb", "tests/codegen/specs/padconv.kb"};
+  static const char *const env[3] = {NULL, "0", "1"};
+  /* [env][spec]: 1 when 3xTF32 */
+  static const int want[3][2] = {{1, 0}, {0, 0}, {1, 1}};
+  for (int e = 0; e < 3; e++)
+    for (int i = 0; i < 2; i++) {
+      char *spec = slurp(specs[i]);
+      gen G;
+      if (env[e]) setenv("KBC_FP32_MMA", env[e], 1);
+      generate(&G, spec, CG_PRECISION_FP32);
+      unsetenv("KBC_FP32_MMA");
+      int mma = strstr(G.src, "schedule: gemm (3xTF32") != NULL, ffma = strstr(G.src, "schedule: gemm (FFMA") != NULL;
+      assert_int_equal(mma, want[e][i]);
+      assert_int_equal(ffma, !want[e][i]);
+      release(&G);
+      free(spec);
+    }
+}
+
 static void test_conv3d_exact_n(void **state) {
   (void)state;
   char *spec = slurp("specs/conv3d_min_softmax.kb");
@@ -382,7 +411,9 @@ static void test_flat_spaces(void **state) {
   (void)state;
   char *spec = slurp("specs/sam_hq_attn_relpos_bwd.kb");
   gen G;
+  setenv("KBC_FP32_MMA", "0", 1); /* the FFMA tiles' load plans */
   generate(&G, spec, CG_PRECISION_FP32);
+  unsetenv("KBC_FP32_MMA");
   char *o = kernel_text(&G, kernel_for(&G, "o"));
   assert_non_null(strstr(o, "addressed through the flat k"));
   assert_null(strstr(o, "_aqt"));
@@ -486,6 +517,7 @@ static void test_deterministic(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_batched_matmul),
+      cmocka_unit_test(test_fp32_families),
       cmocka_unit_test(test_conv3d_exact_n),
       cmocka_unit_test(test_tf32),
       cmocka_unit_test(test_sam_kernels),
