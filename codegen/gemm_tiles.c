@@ -38,9 +38,15 @@ static double util(double x, int b) {
 static double score(const cg_target *t, const gemm_shape *sh, const gemm_cfg *f) {
   double inner;
   if (f->mma) {
-    /* shared-memory words per warp per k8 step vs mma count */
+    /* shared-memory words per warp per k8 step vs mma count; and the
+     * block's operand loads per output (each A element is loaded once per
+     * column of tiles, each B element once per row: 2 bm bn / (bm + bn)
+     * outputs per element loaded), which the small warp tiles of 3xTF32
+     * make the deciding term: a 256x32 tile loads A three times over N =
+     * 96 where 64x96 loads it once (AlexNet's convolution) */
     double r = (double)(f->mi * f->ni) / (4.0 * f->mi + 2.0 * f->ni);
-    inner = fmin(1.0, 0.5 + 0.75 * r);
+    double reuse = 2.0 * fmin(sh->m, f->bm) * fmin(sh->n, f->bn) / (fmin(sh->m, f->bm) + fmin(sh->n, f->bn));
+    inner = fmin(1.0, 0.5 + 0.75 * r) * fmin(1.0, 0.4 + reuse / 128.0);
   } else {
     double r = (double)(f->tm * f->tn) / (f->tm + f->tn);
     inner = fmin(1.0, 0.5 + r / 8.0);
