@@ -424,9 +424,13 @@ static int sum_blocks(const cg_emit *E, const ir_expr *e, int *chunk) {
       int64_t v;
       int known = sym_is_const(ext, &v), whole = known && c >= v;
       if (whole && i == 0) return -1; /* no block smaller than the sum */
-      if (known && !whole) { /* as many blocks, of equal size */
+      if (known && !whole) { /* a divisor of the extent near c (blocks of equal, known length), else as many
+                                blocks as c makes, of equal size */
+        int best = 0;
+        for (int d = (c + 1) / 2; d <= 2 * c && d < v; d++)
+          if (v % d == 0 && (!best || abs(d - c) < abs(best - c))) best = d;
         int64_t blocks = (v + c - 1) / c;
-        c = (int)((v + blocks - 1) / blocks);
+        c = best ? best : (int)((v + blocks - 1) / blocks);
       }
       *chunk = whole ? 0 : c;
       return i;
@@ -475,7 +479,13 @@ static const char *reduce(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x) {
       part = fresh(E, "part");
       cg_line(E, "float %s = 0.0f; // this block's terms, summed apart: a long serial sum drifts", part);
     }
-    if (i == lvl && chunk)
+    int64_t len;
+    if (i == lvl && chunk && sym_is_const(E->s->index[v].extent, &len) && len % chunk == 0) {
+      /* blocks of equal, known length: a loop the compiler unrolls, its
+       * loads issued ahead of the serial sum */
+      cg_line(E, "#pragma unroll 8");
+      cg_line(E, "for (long long %s = %s; %s < %s + %d; ++%s) {", E->idx[v], base, E->idx[v], base, chunk, E->idx[v]);
+    } else if (i == lvl && chunk)
       cg_line(E, "for (long long %s = %s; %s < kbc_min_ll(%s + %d, %s); ++%s) {", E->idx[v], base, E->idx[v], base,
               chunk, ext, E->idx[v]);
     else

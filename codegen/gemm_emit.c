@@ -14,12 +14,18 @@
  *     against bank conflicts), double buffered: the global loads for tile
  *     kt+1 are issued before the math on tile kt, one barrier per k-tile
  *     (gemm_load.c);
+ *   - or (plan->stages > 2, KBC_GEMM_STAGES) a ring of shared stages
+ *     filled by cp.async, k-tiles requested stages - 1 ahead, one wait and
+ *     one barrier per k-tile (emit_k_loop_async);
  *   - math: FFMA on a TM x TN register tile per thread, read from shared
  *     memory as 4-wide vectors (fp32), or, with --precision tf32, tensor
  *     cores (mma.sync m16n8k8 TF32, operands rounded with cvt.rna when
- *     stored to shared memory) on a warp tile per warp, or, for fp32 with
- *     KBC_FP32_MMA=1 (experimental), 3xTF32: fp32 operands in shared memory
- *     split at use into high and low TF32 parts, three mma per product;
+ *     stored to shared memory) on a warp tile per warp, or, for fp32
+ *     (plainly addressed operands by default, gemm_plan.c; KBC_FP32_MMA),
+ *     3xTF32: fp32 operands in shared memory split at use into a high TF32
+ *     part (masked) and the rest, three mma per product, the accumulators
+ *     added into fp32 totals every GEMM_FLUSH_KTILES k-tiles (the tensor
+ *     cores' sums round toward zero);
  *   - the epilogue (gemm_epilogue.c).
  * Index decoding: the M / N coordinates a thread loads are fixed per tile
  * and decoded once per tile (k-major loads take up to 4 consecutive k per
