@@ -15,8 +15,11 @@
 #include "cg_impl.h"
 
 /* 256 threads; static shared memory only (<= 48 KB, no opt-in needed),
- * of which the A / B tiles leave 4 KB for the k tables. */
-enum { GEMM_SPLIT_MAX = 16, GEMM_SPLIT_MIN_KTILES = 8 };
+ * of which the A / B tiles leave 4 KB for the k tables.  Split-K up to 64
+ * slices: 8 output tiles of a 256 x 256 product over K = 524288 fill the
+ * H200's 264 block slots with 33 (at most 16 made the tile score pick
+ * 64 x 64 tiles of 2 x 2 mma tiles instead). */
+enum { GEMM_SPLIT_MAX = 64, GEMM_SPLIT_MIN_KTILES = 8 };
 enum { GEMM_THREADS = 256, GEMM_MAX_SLOTS = 64, GEMM_SMEM_STATIC = 48 * 1024, GEMM_SMEM_TILES = 44 * 1024 };
 
 /* ---- the tiling (gemm_tiles.c) ---- */
