@@ -121,14 +121,14 @@ static void check_gemm(const gen *G, const cg_kernel *k, const int64_t *vars, in
   assert_int_equal(k->smem, 0); /* static __shared__ only (nvcc rejects more than 48 KB) */
   const ir_stmt *s = IR_STMT(G->p, k->first);
   char *text = kernel_text(G, k);
-  /* split-K: a capped grid (a wave of two blocks per SM) over up to 16
+  /* split-K: a capped grid (a wave of two blocks per SM) over up to 64
    * slices per output tile, adding into the output zeroed first */
   int split = strstr(text, "split-K") != NULL;
   assert_int_equal(k->max_blocks, split ? 2 * cg_target_default().sm_count : 0);
   assert_int_equal(k->zero_tensor, split ? s->out->id : -1);
   assert_non_null(strstr(text, "// schedule: gemm"));
   /* 256 threads; two blocks per multiprocessor (from sm_90 on) asked only
-   * for FFMA products of one index per M, N and K (gemm_plan.c) */
+   * for FFMA and 3xTF32 products of one index per M, N and K (gemm_plan.c) */
   assert_true(strstr(text, "__launch_bounds__(256)") || strstr(text, "__launch_bounds__(256, KBC_BLOCKS_SM90(2))"));
   const char *tile = strstr(text, "tile ");
   assert_non_null(tile);
@@ -155,7 +155,7 @@ static void check_gemm(const gen *G, const cg_kernel *k, const int64_t *vars, in
   int64_t M = product(s, c.m, c.n_m, vars), N = product(s, c.n, c.n_n, vars), Bt = product(s, c.bat, c.n_b, vars);
   int64_t work;
   assert_true(sym_eval(k->work, vars, NULL, &work));
-  assert_int_equal(work, ceil_div(M, bm) * ceil_div(N, bn) * Bt * (split ? 16 : 1));
+  assert_int_equal(work, ceil_div(M, bm) * ceil_div(N, bn) * Bt * (split ? 64 : 1));
   /* parameters: the kernel's tensors, then every var axis */
   const char *sig = strstr(text, k->name);
   for (int i = 0; i < k->n_tensors; i++) {
