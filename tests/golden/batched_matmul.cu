@@ -107,12 +107,12 @@ batched_matmul_k0_out(const float *__restrict__ a,
   const long long _tiles_m = (_M + 63) / 64;
   const long long _tiles_n = (_N + 127) / 128;
   const long long _ktiles = (_K + 15) / 16;
-  // split-K: with fewer output tiles than 528, K is cut into up to 16 slices of at least 8 k-tiles,
+  // split-K: with fewer output tiles than 528, K is cut into up to 64 slices of at least 8 k-tiles,
   // the count that best fills waves of 264 blocks (two per multiprocessor); the slices' sums
   // are added atomically into the zeroed output
   const long long _out_tiles = _tiles_m * _tiles_n * batch;
   long long _splits = 1;
-  for (long long _s = 1, _best = 0; _s <= 16 && _out_tiles < 528 && _s * 8 <= _ktiles; ++_s) {
+  for (long long _s = 1, _best = 0; _s <= 64 && _out_tiles < 528 && _s * 8 <= _ktiles; ++_s) {
     const long long _fill = 1000 * _out_tiles * _s / ((_out_tiles * _s + 263) / 264 * 264); // per mille
     if (_fill > _best + 50) { _best = _fill; _splits = _s; }
   }
