@@ -35,6 +35,9 @@
 #          $NOCLIFF_SUITE_TIME, default 300 s), then the fuzzer's specs of
 #          seeds $NOCLIFF_FUZZ (default 1:1001; $NOCLIFF_FUZZ_TIME, default
 #          200 s), into $OUT/nocliff_{suite,fuzz}.{txt,json};
+#   abq:   bench/ab.sh for each line "A B CASES" of $AB_QUEUE (default
+#          bench/ab_queue.txt), each under $AB_TIMEOUT (default 150) s,
+#          no line started past $AB_TIME (default 500) s, into $OUT/abq.txt;
 #   gpu:   the ctest tests labelled gpu (into $OUT/ctest_gpu.txt);
 #   fuzz:  the differential spec fuzzer on the GPU (tests/fuzz/difftest.py
 #          gpu: kbc verify of random specs, $FUZZ_JOBS at a time) over
@@ -134,6 +137,12 @@ case "${1:-}" in
     PYTHONUNBUFFERED=1 python3 bench/nocliff.py --kbc build/gpu/kbc --fuzz ${NOCLIFF_FUZZ:-1:1001} \
       --max-seconds ${NOCLIFF_FUZZ_TIME:-200} --json $OUT/nocliff_fuzz.json >$OUT/nocliff_fuzz.txt 2>&1
     grep -hE "^nocliff|CLIFF|did not" $OUT/nocliff_suite.txt $OUT/nocliff_fuzz.txt | tail -60 ;;
+  abq)
+    sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "${AB_QUEUE:-bench/ab_queue.txt}" | while read -r a b cases; do
+      [ "$SECONDS" -ge "${AB_TIME:-500}" ] && { echo "abq: no time left for $a $b $cases"; continue; }
+      echo "== A=$a B=$b ($cases, at $SECONDS s)"
+      timeout "${AB_TIMEOUT:-150}" bench/ab.sh "$a" "$b" "$cases" 2>&1 | tail -n +2 | cut -c1-50,70-
+    done | tee $OUT/abq.txt ;;
   gpu)
     src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build/gpu/CMakeCache.txt)
     [ "$src" = "$PWD" ] || { mkdir -p "$(dirname "$src")" && ln -sfn "$PWD" "$src"; }
@@ -147,5 +156,5 @@ case "${1:-}" in
       --keep /tmp/fuzz_keep --json $OUT/fuzz.json >$OUT/fuzz.txt 2>&1
     [ -d /tmp/fuzz_keep ] && tar -czf $OUT/fuzz_keep.tgz -C /tmp fuzz_keep
     grep -v "^rejected" $OUT/fuzz.txt | tail -60 ;;
-  *) echo "usage: bench/device_run.sh ctest|check|profile|sam|rest|check+rest|sam-compile-N|autotune|attention|session|suite|nocliff|gpu|fuzz" >&2; exit 2 ;;
+  *) echo "usage: bench/device_run.sh ctest|check|profile|sam|rest|check+rest|sam-compile-N|autotune|attention|session|suite|nocliff|abq|gpu|fuzz" >&2; exit 2 ;;
 esac
