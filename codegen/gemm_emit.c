@@ -9,8 +9,7 @@
  *     grid-stride loop over tiles: n-tiles fastest, then m-tiles, then
  *     batch; with split-K, K slices fastest of all);
  *   - per k-tile of BK reductions, each thread loads a fixed set of A and
- *     B elements into registers (zero outside M, N, K; in a whole k-tile
- *     without the k tests) and stores them
+ *     B elements into registers (zero outside M, N, K) and stores them
  *     into shared memory, k-major (_As[k][m], _Bs[k][n], rows padded
  *     against bank conflicts), double buffered: the global loads for tile
  *     kt+1 are issued before the math on tile kt, one barrier per k-tile

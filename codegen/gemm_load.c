@@ -100,14 +100,12 @@ static void bind_slot(gemm_emitter *ge, const gemm_operand *o, int j, const char
     bind_k(ge, o->kslot_of[j]);
 }
 
-/* The condition under which o's load slot j reads memory (else 0); in a
- * whole k-tile (all its k below _kend) without the k test. */
-static const char *load_cond(gemm_emitter *ge, const gemm_operand *o, int j, const char *tbuf, int whole) {
+/* The condition under which o's load slot j reads memory (else 0). */
+static const char *load_cond(gemm_emitter *ge, const gemm_operand *o, int j, const char *tbuf) {
   cg_emit *out = &ge->emit;
   int r = o->row_of[j], ks = o->kslot_of[j];
-  const char *cond = whole      ? cg_fmt(out, "_%cr%dok", o->tag, r)
-                     : o->table ? cg_fmt(out, "_%cr%dok && _kb + %s < _kend", o->tag, r, o->kl[j])
-                                : cg_fmt(out, "_%cr%dok && _k%d < _kend", o->tag, r, ks);
+  const char *cond = o->table ? cg_fmt(out, "_%cr%dok && _kb + %s < _kend", o->tag, r, o->kl[j])
+                              : cg_fmt(out, "_%cr%dok && _k%d < _kend", o->tag, r, ks);
   if (o->partial && j == o->slots - 1)
     cond = cg_fmt(out, "%s && _tid < %d", cond, o->bx * ge->plan->tiling.cfg.bk - j * GEMM_THREADS);
   if (o->guarded) { /* the in-bounds test over the row and k digits */
@@ -126,9 +124,9 @@ static const char *fast_offset(gemm_emitter *ge, const gemm_operand *o, int j, c
 }
 
 /* Load slot j of o into its staging register. */
-static void emit_load(gemm_emitter *ge, const gemm_operand *o, int j, const char *tbuf, int whole) {
+static void emit_load(gemm_emitter *ge, const gemm_operand *o, int j, const char *tbuf) {
   cg_emit *out = &ge->emit;
-  const char *cond = load_cond(ge, o, j, tbuf, whole);
+  const char *cond = load_cond(ge, o, j, tbuf);
   if (o->fast) {
     const ir_tensor *t = o->e->u.load.tensor;
     cg_line(out, "_%cv[%d] = %s ? %s[%s] : 0.0f;", o->tag, j, cond, ge->ctx->names->tensor[t->id],
@@ -145,20 +143,10 @@ static void emit_load(gemm_emitter *ge, const gemm_operand *o, int j, const char
   cg_line(out, "}");
 }
 
-/* The loads of the k-tile at _kb: a whole k-tile's without the k tests
- * (every k-tile but a partial last one and those past the end). */
 void gemm_emit_loads(gemm_emitter *ge, const char *tbuf) {
-  cg_emit *out = &ge->emit;
   emit_k_offsets(ge);
-  for (int whole = 1; whole >= 0; whole--) {
-    if (whole) cg_line(out, "if (_kb + %d <= _kend) { // a whole k-tile: no k tests", ge->plan->tiling.cfg.bk);
-    else cg_line(out, "} else {");
-    out->indent++;
-    for (int w = 0; w < 2; w++)
-      for (int j = 0; j < ge->plan->op[w].slots; j++) emit_load(ge, &ge->plan->op[w], j, tbuf, whole);
-    out->indent--;
-  }
-  cg_line(out, "}");
+  for (int w = 0; w < 2; w++)
+    for (int j = 0; j < ge->plan->op[w].slots; j++) emit_load(ge, &ge->plan->op[w], j, tbuf);
 }
 
 void gemm_emit_table_write(gemm_emitter *ge, const char *buf) {
@@ -204,7 +192,7 @@ void gemm_emit_copies(gemm_emitter *ge, const char *stage) {
       cg_line(out, "%s{", o->partial && j == o->slots - 1
                                 ? cg_fmt(out, "if (_tid < %d) ", o->bx * f->bk - j * GEMM_THREADS) : "");
       out->indent++;
-      cg_line(out, "const bool _ok = %s;", load_cond(ge, o, j, "0", 0));
+      cg_line(out, "const bool _ok = %s;", load_cond(ge, o, j, "0"));
       cg_line(out, "kbc_cp_async4(&_%cs[%s][%s][%s], _s%c + 4u * (unsigned)(((%s) * %d + %s) * %d + %s), _ok ? %s + (%s) : %s, _ok);",
               T, stage, o->kl[j], col, T, stage, f->bk, o->kl[j], ld, col, name, fast_offset(ge, o, j, "0"), name);
       out->indent--;
