@@ -169,9 +169,6 @@ void attn_emit_helpers(attn_emitter *ae);
  * from the scores' registers. */
 void attn_emit_pipe_scores_math(attn_emitter *ae);
 void attn_emit_pipe_pv_math(attn_emitter *ae);
-/* The cp.async and shared-load helpers, KBC_DYNAMIC_SMEM, and with split
- * the fast 3xTF32 split, once per translation unit. */
-void attn_emit_pipe_helpers(kbc_buf *out, int split);
 
 /* attn_emit.c's pieces the pipelined kernel shares.  A tile_space is one
  * space of a tile load: the indices ids[0..n) of the statement being

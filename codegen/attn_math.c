@@ -55,7 +55,7 @@ void attn_emit_thread_ids(attn_emitter *ae) {
 
 void attn_emit_helpers(attn_emitter *ae) {
   if (lay(ae)->mma) cg_emit_mma_helpers(ae->E.out, lay(ae)->mma == 2);
-  if (lay(ae)->pipe) attn_emit_pipe_helpers(ae->E.out, lay(ae)->mma == 2);
+  if (lay(ae)->pipe) cg_emit_async_helpers(ae->E.out);
 }
 
 /* An A fragment (rows _wr + _gid (+ 8), k (+ 4)) of the k-major tile src

@@ -23,11 +23,6 @@
  * rounds toward zero). */
 #include "attn_impl.h"
 
-void attn_emit_pipe_helpers(kbc_buf *out, int split) {
-  (void)split; /* the fast split comes with the mma helpers (cg_emit_mma_helpers) */
-  cg_emit_async_helpers(out);
-}
-
 static void open_block(cg_emit *E, const char *head) {
   cg_line(E, "%s {", head);
   E->indent++;
@@ -201,7 +196,7 @@ void attn_emit_pipe_body(attn_emitter *ae) {
   open_block(E, "for (long long _c0 = 0; _c0 < _C;)");
   emit_next_step(ae);
   attn_emit_lines(ae, "c", ch->c1.n, ch->c1.n_n, L->nc, "_c0", attn_col(ae, "_l"), "_C");
-  cg_line(E, "kbc_cp_wait1();");
+  cg_line(E, "kbc_cp_wait<1>();");
   cg_line(E, "__syncthreads(); // _Qs and the step's _Ks in place");
   attn_emit_pipe_scores_math(ae);
   cg_line(E, "__syncthreads(); // _Ks read by every warp");
@@ -212,7 +207,7 @@ void attn_emit_pipe_body(attn_emitter *ae) {
   attn_emit_phase_a(ae);
   attn_emit_rescale(ae);
   attn_emit_phase_b(ae);
-  cg_line(E, "kbc_cp_wait1();");
+  cg_line(E, "kbc_cp_wait<1>();");
   cg_line(E, "__syncthreads(); // the step's _Vs in place");
   attn_emit_pipe_pv_math(ae);
   cg_line(E, "__syncthreads(); // _Vs read by every warp");
@@ -222,7 +217,7 @@ void attn_emit_pipe_body(attn_emitter *ae) {
   cg_line(E, "kbc_cp_commit();");
   cg_line(E, "_c0 = _cn;");
   close_block(E);
-  cg_line(E, "kbc_cp_wait0();");
+  cg_line(E, "kbc_cp_wait<0>();");
   attn_emit_finish(ae);
   close_block(E);
 }

@@ -247,7 +247,7 @@ CG_FAMILIES(CG_FAMILY_ENTRIES)
  * (guarded by #ifndef). */
 void cg_emit_mma_helpers(kbc_buf *out, int split);
 /* async.c: the cp.async helpers (kbc_cp_async4/16, kbc_cp_commit,
- * kbc_cp_wait<N>, kbc_cp_wait1/0, kbc_smem_u32, kbc_lds, KBC_DYNAMIC_SMEM),
+ * kbc_cp_wait<N>, kbc_smem_u32, kbc_lds, KBC_DYNAMIC_SMEM),
  * once per translation unit. */
 void cg_emit_async_helpers(kbc_buf *out);
 

@@ -100,14 +100,19 @@ static void bind_slot(gemm_emitter *ge, const gemm_operand *o, int j, const char
     bind_k(ge, o->kslot_of[j]);
 }
 
+/* The threads that take o's load slot j: all (0), or, for the last slot
+ * of a tile that does not fill it, those below the returned count. */
+static int slot_threads(gemm_emitter *ge, const gemm_operand *o, int j) {
+  return o->partial && j == o->slots - 1 ? o->bx * ge->plan->tiling.cfg.bk - j * GEMM_THREADS : 0;
+}
+
 /* The condition under which o's load slot j reads memory (else 0). */
 static const char *load_cond(gemm_emitter *ge, const gemm_operand *o, int j, const char *tbuf) {
   cg_emit *out = &ge->emit;
   int r = o->row_of[j], ks = o->kslot_of[j];
   const char *cond = o->table ? cg_fmt(out, "_%cr%dok && _kb + %s < _kend", o->tag, r, o->kl[j])
                               : cg_fmt(out, "_%cr%dok && _k%d < _kend", o->tag, r, ks);
-  if (o->partial && j == o->slots - 1)
-    cond = cg_fmt(out, "%s && _tid < %d", cond, o->bx * ge->plan->tiling.cfg.bk - j * GEMM_THREADS);
+  if (slot_threads(ge, o, j)) cond = cg_fmt(out, "%s && _tid < %d", cond, slot_threads(ge, o, j));
   if (o->guarded) { /* the in-bounds test over the row and k digits */
     bind_slot(ge, o, j, tbuf);
     const char *inb = cg_in_bounds(out, o->e->u.load.tensor, o->e->u.load.idx);
@@ -189,8 +194,8 @@ void gemm_emit_copies(gemm_emitter *ge, const char *stage) {
     const char *name = ge->ctx->names->tensor[o->e->u.load.tensor->id];
     for (int j = 0; j < o->slots; j++) {
       const char *col = tile_col(ge, o, j);
-      cg_line(out, "%s{", o->partial && j == o->slots - 1
-                                ? cg_fmt(out, "if (_tid < %d) ", o->bx * f->bk - j * GEMM_THREADS) : "");
+      int n = slot_threads(ge, o, j);
+      cg_line(out, "%s{", n ? cg_fmt(out, "if (_tid < %d) ", n) : "");
       out->indent++;
       cg_line(out, "const bool _ok = %s;", load_cond(ge, o, j, "0"));
       cg_line(out, "kbc_cp_async4(&_%cs[%s][%s][%s], _s%c + 4u * (unsigned)(((%s) * %d + %s) * %d + %s), _ok ? %s + (%s) : %s, _ok);",
@@ -213,8 +218,7 @@ void gemm_emit_stores(gemm_emitter *ge, const char *buf) {
                                                       : cg_fmt(out, "_%cv[%d]", o->tag, j);
       const char *col = tile_col(ge, o, j);
       const char *st = cg_fmt(out, "_%cs[%s][%s][%s] = %s;", o->tag == 'a' ? 'A' : 'B', buf, o->kl[j], col, v);
-      if (o->partial && j == o->slots - 1)
-        cg_line(out, "if (_tid < %d) %s", o->bx * f->bk - j * GEMM_THREADS, st);
+      if (slot_threads(ge, o, j)) cg_line(out, "if (_tid < %d) %s", slot_threads(ge, o, j), st);
       else
         cg_line(out, "%s", st);
     }

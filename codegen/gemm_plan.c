@@ -370,8 +370,7 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
    * opt.gemm_min_blocks (KBC_GEMM_MIN_BLOCKS) overrides: 1 no bound, 2..4
    * that many on every GPU. */
   const cg_contraction *ct = &tl->c;
-  int plain = (!f->mma || tl->split3) && ct->n_m == 1 && ct->n_n == 1 && ct->n_k == 1 && plan->op[0].fast && plan->op[1].fast &&
-              !plan->op[0].guarded && !plan->op[1].guarded;
+  int plain = (!f->mma || tl->split3) && ct->n_m == 1 && ct->n_n == 1 && ct->n_k == 1 && plain_operands(plan);
   int mb = C->t->opt.gemm_min_blocks;
   plan->min_blocks = mb >= 2 ? mb : mb == 1 ? 0 : plain ? -2 : 0;
 

@@ -173,8 +173,6 @@ static inline void emu_cp_wait(size_t keep) {
     g.erase(g.begin());
   }
 }
-static inline void kbc_cp_wait1() { emu_cp_wait(1); }
-static inline void kbc_cp_wait0() { emu_cp_wait(0); }
 template <int N> static inline void kbc_cp_wait() { emu_cp_wait(N); }
 
 template <class F> static void emu_launch(unsigned grid, unsigned block, F kernel) {
