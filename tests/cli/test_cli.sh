@@ -140,6 +140,19 @@ test_usage() {
   grep -qF "__launch_bounds__(256, KBC_BLOCKS_SM90(2))" "$log" || fail "KBC_GEMM_MIN_BLOCKS=9: not ignored (the plan's 2)"
   expect 0 "KBC_GEMM_MIN_BLOCKS=1" env KBC_GEMM_MIN_BLOCKS=1 "$kbc" compile "$mm" --emit cuda --target sm_90
   grep -q "__launch_bounds__(256, " "$log" && fail "KBC_GEMM_MIN_BLOCKS=1: a bound asked"
+  # KBC_GEMM_STAGES=3: the K loop through three cp.async stages (else, and
+  # for values out of 0..4, the register-staged double buffer)
+  expect 0 "KBC_GEMM_STAGES=3" env KBC_GEMM_STAGES=3 "$kbc" compile "$mm" --emit cuda --target sm_90
+  grep -q "in 3 stages filled by cp.async" "$log" && grep -q "kbc_cp_wait<1>();" "$log" ||
+    fail "KBC_GEMM_STAGES=3: no three-stage cp.async K loop"
+  expect 0 "KBC_GEMM_STAGES=7" env KBC_GEMM_STAGES=7 "$kbc" compile "$mm" --emit cuda --target sm_90
+  grep -q "double-buffered" "$log" && ! grep -q "cp.async" "$log" || fail "KBC_GEMM_STAGES=7: not ignored"
+
+  # A long serial sum of known extent in blocks at a divisor near sqrt(terms),
+  # unrolled (4096 terms: blocks of 64)
+  expect 0 "sum blocks" "$kbc" compile "$src/bench/suite/1_47_sum_dim.kb" --emit cuda --target sm_90 --specialize \
+    --set batch_size=128 --set dim1=4096 --set dim2=4095
+  grep -A1 -F "#pragma unroll 8" "$log" | grep -qF "i < _b1 + 64; ++i" || fail "sum blocks: no unrolled block of 64"
 
   # Column sums in parts only with KBC_ROWS_PARTS=1 (measured slower: off by default)
   local cp=$src/tests/codegen/specs/colparts.kb

@@ -211,10 +211,12 @@ static void test_cg_options_invalid(void **state) {
     setenv("KBC_UNROLL", unroll[i], 1);
     setenv("KBC_GEMM_MIN_BLOCKS", blocks[i], 1);
     setenv("KBC_MAX_TEAM", team[i % 3], 1);
+    setenv("KBC_GEMM_STAGES", blocks[i], 1); /* 5, 9, -1, 2x: out of 0..4 or not a number */
     cg_options o = cg_options_from_env();
     assert_int_equal(o.unroll, CG_UNROLL_DEFAULT);
     assert_int_equal(o.gemm_min_blocks, 0);
     assert_int_equal(o.max_team, 0);
+    assert_int_equal(o.gemm_stages, 0);
   }
   dup2(saved, 2);
   close(saved);
