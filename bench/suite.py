@@ -157,7 +157,7 @@ def new_row(p: pb.Problem, impl: str, threshold: float) -> Row:
     return {"key": p.key, "level": p.level, "number": p.number, "name": p.name, "spec": p.spec,
             "category": p.category, "impl": impl, "status": "N/A", "reason": None, "rel_err": None,
             "max_abs_err": None, "errors": None, "threshold": threshold, "median_us": None, "timing": None,
-            "setup_s": None, "compiled_graphs": None}
+            "setup_s": None, "wall_s": None, "compiled_graphs": None}
 
 
 def run_impl(args, device: torch.device, row: Row, build, sets: list[Tensors], reference: Tensors) -> None:
@@ -166,8 +166,8 @@ def run_impl(args, device: torch.device, row: Row, build, sets: list[Tensors], r
     cfg = TimingConfig.make(args.quick, args.max_seconds)
     runner = None
     built = False
+    start = time.perf_counter()
     try:
-        start = time.perf_counter()
         with deadline(args.compile_timeout, f"{row['impl']} set-up"):
             runner = build()
             built = True
@@ -204,6 +204,7 @@ def run_impl(args, device: torch.device, row: Row, build, sets: list[Tensors], r
         if args.verbose:
             traceback.print_exc()
     finally:
+        row["wall_s"] = time.perf_counter() - start
         del runner
         gc.collect()
         if device.type == "cuda":
@@ -265,8 +266,10 @@ def run_problem(args, device: torch.device, kbc: Kbc, p: pb.Problem) -> list[Row
     for r in rows:
         t = f"{r['median_us']:,.1f} us" if r["median_us"] is not None else "-"
         err = f"{r['rel_err']:.1e}" if r["rel_err"] is not None else "-"
-        print(f"   {r['impl']:<10} {t:>14}  err {err:>8}  {r['status']}{'  ' + r['reason'] if r['reason'] else ''}",
-              flush=True)
+        took = (f"  [set-up {r['setup_s']:.1f} s" if r["setup_s"] is not None else "  [") + \
+            (f", {r['wall_s']:.1f} s in all]" if r.get("wall_s") is not None else "]")
+        print(f"   {r['impl']:<10} {t:>14}  err {err:>8}  {r['status']}{'  ' + r['reason'] if r['reason'] else ''}"
+              f"{took if took != '  []' else ''}", flush=True)
     sets.clear()
     reference.clear()
     gc.collect()

@@ -18,6 +18,10 @@ int ir_factor(ir_program *p, kbc_diag *d);
 int ir_gather(ir_program *p, kbc_diag *d);
 /* Elementwise temporaries substituted into their readers. */
 int ir_inline(ir_program *p, kbc_diag *d);
+/* Sums of linear functions of contractions reassociated so that a factor
+ * is summed once (sum(h: sum(k: x[b,k] * w[h,k])) = sum(k: x[b,k] *
+ * sum(h: w[h,k]))). */
+int ir_distribute(ir_program *p, kbc_diag *d);
 /* Reductions independent of some free indices moved into statements of
  * their own; a long reduction of few outputs split in two (rfactor). */
 int ir_hoist(ir_program *p, kbc_diag *d);

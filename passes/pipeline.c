@@ -17,6 +17,7 @@ const ir_pass ir_passes[] = {
     {"factor", "a scatter's indices absent from its target summed first", ir_factor},
     {"gather", "scatter-accumulates solved into deterministic gathers", ir_gather},
     {"inline", "elementwise temporaries substituted into their readers", ir_inline},
+    {"distribute", "sums of linear functions of contractions reassociated: a factor summed once, not once per value of an index it does not use", ir_distribute},
     {"hoist", "reductions moved out of statements with more free indices; long reductions of few outputs split in two", ir_hoist},
     {"dce", "statements and temporaries no output depends on dropped", ir_dce},
     {NULL, NULL, NULL},

@@ -301,6 +301,21 @@ printf 'kernel keep\naxis n var\naxis m var\ninput x f32[n, m]\ninput w f32[m, m
 tr=$src/tests/codegen/specs/team_reductions.kb
 serial=$("$kbc" compile "$tr" --emit cuda --target sm_90 2>&1 | grep -cE "for \(long long [a-z_0-9]+ = 0")
 [ "$serial" = 0 ] || fail "team_reductions: $serial reductions summed whole by every thread"
+# Reductions nested in reductions (passes/distribute.c, hoist.c): a sum
+# linear in a contraction sums the other factor once (L2/14: a column sum
+# and a matrix-vector product, not 1024 x 8192 x 8192 in one rows kernel);
+# a contraction under sigmoid becomes a GEMM of its own; an invariant
+# nested sum is computed once.
+ns=$src/tests/codegen/specs/nested_sums.kb
+ns_ir=$("$kbc" compile "$ns" --emit ir --after dce 2>&1)
+for line in 'y1.red[l] = sum(j: w[j, l])' 'y1[i] = sum(l: x[i, l] * y1.red[l]) / 2.0 + y1.red1' \
+            'y2.red[i, j] = sum(l: x[i, l] * w[j, l])' 'y3.red[l] = sum(m: v[l, m] * bias[m])' \
+            'y5[i] = sum(j: where(bias[j] > 0.0, y5.red[i, j], 0.0))' 'y6[i] = sum(l: x[i, l] * y6.red[l]) / (h)'; do
+  grep -qxF "$line" <<<"$ns_ir" || fail "nested sums: no '$line' in the IR"
+done
+"$kbc" compile "$src/bench/suite/2_14_gemm_div_sum_scale.kb" --emit plan --target sm_90 --set batch_size=1024 \
+  --set input_size=8192 --set hidden_size=8192 2>&1 | grep -qF "out.red1[b] = sum(k: x[b, k] * out.red[k])" ||
+  fail "L2/14: the sums not reassociated"
 expect 2 "--json without --emit plan" "$kbc" compile "$mm" --emit ir --json
 expect 2 "--emit plan with a bad target" "$kbc" compile "$mm" --emit plan "${set_mm[@]}" --target sm_12
 expect 1 "plan of a bad spec" "$kbc" compile "$src/tests/diag/stmt_unknown_name.kb" --emit plan --set n=1 --target sm_90
