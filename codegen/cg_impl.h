@@ -43,7 +43,7 @@ typedef struct {
 
 /* Work estimates take every var axis as IR_EST_VAR; a rows group keeps at
  * least CG_MIN_OUTER estimated outer points when it can. */
-enum { CG_MIN_OUTER = 4096, CG_JOIN_DROP = 1024, CG_JOIN_WORK = 1 << 16 };
+enum { CG_MIN_OUTER = 4096, CG_JOIN_DROP = 1024, CG_JOIN_WORK = 1 << 16, CG_JOIN_LONG = 128 };
 /* Groups of a single point (no outer dimension) with more than one
  * statement: each statement's points times (1 + its reduction terms), all
  * extents constant, at most this. */

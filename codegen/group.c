@@ -395,6 +395,15 @@ static int try_join(builder *b, const ir_stmt *s) {
   bounded = bounded && dropped <= CG_JOIN_DROP && lost <= CG_JOIN_DROP && dropped * terms <= CG_JOIN_WORK &&
             lost * red_size(s) <= CG_JOIN_WORK;
   if (after < CG_MIN_OUTER && (after * 4 < b->initial_points || after * 4 < own) && !bounded) return 0;
+  /* Nor a group of points for the whole GPU, each a long reduction (a
+   * column sum's parts of 128 terms or more: hoist.c's split_column),
+   * folded into a sixteenth of them: each team would take the dropped
+   * points' reductions, its lanes reading rows apart instead of
+   * neighbouring points' elements.  (A short one stays: conv3d's min over
+   * depth joins the softmax over channels.) */
+  if (dropped > 1 && b->initial_points >= CG_MIN_OUTER * 16 && after * 16 < b->initial_points &&
+      red_size(s0) >= CG_JOIN_LONG)
+    return 0;
   for (int j = 0; j < b->n_outer; j++) {
     if (cand[j] < 0) b->outer_ok[j] = 0;
     b->phi[b->count * CG_MAX_OUTER + j] = cand[j];

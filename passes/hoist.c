@@ -225,8 +225,11 @@ static ir_expr *walk(hoister *H, ir_expr *e) {
  *     of w once per b through one team, without reuse (KernelBench L2/14,
  *     1024 x 8192 x 8192: 281 ms against eager's 2.9); moved out, it is a
  *     matrix product over [b, h] for the GEMM family.
- * The new statement is visited next: a reduction nested in it moves too. */
+ * The new statement is visited next: a reduction nested in it moves too.
+ * Not where the temporary would exceed NEST_MAX_TEMP elements (every var
+ * axis estimated at IR_EST_VAR). */
 enum { NEST_TERMS = 16, NEST_GEMM_TERMS = 32 };
+#define NEST_MAX_TEMP 268435456.0 /* elements of the new temporary (estimated), at most */
 
 static int is_contraction(const ir_expr *r) {
   const ir_expr *b = r->arg[0];
@@ -237,13 +240,17 @@ static int is_contraction(const ir_expr *r) {
 /* Whether nested reduction e moves out; encl marks the indices enclosing it. */
 static int nested_moves(const ir_stmt *s, const ir_expr *e, const unsigned char *encl) {
   if (s->accumulate && ir_expr_reads(e, s->out)) return 0;
-  double terms = ir_reduce_terms(s, e);
+  double terms = ir_reduce_terms(s, e), size = 1;
   int missing = 0, in_loop = 0;
   for (int i = 0; i < s->n_index; i++) {
     if (!encl[i]) continue;
     if (!ir_expr_mentions_index(e, i)) missing |= ir_estimate(s->index[i].extent) >= 2;
-    else in_loop |= s->index[i].kind == IR_IDX_REDUCE;
+    else {
+      in_loop |= s->index[i].kind == IR_IDX_REDUCE;
+      size *= ir_estimate(s->index[i].extent);
+    }
   }
+  if (size > NEST_MAX_TEMP) return 0;
   return (missing && terms >= NEST_TERMS) || (in_loop && is_contraction(e) && terms >= NEST_GEMM_TERMS);
 }
 
@@ -390,18 +397,172 @@ static void rfactor_one(hoister *H, ir_expr *r, int v) {
   r->u.reduce.n_vars = 1;
 }
 
+/* ---- column reductions split in parts ----------------------------------------
+ *
+ * A reduction whose loads step along the statement's last free index and
+ * not along any reduced one (a column sum, `c[k] = sum(h: w[h, k])`) runs
+ * a thread per output, neighbouring threads reading neighbouring elements;
+ * with few outputs that is too few threads for the GPU (and a team per
+ * output instead reads one element per row: a 32-byte sector for 4
+ * bytes).  Its longest reduced index h (constant, a divisor P of its
+ * extent) splits as h = hp * (E / P) + hi:
+ *     c.part[hp, k] = sum(hi: w[hp * 256 + hi, k])
+ *     c[k]          = sum(hp: c.part[hp, k])
+ * with outputs x P reaching COL_POINTS where the divisors allow, parts of
+ * COL_MIN_PART terms or more (group.c keeps them kernels of their own:
+ * CG_JOIN_LONG).  Only where the sizes are known. */
+enum { COL_OUTPUTS = 1 << 16, COL_POINTS = 1 << 18, COL_MIN_PART = 128, COL_MIN_TERMS = 1024 };
+
+/* Whether load e (of s) moves by one element when index id does. */
+static int unit_step(const ir_stmt *s, const ir_expr *e, int id) {
+  const int64_t *axes = ir_estimate_axes();
+  const ir_tensor *t = e->u.load.tensor;
+  int64_t delta = 0, stride = 1;
+  if (s->n_index > 64) return 0;
+  for (int d = t->rank - 1; d >= 0; d--) {
+    int64_t zero[64] = {0}, one[64] = {0}, v0, v1, size;
+    one[id] = 1;
+    if (!sym_eval(e->u.load.idx[d], axes, zero, &v0) || !sym_eval(e->u.load.idx[d], axes, one, &v1) ||
+        !sym_eval(t->shape[d], axes, NULL, &size))
+      return 0;
+    delta += (v1 - v0) * stride;
+    stride *= size;
+  }
+  return delta == 1 || delta == -1;
+}
+
+/* Loads of e stepping by one along id: their count. */
+static int unit_loads(const ir_stmt *s, const ir_expr *e, int id) {
+  int n = e->op == IR_OP_LOAD && unit_step(s, e, id);
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) n += unit_loads(s, e->arg[i], id);
+  return n;
+}
+
+/* The parts to split column reduction r of s into (its index in *v), or 0. */
+static int64_t column_parts(const ir_stmt *s, const ir_expr *r, int *v) {
+  int64_t outputs = 1, terms = 1, e, best = -1;
+  int last = -1;
+  for (int i = 0; i < s->n_index; i++) {
+    if (s->index[i].kind != IR_IDX_FREE) continue;
+    if (!const_extent(s, i, &e)) return 0;
+    outputs *= e;
+    last = i;
+  }
+  if (last < 0 || outputs < 2 || outputs >= COL_OUTPUTS || !unit_loads(s, r->arg[0], last)) return 0;
+  for (int k = 0; k < r->u.reduce.n_vars; k++) {
+    int id = r->u.reduce.vars[k];
+    if (!const_extent(s, id, &e) || unit_loads(s, r->arg[0], id)) return 0;
+    terms *= e;
+    if (e > best) {
+      best = e;
+      *v = id;
+    }
+  }
+  if (terms < COL_MIN_TERMS) return 0;
+  int64_t parts = 0;
+  for (int64_t d = 2; best / d >= COL_MIN_PART; d++) {
+    if (best % d) continue;
+    parts = d;
+    if (outputs * d >= COL_POINTS) break;
+  }
+  return parts;
+}
+
+/* Splits s's top reduction r over index v into P parts (above). */
+static void split_column(hoister *H, ir_expr *r, int v, int64_t P) {
+  ir_stmt *s = H->s;
+  kbc_arena *a = H->p->arena;
+  int n = s->n_index, m = 0, n_keep = 0;
+  int64_t E;
+  const_extent(s, v, &E);
+  ir_stmt *t = KBC_NEW(a, ir_stmt);
+  t->loc = s->loc;
+  t->text = s->text;
+  t->index = KBC_NEW_ARRAY(a, ir_index, n + 2);
+  sym **by = KBC_NEW_ARRAY(a, sym *, n + 1);
+  int *red_map = KBC_NEW_ARRAY(a, int, n + 1), *keep = KBC_NEW_ARRAY(a, int, n + 1);
+  /* t's free indices: the part, then s's free indices r mentions */
+  int hp = m++;
+  t->index[hp] = s->index[v];
+  t->index[hp].kind = IR_IDX_FREE;
+  t->index[hp].name = kbc_arena_printf(a, "%s_part", s->index[v].name);
+  t->index[hp].extent = sym_const(a, P);
+  for (int i = 0; i < n; i++) {
+    red_map[i] = -1;
+    if (s->index[i].kind == IR_IDX_FREE && ir_expr_mentions_index(r, i)) {
+      keep[n_keep++] = i;
+      t->index[m] = s->index[i];
+      by[i] = sym_index(a, m, s->index[i].name);
+      m++;
+    }
+  }
+  int n_free = m;
+  /* its reduction indices: r's (v's part within a part), then nested ones */
+  unsigned char *nested = KBC_NEW_ARRAY(a, unsigned char, n + 1);
+  mark_reduce_vars(r->arg[0], nested);
+  int *vars = KBC_NEW_ARRAY(a, int, r->u.reduce.n_vars + 1);
+  for (int k = 0; k < r->u.reduce.n_vars; k++) {
+    int i = r->u.reduce.vars[k];
+    t->index[m] = s->index[i];
+    if (i == v) t->index[m].extent = sym_const(a, E / P);
+    by[i] = sym_index(a, m, s->index[i].name);
+    red_map[i] = m;
+    vars[k] = m++;
+  }
+  by[v] = sym_add(a, sym_scale(a, sym_index(a, hp, t->index[hp].name), E / P), sym_index(a, red_map[v], s->index[v].name));
+  for (int i = 0; i < n; i++) {
+    if (!nested[i]) continue;
+    t->index[m] = s->index[i];
+    by[i] = sym_index(a, m, s->index[i].name);
+    red_map[i] = m++;
+  }
+  t->n_index = m;
+  t->rhs = ir_reduce(a, r->u.reduce.op, r->u.reduce.n_vars, vars, ir_expr_subst(a, r->arg[0], n, by, red_map), r->loc);
+  sym **shape = KBC_NEW_ARRAY(a, sym *, n_free + 1);
+  for (int k = 0; k < n_free; k++) shape[k] = t->index[k].extent;
+  const char *name = ir_tensor_fresh_name(H->p, kbc_arena_printf(a, "%s.part", s->out->name));
+  t->out = ir_tensor_add(H->p, name, IR_ROLE_TEMP, IR_DT_F32, n_free, shape, s->loc);
+  t->lhs = KBC_NEW_ARRAY(a, sym *, n_free + 1);
+  for (int k = 0; k < n_free; k++) t->lhs[k] = sym_index(a, k, t->index[k].name);
+  kbc_vec_push(a, &H->p->stmts, NULL);
+  for (int j = H->p->stmts.len - 1; j > H->at; j--) H->p->stmts.items[j] = H->p->stmts.items[j - 1];
+  H->p->stmts.items[H->at] = t;
+  H->at++;
+  H->count++;
+  /* r: the reduction over v, now of P values, of t's */
+  sym **ld = KBC_NEW_ARRAY(a, sym *, n_free + 1);
+  ld[0] = sym_index(a, v, s->index[v].name);
+  for (int k = 0; k < n_keep; k++) ld[k + 1] = sym_index(a, keep[k], s->index[keep[k]].name);
+  s->index[v].extent = sym_const(a, P);
+  r->arg[0] = ir_load(a, t->out, ld, 0, r->loc);
+  r->u.reduce.vars[0] = v;
+  r->u.reduce.n_vars = 1;
+}
+
 /* s's top reductions (outside where() and other reductions); the one to
- * split when there is exactly one and rfactor_index finds its index. */
+ * split when there is exactly one and rfactor_index (or column_parts)
+ * finds its index. */
 static void rfactor(hoister *H) {
   const ir_expr *r[2];
   if (H->s->accumulate || ir_top_reductions(H->s->rhs, r, 0, 2, 1) != 1) return;
   int v = rfactor_index(H->s, r[0]);
-  if (v >= 0) rfactor_one(H, (ir_expr *)r[0], v);
+  if (v >= 0) {
+    rfactor_one(H, (ir_expr *)r[0], v);
+    return;
+  }
+  int64_t parts = column_parts(H->s, r[0], &v);
+  if (parts >= 2) split_column(H, (ir_expr *)r[0], v, parts);
 }
 
+/* Three sweeps: the top reductions that do not use all of their
+ * statement's free indices (or that the team could not split) move out;
+ * then the nested ones that qualify (each new statement visited too);
+ * then the long ones of few outputs split in two.  In this order a nested
+ * reduction is judged inside the statement of its enclosing one, whose
+ * free indices it may all use (moved first, it would be materialized over
+ * indices the enclosing statement then drops). */
 int ir_hoist(ir_program *p, kbc_diag *d) {
   (void)d;
-  hoist_nested(p);
   for (int i = 0; i < p->stmts.len; i++) {
     ir_stmt *s = IR_STMT(p, i);
     hoister H = {.p = p, .s = s, .at = i};
@@ -411,9 +572,15 @@ int ir_hoist(ir_program *p, kbc_diag *d) {
       if (!H.n_force) mark_other_reductions(&H);
     }
     s->rhs = walk(&H, s->rhs);
-    rfactor(&H);
     i = H.at;
     if (H.count) drop_moved_indices(p->arena, s);
+  }
+  hoist_nested(p);
+  for (int i = 0; i < p->stmts.len; i++) {
+    hoister H = {.p = p, .s = IR_STMT(p, i), .at = i};
+    rfactor(&H);
+    i = H.at;
+    if (H.count) drop_moved_indices(p->arena, H.s);
   }
   for (int i = 0; i < p->stmts.len; i++) IR_STMT(p, i)->id = i;
   return 1;

@@ -16,6 +16,8 @@
  * be computed again for each other reader to save a load (a residual
  * stream's layer norms, each recomputed from the first layer's in every
  * later one: CViT's `ret` statements held five layers of them). */
+#include <string.h>
+
 #include "passes.h"
 #include "ir/subst.h"
 
@@ -74,8 +76,103 @@ static ir_expr *inlined(ir_program *p, const ir_stmt *prod, int size, const ir_s
   return ir_expr_size(r) <= MAX_NODES || size <= 1 ? r : NULL;
 }
 
+/* ---- epilogues ------------------------------------------------------------- */
+
+/* The load of t in e, when there is exactly one (else NULL; *n counts them). */
+static ir_expr *only_load(ir_expr *e, const ir_tensor *t, int *n) {
+  ir_expr *found = NULL;
+  if (e->op == IR_OP_LOAD && e->u.load.tensor == t) {
+    ++*n;
+    return e;
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) {
+    ir_expr *f = only_load(e->arg[i], t, n);
+    if (f) found = f;
+  }
+  return *n == 1 ? found : NULL;
+}
+
+/* Whether load ld reads its tensor at cons's free indices, each once (the
+ * element cons computes at each point, and no other). */
+static int reads_own_point(const ir_stmt *cons, const ir_expr *ld) {
+  int n_free = 0;
+  for (int i = 0; i < cons->n_index; i++) n_free += cons->index[i].kind == IR_IDX_FREE;
+  if (ld->u.load.padded || ld->u.load.tensor->rank != n_free) return 0;
+  unsigned char seen[64] = {0};
+  for (int d = 0; d < ld->u.load.tensor->rank; d++) {
+    int id;
+    if (!sym_is_index(ld->u.load.idx[d], &id) || id >= 64 || seen[id] || cons->index[id].kind != IR_IDX_FREE) return 0;
+    seen[id] = 1;
+  }
+  return 1;
+}
+
+/* An elementwise statement reading, once and at its own point, a temporary
+ * that a reduction statement writes and nothing else reads
+ *     h[i, o]   = sum(k: x[i, k] * w[o, k]) + b[o]
+ *     h.1[i, o] = sigmoid(h[i, o])
+ * takes the reduction in (h.1 = sigmoid(sum(..) + b[o]): the contraction's
+ * epilogue; dce drops h).  The work is the same, a temporary's store and
+ * load fewer, and h.1 is then no elementwise producer to inline into its
+ * readers: inlined into a contraction's operand it would be recomputed for
+ * every tile of the other operand and make the operand's loads
+ * non-plain (KernelBench L2/45: the second GEMM on FFMA, 0.66x eager). */
+static int absorb_one(ir_program *p, int at) {
+  ir_stmt *cons = IR_STMT(p, at);
+  if (cons->accumulate || ir_expr_has_reduce(cons->rhs)) return 0;
+  for (int i = 0; i < at; i++) {
+    const ir_stmt *prod = IR_STMT(p, i);
+    if (prod->accumulate || prod->out->role != IR_ROLE_TEMP || !ir_expr_has_reduce(prod->rhs)) continue;
+    int n = 0;
+    ir_expr *ld = only_load(cons->rhs, prod->out, &n);
+    if (!ld || !reads_own_point(cons, ld)) continue;
+    int alone = 1;
+    for (int j = 0; j < p->stmts.len; j++) {
+      const ir_stmt *o = IR_STMT(p, j);
+      if (j != at && (o->out == prod->out ? o != prod : ir_expr_reads(o->rhs, prod->out))) alone = 0;
+    }
+    if (!alone || ir_expr_size(cons->rhs) + ir_expr_size(prod->rhs) > MAX_NODES) continue;
+    /* cons's rhs with the load replaced by prod's rhs at cons's indices:
+     * prod's free indices by the load's, its reduction indices appended to
+     * cons's */
+    kbc_arena *a = p->arena;
+    int n_cons = cons->n_index, m = n_cons;
+    ir_index *idx = KBC_NEW_ARRAY(a, ir_index, n_cons + prod->n_index + 1);
+    for (int k = 0; k < n_cons; k++) idx[k] = cons->index[k];
+    sym **by = KBC_NEW_ARRAY(a, sym *, prod->n_index + 1);
+    int *red_map = KBC_NEW_ARRAY(a, int, prod->n_index + 1);
+    for (int k = 0; k < prod->n_index; k++) red_map[k] = -1;
+    for (int d = 0; d < prod->out->rank; d++) {
+      int id;
+      sym_is_index(prod->lhs[d], &id);
+      by[id] = ld->u.load.idx[d];
+    }
+    for (int k = 0; k < prod->n_index; k++) {
+      if (prod->index[k].kind != IR_IDX_REDUCE) continue;
+      idx[m] = prod->index[k];
+      for (int j = 0; j < m; j++) /* names unique within the statement */
+        if (!strcmp(idx[j].name, idx[m].name)) {
+          idx[m].name = kbc_arena_printf(a, "%s_%d", prod->index[k].name, m);
+          j = -1;
+        }
+      by[k] = sym_index(a, m, idx[m].name);
+      red_map[k] = m++;
+    }
+    ir_expr *body = ir_expr_subst(a, prod->rhs, prod->n_index, by, red_map);
+    if (!body) continue;
+    *ld = *body;
+    cons->index = idx;
+    cons->n_index = m;
+    return 1;
+  }
+  return 0;
+}
+
 int ir_inline(ir_program *p, kbc_diag *d) {
   (void)d;
+  for (int i = 0; i < p->stmts.len; i++)
+    while (absorb_one(p, i)) {
+    }
   for (int i = 0; i < p->stmts.len; i++) {
     ir_stmt *prod = IR_STMT(p, i);
     if (!inlinable(p, prod)) continue;

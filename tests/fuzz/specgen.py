@@ -501,6 +501,13 @@ class Gen:
             prod = f"{r.choice(['relu', 'gelu', 'tanh', 'sigmoid'])}({prod})"
         elif epi == "scale":
             prod = f"0.125 * {prod}"
+        # the product summed over one of its N indices, as KernelBench's
+        # level-2 chains write it (`sum(h: sum(k: x[b, k] * w[h, k]) / 2)`):
+        # a nested contraction (passes/distribute.c, hoist.c)
+        if fn and r.random() < 0.25:
+            n = r.choice(fn)
+            prod = f"sum({n.name} < {n.dim.text}: {prod})"
+            free = [ix for ix in free if ix is not n]
         name = self.fresh("t" if out_role == "tensor" else "y")
         perm = list(free)
         if r.random() < 0.3:
