@@ -184,14 +184,22 @@ def run_impl(args, device: torch.device, row: Row, build, sets: list[Tensors], r
         row.update(status=status, reason=reason, rel_err=rel,
                    max_abs_err=max((e["max_abs"] or 0.0) for e in errors.values()) if not reason or rel else None)
         if timed:
-            for i in range(1, len(sets)):
-                runner(i)
-            t = measure(runner, len(sets), cfg, device)
-            row.update(median_us=t.median_us, timing=t.as_dict())
-            if isinstance(runner, KbcRunner) and row["status"] == "ok":   # still right after the timed loop
-                again = verdict(accuracy(runner(0), reference), row["threshold"])
-                if again[0] != "ok":
-                    row.update(status="FAIL", reason=f"after timing: {again[1]}")
+            # the rest of --row-timeout: a row far slower than its peers is
+            # reported untimed, not allowed to eat a device call
+            left = max(args.row_timeout - (time.perf_counter() - start), 1.0) if args.row_timeout else None
+            try:
+                with deadline(left, f"{row['impl']} timing"):
+                    for i in range(1, len(sets)):
+                        runner(i)
+                    t = measure(runner, len(sets), cfg, device)
+            except DeadlineExceeded as exc:
+                row.update(reason=f"untimed: {exc} (--row-timeout)")
+            else:
+                row.update(median_us=t.median_us, timing=t.as_dict())
+                if isinstance(runner, KbcRunner) and row["status"] == "ok":   # still right after the timed loop
+                    again = verdict(accuracy(runner(0), reference), row["threshold"])
+                    if again[0] != "ok":
+                        row.update(status="FAIL", reason=f"after timing: {again[1]}")
     except DeadlineExceeded as exc:
         row.update(status="N/A", reason=f"{exc} (--compile-timeout)")
     except Exception as exc:  # noqa: BLE001 — report, never stop the run
@@ -483,6 +491,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--max-seconds", type=float, default=10.0, help="time cap per implementation and problem")
     ap.add_argument("--max-sets", type=int, default=32, help="most input sets to rotate over")
     ap.add_argument("--compile-timeout", type=float, default=300.0, help="budget for one set-up (compiles, first call)")
+    ap.add_argument("--row-timeout", type=float, default=120.0,
+                    help="budget for one row in all (set-up, checks, timing; 0: none): past it the row is reported "
+                         "untimed, so that one very slow implementation cannot eat a device call's time")
     ap.add_argument("--json", type=Path, default=HERE / "suite" / "results" / "suite.json")
     ap.add_argument("--markdown", type=Path, default=HERE / "suite" / "results" / "suite.md")
     ap.add_argument("--list", action="store_true", help="list the problems and exit")
