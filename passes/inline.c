@@ -15,7 +15,10 @@
  * one reader, is inlined into none: computed and stored anyway, it would
  * be computed again for each other reader to save a load (a residual
  * stream's layer norms, each recomputed from the first layer's in every
- * later one: CViT's `ret` statements held five layers of them). */
+ * later one: CViT's `ret` statements held five layers of them).  Nothing
+ * is inlined (or absorbed, below) past a statement that writes a tensor
+ * the moved expression reads: `g = x; t = g * 2; g += y; out = t + 1`
+ * keeps t (tests/codegen/specs/rewrite_order.kb). */
 #include <string.h>
 
 #include "passes.h"
@@ -63,6 +66,17 @@ static int inlinable(const ir_program *p, const ir_stmt *s) {
     if (padded_reads(o->rhs, s->out)) return 0;
   }
   return 1;
+}
+
+/* Whether a statement after prod, up to and including statement `to`,
+ * writes a tensor prod reads: prod's expression evaluated there would read
+ * other values (`g = x; t = g * 2; g += y; out = t + 1` must not become
+ * `out = g * 2 + 1`). */
+static int inputs_change(const ir_program *p, int from, int to) {
+  const ir_stmt *prod = IR_STMT(p, from);
+  for (int k = from + 1; k <= to && k < p->stmts.len; k++)
+    if (ir_expr_reads(prod->rhs, IR_STMT(p, k)->out)) return 1;
+  return 0;
 }
 
 /* Consumer cons's rhs with prod inlined, or NULL where it should keep the
@@ -130,6 +144,8 @@ static int absorb_one(ir_program *p, int at) {
     for (int j = 0; j < p->stmts.len; j++) {
       const ir_stmt *o = IR_STMT(p, j);
       if (j != at && (o->out == prod->out ? o != prod : ir_expr_reads(o->rhs, prod->out))) alone = 0;
+      /* computed at cons instead, prod must read what it read before */
+      if (j > i && j <= at && ir_expr_reads(prod->rhs, o->out)) alone = 0;
     }
     if (!alone || ir_expr_size(cons->rhs) + ir_expr_size(prod->rhs) > MAX_NODES) continue;
     /* cons's rhs with the load replaced by prod's rhs at cons's indices:
@@ -185,7 +201,7 @@ int ir_inline(ir_program *p, kbc_diag *d) {
     int everywhere = 1;
     for (int j = i + 1; j < p->stmts.len; j++) {
       const ir_stmt *cons = IR_STMT(p, j);
-      r[j] = inlined(p, prod, size, cons);
+      r[j] = inputs_change(p, i, j) ? NULL : inlined(p, prod, size, cons);
       everywhere &= r[j] || !ir_expr_reads(cons->rhs, prod->out);
     }
     if (!everywhere && size > MAX_IN_REDUCTION) continue;
