@@ -562,8 +562,21 @@ class Gen:
             body = f"{body} * {self.value(idx, 1)}"
         self.stmts.append(f"{name}[{', '.join(texprs)}] += {body}")
         if r.random() < 0.3:  # a second += into the same target
+            # read in between, by a temporary that an output reads after it
+            # (a rewrite moving the read past the += reads other values)
+            between = None
+            if r.random() < 0.5:
+                fi = [self.fresh("i") for _ in tdims]
+                between = self.fresh("e")
+                self.lines.append(f"tensor {between} f32{self.shape_text(tdims)}")
+                self.stmts.append(f"{between}[{', '.join(fi)}] = tanh({name}[{', '.join(fi)}]) * 2.0")
             t = self.new_input([ix.dim for ix in idx])
             self.stmts.append(f"{name}[{', '.join(texprs)}] += {t.name}[{', '.join(ix.name for ix in idx)}]")
+            if between:
+                fi = [self.fresh("i") for _ in tdims]
+                after = self.fresh("y")
+                self.lines.append(f"output {after} f32{self.shape_text(tdims)}")
+                self.stmts.append(f"{after}[{', '.join(fi)}] = {between}[{', '.join(fi)}] + {name}[{', '.join(fi)}]")
         self.tensors.append(Tensor(name, tdims, "output"))
         return True
 
