@@ -19,7 +19,7 @@
 
 /* Whether a loads contiguously along the last of ids (in statement s). */
 static int contiguous_along(kbc_arena *a, const ir_stmt *s, const ir_expr *e, const int *ids, int n) {
-  return n > 0 && cg_reads_contiguously(a, s, e, ids[n - 1]);
+  return n > 0 && ir_reads_contiguously(a, s, e, ids[n - 1]);
 }
 
 static void mark_loads(const cg_attention *ch, const ir_expr *e, unsigned char *used) {

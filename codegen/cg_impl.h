@@ -49,17 +49,12 @@ enum { CG_MIN_OUTER = 4096, CG_JOIN_DROP = 1024, CG_JOIN_WORK = 1 << 16, CG_JOIN
  * extents constant, at most this. */
 enum { CG_POINT_WORK = 1 << 15 };
 int cg_find_contraction(kbc_arena *a, const ir_stmt *s, cg_contraction *c);
-/* The flat element offset of t[idx]; whether a load's offset moves by one
- * element when index `id` of s steps by one (every var axis at IR_EST_VAR,
- * the other indices at 0); whether some load in e does; and whether an
- * offset steps by exactly one along the flattened indices ids[0..n) (the
- * last fastest: its coefficients are 1, then the products of the extents
- * after each). */
-sym *cg_flat_offset(kbc_arena *a, const ir_tensor *t, sym *const *idx);
 /* The product of the extents of s's indices ids[0..n) (1 for none). */
 sym *cg_extent_sym(kbc_arena *a, const ir_stmt *s, const int *ids, int n);
-int cg_load_unit_step(kbc_arena *a, const ir_stmt *s, const ir_expr *load, int id);
-int cg_reads_contiguously(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int id);
+/* Whether an offset steps by exactly one along the flattened indices
+ * ids[0..n) (the last fastest: its coefficients are 1, then the products
+ * of the extents after each).  (Flat offsets and unit steps of loads:
+ * ir/cost.h, shared with the passes.) */
 int cg_offset_contiguous(kbc_arena *a, const ir_stmt *s, const sym *off, const int *ids, int n);
 /* Whether off depends on the indices ids[0..n) of s only through their
  * flattening f = (..(i0*E1 + i1)*E2 + ..) (the last fastest), checked

@@ -141,7 +141,7 @@ const char *cg_offset(cg_emit *E, const ir_tensor *t, sym *const *idx) { return 
 const char *cg_offset_in(cg_emit *E, const ir_tensor *t, sym *const *idx, const cg_flat_spaces *flat) {
   if (t->rank == 0) return "0";
   if (flat && flat->n) {
-    sym *off = cg_flat_offset(E->a, t, idx);
+    sym *off = ir_flat_offset(E->a, t, idx);
     for (int i = 0; i < flat->n && off; i++) off = cg_collapse(E->a, E->s, off, flat->ids[i], flat->len[i]);
     return off ? cg_sym(E, off) : "kbc_uncollapsed_offset"; /* callers check first: never emitted */
   }
@@ -259,7 +259,7 @@ int cg_substitute(cg_emit *E, const ir_expr *e, const char *text) {
 static sym *contiguous_base(cg_emit *E, const ir_expr *e, int n, const int *ids) {
   kbc_arena *a = E->a;
   const ir_stmt *s = E->s;
-  sym *off = cg_flat_offset(a, e->u.load.tensor, e->u.load.idx);
+  sym *off = ir_flat_offset(a, e->u.load.tensor, e->u.load.idx);
   if (!cg_offset_contiguous(a, s, off, ids, n)) return NULL;
   sym **by = KBC_NEW_ARRAY(a, sym *, s->n_index + 1);
   for (int i = 0; i < s->n_index; i++) by[i] = sym_index(a, i, s->index[i].name);

@@ -27,8 +27,8 @@
 static void stride_runs(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int kid, int xid, double *run_k,
                         double *run_x) {
   if (e->op == IR_OP_LOAD) {
-    if (cg_load_unit_step(a, s, e, kid)) *run_k += ir_estimate(s->index[kid].extent);
-    if (cg_load_unit_step(a, s, e, xid)) *run_x += ir_estimate(s->index[xid].extent);
+    if (ir_load_unit_step(a, s, e, kid)) *run_k += ir_estimate(s->index[kid].extent);
+    if (ir_load_unit_step(a, s, e, xid)) *run_x += ir_estimate(s->index[xid].extent);
   }
   for (int i = 0; i < ir_op_info[e->op].arity; i++) stride_runs(a, s, e->arg[i], kid, xid, run_k, run_x);
 }
@@ -40,7 +40,7 @@ static void stride_runs(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int ki
 static int split_offset(kbc_arena *a, const ir_stmt *s, const cg_contraction *c, const ir_expr *e, sym **row,
                         sym **kpart) {
   if (e->op != IR_OP_LOAD) return 0;
-  sym *off = cg_flat_offset(a, e->u.load.tensor, e->u.load.idx);
+  sym *off = ir_flat_offset(a, e->u.load.tensor, e->u.load.idx);
   if (!off) return 0;
   sym *zero = sym_const(a, 0);
   unsigned char *is_k = KBC_NEW_ARRAY(a, unsigned char, s->n_index + 1);
@@ -249,7 +249,7 @@ static int collapses(kbc_arena *a, const cg_gemm_plan *plan, const ir_expr *e, c
   if (e->op == IR_OP_INDEX) return !mentions;
   if (e->op == IR_OP_LOAD)
     return !mentions ||
-           (!e->u.load.padded && cg_collapse(a, plan->s, cg_flat_offset(a, e->u.load.tensor, e->u.load.idx), ids, n));
+           (!e->u.load.padded && cg_collapse(a, plan->s, ir_flat_offset(a, e->u.load.tensor, e->u.load.idx), ids, n));
   for (int i = 0; i < ir_op_info[e->op].arity; i++)
     if (!collapses(a, plan, e->arg[i], ids, n)) return 0;
   return 1;
@@ -257,7 +257,7 @@ static int collapses(kbc_arena *a, const cg_gemm_plan *plan, const ir_expr *e, c
 
 static int epilogue_collapses(kbc_arena *a, const cg_gemm_plan *plan, const int *ids, int n) {
   const ir_stmt *s = plan->s;
-  return collapses(a, plan, s->rhs, ids, n) && cg_collapse(a, s, cg_flat_offset(a, s->out, s->lhs), ids, n);
+  return collapses(a, plan, s->rhs, ids, n) && cg_collapse(a, s, ir_flat_offset(a, s->out, s->lhs), ids, n);
 }
 
 /* The direct epilogue: row and column digits decoded only where some
@@ -276,7 +276,7 @@ static void plan_direct(kbc_arena *a, cg_gemm_plan *plan) {
   ep->nflat = c->n_n > 1 && epilogue_collapses(a, plan, c->n, c->n_n);
   ep->run = f->mma ? 2 : f->vn == 4 ? 4 : f->tn;
   ep->vec = f->mma ? 2 : f->vn == 4 ? 4 : 1;
-  if (plan->split || !cg_offset_contiguous(a, s, cg_flat_offset(a, s->out, s->lhs), c->n, c->n_n)) ep->vec = 1;
+  if (plan->split || !cg_offset_contiguous(a, s, ir_flat_offset(a, s->out, s->lhs), c->n, c->n_n)) ep->vec = 1;
 }
 
 /* ---- the K loop ---------------------------------------------------------- */

@@ -41,33 +41,10 @@
 #include "gemm_impl.h"
 #include "ir/subst.h"
 
-sym *cg_flat_offset(kbc_arena *a, const ir_tensor *t, sym *const *idx) {
-  if (t->rank == 0) return sym_const(a, 0);
-  sym *off = idx[0];
-  for (int d = 1; d < t->rank; d++) off = sym_add(a, sym_mul(a, off, t->shape[d]), idx[d]);
-  return off;
-}
-
 sym *cg_extent_sym(kbc_arena *a, const ir_stmt *s, const int *ids, int n) {
   sym *p = sym_const(a, 1);
   for (int i = 0; i < n; i++) p = sym_mul(a, p, s->index[ids[i]].extent);
   return p;
-}
-
-int cg_load_unit_step(kbc_arena *a, const ir_stmt *s, const ir_expr *load, int id) {
-  const int64_t *axes = ir_estimate_axes();
-  sym *off = cg_flat_offset(a, load->u.load.tensor, load->u.load.idx);
-  int64_t *idx = KBC_NEW_ARRAY(a, int64_t, s->n_index + 1), base, moved;
-  if (!off || !sym_eval(off, axes, idx, &base)) return 0;
-  idx[id] = 1;
-  return sym_eval(off, axes, idx, &moved) && (moved - base == 1 || moved - base == -1);
-}
-
-int cg_reads_contiguously(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int id) {
-  if (e->op == IR_OP_LOAD) return cg_load_unit_step(a, s, e, id);
-  for (int i = 0; i < ir_op_info[e->op].arity; i++)
-    if (cg_reads_contiguously(a, s, e->arg[i], id)) return 1;
-  return 0;
 }
 
 int cg_offset_contiguous(kbc_arena *a, const ir_stmt *s, const sym *off, const int *ids, int n) {
@@ -84,7 +61,7 @@ int cg_offset_contiguous(kbc_arena *a, const ir_stmt *s, const sym *off, const i
 int cg_access_by_4(kbc_arena *a, const ir_stmt *s, const ir_expr *e, const int *ids, int n, int64_t extent,
                    int64_t mult) {
   if (e->op != IR_OP_LOAD || e->u.load.padded || extent % 4 || mult % 4 || n < 1) return 0;
-  sym *off = cg_flat_offset(a, e->u.load.tensor, e->u.load.idx), *rest, **coeff = KBC_NEW_ARRAY(a, sym *, s->n_index + 1);
+  sym *off = ir_flat_offset(a, e->u.load.tensor, e->u.load.idx), *rest, **coeff = KBC_NEW_ARRAY(a, sym *, s->n_index + 1);
   if (!cg_offset_contiguous(a, s, off, ids, n) || !sym_split_affine(a, off, s->n_index, coeff, &rest)) return 0;
   int64_t v;
   if (!sym_is_const(rest, &v) || v % 4) return 0;
@@ -427,9 +404,9 @@ static int short_index(const ir_stmt *s, int id) {
 static void count_unit_loads(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int along, const unsigned char *inner,
                              int *with, int *across) {
   if (e->op == IR_OP_LOAD) {
-    if (along >= 0 && cg_load_unit_step(a, s, e, along)) (*with)++;
+    if (along >= 0 && ir_load_unit_step(a, s, e, along)) (*with)++;
     for (int id = 0; id < s->n_index; id++)
-      if (inner[id] && !short_index(s, id) && cg_load_unit_step(a, s, e, id)) {
+      if (inner[id] && !short_index(s, id) && ir_load_unit_step(a, s, e, id)) {
         (*across)++;
         break;
       }

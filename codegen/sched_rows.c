@@ -85,7 +85,7 @@ static int warp_per_element(cg_ctx *C, const cg_group *g, const ir_stmt *s) {
   if (g->team < 32 || g->team % 32 || !r || r->u.reduce.op == IR_RED_PROD) return 0;
   if (ir_reduce_terms(s, r) < 16) return 0;
   int last = r->u.reduce.vars[r->u.reduce.n_vars - 1];
-  return cg_reads_contiguously(C->a, s, r->arg[0], last);
+  return ir_reads_contiguously(C->a, s, r->arg[0], last);
 }
 
 /* Whether a statement of a block-wide team whose inner elements are fewer

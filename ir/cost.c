@@ -98,3 +98,26 @@ int ir_top_sums(const ir_expr *e, const ir_expr **out, int n, int max) {
   for (int i = 0; i < ir_op_info[e->op].arity; i++) n = ir_top_sums(e->arg[i], out, n, max);
   return n;
 }
+
+sym *ir_flat_offset(kbc_arena *a, const ir_tensor *t, sym *const *idx) {
+  if (t->rank == 0) return sym_const(a, 0);
+  sym *off = idx[0];
+  for (int d = 1; d < t->rank; d++) off = sym_add(a, sym_mul(a, off, t->shape[d]), idx[d]);
+  return off;
+}
+
+int ir_load_unit_step(kbc_arena *a, const ir_stmt *s, const ir_expr *load, int id) {
+  const int64_t *axes = ir_estimate_axes();
+  sym *off = ir_flat_offset(a, load->u.load.tensor, load->u.load.idx);
+  int64_t *idx = KBC_NEW_ARRAY(a, int64_t, s->n_index + 1), base, moved;
+  if (!off || !sym_eval(off, axes, idx, &base)) return 0;
+  idx[id] = 1;
+  return sym_eval(off, axes, idx, &moved) && (moved - base == 1 || moved - base == -1);
+}
+
+int ir_reads_contiguously(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int id) {
+  if (e->op == IR_OP_LOAD) return ir_load_unit_step(a, s, e, id);
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (ir_reads_contiguously(a, s, e->arg[i], id)) return 1;
+  return 0;
+}

@@ -36,5 +36,11 @@ int ir_top_reductions(const ir_expr *e, const ir_expr **out, int n, int max, int
  * largest, the first of equals, or NULL. */
 int ir_top_sums(const ir_expr *e, const ir_expr **out, int n, int max);
 const ir_expr *ir_main_sum(const ir_stmt *s, const ir_expr *e);
+/* The flat element offset of t[idx]; whether a load's offset moves by one
+ * element when index `id` of s steps by one (every var axis at IR_EST_VAR,
+ * the other indices at 0); and whether some load in e does. */
+sym *ir_flat_offset(kbc_arena *a, const ir_tensor *t, sym *const *idx);
+int ir_load_unit_step(kbc_arena *a, const ir_stmt *s, const ir_expr *load, int id);
+int ir_reads_contiguously(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int id);
 
 #endif

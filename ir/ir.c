@@ -88,6 +88,16 @@ const char *ir_tensor_fresh_name(const ir_program *p, const char *base) {
   return name;
 }
 
+const char *ir_index_fresh_name(kbc_arena *a, const ir_index *idx, int n, const char *base) {
+  const char *name = base;
+  for (int k = 2;; k++) {
+    int taken = 0;
+    for (int i = 0; i < n && !taken; i++) taken = !strcmp(idx[i].name, name);
+    if (!taken) return name;
+    name = kbc_arena_printf(a, "%s%d", base, k);
+  }
+}
+
 const ir_axis *ir_axis_find(const ir_program *p, const char *name) {
   for (int i = 0; i < p->axes.len; i++)
     if (!strcmp(IR_AXIS(p, i)->name, name)) return IR_AXIS(p, i);

@@ -269,6 +269,9 @@ ir_tensor *ir_tensor_add(ir_program *p, const char *name, ir_role role, ir_dtype
 ir_tensor *ir_tensor_find(const ir_program *p, const char *name);
 /* base, or base1, base2, ... : the first name no tensor has yet. */
 const char *ir_tensor_fresh_name(const ir_program *p, const char *base);
+/* base, or base2, base3, ...: the first that none of idx[0..n) is named
+ * (an index added to a statement). */
+const char *ir_index_fresh_name(kbc_arena *a, const ir_index *idx, int n, const char *base);
 const ir_axis *ir_axis_find(const ir_program *p, const char *name);
 ir_expr *ir_const(kbc_arena *a, double v, kbc_loc loc);
 ir_expr *ir_index_expr(kbc_arena *a, sym *s, kbc_loc loc);

@@ -23,8 +23,6 @@
  * or more, whose H-dependent factor leaves out an enclosing index of 2
  * values or more (the statement's free indices, or those of reductions
  * around the sum).  += statements are left alone. */
-#include <string.h>
-
 #include "ir/cost.h"
 #include "ir/subst.h"
 #include "passes.h"
@@ -111,15 +109,8 @@ static ir_expr *with_fresh_indices(distributor *D, const ir_expr *e, const int *
   for (int k = 0; k < nh; k++) {
     int v = n + k;
     idx[v] = s->index[h[k]];
-    const char *name = idx[v].name;
-    for (int j = 2;; j++) { /* unique within the statement */
-      name = kbc_arena_printf(a, "%s%d", s->index[h[k]].name, j);
-      int taken = 0;
-      for (int i = 0; i < v; i++) taken |= !strcmp(idx[i].name, name);
-      if (!taken) break;
-    }
-    idx[v].name = name;
-    by[h[k]] = sym_index(a, v, name);
+    idx[v].name = ir_index_fresh_name(a, idx, v, idx[v].name);
+    by[h[k]] = sym_index(a, v, idx[v].name);
     red_map[h[k]] = v;
     fresh[k] = v;
   }

@@ -78,6 +78,29 @@ typedef struct {
   int n_moved;
 } hoister;
 
+/* Gives t (its indices, rhs and location set; its first `rank` indices
+ * free) a new temporary of their extents, named after s's output with
+ * `suffix`, written at them, and inserts t before s. */
+static void add_before(hoister *H, ir_stmt *t, const char *suffix, int rank) {
+  kbc_arena *a = H->p->arena;
+  sym **shape = KBC_NEW_ARRAY(a, sym *, rank + 1);
+  for (int k = 0; k < rank; k++) shape[k] = t->index[k].extent;
+  const char *name = ir_tensor_fresh_name(H->p, kbc_arena_printf(a, "%s%s", H->s->out->name, suffix));
+  t->out = ir_tensor_add(H->p, name, IR_ROLE_TEMP, IR_DT_F32, rank, shape, H->s->loc);
+  t->lhs = KBC_NEW_ARRAY(a, sym *, rank + 1);
+  for (int k = 0; k < rank; k++) t->lhs[k] = sym_index(a, k, t->index[k].name);
+  kbc_vec_push(a, &H->p->stmts, NULL);
+  for (int j = H->p->stmts.len - 1; j > H->at; j--) H->p->stmts.items[j] = H->p->stmts.items[j - 1];
+  H->p->stmts.items[H->at] = t;
+  H->at++;
+  H->count++;
+}
+
+/* Whether e is a product of two loads (a contraction's body). */
+static int product_of_loads(const ir_expr *e) {
+  return e->op == IR_OP_MUL && e->arg[0]->op == IR_OP_LOAD && e->arg[1]->op == IR_OP_LOAD;
+}
+
 /* A new statement t before s computing reduction e of s over s's indices
  * used[0..n_used) (free in t, whatever their kind in s) and e's own
  * reduction indices and those of reductions nested in it; returns the load
@@ -93,12 +116,11 @@ static ir_expr *materialize(hoister *H, const ir_expr *e, const int *used, int n
   t->loc = s->loc;
   t->text = s->text;
   t->index = KBC_NEW_ARRAY(a, ir_index, n + 1);
-  sym **by = KBC_NEW_ARRAY(a, sym *, n + 1), **shape = KBC_NEW_ARRAY(a, sym *, n_used + 1);
+  sym **by = KBC_NEW_ARRAY(a, sym *, n + 1);
   int *red_map = KBC_NEW_ARRAY(a, int, n + 1), m = 0;
   for (int k = 0; k < n_used; k++) {
     t->index[m] = s->index[used[k]];
     t->index[m].kind = IR_IDX_FREE; /* a += statement's iteration index, an enclosing reduction's, is t's free index */
-    shape[k] = s->index[used[k]].extent;
     by[used[k]] = sym_index(a, m, s->index[used[k]].name);
     m++;
   }
@@ -111,16 +133,7 @@ static ir_expr *materialize(hoister *H, const ir_expr *e, const int *used, int n
   }
   t->n_index = m;
   t->rhs = ir_expr_subst(a, e, n, by, red_map);
-  const char *name = ir_tensor_fresh_name(H->p, kbc_arena_printf(a, "%s.red", s->out->name));
-  t->out = ir_tensor_add(H->p, name, IR_ROLE_TEMP, IR_DT_F32, n_used, shape, s->loc);
-  t->lhs = KBC_NEW_ARRAY(a, sym *, n_used + 1);
-  for (int k = 0; k < n_used; k++) t->lhs[k] = sym_index(a, k, t->index[k].name);
-  /* Insert t before s. */
-  kbc_vec_push(a, &H->p->stmts, NULL);
-  for (int j = H->p->stmts.len - 1; j > H->at; j--) H->p->stmts.items[j] = H->p->stmts.items[j - 1];
-  H->p->stmts.items[H->at] = t;
-  H->at++;
-  H->count++;
+  add_before(H, t, ".red", n_used);
   /* The reduction becomes a load of t at the used indices (s's ids). */
   sym **ld = KBC_NEW_ARRAY(a, sym *, n_used + 1);
   for (int k = 0; k < n_used; k++) ld[k] = sym_index(a, used[k], s->index[used[k]].name);
@@ -174,7 +187,7 @@ static void mark_secondary_sums(hoister *H) {
   int n = ir_top_sums(H->s->rhs, sums, 0, 9);
   if (n < 2 || n > 8) return;
   const ir_expr *body = main->arg[0];
-  if (body->op != IR_OP_MUL || body->arg[0]->op != IR_OP_LOAD || body->arg[1]->op != IR_OP_LOAD) return;
+  if (!product_of_loads(body)) return;
   for (int i = 0; i < n; i++)
     if (sums[i] != main) H->force[H->n_force++] = sums[i];
 }
@@ -231,11 +244,7 @@ static ir_expr *walk(hoister *H, ir_expr *e) {
 enum { NEST_TERMS = 16, NEST_GEMM_TERMS = 32 };
 #define NEST_MAX_TEMP 268435456.0 /* elements of the new temporary (estimated), at most */
 
-static int is_contraction(const ir_expr *r) {
-  const ir_expr *b = r->arg[0];
-  return r->u.reduce.op == IR_RED_SUM && b->op == IR_OP_MUL && b->arg[0]->op == IR_OP_LOAD &&
-         b->arg[1]->op == IR_OP_LOAD;
-}
+static int is_contraction(const ir_expr *r) { return r->u.reduce.op == IR_RED_SUM && product_of_loads(r->arg[0]); }
 
 /* Whether nested reduction e moves out; encl marks the indices enclosing it. */
 static int nested_moves(const ir_stmt *s, const ir_expr *e, const unsigned char *encl) {
@@ -289,8 +298,8 @@ static void hoist_nested(ir_program *p) {
     for (int k = 0; k < n; k++) encl[k] = s->index[k].kind != IR_IDX_REDUCE;
     ir_expr **slot = find_nested(s, &s->rhs, encl, 0);
     if (!slot) continue;
-    /* the enclosing indices it mentions: find_nested left encl as it was,
-     * so mark them again along the path to it */
+    /* the enclosing indices it mentions: every index it mentions but its
+     * own reductions' */
     int *used = KBC_NEW_ARRAY(p->arena, int, n + 1), n_used = 0;
     unsigned char *inner = KBC_NEW_ARRAY(p->arena, unsigned char, n + 1);
     mark_reduce_vars(*slot, inner);
@@ -324,7 +333,7 @@ static int rfactor_index(const ir_stmt *s, const ir_expr *r) {
   }
   if (out < 2 || out > RF_OUTPUTS || terms < RF_TERMS) return -1;
   const ir_expr *body = r->arg[0];
-  if (body->op == IR_OP_MUL && body->arg[0]->op == IR_OP_LOAD && body->arg[1]->op == IR_OP_LOAD) return -1;
+  if (product_of_loads(body)) return -1;
   for (int k = 0; k < r->u.reduce.n_vars; k++) {
     const_extent(s, r->u.reduce.vars[k], &v);
     if (v >= RF_MIN_PART && terms / v >= RF_MIN_REST) return r->u.reduce.vars[k];
@@ -351,11 +360,9 @@ static void rfactor_one(hoister *H, ir_expr *r, int v) {
     if (i != v && s->index[i].kind == IR_IDX_FREE && ir_expr_mentions_index(r, i)) keep[n_keep++] = i;
   }
   keep[n_keep++] = v;
-  sym **shape = KBC_NEW_ARRAY(a, sym *, n_keep + 1);
   for (int k = 0; k < n_keep; k++) {
     t->index[m] = s->index[keep[k]];
     t->index[m].kind = IR_IDX_FREE;
-    shape[k] = s->index[keep[k]].extent;
     by[keep[k]] = sym_index(a, m, s->index[keep[k]].name);
     m++;
   }
@@ -380,15 +387,7 @@ static void rfactor_one(hoister *H, ir_expr *r, int v) {
   t->n_index = m;
   ir_expr *body = ir_expr_subst(a, r->arg[0], n, by, red_map);
   t->rhs = ir_reduce(a, r->u.reduce.op, nv, vars, body, r->loc);
-  const char *name = ir_tensor_fresh_name(H->p, kbc_arena_printf(a, "%s.part", s->out->name));
-  t->out = ir_tensor_add(H->p, name, IR_ROLE_TEMP, IR_DT_F32, n_keep, shape, s->loc);
-  t->lhs = KBC_NEW_ARRAY(a, sym *, n_keep + 1);
-  for (int k = 0; k < n_keep; k++) t->lhs[k] = sym_index(a, k, t->index[k].name);
-  kbc_vec_push(a, &H->p->stmts, NULL);
-  for (int j = H->p->stmts.len - 1; j > H->at; j--) H->p->stmts.items[j] = H->p->stmts.items[j - 1];
-  H->p->stmts.items[H->at] = t;
-  H->at++;
-  H->count++;
+  add_before(H, t, ".part", n_keep);
   /* r: the reduction over v of t's values */
   sym **ld = KBC_NEW_ARRAY(a, sym *, n_keep + 1);
   for (int k = 0; k < n_keep; k++) ld[k] = sym_index(a, keep[k], s->index[keep[k]].name);
@@ -413,33 +412,8 @@ static void rfactor_one(hoister *H, ir_expr *r, int v) {
  * CG_JOIN_LONG).  Only where the sizes are known. */
 enum { COL_OUTPUTS = 1 << 16, COL_POINTS = 1 << 18, COL_MIN_PART = 128, COL_MIN_TERMS = 1024 };
 
-/* Whether load e (of s) moves by one element when index id does. */
-static int unit_step(const ir_stmt *s, const ir_expr *e, int id) {
-  const int64_t *axes = ir_estimate_axes();
-  const ir_tensor *t = e->u.load.tensor;
-  int64_t delta = 0, stride = 1;
-  if (s->n_index > 64) return 0;
-  for (int d = t->rank - 1; d >= 0; d--) {
-    int64_t zero[64] = {0}, one[64] = {0}, v0, v1, size;
-    one[id] = 1;
-    if (!sym_eval(e->u.load.idx[d], axes, zero, &v0) || !sym_eval(e->u.load.idx[d], axes, one, &v1) ||
-        !sym_eval(t->shape[d], axes, NULL, &size))
-      return 0;
-    delta += (v1 - v0) * stride;
-    stride *= size;
-  }
-  return delta == 1 || delta == -1;
-}
-
-/* Loads of e stepping by one along id: their count. */
-static int unit_loads(const ir_stmt *s, const ir_expr *e, int id) {
-  int n = e->op == IR_OP_LOAD && unit_step(s, e, id);
-  for (int i = 0; i < ir_op_info[e->op].arity; i++) n += unit_loads(s, e->arg[i], id);
-  return n;
-}
-
 /* The parts to split column reduction r of s into (its index in *v), or 0. */
-static int64_t column_parts(const ir_stmt *s, const ir_expr *r, int *v) {
+static int64_t column_parts(kbc_arena *a, const ir_stmt *s, const ir_expr *r, int *v) {
   int64_t outputs = 1, terms = 1, e, best = -1;
   int last = -1;
   for (int i = 0; i < s->n_index; i++) {
@@ -448,10 +422,10 @@ static int64_t column_parts(const ir_stmt *s, const ir_expr *r, int *v) {
     outputs *= e;
     last = i;
   }
-  if (last < 0 || outputs < 2 || outputs >= COL_OUTPUTS || !unit_loads(s, r->arg[0], last)) return 0;
+  if (last < 0 || outputs < 2 || outputs >= COL_OUTPUTS || !ir_reads_contiguously(a, s, r->arg[0], last)) return 0;
   for (int k = 0; k < r->u.reduce.n_vars; k++) {
     int id = r->u.reduce.vars[k];
-    if (!const_extent(s, id, &e) || unit_loads(s, r->arg[0], id)) return 0;
+    if (!const_extent(s, id, &e) || ir_reads_contiguously(a, s, r->arg[0], id)) return 0;
     terms *= e;
     if (e > best) {
       best = e;
@@ -518,17 +492,7 @@ static void split_column(hoister *H, ir_expr *r, int v, int64_t P) {
   }
   t->n_index = m;
   t->rhs = ir_reduce(a, r->u.reduce.op, r->u.reduce.n_vars, vars, ir_expr_subst(a, r->arg[0], n, by, red_map), r->loc);
-  sym **shape = KBC_NEW_ARRAY(a, sym *, n_free + 1);
-  for (int k = 0; k < n_free; k++) shape[k] = t->index[k].extent;
-  const char *name = ir_tensor_fresh_name(H->p, kbc_arena_printf(a, "%s.part", s->out->name));
-  t->out = ir_tensor_add(H->p, name, IR_ROLE_TEMP, IR_DT_F32, n_free, shape, s->loc);
-  t->lhs = KBC_NEW_ARRAY(a, sym *, n_free + 1);
-  for (int k = 0; k < n_free; k++) t->lhs[k] = sym_index(a, k, t->index[k].name);
-  kbc_vec_push(a, &H->p->stmts, NULL);
-  for (int j = H->p->stmts.len - 1; j > H->at; j--) H->p->stmts.items[j] = H->p->stmts.items[j - 1];
-  H->p->stmts.items[H->at] = t;
-  H->at++;
-  H->count++;
+  add_before(H, t, ".part", n_free);
   /* r: the reduction over v, now of P values, of t's */
   sym **ld = KBC_NEW_ARRAY(a, sym *, n_free + 1);
   ld[0] = sym_index(a, v, s->index[v].name);
@@ -550,7 +514,7 @@ static void rfactor(hoister *H) {
     rfactor_one(H, (ir_expr *)r[0], v);
     return;
   }
-  int64_t parts = column_parts(H->s, r[0], &v);
+  int64_t parts = column_parts(H->p->arena, H->s, r[0], &v);
   if (parts >= 2) split_column(H, (ir_expr *)r[0], v, parts);
 }
 

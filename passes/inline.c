@@ -19,8 +19,6 @@
  * is inlined (or absorbed, below) past a statement that writes a tensor
  * the moved expression reads: `g = x; t = g * 2; g += y; out = t + 1`
  * keeps t (tests/codegen/specs/rewrite_order.kb). */
-#include <string.h>
-
 #include "passes.h"
 #include "ir/subst.h"
 
@@ -144,10 +142,9 @@ static int absorb_one(ir_program *p, int at) {
     for (int j = 0; j < p->stmts.len; j++) {
       const ir_stmt *o = IR_STMT(p, j);
       if (j != at && (o->out == prod->out ? o != prod : ir_expr_reads(o->rhs, prod->out))) alone = 0;
-      /* computed at cons instead, prod must read what it read before */
-      if (j > i && j <= at && ir_expr_reads(prod->rhs, o->out)) alone = 0;
     }
-    if (!alone || ir_expr_size(cons->rhs) + ir_expr_size(prod->rhs) > MAX_NODES) continue;
+    /* computed at cons instead, prod must read what it read before */
+    if (!alone || inputs_change(p, i, at) || ir_expr_size(cons->rhs) + ir_expr_size(prod->rhs) > MAX_NODES) continue;
     /* cons's rhs with the load replaced by prod's rhs at cons's indices:
      * prod's free indices by the load's, its reduction indices appended to
      * cons's */
@@ -166,11 +163,7 @@ static int absorb_one(ir_program *p, int at) {
     for (int k = 0; k < prod->n_index; k++) {
       if (prod->index[k].kind != IR_IDX_REDUCE) continue;
       idx[m] = prod->index[k];
-      for (int j = 0; j < m; j++) /* names unique within the statement */
-        if (!strcmp(idx[j].name, idx[m].name)) {
-          idx[m].name = kbc_arena_printf(a, "%s_%d", prod->index[k].name, m);
-          j = -1;
-        }
+      idx[m].name = ir_index_fresh_name(a, idx, m, idx[m].name);
       by[k] = sym_index(a, m, idx[m].name);
       red_map[k] = m++;
     }

@@ -354,7 +354,7 @@ static int index_id(const ir_stmt *s, const char *name) {
 /* The flat offset of the load of tensor `name` in e. */
 static sym *load_offset(kbc_arena *a, const ir_expr *e, const char *name) {
   if (e->op == IR_OP_LOAD && !strcmp(e->u.load.tensor->name, name))
-    return cg_flat_offset(a, e->u.load.tensor, e->u.load.idx);
+    return ir_flat_offset(a, e->u.load.tensor, e->u.load.idx);
   for (int i = 0; i < ir_op_info[e->op].arity; i++) {
     sym *o = load_offset(a, e->arg[i], name);
     if (o) return o;
