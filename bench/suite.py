@@ -509,7 +509,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.row_timeout < 0:
+        parser.error(f"--row-timeout: {args.row_timeout:g} is negative (seconds, or 0 for none)")
     chosen = pb.select(args.problems)
     if args.list:
         for p in chosen:

@@ -316,6 +316,20 @@ done
 "$kbc" compile "$src/bench/suite/2_14_gemm_div_sum_scale.kb" --emit plan --target sm_90 --set batch_size=1024 \
   --set input_size=8192 --set hidden_size=8192 2>&1 | grep -qF "out.red[b] = sum(k: x[b, k] * out.red.red[k])" ||
   fail "L2/14: the sums not reassociated"
+# Epilogue absorption (inline.c): L2/45's sigmoid becomes the first GEMM's
+# epilogue rather than the second GEMM's operand prologue.
+"$kbc" compile "$src/bench/suite/2_45_gemm_sigmoid_gemm_lse.kb" --emit ir --after inline 2>&1 |
+  grep -qxF 'h.1[i0, i1] = sigmoid(sum(k: x[i0, k] * w1[i1, k]) + b1[i1])' ||
+  fail "L2/45: the sigmoid did not absorb the first GEMM"
+# Column reductions split in parts (hoist.c split_column) where the sizes are
+# known (a specialized plan), the parts a kernel of their own (group.c:
+# CG_JOIN_LONG), then the sum of the parts.
+cs_plan=$(KBC_SPECIALIZE=1 "$kbc" compile "$src/tests/codegen/specs/column_sums.kb" --target sm_90 --emit plan --set h=8192 \
+  --set k=2048 --set a=1 --set p=67 2>&1)
+grep -qF 'c.part[i_part, j] = sum(i: w[128*i_part + i, j])' <<<"$cs_plan" || fail "column sums: not split in parts"
+grep -A1 -F 'column_sums_k0_c_part' <<<"$cs_plan" | tail -1 | grep -qF 'c.part[' &&
+  grep -A2 -F 'column_sums_k0_c_part' <<<"$cs_plan" | tail -1 | grep -qE '^ +1 +column_sums_k1_c ' ||
+  fail "column sums: the parts not a kernel of their own"
 expect 2 "--json without --emit plan" "$kbc" compile "$mm" --emit ir --json
 expect 2 "--emit plan with a bad target" "$kbc" compile "$mm" --emit plan "${set_mm[@]}" --target sm_12
 expect 1 "plan of a bad spec" "$kbc" compile "$src/tests/diag/stmt_unknown_name.kb" --emit plan --set n=1 --target sm_90

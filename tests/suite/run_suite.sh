@@ -9,7 +9,8 @@
 #   (bench/suite.py --emit-check), and --prewarm of two problems into an
 #   empty kernel cache: it must succeed and leave an entry for each; and
 #   bench/nocliff.py --dry-run, which compiles the chosen and the plain plan
-#   of two problems; and suite.py --kbc-env on the CPU (a variant row, ok).
+#   of two problems; suite.py --kbc-env on the CPU (a variant row, ok); and
+#   --row-timeout (a row past it untimed; a negative one a usage error).
 #   Exit 0 pass, 1 fail.
 set -u
 mode=$1
@@ -71,6 +72,19 @@ case $mode in
       else
         rm -rf "$out"
       fi
+      # --row-timeout: a row past it is reported untimed (ok, no median, the
+      # reason saying so), and a negative one is a usage error (exit 2)
+      out=$(mktemp -d)
+      if ! KBC_LIB=$lib "$py" "$root/bench/suite.py" --device cpu --cpu-timing --problems L1/19 --row-timeout 0.5 \
+          --json "$out/s.json" --markdown "$out/s.md" >"$out/log" 2>&1 ||
+        ! "$py" -c 'import json, sys; r = json.load(open(sys.argv[1]))["results"]; k = [x for x in r if x["impl"].startswith("kbc")]; sys.exit(0 if len(k) == 1 and k[0]["status"] == "ok" and k[0]["median_us"] is None and "--row-timeout" in (k[0]["reason"] or "") else 1)' "$out/s.json"; then
+        echo "FAIL: suite.py --row-timeout 0.5 did not leave the kbc row ok and untimed (log in $out)"
+        fail=$((fail + 1))
+      else
+        rm -rf "$out"
+      fi
+      KBC_LIB=$lib "$py" "$root/bench/suite.py" --device cpu --problems L1/19 --row-timeout -1 >/dev/null 2>&1
+      [ $? -eq 2 ] || { echo "FAIL: suite.py --row-timeout -1 not a usage error"; fail=$((fail + 1)); }
       # the no-cliff check's compile step: both plans (chosen and
       # KBC_NO_FUSE=1) of softmax and layer norm; softmax's plain plan is
       # other code (three kernels, not two), so three entries at least
