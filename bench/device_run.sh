@@ -125,7 +125,7 @@ case "${1:-}" in
   suite)
     for part in ${SUITE_PARTS:-matmul activation,softmax norm pooling reduction,loss gemm_fusion conv_fusion conv conv_transpose}; do
       [ "$SECONDS" -ge "${SUITE_TIME:-500}" ] && { echo "suite: no time left for $part"; continue; }
-      n=$(echo "$part" | tr ',' '_')
+      n=$(echo "$part" | tr ',/*' '__x')
       python3 bench/suite.py --problems "$part" ${SUITE_ARGS:---no-compile --quick --max-seconds 1.5} \
         --json "$OUT/suite_$n.json" --markdown "$OUT/suite_$n.md" >"$OUT/suite_$n.txt" 2>&1
       echo "== $part at $SECONDS s"; grep -E "fast_1|geomean" "$OUT/suite_$n.md"

@@ -41,6 +41,39 @@ ir_expr *ir_expr_subst(kbc_arena *a, const ir_expr *e, int n_old, sym *const *by
   return c;
 }
 
+void ir_mark_reduce_vars(const ir_expr *e, unsigned char *mark) {
+  if (e->op == IR_OP_REDUCE)
+    for (int i = 0; i < e->u.reduce.n_vars; i++) mark[e->u.reduce.vars[i]] = 1;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) ir_mark_reduce_vars(e->arg[i], mark);
+}
+
+/* Renumbers s's indices to keep only `keep` ones, in order. */
+static void renumber(kbc_arena *a, ir_stmt *s, const unsigned char *keep) {
+  int n = s->n_index, m = 0;
+  int *red_map = KBC_NEW_ARRAY(a, int, n + 1);
+  sym **by = KBC_NEW_ARRAY(a, sym *, n + 1);
+  ir_index *idx = KBC_NEW_ARRAY(a, ir_index, n + 1);
+  for (int i = 0; i < n; i++) {
+    red_map[i] = -1;
+    if (!keep[i]) continue;
+    idx[m] = s->index[i];
+    by[i] = sym_index(a, m, s->index[i].name);
+    if (s->index[i].kind == IR_IDX_REDUCE) red_map[i] = m;
+    m++;
+  }
+  s->rhs = ir_expr_subst(a, s->rhs, n, by, red_map);
+  for (int d = 0; d < s->out->rank; d++) s->lhs[d] = ir_sym_subst(a, s->lhs[d], n, by);
+  s->index = idx;
+  s->n_index = m;
+}
+
+void ir_stmt_drop_stale_indices(kbc_arena *a, ir_stmt *s) {
+  unsigned char *keep = KBC_NEW_ARRAY(a, unsigned char, s->n_index + 1);
+  ir_mark_reduce_vars(s->rhs, keep);
+  for (int k = 0; k < s->n_index; k++) keep[k] |= s->index[k].kind != IR_IDX_REDUCE;
+  renumber(a, s, keep);
+}
+
 int ir_expr_mentions_index(const ir_expr *e, int id) {
   if (e->op == IR_OP_LOAD)
     for (int d = 0; d < e->u.load.tensor->rank; d++)

@@ -19,6 +19,12 @@
 sym *ir_sym_subst(kbc_arena *a, const sym *x, int n_old, sym *const *by);
 /* A deep copy of e with the substitution applied; NULL on overflow. */
 ir_expr *ir_expr_subst(kbc_arena *a, const ir_expr *e, int n_old, sym *const *by, const int *red_map);
+/* Sets mark[v] for every variable of every reduction in e. */
+void ir_mark_reduce_vars(const ir_expr *e, unsigned char *mark);
+/* Drops the reduction indices of s that no reduction in it ranges over any
+ * more (they moved out with their reductions; one may range over an index
+ * its body never reads, `sum(r < b: x[0])`), renumbering the others. */
+void ir_stmt_drop_stale_indices(kbc_arena *a, ir_stmt *s);
 /* Whether e mentions index variable id anywhere (loads, index values). */
 int ir_expr_mentions_index(const ir_expr *e, int id);
 /* Whether e loads from tensor t anywhere. */

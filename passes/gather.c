@@ -4,14 +4,18 @@
  * statement that is the only writer of its target,
  *     t[e_0, ..., e_k] += body          (scatter indices v...)
  * becomes, when every target index e_d can be solved for its own scatter
- * index v_d (coefficient +-1, v_d in no other e_d'),
+ * index v_d (a constant coefficient c, v_d in no other e_d'),
  *     t[r_0, ..., r_k] = sum(other v...: where(guards, body[v_d := solved], 0))
- * with v_d = +-(r_d - (e_d - +-v_d)) and guards 0 <= v_d < extent(v_d)
- * (dropped where proven).  Every element is then computed by one thread of
+ * with v_d = (r_d - (e_d - c*v_d)) / c and guards 0 <= v_d < extent(v_d)
+ * (dropped where proven), and for |c| > 1 (a stride: a transposed
+ * convolution written as `y[n, c, s*i + k - p] += x[n, ci, i] * w[ci, c, k]`)
+ * the congruence (r_d - (e_d - c*v_d)) % |c| == 0 first, which
+ * passes/phase.c then splits.  Every element is computed by one thread of
  * one kernel, deterministically and without atomics.  Statements that
  * cannot be solved stay scatters (codegen accumulates them atomically). */
 #include <string.h>
 
+#include "ir/cost.h"
 #include "passes.h"
 #include "ir/subst.h"
 
@@ -25,32 +29,44 @@ typedef struct {
   int *solved_by; /* per dim: the old scatter id solved for it */
 } solver;
 
-static int is_unit(const sym *c, int64_t *v) { return sym_is_const(c, v) && (*v == 1 || *v == -1); }
 static int is_zero(const sym *c) {
   int64_t v;
   return sym_is_const(c, &v) && v == 0;
 }
 
-/* Picks v_d for every dimension; prefers an index that is the whole of e_d. */
+/* Picks v_d for every dimension: an index that is the whole of e_d first;
+ * else the one of the largest extent (estimated), of coefficient +-1
+ * among equals, so that the indices left to sum over are the short ones
+ * (`y[s*i + k] += ..` solves for i and sums over the taps k, which
+ * passes/phase.c then splits, not over every i for each output). */
 static int choose(solver *S) {
   int rank = S->s->out->rank;
   unsigned char *used = KBC_NEW_ARRAY(S->a, unsigned char, S->n + 1);
   for (int pass = 0; pass < 2; pass++)
     for (int d = 0; d < rank; d++) {
       if (S->solved_by[d] >= 0) continue;
+      int best = -1;
+      double best_ext = 0;
+      int best_unit = 0;
       for (int v = 0; v < S->n; v++) {
         int64_t c;
-        if (used[v] || S->s->index[v].kind != IR_IDX_SCATTER || !is_unit(S->coeff[d][v], &c)) continue;
-        int alone = 1, whole = is_zero(S->rest[d]) && c == 1;
+        if (used[v] || S->s->index[v].kind != IR_IDX_SCATTER || !sym_is_const(S->coeff[d][v], &c) || !c) continue;
+        int unit = c == 1 || c == -1, alone = 1, whole = is_zero(S->rest[d]) && c == 1;
         for (int d2 = 0; d2 < rank; d2++)
           if (d2 != d && !is_zero(S->coeff[d2][v])) alone = 0;
         for (int w = 0; w < S->n; w++)
           if (w != v && !is_zero(S->coeff[d][w])) whole = 0;
         if (!alone || (pass == 0 && !whole)) continue;
-        S->solved_by[d] = v;
-        used[v] = 1;
-        break;
+        double ext = ir_estimate(S->s->index[v].extent);
+        if (best < 0 || ext > best_ext || (ext == best_ext && unit && !best_unit)) {
+          best = v;
+          best_ext = ext;
+          best_unit = unit;
+        }
       }
+      if (best < 0) continue;
+      S->solved_by[d] = best;
+      used[best] = 1;
     }
   for (int d = 0; d < rank; d++)
     if (S->solved_by[d] < 0) return 0;
@@ -102,13 +118,23 @@ static void rewrite(solver *S) {
     if (s->index[v].kind == IR_IDX_REDUCE) red_map[v] = new_id[v];
     else unsolved[n_unsolved++] = new_id[v];
   }
-  /* v_d = c * (r_d - (e_d - c*v_d)), other indices renamed. */
+  /* v_d = (r_d - (e_d - c*v_d)) / c, other indices renamed; for |c| > 1
+   * kept where that division is exact. */
+  ir_expr *guard = NULL;
   for (int d = 0; d < rank; d++) {
     int v = S->solved_by[d];
     int64_t c;
     sym_is_const(S->coeff[d][v], &c);
     sym *others = sym_sub(a, s->lhs[d], sym_scale(a, sym_index(a, v, s->index[v].name), c));
-    by[v] = sym_scale(a, sym_sub(a, lhs[d], ir_sym_subst(a, others, n, by)), c);
+    sym *t = sym_sub(a, lhs[d], ir_sym_subst(a, others, n, by));
+    if (c == 1 || c == -1) {
+      by[v] = sym_scale(a, t, c);
+      continue;
+    }
+    if (c < 0) t = sym_neg(a, t);
+    by[v] = sym_div(a, t, c < 0 ? -c : c);
+    ir_expr *exact = cmp(a, IR_OP_EQ, sym_mod(a, t, c < 0 ? -c : c), sym_const(a, 0), s->loc);
+    guard = guard ? ir_binary(a, IR_OP_AND, guard, exact, s->loc) : exact;
   }
   ir_expr *body = ir_expr_subst(a, s->rhs, n, by, red_map);
   /* Guards 0 <= v_d < extent, unless proven over the new ranges. */
@@ -117,7 +143,6 @@ static void rewrite(solver *S) {
     lo[i] = sym_const(a, 0);
     hi[i] = sym_sub(a, idx[i].extent, sym_const(a, 1));
   }
-  ir_expr *guard = NULL;
   for (int d = 0; d < rank; d++) {
     int v = S->solved_by[d];
     sym *vlo, *vhi, *zero = sym_const(a, 0);

@@ -40,32 +40,6 @@
 #include "passes.h"
 #include "ir/subst.h"
 
-static void mark_reduce_vars(const ir_expr *e, unsigned char *mark) {
-  if (e->op == IR_OP_REDUCE)
-    for (int i = 0; i < e->u.reduce.n_vars; i++) mark[e->u.reduce.vars[i]] = 1;
-  for (int i = 0; i < ir_op_info[e->op].arity; i++) mark_reduce_vars(e->arg[i], mark);
-}
-
-/* Renumbers s's indices to keep only `keep` ones, in order. */
-static void renumber(kbc_arena *a, ir_stmt *s, const unsigned char *keep) {
-  int n = s->n_index, m = 0;
-  int *red_map = KBC_NEW_ARRAY(a, int, n + 1);
-  sym **by = KBC_NEW_ARRAY(a, sym *, n + 1);
-  ir_index *idx = KBC_NEW_ARRAY(a, ir_index, n + 1);
-  for (int i = 0; i < n; i++) {
-    red_map[i] = -1;
-    if (!keep[i]) continue;
-    idx[m] = s->index[i];
-    by[i] = sym_index(a, m, s->index[i].name);
-    if (s->index[i].kind == IR_IDX_REDUCE) red_map[i] = m;
-    m++;
-  }
-  s->rhs = ir_expr_subst(a, s->rhs, n, by, red_map);
-  for (int d = 0; d < s->out->rank; d++) s->lhs[d] = ir_sym_subst(a, s->lhs[d], n, by);
-  s->index = idx;
-  s->n_index = m;
-}
-
 typedef struct {
   ir_program *p;
   ir_stmt *s;
@@ -110,7 +84,7 @@ static ir_expr *materialize(hoister *H, const ir_expr *e, const int *used, int n
   kbc_arena *a = H->p->arena;
   int n = s->n_index;
   unsigned char *mine = KBC_NEW_ARRAY(a, unsigned char, n + 1);
-  mark_reduce_vars(e, mine);
+  ir_mark_reduce_vars(e, mine);
   /* The new statement: the used indices, then the reductions' own. */
   ir_stmt *t = KBC_NEW(a, ir_stmt);
   t->loc = s->loc;
@@ -280,16 +254,6 @@ static ir_expr **find_nested(const ir_stmt *s, ir_expr **slot, unsigned char *en
   return NULL;
 }
 
-/* Drops the indices that moved out with reductions: those no reduction
- * left in s ranges over (one may range over an index its body never
- * reads, `sum(r < b: x[0])`). */
-static void drop_moved_indices(kbc_arena *a, ir_stmt *s) {
-  unsigned char *keep = KBC_NEW_ARRAY(a, unsigned char, s->n_index + 1);
-  mark_reduce_vars(s->rhs, keep);
-  for (int k = 0; k < s->n_index; k++) keep[k] |= s->index[k].kind != IR_IDX_REDUCE;
-  renumber(a, s, keep);
-}
-
 static void hoist_nested(ir_program *p) {
   for (int i = 0; i < p->stmts.len; i++) {
     ir_stmt *s = IR_STMT(p, i);
@@ -302,12 +266,12 @@ static void hoist_nested(ir_program *p) {
      * own reductions' */
     int *used = KBC_NEW_ARRAY(p->arena, int, n + 1), n_used = 0;
     unsigned char *inner = KBC_NEW_ARRAY(p->arena, unsigned char, n + 1);
-    mark_reduce_vars(*slot, inner);
+    ir_mark_reduce_vars(*slot, inner);
     for (int k = 0; k < n; k++)
       if (!inner[k] && ir_expr_mentions_index(*slot, k)) used[n_used++] = k;
     hoister H = {.p = p, .s = s, .at = i};
     *slot = materialize(&H, *slot, used, n_used);
-    drop_moved_indices(p->arena, s);
+    ir_stmt_drop_stale_indices(p->arena, s);
     i--; /* the new statement now sits at i: visit it, then s again */
   }
 }
@@ -369,7 +333,7 @@ static void rfactor_one(hoister *H, ir_expr *r, int v) {
   /* t's reduction indices: r's others, then those of reductions nested in its body */
   int *vars = KBC_NEW_ARRAY(a, int, r->u.reduce.n_vars + 1), nv = 0;
   unsigned char *nested = KBC_NEW_ARRAY(a, unsigned char, n + 1);
-  mark_reduce_vars(r->arg[0], nested);
+  ir_mark_reduce_vars(r->arg[0], nested);
   for (int k = 0; k < r->u.reduce.n_vars; k++) {
     int i = r->u.reduce.vars[k];
     if (i == v) continue;
@@ -473,7 +437,7 @@ static void split_column(hoister *H, ir_expr *r, int v, int64_t P) {
   int n_free = m;
   /* its reduction indices: r's (v's part within a part), then nested ones */
   unsigned char *nested = KBC_NEW_ARRAY(a, unsigned char, n + 1);
-  mark_reduce_vars(r->arg[0], nested);
+  ir_mark_reduce_vars(r->arg[0], nested);
   int *vars = KBC_NEW_ARRAY(a, int, r->u.reduce.n_vars + 1);
   for (int k = 0; k < r->u.reduce.n_vars; k++) {
     int i = r->u.reduce.vars[k];
@@ -537,14 +501,14 @@ int ir_hoist(ir_program *p, kbc_diag *d) {
     }
     s->rhs = walk(&H, s->rhs);
     i = H.at;
-    if (H.count) drop_moved_indices(p->arena, s);
+    if (H.count) ir_stmt_drop_stale_indices(p->arena, s);
   }
   hoist_nested(p);
   for (int i = 0; i < p->stmts.len; i++) {
     hoister H = {.p = p, .s = IR_STMT(p, i), .at = i};
     rfactor(&H);
     i = H.at;
-    if (H.count) drop_moved_indices(p->arena, H.s);
+    if (H.count) ir_stmt_drop_stale_indices(p->arena, H.s);
   }
   for (int i = 0; i < p->stmts.len; i++) IR_STMT(p, i)->id = i;
   return 1;

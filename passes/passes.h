@@ -16,6 +16,10 @@ int ir_simplify(ir_program *p, kbc_diag *d);
 int ir_factor(ir_program *p, kbc_diag *d);
 /* Scatter-accumulate statements solved into deterministic gathers. */
 int ir_gather(ir_program *p, kbc_diag *d);
+/* Sums kept only where an output index and a reduction index meet a
+ * congruence (a transposed convolution's stride) split by the output
+ * index's phase into where-free contractions. */
+int ir_phase(ir_program *p, kbc_diag *d);
 /* Elementwise temporaries substituted into their readers. */
 int ir_inline(ir_program *p, kbc_diag *d);
 /* Sums of linear functions of contractions reassociated so that a factor

@@ -16,6 +16,7 @@ const ir_pass ir_passes[] = {
     {"simplify", "constants folded, trivial arithmetic removed, copies forwarded", ir_simplify},
     {"factor", "a scatter's indices absent from its target summed first", ir_factor},
     {"gather", "scatter-accumulates solved into deterministic gathers", ir_gather},
+    {"phase", "strided sums split by the output's phase: a transposed convolution's where((i + c - k) % s == 0) terms never evaluated", ir_phase},
     {"inline", "elementwise temporaries substituted into their readers", ir_inline},
     {"distribute", "sums of linear functions of contractions reassociated: a factor summed once, not once per value of an index it does not use", ir_distribute},
     {"hoist", "reductions moved out of statements with more free indices; long reductions of few outputs split in two", ir_hoist},

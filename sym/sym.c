@@ -373,6 +373,16 @@ int sym_is_index(const sym *x, int *id) {
   return 1;
 }
 
+int sym_as_mod(const sym *x, const sym **arg, int64_t *m, int64_t *coeff, int64_t *rest) {
+  if (!x || x->n < 1 || x->n > 2 || x->t[0].n != 1 || x->t[0].f[0]->kind != SYM_ATOM_MOD) return 0;
+  if (x->n == 2 && x->t[1].n != 0) return 0; /* the second term, if any, the constant */
+  *arg = x->t[0].f[0]->arg;
+  *m = x->t[0].f[0]->c;
+  *coeff = x->t[0].coeff;
+  *rest = x->n == 2 ? x->t[1].coeff : 0;
+  return 1;
+}
+
 int sym_degree(const sym *x) {
   int d = 0;
   for (int i = 0; x && i < x->n; i++)

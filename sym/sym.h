@@ -60,6 +60,9 @@ int sym_mentions_index(const sym *x, int id);    /* mentions index variable id *
 int sym_has_axis(const sym *x);                  /* mentions any axis variable */
 int sym_is_index(const sym *x, int *id);         /* exactly 1*index_var */
 int sym_degree(const sym *x);                    /* max atoms in a term (0 for a constant) */
+/* Whether x is coeff * (arg mod m) + rest (one mod atom, alone in its
+ * term, plus a constant); if so, its parts. */
+int sym_as_mod(const sym *x, const sym **arg, int64_t *m, int64_t *coeff, int64_t *rest);
 
 /* Splits x = sum_i coeff[i] * index_i + rest, where coeff[i] and rest
  * mention no index variable.  coeff must have room for n_index entries

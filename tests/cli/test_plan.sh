@@ -321,6 +321,17 @@ done
 "$kbc" compile "$src/bench/suite/2_45_gemm_sigmoid_gemm_lse.kb" --emit ir --after inline 2>&1 |
   grep -qxF 'h.1[i0, i1] = sigmoid(sum(k: x[i0, k] * w1[i1, k]) + b1[i1])' ||
   fail "L2/45: the sigmoid did not absorb the first GEMM"
+# Transposed convolutions split by phase (passes/phase.c): KernelBench
+# L2/2 (stride 2, 3x3 taps) is four where-free convolution GEMMs of 1, 2,
+# 2 and 4 taps per input channel, then one pointwise kernel selecting among
+# them (before: one rows kernel of 576 where-guarded terms per output,
+# past four minutes on the H200).
+ct_plan=$("$kbc" compile "$src/bench/suite/2_2_conv_transpose2d_bias_clamp_scale.kb" --emit plan --target sm_90 \
+  --set batch_size=128 --set in_channels=64 --set out_channels=64 --set height=128 --set width=128 2>&1)
+[ "$(grep -cE '_k[0-9]+_y_ph[0-9]*  +gemm ' <<<"$ct_plan")" = 4 ] || fail "L2/2: not four phase GEMMs: $ct_plan"
+grep -qF 'y.ph3[n, c, io, jo] = sum(ci, kit, kjt: x?[n, ci, io - kit + 1, jo - kjt + 1] * conv_weight[ci, c, 2*kit, 2*kjt])' \
+  <<<"$ct_plan" || fail "L2/2: the four-tap phase is not a plain convolution"
+grep -q 'where(((i - ki' <<<"$ct_plan" && fail "L2/2: a where-guarded sum is left"
 # Column reductions split in parts (hoist.c split_column) where the sizes are
 # known (a specialized plan), the parts a kernel of their own (group.c:
 # CG_JOIN_LONG), then the sum of the parts.

@@ -341,7 +341,7 @@ static int same_outputs(emu *E, const ir_program *o, double **pdata, const char 
 /* The passes keep the spec's meaning: the program as the spec states it
  * (the pipeline stopped after check-bounds: lowered, verified, nothing
  * transformed) gives p's outputs.  The differential fuzzer thereby checks
- * simplify, factor, gather, inline, hoist and dce too: the kernels are
+ * simplify, factor, gather, phase, inline, distribute, hoist and dce too: the kernels are
  * compared with p, so a pass that changed p's meaning would go unseen
  * otherwise.  Skipped, with a note, where the untransformed program would
  * do more than LOWERED_MAX_FLOPS (a reduction that hoisting evaluates once

@@ -757,6 +757,55 @@ class Gen:
         self.tensors.append(Tensor(out, x.dims, "output"))
         return True
 
+    def stmt_conv_transpose(self, out_role):
+        """y[b, c, o] = sum(ci, k < K: where((o + p - d*k) % s == 0,
+        x?[b, ci, (o + p - d*k)/s] * w[ci, c, k], 0.0)): a transposed
+        convolution of stride s, dilation d and padding p (1-D or 2-D,
+        the congruence sometimes negated or joined by another test, a bias
+        sometimes added), which passes/phase.c splits by phase."""
+        r = self.r
+        B, Cin, Cout = self.random_dims(3)
+        sp = [r.choice([2, 2, 3, 4]) for _ in range(r.choice([1, 1, 2]))]
+        Ls = [self.axes[r.choice(self.vars)] for _ in sp]
+        free_b, free_c = Index(self.fresh("i"), B), Index(self.fresh("i"), Cout)
+        spatial, taps, conds, xi, wi, odims = [], [], [], [], [], []
+        for s, L in zip(sp, Ls):
+            K, d, pad = r.randint(1, 5), r.choice([1, 1, 2, 3]), r.randint(0, 2)
+            e = r.randint(0, d * (K - 1))
+            od = Dim(f"{s}*{L.text} + {e}", (lambda L, s, e: (lambda Bd: s * L.value(Bd) + e))(L, s, e), ("axis", None))
+            kd = Dim(str(K), (lambda K: (lambda Bd: K))(K), ("const", K))
+            kd.cval = K
+            o, k = Index(self.fresh("o"), od), Index(self.fresh("k"), kd)
+            num = f"{o.name} + {pad} - {d}*{k.name}"
+            conds.append(f"({num}) % {s} == 0" if r.random() < 0.7 else f"({d}*{k.name} - {o.name} - {pad}) % {s} == 0")
+            if r.random() < 0.15:
+                conds.append(f"{k.name} != {r.randint(0, K - 1)}")
+            xi.append(f"({num})/{s}")
+            spatial.append(o)
+            taps.append(k)
+            odims.append(od)
+            wi.append(k.name)
+        odims_all = [B, Cout] + odims
+        kin = self.numel([Cin] + [k.dim for k in taps])
+        if self.numel(odims_all) > self.limit or self.numel(odims_all) * kin > self.work_limit or kin > MAX_TERMS:
+            return None
+        x = self.new_input([B, Cin] + Ls)
+        w = self.new_input([Cin, Cout] + [k.dim for k in taps])
+        ci = Index(self.fresh("k"), Cin)
+        heads = ", ".join([f"{ci.name} < {Cin.text}"] + [f"{k.name} < {k.dim.text}" for k in taps])
+        body = (f"where({' && '.join(conds)}, {x.name}?[{free_b.name}, {ci.name}, {', '.join(xi)}] * "
+                f"{w.name}[{ci.name}, {free_c.name}, {', '.join(wi)}], 0.0)")
+        e = f"sum({heads}: {body})"
+        free = [free_b, free_c] + spatial
+        if r.random() < 0.4:
+            e = f"{self.load(free, 0, want_padded=False)} + {e}"
+        name = self.fresh("t" if out_role == "tensor" else "y")
+        self.lines.append(f"{'output' if out_role == 'output' else 'tensor'} {name} f32{self.shape_text(odims_all)}")
+        self.stmts.append(f"{name}[{', '.join(ix.name for ix in free)}] = {e}")
+        t = Tensor(name, odims_all, out_role)
+        self.tensors.append(t)
+        return t
+
     def generate(self):
         r = self.r
         self.make_axes()
@@ -768,6 +817,8 @@ class Gen:
             role = "output" if r.random() < 0.5 else "tensor"
             if c < 0.02:
                 ok = self.stmt_long_reduction(role)
+            elif c < 0.07:
+                ok = self.stmt_conv_transpose(role)
             elif c < 0.4:
                 ok = self.stmt_define(role)
             elif c < 0.6:
