@@ -25,6 +25,9 @@
 #include "support/name.h"
 
 #include "support/version.h"
+
+/* kbc_program_run_reference: the most flops the untransformed program may take. */
+#define KBC_REFERENCE_MAX_FLOPS 4e8
 #define KBC_VERSION_STRING KBC_VERSION
 
 struct kbc_program {
@@ -471,36 +474,77 @@ kbc_status kbc_program_launch(kbc_program *p, const kbc_arg *args, size_t n, voi
   return s;
 }
 
+/* Runs program ir (bound by b) on the interpreter: the inputs from
+ * by[id]'s data (by tensor id of ir), the outputs into theirs. */
+static kbc_status interp_on(const ir_program *ir, const ir_binding *b, const kbc_arg *const *by, const char *origin) {
+  kbc_status s = KBC_OK;
+  int nt = ir->tensors.len;
+  double **data = calloc((size_t)nt + 1, sizeof *data);
+  if (!data) return fail(KBC_ERROR_INTERNAL, "out of memory");
+  for (int i = 0; s == KBC_OK && i < nt; i++) {
+    if (IR_TENSOR(ir, i)->role != IR_ROLE_INPUT) continue;
+    data[i] = malloc(sizeof(double) * (size_t)(b->numel[i] > 0 ? b->numel[i] : 1));
+    if (!data[i]) s = fail(KBC_ERROR_INTERNAL, "out of memory");
+    else
+      for (int64_t k = 0; k < b->numel[i]; k++) data[i][k] = ((const float *)by[i]->data)[k];
+  }
+  if (s == KBC_OK) {
+    kbc_diag *d = kbc_diag_create(origin, NULL);
+    if (!ir_interp(ir, b, data, d)) s = fail(KBC_ERROR_INTERNAL, "%s", kbc_diag_text(d));
+    kbc_diag_destroy(d);
+  }
+  for (int i = 0; s == KBC_OK && i < nt; i++)
+    if (IR_TENSOR(ir, i)->role == IR_ROLE_OUTPUT)
+      for (int64_t k = 0; k < b->numel[i]; k++) ((float *)by[i]->data)[k] = (float)data[i][k];
+  ir_interp_release(ir, data);
+  for (int i = 0; i < nt; i++)
+    if (IR_TENSOR(ir, i)->role == IR_ROLE_INPUT) free(data[i]);
+  free(data);
+  return s;
+}
+
 kbc_status kbc_program_run_cpu(kbc_program *p, const kbc_arg *args, size_t n) {
   if (!p) return fail(KBC_ERROR_ARGUMENT, "kbc_program_run_cpu: program is NULL");
   kbc_arena *a = kbc_arena_create();
   const kbc_arg **by = KBC_NEW_ARRAY(a, const kbc_arg *, p->ir->tensors.len + 1);
   ir_binding b;
   kbc_status s = bind_args(p, a, args, n, 1, by, &b);
-  int nt = p->ir->tensors.len;
-  double **data = s == KBC_OK ? calloc((size_t)nt + 1, sizeof *data) : NULL;
-  if (s == KBC_OK && !data) s = fail(KBC_ERROR_INTERNAL, "out of memory");
-  for (int i = 0; s == KBC_OK && i < nt; i++) {
-    if (IR_TENSOR(p->ir, i)->role != IR_ROLE_INPUT) continue;
-    data[i] = malloc(sizeof(double) * (size_t)(b.numel[i] > 0 ? b.numel[i] : 1));
-    if (!data[i]) s = fail(KBC_ERROR_INTERNAL, "out of memory");
-    else
-      for (int64_t k = 0; k < b.numel[i]; k++) data[i][k] = ((const float *)by[i]->data)[k];
+  if (s == KBC_OK) s = interp_on(p->ir, &b, by, p->args_origin ? p->args_origin : p->ir->name);
+  kbc_arena_destroy(a);
+  return s;
+}
+
+kbc_status kbc_program_run_reference(kbc_program *p, const kbc_arg *args, size_t n, int *as_stated) {
+  if (!p) return fail(KBC_ERROR_ARGUMENT, "kbc_program_run_reference: program is NULL");
+  if (as_stated) *as_stated = 0;
+  kbc_arena *a = kbc_arena_create();
+  const kbc_arg **by = KBC_NEW_ARRAY(a, const kbc_arg *, p->ir->tensors.len + 1);
+  ir_binding b;
+  kbc_status s = bind_args(p, a, args, n, 1, by, &b);
+  const char *origin = p->args_origin ? p->args_origin : p->ir->name;
+  if (s != KBC_OK) {
+    kbc_arena_destroy(a);
+    return s;
   }
-  if (s == KBC_OK) {
-    kbc_diag *d = kbc_diag_create(p->args_origin ? p->args_origin : p->ir->name, NULL);
-    if (!ir_interp(p->ir, &b, data, d)) s = fail(KBC_ERROR_INTERNAL, "%s", kbc_diag_text(d));
-    kbc_diag_destroy(d);
+  /* The program as the spec states it: lowered and checked, no pass run. */
+  kbc_diag *d = kbc_diag_create(p->file, p->source);
+  ir_pipeline_opts o = {.stop_after = "check-bounds"};
+  ir_program *st = ir_pipeline_run(a, d, p->source, p->kname, &o);
+  ir_binding sb;
+  int ok = st && st->vars.len == p->ir->vars.len && ir_bind(st, a, b.vars, &sb, d) &&
+           ir_program_cost(st, &sb).flops <= KBC_REFERENCE_MAX_FLOPS;
+  kbc_diag_destroy(d);
+  const kbc_arg **sby = ok ? KBC_NEW_ARRAY(a, const kbc_arg *, st->tensors.len + 1) : NULL;
+  for (int i = 0; ok && i < st->tensors.len; i++) {
+    const ir_tensor *t = IR_TENSOR(st, i);
+    if (t->role == IR_ROLE_TEMP) continue;
+    const ir_tensor *u = ir_tensor_find(p->ir, t->name);
+    ok = u && u->role == t->role && by[u->id];
+    if (ok) sby[i] = by[u->id];
   }
-  for (int i = 0; s == KBC_OK && i < nt; i++)
-    if (IR_TENSOR(p->ir, i)->role == IR_ROLE_OUTPUT)
-      for (int64_t k = 0; k < b.numel[i]; k++) ((float *)by[i]->data)[k] = (float)data[i][k];
-  if (data) {
-    ir_interp_release(p->ir, data);
-    for (int i = 0; i < nt; i++)
-      if (IR_TENSOR(p->ir, i)->role == IR_ROLE_INPUT) free(data[i]);
-    free(data);
-  }
+  if (ok) s = interp_on(st, &sb, sby, origin);
+  else s = interp_on(p->ir, &b, by, origin);
+  if (as_stated) *as_stated = ok;
   kbc_arena_destroy(a);
   return s;
 }

@@ -400,10 +400,14 @@ static int short_index(const ir_stmt *s, int id) {
 /* Loads in e that step by one element along index `along` (*with) or along
  * some index marked in `inner` (*across) that is not a short one: a team
  * splitting a window's few columns reads no longer runs than neighbouring
- * points do. */
+ * points do.  A load of no outer index (`gn_weight[c]`: the same few values
+ * for every point, from cache) counts for neither. */
 static void count_unit_loads(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int along, const unsigned char *inner,
                              int *with, int *across) {
-  if (e->op == IR_OP_LOAD) {
+  int per_point = 0;
+  for (int id = 0; e->op == IR_OP_LOAD && id < s->n_index && !per_point; id++)
+    per_point = !inner[id] && ir_expr_mentions_index(e, id);
+  if (per_point) {
     if (along >= 0 && ir_load_unit_step(a, s, e, along)) (*with)++;
     for (int id = 0; id < s->n_index; id++)
       if (inner[id] && !short_index(s, id) && ir_load_unit_step(a, s, e, id)) {

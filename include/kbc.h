@@ -196,6 +196,15 @@ KBC_API kbc_status kbc_program_launch(kbc_program *p, const kbc_arg *args, size_
  * accumulates in double). */
 KBC_API kbc_status kbc_program_run_cpu(kbc_program *p, const kbc_arg *args, size_t n);
 
+/* The reference `kbc verify` checks the GPU against: the interpreter on
+ * the program as the spec states it (lowered and bounds-checked, before
+ * any rewriting pass), so that a pass that changed the meaning shows as a
+ * mismatch rather than on both sides; where that program would take more
+ * than 4e8 flops for this binding (a sum the passes hoist out of a loop,
+ * evaluated per element), the transformed one, as kbc_program_run_cpu.
+ * *as_stated (may be NULL) tells which ran. */
+KBC_API kbc_status kbc_program_run_reference(kbc_program *p, const kbc_arg *args, size_t n, int *as_stated);
+
 /* Shapes of the outputs for the given inputs (for callers that allocate
  * outputs): fills shape (room for 8 extents) and *rank of output `name`.
  * Only the inputs' names, ranks and shapes are read; data may be NULL. */

@@ -373,8 +373,10 @@ static ir_expr *select_phase(kbc_arena *a, const ir_stmt *s, const ph_split *sp,
   sym *q = sym_div(a, sym_mod(a, idx(a, sp[j].i, s->index), sp[j].m), sp[j].g);
   for (int v = (int)sp[j].mp - 2; v >= 0; v--) {
     qv[j] = v;
+    ir_expr *then = select_phase(a, s, sp, ns, j + 1, qv, leaf, loc);
+    if (then->op == IR_OP_CONST && e->op == IR_OP_CONST && then->u.value == e->u.value) continue; /* phases of no taps */
     ir_expr *eq = ir_binary(a, IR_OP_EQ, ir_index_expr(a, q, loc), ir_index_expr(a, sym_const(a, v), loc), loc);
-    e = ir_where(a, eq, select_phase(a, s, sp, ns, j + 1, qv, leaf, loc), e, loc);
+    e = ir_where(a, eq, then, e, loc);
   }
   return e;
 }

@@ -332,6 +332,15 @@ ct_plan=$("$kbc" compile "$src/bench/suite/2_2_conv_transpose2d_bias_clamp_scale
 grep -qF 'y.ph3[n, c, io, jo] = sum(ci, kit, kjt: x?[n, ci, io - kit + 1, jo - kjt + 1] * conv_weight[ci, c, 2*kit, 2*kjt])' \
   <<<"$ct_plan" || fail "L2/2: the four-tap phase is not a plain convolution"
 grep -q 'where(((i - ki' <<<"$ct_plan" && fail "L2/2: a where-guarded sum is left"
+# A team per point only where it keeps loads coalesced (group.c
+# count_unit_loads): L2/92's reductions over the 64 channels at each
+# (n, i, j) read conv[n, c, i, j], contiguous along j; gn_weight[c], the
+# same 64 values for every point, does not count for a team over c (which
+# had read 32 sectors for 32 floats: 0.72x eager).
+"$kbc" compile "$src/bench/suite/2_92_conv2d_groupnorm_tanh_hardswish_residual_lse.kb" --emit cuda --target sm_90 \
+  --specialize --set batch_size=128 --set in_channels=8 --set num_groups=16 --set height=128 --set width=128 2>&1 |
+  grep -qxF '// schedule: rows, 3 outer dimensions, 1 thread per outer point' ||
+  fail "L2/92: the channel reductions are not a thread per point"
 # Column reductions split in parts (hoist.c split_column) where the sizes are
 # known (a specialized plan), the parts a kernel of their own (group.c:
 # CG_JOIN_LONG), then the sum of the parts.

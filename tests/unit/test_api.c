@@ -51,6 +51,37 @@ static void test_run_cpu(void **state) {
   kbc_program_destroy(p);
 }
 
+/* kbc_program_run_reference: the spec as written where it is small (the
+ * same values as the transformed program), the transformed program where
+ * the written one would take over 4e8 flops (a softmax's denominator,
+ * which hoisting computes once per row, per element: 64 x 4096^2). */
+static void test_run_reference(void **state) {
+  (void)state;
+  static const char sm[] = "kernel sm\naxis b var\naxis k var\ninput x f32[b, k]\noutput p f32[b, k]\n"
+                           "p[i, j] = exp(x[i, j]) / sum(j2: exp(x[i, j2]))\n";
+  kbc_program *p = NULL;
+  assert_int_equal(kbc_compile_string(sm, "sm.kb", NULL, &p), KBC_OK);
+  for (int big = 0; big < 2; big++) {
+    int64_t b = big ? 64 : 3, k = big ? 4096 : 5, shape[2] = {b, k};
+    float *x = malloc(sizeof(float) * (size_t)(b * k)), *y = malloc(sizeof(float) * (size_t)(b * k)),
+          *z = malloc(sizeof(float) * (size_t)(b * k));
+    for (int64_t i = 0; i < b * k; i++) x[i] = (float)((i * 7919) % 13) / 13.0f;
+    kbc_arg ay[] = {{"x", x, 2, shape, KBC_F32}, {"p", y, 2, shape, KBC_F32}};
+    kbc_arg az[] = {{"x", x, 2, shape, KBC_F32}, {"p", z, 2, shape, KBC_F32}};
+    int as_stated = -1;
+    assert_int_equal(kbc_program_run_reference(p, ay, 2, &as_stated), KBC_OK);
+    assert_int_equal(as_stated, !big);
+    assert_int_equal(kbc_program_run_cpu(p, az, 2), KBC_OK);
+    for (int64_t i = 0; i < b * k; i++)
+      if (fabsf(y[i] - z[i]) > 1e-6f * fabsf(z[i])) fail_msg("p[%lld]: %g against %g", (long long)i, y[i], z[i]);
+    free(x);
+    free(y);
+    free(z);
+  }
+  assert_int_equal(kbc_program_run_reference(NULL, NULL, 0, NULL), KBC_ERROR_ARGUMENT);
+  kbc_program_destroy(p);
+}
+
 static void expect(kbc_status got, kbc_status want, const char *phrase) {
   assert_int_equal(got, want);
   if (!strstr(kbc_last_error(), phrase)) fail_msg("message '%s' lacks '%s'", kbc_last_error(), phrase);
@@ -274,6 +305,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_preset_binding),
       cmocka_unit_test(test_run_cpu),
+      cmocka_unit_test(test_run_reference),
       cmocka_unit_test(test_rank0),
       cmocka_unit_test(test_argument_errors),
       cmocka_unit_test(test_front_half_texts),
