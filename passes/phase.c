@@ -39,7 +39,11 @@
 #include "passes.h"
 #include "ir/subst.h"
 
+/* At most PH_MAX_PHASES statements per sum; moduli, coefficients and
+ * offsets past PH_MAX_MOD (and PH_MAX_MOD^2) are left alone (their
+ * arithmetic would approach int64's range). */
 enum { PH_MAX_CONJ = 16, PH_MAX_PHASES = 64 };
+#define PH_MAX_MOD ((int64_t)1 << 20)
 
 /* One congruence split: its indices, numbers, and the new ids. */
 typedef struct {
@@ -91,18 +95,21 @@ static int match(kbc_arena *a, const ir_stmt *s, const ir_expr *r, const ir_expr
   sym *d = eq_sides(a, e);
   const sym *arg;
   int64_t m, gamma, delta, c, co;
-  if (!d || !sym_as_mod(d, &arg, &m, &gamma, &delta) || m < 2 || -delta % gamma) return 0;
+  if (!d || !sym_as_mod(d, &arg, &m, &gamma, &delta) || m < 2 || m > PH_MAX_MOD || -delta % gamma) return 0;
   int64_t rho = -delta / gamma;
   if (rho < 0 || rho >= m) return 0; /* never true: not ours */
   int n = s->n_index;
   sym **coeff = KBC_NEW_ARRAY(a, sym *, n + 1), *rest;
-  if (!sym_split_affine(a, arg, n, coeff, &rest) || !sym_is_const(rest, &c)) return 0;
+  if (!sym_split_affine(a, arg, n, coeff, &rest) || !sym_is_const(rest, &c) || c > PH_MAX_MOD * PH_MAX_MOD ||
+      c < -PH_MAX_MOD * PH_MAX_MOD)
+    return 0;
   int i = -1, k = -1;
   int64_t ci = 0, ak = 0;
   for (int id = 0; id < n; id++) {
     if (!coeff[id]) continue;
     if (!sym_is_const(coeff[id], &co)) return 0;
     if (!co) continue;
+    if (co > PH_MAX_MOD || co < -PH_MAX_MOD) return 0;
     if (s->index[id].kind == IR_IDX_FREE && (co == 1 || co == -1) && i < 0) {
       i = id;
       ci = co;
@@ -115,7 +122,7 @@ static int match(kbc_arena *a, const ir_stmt *s, const ir_expr *r, const ir_expr
     ak = co;
   }
   if (i < 0 || taken[i]) return 0;
-  if (ci < 0) { /* -(i' ) form: (-X) mod m == -rho mod m */
+  if (ci < 0) { /* (-i + ..) mod m == rho  <=>  (i - ..) mod m == -rho mod m */
     ak = -ak;
     c = -c;
     rho = mod64(-rho, m);
@@ -132,6 +139,7 @@ static int match(kbc_arena *a, const ir_stmt *s, const ir_expr *r, const ir_expr
     sp->k = k;
     sp->g = gcd64(amod, m);
     sp->mp = m / sp->g;
+    if (sp->mp > PH_MAX_PHASES) return 0; /* more phases than statements allowed */
     sp->beta = mod64(-inverse(mod64(ak / sp->g, sp->mp), sp->mp), sp->mp);
   }
   sp->r0 = mod64(-cp, sp->g);
