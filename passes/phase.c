@@ -32,7 +32,10 @@
  *
  * Rows past the output (m*io + ... >= the extent of i) are computed and
  * never read: a load that mentions io reads 0 outside its tensor (padded)
- * unless proven inside.  At most PH_MAX_PHASES statements per sum; only
+ * unless proven inside.  A range test beside the congruence (`(o - k)/2
+ * >= 0`, gather's) that is exactly a dimension of a load factor of the
+ * product becomes that load padded: the same values, but for an infinite
+ * or NaN other factor, which then gives NaN where the test gave 0.  At most PH_MAX_PHASES statements per sum; only
  * sums (a max's where-false terms count) of plain statements are split. */
 #include <string.h>
 
