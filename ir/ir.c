@@ -98,6 +98,24 @@ const char *ir_index_fresh_name(kbc_arena *a, const ir_index *idx, int n, const 
   }
 }
 
+ir_tensor *ir_stmt_new_temp(ir_program *p, ir_stmt *t, const char *base, int rank) {
+  kbc_arena *a = p->arena;
+  sym **shape = KBC_NEW_ARRAY(a, sym *, rank + 1);
+  t->lhs = KBC_NEW_ARRAY(a, sym *, rank + 1);
+  for (int k = 0; k < rank; k++) {
+    shape[k] = t->index[k].extent;
+    t->lhs[k] = sym_index(a, k, t->index[k].name);
+  }
+  t->out = ir_tensor_add(p, ir_tensor_fresh_name(p, base), IR_ROLE_TEMP, IR_DT_F32, rank, shape, t->loc);
+  return t->out;
+}
+
+void ir_stmt_insert(ir_program *p, int at, ir_stmt *t) {
+  kbc_vec_push(p->arena, &p->stmts, NULL);
+  for (int j = p->stmts.len - 1; j > at; j--) p->stmts.items[j] = p->stmts.items[j - 1];
+  p->stmts.items[at] = t;
+}
+
 const ir_axis *ir_axis_find(const ir_program *p, const char *name) {
   for (int i = 0; i < p->axes.len; i++)
     if (!strcmp(IR_AXIS(p, i)->name, name)) return IR_AXIS(p, i);

@@ -273,6 +273,12 @@ const char *ir_tensor_fresh_name(const ir_program *p, const char *base);
  * (an index added to a statement). */
 const char *ir_index_fresh_name(kbc_arena *a, const ir_index *idx, int n, const char *base);
 const ir_axis *ir_axis_find(const ir_program *p, const char *name);
+/* A statement a pass adds (its indices set, the first `rank` of them free):
+ * gives t a new temporary of those indices' extents, named base (made
+ * unique), written at them; then inserts t at position `at` of p's
+ * statements. */
+ir_tensor *ir_stmt_new_temp(ir_program *p, ir_stmt *t, const char *base, int rank);
+void ir_stmt_insert(ir_program *p, int at, ir_stmt *t);
 ir_expr *ir_const(kbc_arena *a, double v, kbc_loc loc);
 ir_expr *ir_index_expr(kbc_arena *a, sym *s, kbc_loc loc);
 ir_expr *ir_unary(kbc_arena *a, ir_op op, ir_expr *x, kbc_loc loc);

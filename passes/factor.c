@@ -49,12 +49,11 @@ static ir_stmt *factor_one(ir_program *p, ir_stmt *s) {
   t->loc = s->loc;
   t->text = s->text;
   t->index = KBC_NEW_ARRAY(a, ir_index, n + 1);
-  sym **by = KBC_NEW_ARRAY(a, sym *, n + 1), **shape = KBC_NEW_ARRAY(a, sym *, n_l + 1);
+  sym **by = KBC_NEW_ARRAY(a, sym *, n + 1);
   int *red_map = KBC_NEW_ARRAY(a, int, n + 1), *rvars = KBC_NEW_ARRAY(a, int, n_r + 1), m = 0;
   for (int k = 0; k < n_l; k++) {
     t->index[m] = s->index[l[k]];
     t->index[m].kind = IR_IDX_FREE;
-    shape[k] = s->index[l[k]].extent;
     by[l[k]] = sym_index(a, m, s->index[l[k]].name);
     m++;
   }
@@ -75,10 +74,7 @@ static ir_stmt *factor_one(ir_program *p, ir_stmt *s) {
   ir_expr *body = ir_expr_subst(a, s->rhs, n, by, red_map);
   if (!body) return NULL;
   t->rhs = ir_reduce(a, IR_RED_SUM, n_r, rvars, body, s->loc);
-  t->out = ir_tensor_add(p, ir_tensor_fresh_name(p, kbc_arena_printf(a, "%s.part", s->out->name)), IR_ROLE_TEMP,
-                         IR_DT_F32, n_l, shape, s->loc);
-  t->lhs = KBC_NEW_ARRAY(a, sym *, n_l + 1);
-  for (int k = 0; k < n_l; k++) t->lhs[k] = sym_index(a, k, t->index[k].name);
+  ir_stmt_new_temp(p, t, kbc_arena_printf(a, "%s.part", s->out->name), n_l);
   /* s keeps L only and adds t.part[L]. */
   ir_index *idx = KBC_NEW_ARRAY(a, ir_index, n_l + 1);
   sym **keep = KBC_NEW_ARRAY(a, sym *, n + 1), **ld = KBC_NEW_ARRAY(a, sym *, n_l + 1);
@@ -101,10 +97,7 @@ int ir_factor(ir_program *p, kbc_diag *d) {
     if (!s->accumulate) continue;
     ir_stmt *t = factor_one(p, s);
     if (!t) continue;
-    kbc_vec_push(p->arena, &p->stmts, NULL);
-    for (int j = p->stmts.len - 1; j > i; j--) p->stmts.items[j] = p->stmts.items[j - 1];
-    p->stmts.items[i] = t;
-    i++;
+    ir_stmt_insert(p, i++, t);
   }
   for (int i = 0; i < p->stmts.len; i++) IR_STMT(p, i)->id = i;
   return 1;

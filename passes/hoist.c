@@ -56,17 +56,8 @@ typedef struct {
  * free) a new temporary of their extents, named after s's output with
  * `suffix`, written at them, and inserts t before s. */
 static void add_before(hoister *H, ir_stmt *t, const char *suffix, int rank) {
-  kbc_arena *a = H->p->arena;
-  sym **shape = KBC_NEW_ARRAY(a, sym *, rank + 1);
-  for (int k = 0; k < rank; k++) shape[k] = t->index[k].extent;
-  const char *name = ir_tensor_fresh_name(H->p, kbc_arena_printf(a, "%s%s", H->s->out->name, suffix));
-  t->out = ir_tensor_add(H->p, name, IR_ROLE_TEMP, IR_DT_F32, rank, shape, H->s->loc);
-  t->lhs = KBC_NEW_ARRAY(a, sym *, rank + 1);
-  for (int k = 0; k < rank; k++) t->lhs[k] = sym_index(a, k, t->index[k].name);
-  kbc_vec_push(a, &H->p->stmts, NULL);
-  for (int j = H->p->stmts.len - 1; j > H->at; j--) H->p->stmts.items[j] = H->p->stmts.items[j - 1];
-  H->p->stmts.items[H->at] = t;
-  H->at++;
+  ir_stmt_new_temp(H->p, t, kbc_arena_printf(H->p->arena, "%s%s", H->s->out->name, suffix), rank);
+  ir_stmt_insert(H->p, H->at++, t);
   H->count++;
 }
 

@@ -353,23 +353,6 @@ static ir_stmt *phase_stmt(phaser *P, ir_expr *r, ph_split *sp, int ns, const in
   return t;
 }
 
-/* Gives t a new temporary over its first n_free indices and inserts it
- * before s. */
-static void add_before(phaser *P, ir_stmt *t, int n_free) {
-  kbc_arena *a = P->p->arena;
-  sym **shape = KBC_NEW_ARRAY(a, sym *, n_free + 1);
-  t->lhs = KBC_NEW_ARRAY(a, sym *, n_free + 1);
-  for (int d = 0; d < n_free; d++) {
-    shape[d] = t->index[d].extent;
-    t->lhs[d] = idx(a, d, t->index);
-  }
-  const char *name = ir_tensor_fresh_name(P->p, kbc_arena_printf(a, "%s.ph", P->s->out->name));
-  t->out = ir_tensor_add(P->p, name, IR_ROLE_TEMP, IR_DT_F32, n_free, shape, P->s->loc);
-  kbc_vec_push(a, &P->p->stmts, NULL);
-  for (int j = P->p->stmts.len - 1; j > P->at; j--) P->p->stmts.items[j] = P->p->stmts.items[j - 1];
-  P->p->stmts.items[P->at++] = t;
-}
-
 /* The value at split j onwards of the phase combination with digits
  * qv[0..j): where(q_j(i) == 0, ..., where(q_j(i) == 1, ..., ...)). */
 static ir_expr *select_phase(kbc_arena *a, const ir_stmt *s, const ph_split *sp, int ns, int j, int *qv,
@@ -465,7 +448,8 @@ static int split(phaser *P, ir_expr **slot) {
       leaf[c] = ir_const(a, 0.0, r->loc);
       continue;
     }
-    add_before(P, ts[c], n_free);
+    ir_stmt_new_temp(P->p, ts[c], kbc_arena_printf(a, "%s.ph", s->out->name), n_free); /* before s */
+    ir_stmt_insert(P->p, P->at++, ts[c]);
     leaf[c] = ir_load(a, ts[c]->out, ld, 0, r->loc);
   }
   ir_expr *e = select_phase(a, s, sp, ns, 0, qv, leaf, r->loc), *keep = NULL;
