@@ -177,6 +177,24 @@ typedef struct {
 void cg_flat_loop(cg_emit *E, cg_flat *L, int n, const int *ids, const char *start, int step,
                   const ir_expr *const *body, int n_body);
 void cg_flat_loop_end(cg_emit *E, const cg_flat *L);
+/* Whether load e's flat offset steps by one along the flattened loop
+ * indices ids[0..n) of E->s (the last fastest); if so, its offset with
+ * those indices at zero, else NULL. */
+sym *cg_contiguous_base(cg_emit *E, const ir_expr *e, int n, const int *ids);
+/* A team's loop over index j of E->s (from 0 to its extent; this thread's
+ * elements lane, lane + step, ...), each element's value either combined
+ * into the float variable acc by op, or stored into target (the
+ * statement's output as a load).  cg_vec_loop (vec_loop.c) emits it with
+ * float4 accesses along the rows' 16-byte-aligned part and returns 1, or
+ * emits nothing and returns 0 where the loads along j (or the store) are
+ * not one float per step; x is what the value is emitted under. */
+typedef struct {
+  const ir_expr *value;
+  const char *acc;
+  ir_red op;
+  const ir_expr *target;
+} cg_vec_body;
+int cg_vec_loop(cg_emit *E, int j, const char *lane, int step, const cg_vec_body *b, const cg_expr_ctx *x);
 /* Emits a block assigning dst[0..n) (declared lvalues) the row-major digits
  * of the C expression flat over the indices ids[0..n) of E->s (the last
  * fastest), through a long long temporary named q; and the C expression

@@ -253,10 +253,7 @@ int cg_substitute(cg_emit *E, const ir_expr *e, const char *text) {
   return 1;
 }
 
-/* Whether load e's flat offset steps by one along the flattened loop
- * indices ids[0..n) (the last fastest); if so, its offset with those
- * indices at zero. */
-static sym *contiguous_base(cg_emit *E, const ir_expr *e, int n, const int *ids) {
+sym *cg_contiguous_base(cg_emit *E, const ir_expr *e, int n, const int *ids) {
   kbc_arena *a = E->a;
   const ir_stmt *s = E->s;
   sym *off = ir_flat_offset(a, e->u.load.tensor, e->u.load.idx);
@@ -276,7 +273,7 @@ static void flat_pointers(cg_emit *E, const ir_expr *e, int n, const int *ids, c
     for (int i = 0; i < n; i++) mentions |= ir_expr_mentions_index(e, ids[i]);
     for (int i = 0; i < E->n_hoisted; i++)
       if (E->hoisted[i] == e) mentions = 0;
-    sym *base = mentions ? contiguous_base(E, e, n, ids) : NULL;
+    sym *base = mentions ? cg_contiguous_base(E, e, n, ids) : NULL;
     if (base) {
       const char *ptr = fresh(E, "row");
       cg_line(E, "auto *%s = %s + %s; // %s, contiguous along the loop below", ptr,
@@ -451,6 +448,14 @@ static const char *reduce(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x) {
   int hoisted = E->n_hoisted;
   hoist(E, e->arg[0], e->u.reduce.vars, n, x);
   cg_flat loop;
+  if (coop && !split->part_step && n == 1 &&
+      cg_vec_loop(E, e->u.reduce.vars[0], split->team.lane ? split->team.lane : "_lane", split->team.size,
+                  &(cg_vec_body){.value = e->arg[0], .acc = acc, .op = op}, x)) {
+    /* float4 along the row (vec_loop.c) */
+    E->n_hoisted = hoisted;
+    cg_team_combine(E, &split->team, op, acc);
+    return acc;
+  }
   if (coop && split->part_step) {
     /* This thread's part of the reduction space (the caller combines). */
     const ir_expr *body = e->arg[0];

@@ -13,8 +13,6 @@
  * passes/phase.c then splits.  Every element is computed by one thread of
  * one kernel, deterministically and without atomics.  Statements that
  * cannot be solved stay scatters (codegen accumulates them atomically). */
-#include <string.h>
-
 #include "ir/cost.h"
 #include "passes.h"
 #include "ir/subst.h"
@@ -73,16 +71,6 @@ static int choose(solver *S) {
   return 1;
 }
 
-static const char *fresh(kbc_arena *a, const ir_stmt *s, const char *base) {
-  const char *name = base;
-  for (int k = 1;; k++) {
-    int clash = 0;
-    for (int i = 0; i < s->n_index; i++) clash |= !strcmp(s->index[i].name, name);
-    if (!clash) return name;
-    name = kbc_arena_printf(a, "%s%d", base, k);
-  }
-}
-
 static ir_expr *cmp(kbc_arena *a, ir_op op, sym *x, sym *y, kbc_loc loc) {
   return ir_binary(a, op, ir_index_expr(a, x, loc), ir_index_expr(a, y, loc), loc);
 }
@@ -103,8 +91,10 @@ static void rewrite(solver *S) {
   for (int d = 0; d < rank; d++) {
     int v = S->solved_by[d];
     int whole = is_zero(S->rest[d]) && sym_is_index(s->lhs[d], NULL);
-    idx[d] = (ir_index){.name = whole ? s->index[v].name : fresh(a, s, kbc_arena_printf(a, "%s_at", s->index[v].name)),
-                        .kind = IR_IDX_FREE, .extent = s->out->shape[d]};
+    const char *name = whole ? s->index[v].name
+                             : ir_index_fresh_name(a, s->index, s->n_index,
+                                                   kbc_arena_printf(a, "%s_at", s->index[v].name));
+    idx[d] = (ir_index){.name = name, .kind = IR_IDX_FREE, .extent = s->out->shape[d]};
     lhs[d] = sym_index(a, d, idx[d].name);
   }
   int *red_map = KBC_NEW_ARRAY(a, int, n + 1), n_unsolved = 0;

@@ -216,7 +216,8 @@ class Gen:
             ds = [j for j in scope if j.dim.text == k.text and j is not ix]
             if ds:
                 opts += [(lambda ix, ds: lambda: f"{ix.name} + {r.choice(ds).name}")(ix, ds)] * 2
-            opts.append((lambda ix, k: lambda: f"{ix.name} + {r.randint(0, k.cval - 1)}")(ix, k))
+            if k.cval > 1:  # `i + 0` is i itself, a direct use that would range i over A (kbc check rejects)
+                opts.append((lambda ix, k: lambda: f"{ix.name} + {r.randint(1, k.cval - 1)}")(ix, k))
         # relative positions: y, ky over A read at 2A - 1
         if dim.form[0] == "rel":
             A = dim.form[1]

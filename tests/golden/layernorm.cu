@@ -65,34 +65,69 @@ layernorm_k0_mean(const float *__restrict__ x,
     { // mean[r] = sum(c: x[r, c]) / (cols)
       const long long r = _o0;
       float _acc0 = 0.0f;
-      auto *_row1 = x + (cols*r); // x, contiguous along the loop below
-      #pragma unroll 4
-      for (long long c = _lane; c < cols; c += 16) {
-        _acc0 = _acc0 + _row1[c];
+      { // along c: float4 where every row below is 16-byte aligned, the rest a float at a time
+        const float *_row6 = x + (cols*r); // x
+        const long long _n1 = cols;
+        long long _hd2 = _n1, _nv3 = 0; // elements a float at a time before the float4s; float4s
+        {
+          _hd2 = (long long)((0 - ((unsigned long long)_row6 >> 2)) & 3);
+          if (_hd2 > _n1) _hd2 = _n1;
+          _nv3 = (_n1 - _hd2) / 4;
+        }
+        #pragma unroll 4
+        for (long long _jv4 = _lane; _jv4 < _nv3; _jv4 += 16) {
+          const long long _j7 = _hd2 + 4 * _jv4;
+          const float4 _v8 = __ldg((const float4 *)(_row6 + _j7));
+          _acc0 = _acc0 + _v8.x;
+          _acc0 = _acc0 + _v8.y;
+          _acc0 = _acc0 + _v8.z;
+          _acc0 = _acc0 + _v8.w;
+        }
+        for (long long _js5 = _lane; _js5 < _n1 - 4 * _nv3; _js5 += 16) {
+          const long long c = _js5 < _hd2 ? _js5 : _js5 + 4 * _nv3;
+          _acc0 = _acc0 + _row6[c];
+        }
       }
       for (int _s = 8; _s > 0; _s >>= 1) {
-        const float _o2 = __shfl_xor_sync(_mask, _acc0, _s);
-        _acc0 = _acc0 + _o2;
+        const float _o9 = __shfl_xor_sync(_mask, _acc0, _s);
+        _acc0 = _acc0 + _o9;
       }
       if (_lane == 0) mean[r] = (_acc0 / (float)((cols)));
     }
     __syncwarp(_mask);
     { // variance[r] = sum(c: (x[r, c] - mean[r]) * (x[r, c] - mean[r])) / (cols)
       const long long r = _o0;
-      float _acc3 = 0.0f;
-      const float _h4 = __ldca(&mean[r]); // invariant in the loop below
-      const float _h5 = __ldca(&mean[r]); // invariant in the loop below
-      auto *_row6 = x + (cols*r); // x, contiguous along the loop below
-      auto *_row7 = x + (cols*r); // x, contiguous along the loop below
-      #pragma unroll 4
-      for (long long c = _lane; c < cols; c += 16) {
-        _acc3 = _acc3 + ((_row6[c] - _h4) * (_row7[c] - _h5));
+      float _acc10 = 0.0f;
+      const float _h11 = __ldca(&mean[r]); // invariant in the loop below
+      const float _h12 = __ldca(&mean[r]); // invariant in the loop below
+      { // along c: float4 where every row below is 16-byte aligned, the rest a float at a time
+        const float *_row18 = x + (cols*r); // x
+        const long long _n13 = cols;
+        long long _hd14 = _n13, _nv15 = 0; // elements a float at a time before the float4s; float4s
+        {
+          _hd14 = (long long)((0 - ((unsigned long long)_row18 >> 2)) & 3);
+          if (_hd14 > _n13) _hd14 = _n13;
+          _nv15 = (_n13 - _hd14) / 4;
+        }
+        #pragma unroll 4
+        for (long long _jv16 = _lane; _jv16 < _nv15; _jv16 += 16) {
+          const long long _j19 = _hd14 + 4 * _jv16;
+          const float4 _v20 = __ldg((const float4 *)(_row18 + _j19));
+          _acc10 = _acc10 + ((_v20.x - _h11) * (_v20.x - _h12));
+          _acc10 = _acc10 + ((_v20.y - _h11) * (_v20.y - _h12));
+          _acc10 = _acc10 + ((_v20.z - _h11) * (_v20.z - _h12));
+          _acc10 = _acc10 + ((_v20.w - _h11) * (_v20.w - _h12));
+        }
+        for (long long _js17 = _lane; _js17 < _n13 - 4 * _nv15; _js17 += 16) {
+          const long long c = _js17 < _hd14 ? _js17 : _js17 + 4 * _nv15;
+          _acc10 = _acc10 + ((_row18[c] - _h11) * (_row18[c] - _h12));
+        }
       }
       for (int _s = 8; _s > 0; _s >>= 1) {
-        const float _o8 = __shfl_xor_sync(_mask, _acc3, _s);
-        _acc3 = _acc3 + _o8;
+        const float _o21 = __shfl_xor_sync(_mask, _acc10, _s);
+        _acc10 = _acc10 + _o21;
       }
-      if (_lane == 0) variance[r] = (_acc3 / (float)((cols)));
+      if (_lane == 0) variance[r] = (_acc10 / (float)((cols)));
     }
   }
 }
