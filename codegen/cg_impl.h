@@ -181,6 +181,10 @@ void cg_flat_loop_end(cg_emit *E, const cg_flat *L);
  * indices ids[0..n) of E->s (the last fastest); if so, its offset with
  * those indices at zero, else NULL. */
 sym *cg_contiguous_base(cg_emit *E, const ir_expr *e, int n, const int *ids);
+/* Whether e, as cg_expr would now emit it, still mentions one of the
+ * indices ids[0..n) (a hoisted or substituted subexpression, or a load
+ * through a row pointer, does not). */
+int cg_mentions_unhoisted(const cg_emit *E, const ir_expr *e, const int *ids, int n);
 /* A team's loop over index j of E->s (from 0 to its extent; this thread's
  * elements lane, lane + step, ...), each element's value either combined
  * into the float variable acc by op, or stored into target (the

@@ -285,19 +285,16 @@ static void flat_pointers(cg_emit *E, const ir_expr *e, int n, const int *ids, c
   for (int i = 0; i < ir_op_info[e->op].arity; i++) flat_pointers(E, e->arg[i], n, ids, counter);
 }
 
-/* Whether e, as cg_expr would now emit it, still mentions one of the
- * indices ids[0..n) (a hoisted subexpression or a load through a row
- * pointer does not). */
-static int mentions_unhoisted(const cg_emit *E, const ir_expr *e, const int *ids, int n) {
+int cg_mentions_unhoisted(const cg_emit *E, const ir_expr *e, const int *ids, int n) {
   for (int i = 0; i < E->n_hoisted; i++)
-    if (E->hoisted[i] == e) return E->hoisted_recip[i] ? mentions_unhoisted(E, e->arg[0], ids, n) : 0;
+    if (E->hoisted[i] == e) return E->hoisted_recip[i] ? cg_mentions_unhoisted(E, e->arg[0], ids, n) : 0;
   if (e->op == IR_OP_LOAD || e->op == IR_OP_INDEX) {
     for (int i = 0; i < n; i++)
       if (ir_expr_mentions_index(e, ids[i])) return 1;
     return 0;
   }
   for (int i = 0; i < ir_op_info[e->op].arity; i++)
-    if (mentions_unhoisted(E, e->arg[i], ids, n)) return 1;
+    if (cg_mentions_unhoisted(E, e->arg[i], ids, n)) return 1;
   return 0;
 }
 
@@ -321,7 +318,7 @@ static void flat_loop(cg_emit *E, cg_flat *L, int n, const int *ids, const char 
   /* With the body known and every use of the indices through a row
    * pointer, the loop counter alone: no digits to maintain. */
   int need_digits = n_body == 0;
-  for (int i = 0; i < n_body; i++) need_digits |= mentions_unhoisted(E, body[i], ids, n);
+  for (int i = 0; i < n_body; i++) need_digits |= cg_mentions_unhoisted(E, body[i], ids, n);
   if (need_digits) {
     L->inc = fresh(E, "inc");
     /* The digits of start (the indices) and of step (the increments). */

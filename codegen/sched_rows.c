@@ -189,9 +189,7 @@ cg_rows_plan *cg_plan_rows(cg_ctx *C, const cg_group *g, cg_kernel *k) {
    * "Pointwise grids").  Other groups loop over their points in at most 16
    * blocks per SM: a block per 256 single points is too little work per
    * block (L1/79's phase select, 268 M points, took 0.5 ms longer). */
-  int pointwise = plan->team == 1 && plan->vec > 1;
-  for (int i = 0; i < g->count; i++)
-    pointwise &= plan->stmt[i].how == ROWS_STMT_ONE && !ir_expr_has_reduce(IR_STMT(C->p, g->first + i)->rhs);
+  int pointwise = plan->vec > 1; /* vec_ok: a thread per point, no reduction */
   k->per_block = plan->per_block * (pointwise ? plan->vec : 1);
   k->max_blocks = pointwise ? 0 : C->t->sm_count * 16;
   k->zero_tensor = -1;
@@ -397,16 +395,6 @@ static const char *vec_aligned(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan) 
   return ptrs;
 }
 
-/* Whether e mentions index j outside the loads loads[0..n). */
-static int mentions_except(const ir_expr *e, int j, const ir_expr *const *loads, int n) {
-  for (int i = 0; i < n; i++)
-    if (e == loads[i]) return 0;
-  if (e->op == IR_OP_LOAD || e->op == IR_OP_INDEX) return ir_expr_mentions_index(e, j);
-  for (int i = 0; i < ir_op_info[e->op].arity; i++)
-    if (mentions_except(e->arg[i], j, loads, n)) return 1;
-  return 0;
-}
-
 /* Member k, four points at once: its float4 loads at the first point, its
  * value at each of the four (the last outer index stepped), one float4
  * store. */
@@ -431,13 +419,14 @@ static void emit_vec_stmt(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k
   cg_line(E, "float4 _r;");
   static const char comp[4] = {'x', 'y', 'z', 'w'};
   for (int q = 0; q < 4; q++) {
-    int saved = E->n_hoisted, at_j = mentions_except(s->rhs, j, loads, n);
+    int saved = E->n_hoisted;
+    for (int i = 0; i < n; i++) cg_substitute(E, loads[i], cg_fmt(E, "%s.%c", name[i], comp[q]));
+    int at_j = cg_mentions_unhoisted(E, s->rhs, &j, 1);
     if (at_j) { /* the point's own last index, shadowing the first point's */
       cg_line(E, "{");
       E->indent++;
       cg_line(E, "const long long %s = _o%d + %d;", E->idx[j], last, q);
     }
-    for (int i = 0; i < n; i++) cg_substitute(E, loads[i], cg_fmt(E, "%s.%c", name[i], comp[q]));
     cg_line(E, "_r.%c = %s;", comp[q], cg_float_value(E, s->rhs, cg_expr(E, s->rhs)));
     E->n_hoisted = saved;
     if (at_j) {

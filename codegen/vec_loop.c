@@ -71,32 +71,18 @@ static void collect(cg_emit *E, const ir_expr *e, int j, vec_rows *R) {
   R->load[R->n_load++] = e;
 }
 
-/* Whether e mentions j outside the loads of R (an index value, or a load
- * whose other indices use it): then each element needs j itself. */
-static int needs_index(const cg_emit *E, const ir_expr *e, int j, const vec_rows *R) {
-  for (int i = 0; i < R->n_load; i++)
-    if (R->load[i] == e) return 0;
-  for (int i = 0; i < E->n_hoisted; i++)
-    if (E->hoisted[i] == e && !E->hoisted_recip[i]) return 0;
-  if (e->op == IR_OP_INDEX || e->op == IR_OP_LOAD) return ir_expr_mentions_index(e, j);
-  for (int i = 0; i < ir_op_info[e->op].arity; i++)
-    if (needs_index(E, e->arg[i], j, R)) return 1;
-  return 0;
+/* The loads of R given as `elem` of each row until E->n_hoisted is restored. */
+static void substitute(cg_emit *E, const vec_rows *R, const char *const *elem) {
+  for (int i = 0; i < R->n_load; i++) cg_substitute(E, R->load[i], elem[R->row_of[i]]);
 }
 
-/* One element: its value (the loads substituted by `elem` of each row),
- * accumulated or returned for the store. */
-static const char *element(cg_emit *E, const cg_vec_body *b, const vec_rows *R, const char *const *elem,
-                           const cg_expr_ctx *x) {
-  int saved = E->n_hoisted;
-  for (int i = 0; i < R->n_load; i++) cg_substitute(E, R->load[i], elem[R->row_of[i]]);
+/* One element's value, accumulated (NULL returned) or returned for the
+ * store. */
+static const char *element(cg_emit *E, const cg_vec_body *b, const cg_expr_ctx *x) {
   const char *v = cg_float_value(E, b->value, cg_expr_in(E, b->value, x));
-  E->n_hoisted = saved;
-  if (b->acc) {
-    cg_line(E, "%s = %s;", b->acc, cg_combine(E, b->op, b->acc, v));
-    return NULL;
-  }
-  return v;
+  if (!b->acc) return v;
+  cg_line(E, "%s = %s;", b->acc, cg_combine(E, b->op, b->acc, v));
+  return NULL;
 }
 
 int cg_vec_loop(cg_emit *E, int j, const char *lane, int step, const cg_vec_body *b, const cg_expr_ctx *x) {
@@ -146,7 +132,6 @@ int cg_vec_loop(cg_emit *E, int j, const char *lane, int step, const cg_vec_body
   cg_line(E, "}");
 
   /* float4s */
-  int own_index = needs_index(E, b->value, j, &R);
   const char *v4[VEC_MAX_ROWS];
   cg_line(E, "#pragma unroll %d", E->opt->unroll);
   cg_line(E, "for (long long %s = %s; %s < %s; %s += %d) {", jv, lane, jv, nv, jv, step);
@@ -161,14 +146,18 @@ int cg_vec_loop(cg_emit *E, int j, const char *lane, int step, const cg_vec_body
   if (store_row == 0) cg_line(E, "float4 _r;");
   static const char comp[4] = {'x', 'y', 'z', 'w'};
   for (int q = 0; q < 4; q++) {
+    int saved = E->n_hoisted;
+    const char *elem[VEC_MAX_ROWS];
+    for (int r = 0; r < R.n_row; r++) elem[r] = r == store_row ? NULL : cg_fmt(E, "%s.%c", v4[r], comp[q]);
+    substitute(E, &R, elem);
+    int own_index = cg_mentions_unhoisted(E, b->value, &j, 1); /* the element's own j needed */
     if (own_index) {
       cg_line(E, "{");
       E->indent++;
       cg_line(E, "const long long %s = %s + %d;", E->idx[j], at, q);
     }
-    const char *elem[VEC_MAX_ROWS];
-    for (int r = 0; r < R.n_row; r++) elem[r] = r == store_row ? NULL : cg_fmt(E, "%s.%c", v4[r], comp[q]);
-    const char *v = element(E, b, &R, elem, x);
+    const char *v = element(E, b, x);
+    E->n_hoisted = saved;
     if (v) cg_line(E, "_r.%c = %s;", comp[q], v);
     if (own_index) {
       E->indent--;
@@ -185,7 +174,10 @@ int cg_vec_loop(cg_emit *E, int j, const char *lane, int step, const cg_vec_body
   cg_line(E, "const long long %s = %s < %s ? %s : %s + 4 * %s;", E->idx[j], js, hd, js, js, nv);
   const char *elem[VEC_MAX_ROWS];
   for (int r = 0; r < R.n_row; r++) elem[r] = cg_fmt(E, "%s[%s]", row[r], E->idx[j]);
-  const char *v = element(E, b, &R, elem, x);
+  int saved = E->n_hoisted;
+  substitute(E, &R, elem);
+  const char *v = element(E, b, x);
+  E->n_hoisted = saved;
   if (v) cg_line(E, "%s[%s] = %s;", row[0], E->idx[j], v);
   E->indent--;
   cg_line(E, "}");
