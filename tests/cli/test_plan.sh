@@ -341,6 +341,24 @@ grep -q 'where(((i - ki' <<<"$ct_plan" && fail "L2/2: a where-guarded sum is lef
   --specialize --set batch_size=128 --set in_channels=8 --set num_groups=16 --set height=128 --set width=128 2>&1 |
   grep -qxF '// schedule: rows, 3 outer dimensions, 1 thread per outer point' ||
   fail "L2/92: the channel reductions are not a thread per point"
+# Grids of the rows family (sched_rows.c, "Pointwise grids"): a float4
+# pointwise kernel a thread per four points, block after block (ReLU over
+# 4,096 x 393,216: 1,572,864 blocks of 256); a pointwise kernel of single
+# points (L1/79's phase select, 16 x 64 x 262,145 points) a grid-stride loop
+# over 16 blocks per SM (2,112 on 132 SMs).
+relu_plan=$(KBC_SPECIALIZE=1 "$kbc" compile "$src/bench/suite/1_19_relu.kb" --target sm_90 --emit plan \
+  --set batch_size=4096 --set dim=393216 2>&1)
+grep -qE 'relu_k0_out +rows +\[1572864, 1, 1\] +\[256, 1, 1\]' <<<"$relu_plan" ||
+  fail "ReLU: not a thread per four points, block after block: $relu_plan"
+ct1_plan=$(KBC_SPECIALIZE=1 "$kbc" compile "$src/bench/suite/1_79_conv_transpose1d_strided.kb" --target sm_90 \
+  --emit plan --set batch_size=16 --set in_channels=32 --set out_channels=64 --set length=131072 2>&1)
+grep -qE '_k1_out +rows +\[2112, 1, 1\]' <<<"$ct1_plan" ||
+  fail "L1/79: the single-point select is not a grid-stride loop of 2,112 blocks: $ct1_plan"
+# Float4 rows (vec_loop.c): the L2 norm's rows of 65,535 (odd: aligned
+# differently on every row) read and written as float4 after a peeled head.
+"$kbc" compile "$src/bench/suite/1_39_l2_norm.kb" --emit cuda --target sm_90 --specialize --set batch_size=32768 \
+  --set dim=65535 2>&1 | grep -c 'float4 where every row below is 16-byte aligned' | grep -qx 2 ||
+  fail "L2 norm: its two row loops are not float4"
 # Column reductions split in parts (hoist.c split_column) where the sizes are
 # known (a specialized plan), the parts a kernel of their own (group.c:
 # CG_JOIN_LONG), then the sum of the parts.
