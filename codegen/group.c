@@ -23,7 +23,9 @@
  *     (so one team of threads per outer point computes, then reads, only
  *     its own elements).  Dimensions that fail are dropped; a statement
  *     that would leave none starts a new group, unless it and the group's
- *     statements are all small and of constant size (one point, one team).
+ *     statements are all small and of constant size (one point, one team)
+ *     and what they lose on that one team, against kernels of their own,
+ *     stays within a launch's worth (one_point_loss).
  *     A statement without free indices (a scalar) starts a group of no
  *     outer dimension, which takes only such small statements.  A group of
  *     one such statement whose value is a reduction, with a block-wide
@@ -235,6 +237,7 @@ typedef struct {
   int outer_ok[CG_MAX_OUTER];
   int *phi;           /* [k * CG_MAX_OUTER + j] */
   double initial_points; /* estimated outer points of the first statement */
+  double capacity;    /* threads the GPU holds at once (2,048 per multiprocessor) */
 } builder;
 
 /* The group statement (latest first) that writes tensor t, or -1. */
@@ -291,14 +294,69 @@ static int small_const(const ir_stmt *s) {
   return points * (1 + terms) <= CG_POINT_WORK;
 }
 
+static double free_points(const ir_stmt *s) {
+  double n = 1;
+  for (int i = 0; i < s->n_index; i++)
+    if (s->index[i].kind == IR_IDX_FREE) n *= ir_estimate(s->index[i].extent);
+  return n;
+}
+
+static double red_size(const ir_stmt *s);
+
+/* The team finish_rows gives a point of `work` estimated terms. */
+static int team_for(double work) {
+  int team = 1;
+  while (team < CG_BLOCK && team * 16 < work) team *= 2;
+  return team;
+}
+
+/* s's reduction terms per element (0 without a reduction). */
+static double terms_of(const ir_stmt *s) {
+  for (int i = 0; i < s->n_index; i++)
+    if (s->index[i].kind == IR_IDX_REDUCE) return red_size(s);
+  return 0;
+}
+
+/* Member k of the group with s joined (k == b->count: s). */
+static const ir_stmt *member(const builder *b, const ir_stmt *s, int k) {
+  return k < b->count ? IR_STMT(b->p, b->first + k) : s;
+}
+
+/* What a one-point group (the group's statements and s) costs its
+ * statements against each a kernel of its own, in serial steps of a
+ * thread (a step: one term or element, about a load's latency on a GPU
+ * that is nearly idle), summed.  In the group, the one team (team_for the
+ * whole work) covers a statement's elements, w lanes an element (up to a
+ * warp for a reduction, one thread without); alone, each element is a
+ * point with a team of its own (team_for its terms).  A softmax's pointwise
+ * pass over a few hundred elements loses a step or two; the score matrix
+ * of 1,152 elements of 24 terms in a block of 256 threads, a warp an
+ * element, some 200 (fuzz seed 28, tests/codegen/specs/one_point_starve.kb:
+ * 116 us on the H200 against 17 us as nine kernels). */
+static double one_point_loss(const builder *b, const ir_stmt *s) {
+  double work = 0, loss = 0;
+  for (int k = 0; k <= b->count; k++) work += free_points(member(b, s, k)) * (1 + terms_of(member(b, s, k)));
+  int team = team_for(work);
+  for (int k = 0; k <= b->count; k++) {
+    const ir_stmt *m = member(b, s, k);
+    double points = free_points(m), terms = terms_of(m), w = terms > 0 ? fmin(32, terms) : 1;
+    double steps = points * (1 + terms);
+    double in_group = fmin(team, points * w), alone = points * fmin(team_for(1 + terms), fmax(1, terms));
+    loss += fmax(0, steps / in_group - steps / fmin(alone, b->capacity));
+  }
+  return loss;
+}
+
 /* A join that keeps no outer dimension leaves one point, computed by one
  * team: only for statements that are all small_const (a softmax over a
- * few hundred elements: one launch of one block instead of several). */
+ * few hundred elements: one launch of one block instead of several), and
+ * only while what they lose on one team (one_point_loss) stays within
+ * CG_JOIN_LOSS_STEPS per launch the group saves. */
 static int join_one_point(const builder *b, const ir_stmt *s) {
   if (!small_const(s)) return 0;
   for (int k = 0; k < b->count; k++)
     if (!small_const(IR_STMT(b->p, b->first + k))) return 0;
-  return 1;
+  return one_point_loss(b, s) <= CG_JOIN_LOSS_STEPS * b->count;
 }
 
 static double red_size(const ir_stmt *s) {
@@ -512,7 +570,7 @@ int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, cg_gro
       i++;
       continue;
     }
-    builder b = {.p = p, .opt = o, .first = i, .count = 1};
+    builder b = {.p = p, .opt = o, .first = i, .count = 1, .capacity = 2048.0 * (t->sm_count > 0 ? t->sm_count : 1)};
     b.phi = KBC_NEW_ARRAY(a, int, (n - i) * CG_MAX_OUTER);
     for (int id = 0; id < s->n_index && b.n_outer < CG_MAX_OUTER; id++)
       if (s->index[id].kind == IR_IDX_FREE) {

@@ -368,6 +368,14 @@ grep -qF 'c.part[i_part, j] = sum(i: w[128*i_part + i, j])' <<<"$cs_plan" || fai
 grep -A1 -F 'column_sums_k0_c_part' <<<"$cs_plan" | tail -1 | grep -qF 'c.part[' &&
   grep -A2 -F 'column_sums_k0_c_part' <<<"$cs_plan" | tail -1 | grep -qE '^ +1 +column_sums_k1_c ' ||
   fail "column sums: the parts not a kernel of their own"
+# A one-point group pays for what its statements lose on one team (group.c,
+# one_point_loss): the fuzzer's spec of seed 28 keeps its 1,152-element score
+# matrix out of the one-block group of its small statements.
+ops_plan=$(KBC_SPECIALIZE=1 "$kbc" compile "$src/tests/codegen/specs/one_point_starve.kb" --target sm_90 \
+  --emit plan --set a=2 --set b=1 --set m=2 2>&1)
+grep -qF 'y13[i4, i5] = y13.red[i5]' <<<"$ops_plan" || fail "one-point starve: no plan: $ops_plan"
+awk '/^  0  /{k=1} /^  1  /{k=0} k && /s25\[/' <<<"$ops_plan" | grep -q . &&
+  fail "one-point starve: the score matrix is in the one-block group of the small statements: $ops_plan"
 expect 2 "--json without --emit plan" "$kbc" compile "$mm" --emit ir --json
 expect 2 "--emit plan with a bad target" "$kbc" compile "$mm" --emit plan "${set_mm[@]}" --target sm_12
 expect 1 "plan of a bad spec" "$kbc" compile "$src/tests/diag/stmt_unknown_name.kb" --emit plan --set n=1 --target sm_90
