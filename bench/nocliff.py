@@ -81,6 +81,18 @@ def fuzz_cases(seeds: range, workdir: Path) -> list[dict]:
     return cases
 
 
+def parse_seeds(text: str) -> list[int]:
+    """'1:1001' -> seeds 1..1000; '3,36,200:210' -> 3, 36 and 200..209 (in that order, each once)."""
+    seeds: list[int] = []
+    for part in text.split(","):
+        a, colon, b = part.strip().partition(":")
+        got = range(int(a), int(b)) if colon else [int(a)]
+        if colon and int(b) <= int(a):
+            raise ValueError(part)
+        seeds += [x for x in got if x not in seeds]
+    return seeds
+
+
 def sets(case: dict) -> list[str]:
     return [w for a, n in case["axes"].items() for w in ("--set", f"{a}={n}")]
 
@@ -95,12 +107,23 @@ def prewarm(kbc: str, cases: list[dict], precision: str, target: str, jobs: int)
         lines = done.stderr.strip().splitlines()
         return case["key"], "" if done.returncode == 0 else (lines[-1] if lines else f"exit {done.returncode}")
 
+    def text(job):
+        case, env = job
+        cmd = [kbc, "compile", case["spec"], "--emit", "cuda", "--specialize", "--target", target,
+               "--precision", precision] + sets(case)
+        return subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **env}).stdout
+
     failed = {}
     jobs_list = [(c, env) for c in cases for env in ({}, PLAIN_ENV)]
     with cf.ThreadPoolExecutor(max_workers=jobs) as pool:
         for key, why in pool.map(one, jobs_list):
             if why and key not in failed:
                 failed[key] = why
+        # a case whose two plans are one and the same kernel text has nothing to compare: timing it
+        # would only measure the noise between the two processes (seen at 1.3x on 10 us kernels)
+        texts = list(pool.map(text, jobs_list))
+    for i, case in enumerate(cases):
+        case["same"] = bool(texts[2 * i]) and texts[2 * i] == texts[2 * i + 1]
     return failed
 
 
@@ -138,7 +161,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--suite", nargs="?", const="", default=None, metavar="PATTERNS",
                     help="bench/suite problems (comma-separated keys, stems, categories; none: all of levels 1-2)")
     ap.add_argument("--scale", choices=["kernelbench", "small"], default="kernelbench")
-    ap.add_argument("--fuzz", metavar="A:B", help="the fuzzer's specs of seeds A to B-1, at its GPU sizes")
+    ap.add_argument("--fuzz", metavar="SEEDS", help="the fuzzer's specs of these seeds at its GPU sizes: A:B (A to "
+                    "B-1), or a comma-separated list of seeds and ranges (3,36,200:210)")
     ap.add_argument("--precision", choices=["fp32", "tf32"], default="fp32")
     ap.add_argument("--iters", type=int, default=30, help="timed launches per plan (default 30)")
     ap.add_argument("--threshold", type=float, default=1.25, help="chosen / plain above this is a cliff")
@@ -159,8 +183,11 @@ def main(argv: list[str]) -> int:
     if args.suite is not None:
         cases += suite_cases([s for s in args.suite.split(",") if s] or None, args.scale)
     if args.fuzz:
-        a, _, b = args.fuzz.partition(":")
-        cases += fuzz_cases(range(int(a), int(b)), work)
+        try:
+            seeds = parse_seeds(args.fuzz)
+        except ValueError:
+            ap.error(f"--fuzz {args.fuzz}: not seeds A:B or a comma-separated list of seeds and ranges")
+        cases += fuzz_cases(seeds, work)
     t0 = time.time()
     failed = prewarm(args.kbc, cases, args.precision, args.target, args.jobs)
     print(f"nocliff: {len(cases)} cases, both plans compiled in {time.time() - t0:.0f} s"
@@ -179,8 +206,11 @@ def time_cases(args, cases: list[dict], failed: dict[str, str]) -> int:
 
     chosen, plain = Bench(args.kbc, {}, "chosen"), Bench(args.kbc, PLAIN_ENV, "plain")
     rows, not_run, cliffs = [], [], []
+    same = [c["key"] for c in cases if c.get("same") and c["key"] not in failed]
     t0 = time.time()
     for case in cases:
+        if case["key"] in same:
+            continue
         if args.max_seconds and time.time() - t0 > args.max_seconds:
             print(f"nocliff: --max-seconds reached after {len(rows) + len(not_run)} of {len(cases)} cases")
             break
@@ -208,14 +238,15 @@ def time_cases(args, cases: list[dict], failed: dict[str, str]) -> int:
     gm = math.exp(sum(math.log(r["ratio"]) for r in rows) / len(rows)) if rows else float("nan")
     print(f"\nnocliff: {len(rows)} cases timed ({args.precision}), {len(cliffs)} cliff(s) above "
           f"{args.threshold}x, {len(not_run)} not run; geomean chosen / plain {gm:.3f}; "
-          f"worst {max((r['ratio'] for r in rows), default=float('nan')):.2f}")
+          f"worst {max((r['ratio'] for r in rows), default=float('nan')):.2f}; {len(same)} with the same "
+          f"kernels in both plans, not timed")
     for r in sorted(cliffs, key=lambda r: -r["ratio"]):
         print(f"  CLIFF {r['key']}: {r['chosen_us']:.1f} us in {r['chosen_kernels']} kernels vs "
               f"{r['plain_us']:.1f} us in {r['plain_kernels']}  ({r['spec']} "
               f"{' '.join(f'{a}={n}' for a, n in r['axes'].items())})")
     if args.json:
         args.json.write_text(json.dumps({"schema": "kbc-nocliff/1", "precision": args.precision,
-                                         "threshold": args.threshold, "rows": rows, "not_run": not_run,
+                                         "threshold": args.threshold, "rows": rows, "same": same, "not_run": not_run,
                                          "not_compiled": failed}, indent=1) + "\n")
     return 1 if cliffs or not_run or failed else 0
 
