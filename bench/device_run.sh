@@ -29,6 +29,11 @@
 #          --max-seconds 1.5), each into $OUT/suite_<part>.{json,md,txt}, no
 #          part started past $SUITE_TIME (default 500) seconds; merge them
 #          with bench/suite.py --merge;
+#   warm:  torch.compile every suite problem ($SUITE_PROBLEMS, default all) once,
+#          $WARM_JOBS (default 12) processes at a time, into Inductor's
+#          on-disk caches: then `suite` with SUITE_ARGS without --no-compile
+#          times the compile column within a call (the caches live in /tmp
+#          while the machine stays warm);
 #   nocliff: bench/nocliff.py, the chosen plans against the plain ones
 #          (KBC_NO_FUSE=1): the suite ($NOCLIFF_SUITE, default all, at
 #          --scale $NOCLIFF_SCALE, default kernelbench; timing for at most
@@ -130,6 +135,10 @@ case "${1:-}" in
         --json "$OUT/suite_$n.json" --markdown "$OUT/suite_$n.md" >"$OUT/suite_$n.txt" 2>&1
       echo "== $part at $SECONDS s"; grep -E "fast_1|geomean" "$OUT/suite_$n.md"
     done ;;
+  warm)
+    python3 bench/suite.py ${SUITE_PROBLEMS:+--problems "$SUITE_PROBLEMS"} --warm-compile ${WARM_JOBS:-12} \
+      >$OUT/warm.txt 2>&1
+    grep -E "FAIL|^warm-compile" $OUT/warm.txt ;;
   nocliff)
     PYTHONUNBUFFERED=1 python3 bench/nocliff.py --kbc build/gpu/kbc --suite "${NOCLIFF_SUITE:-}" \
       --scale ${NOCLIFF_SCALE:-kernelbench} --max-seconds ${NOCLIFF_SUITE_TIME:-300} \
