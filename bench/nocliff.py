@@ -17,7 +17,9 @@ How: every case's kernels are first compiled for both plans in parallel
 `kbc bench --batch` processes (one GPU context each: one default, one with
 KBC_NO_FUSE=1) time the cases one at a time, the chosen plan then the plain
 one (medians of --iters CUDA-event timings after warm-up; random inputs in
-[-1, 1)).  A case where the chosen plan is more than --threshold (1.25) times
+[-1, 1); a case whose --iters launches take under 5 ms is timed again with
+as many as fill 5 ms).  A case whose two plans are the same kernel text is
+not timed.  A case where the chosen plan is more than --threshold (1.25) times
 slower is timed again in the other order and counts as a cliff only if it
 stays so (the better of the two medians on each side); a difference under
 --min-us (1 microsecond) is noise, not a cliff.  Correctness is not checked here:
@@ -48,6 +50,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 PLAIN_ENV = {"KBC_NO_FUSE": "1"}
+# A case whose --iters launches take less than this (microseconds) is timed again with as many
+# launches as fill it: the medians of 30 launches of a 10 us kernel moved by a third between runs.
+SHORT_US = 5000.0
 
 
 def var_axes(text: str) -> list[str]:
@@ -222,6 +227,11 @@ def time_cases(args, cases: list[dict], failed: dict[str, str]) -> int:
                   flush=True)
             continue
         cu, pu = c["median_us"], p["median_us"]
+        if max(cu, pu) * args.iters < SHORT_US:  # short kernels: enough launches for SHORT_US of each
+            more = min(100000, math.ceil(SHORT_US / max(cu, pu, 0.5)))
+            line[line.index("--iters") + 1] = str(more)
+            c2, p2 = chosen.time(line), plain.time(line)
+            cu, pu = c2.get("median_us", cu), p2.get("median_us", pu)
         if cu > args.threshold * pu and cu - pu > args.min_us:  # again, the other order first
             p2, c2 = plain.time(line), chosen.time(line)
             cu, pu = min(cu, c2.get("median_us", cu)), min(pu, p2.get("median_us", pu))

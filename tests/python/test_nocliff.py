@@ -3,8 +3,11 @@ lists (A:B, and comma-separated seeds and ranges, each seed once; a range
 that is empty or text that is not seeds is an error), and the cases whose
 chosen and plain plans are one and the same kernel text, which it does not
 time (fuzz seed 170: one statement, nothing to fuse; seed 28: its one-point
-group against nine kernels).  Needs NVRTC (both plans are compiled), not
-a GPU."""
+group against nine kernels); and its timing loop against a stand-in kbc
+(short cases timed again with more launches, a cliff again in the other
+order, the JSON it writes).  Needs NVRTC (both plans are compiled), not a
+GPU."""
+import json
 import os
 import sys
 import tempfile
@@ -30,3 +33,43 @@ assert not failed, failed
 same = {c["key"]: c["same"] for c in cases}
 assert same == {"fuzz/170": True, "fuzz/28": False}, same
 print("nocliff tests: PASS")
+
+# The timing loop against a stand-in kbc (a script answering `compile` and `bench --batch`): the
+# chosen plan of spec "slow" takes 3x the plain one's time (a cliff, timed again in the other order),
+# spec "fast" 0.5x; both are short, so each is timed again with launches enough for 5 ms of the
+# slower plan (167 of 30 us, 500 of 10 us), the cliff a third time with as many in the other order.
+fake = work / "kbc"
+log = work / "iters.log"
+fake.write_text(f"""#!{sys.executable}
+import json, os, sys
+args = sys.argv[1:]
+plain = os.environ.get("KBC_NO_FUSE") == "1"
+if args[0] == "compile":
+    print("kernel text", "plain" if plain else "chosen", args[1])
+    sys.exit(0)
+for line in sys.stdin:
+    words = line.split()
+    iters = int(words[words.index("--iters") + 1])
+    with open({str(log)!r}, "a") as f:
+        f.write(f"{{'plain' if plain else 'chosen'}} {{os.path.basename(words[0])}} {{iters}}\\n")
+    slow = "slow" in words[0]
+    us = 10.0 if plain else (30.0 if slow else 5.0)
+    print(json.dumps({{"median_us": us, "kernels": 1 if plain else 2}}), flush=True)
+""")
+fake.chmod(0o755)
+for name in ("slow", "fast"):
+    (work / f"{name}.kb").write_text("kernel k\\n")
+cases = [{"key": n, "spec": str(work / f"{n}.kb"), "axes": {}} for n in ("slow", "fast")]
+args = nocliff.argparse.Namespace(iters=30, precision="fp32", threshold=1.25, min_us=1.0, max_seconds=0,
+                                  json=work / "out.json", kbc=str(fake))
+failed = nocliff.prewarm(str(fake), cases, "fp32", "sm_90", 2)
+assert not failed and not any(c["same"] for c in cases), (failed, cases)
+assert nocliff.time_cases(args, cases, failed) == 1  # a cliff
+out = json.loads((work / "out.json").read_text())
+ratios = {r["key"]: (r["ratio"], r["cliff"]) for r in out["rows"]}
+assert ratios == {"slow": (3.0, True), "fast": (0.5, False)}, ratios
+seen = log.read_text().split("\n")
+assert seen == ["chosen slow.kb 30", "plain slow.kb 30", "chosen slow.kb 167", "plain slow.kb 167", "plain slow.kb 167",
+                "chosen slow.kb 167", "chosen fast.kb 30", "plain fast.kb 30", "chosen fast.kb 500", "plain fast.kb 500",
+                ""], seen
+print("nocliff timing loop: PASS")
