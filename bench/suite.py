@@ -479,12 +479,22 @@ def warm_compile(chosen: list[pb.Problem], args, jobs: int) -> int:
     import concurrent.futures as cf
     import multiprocessing as mp
     start, failed = time.perf_counter(), 0
-    with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
-        futures = [pool.submit(warm_one, p.key, args.compile_mode, args.torch_precision) for p in chosen]
-        for f in cf.as_completed(futures):
+    # the whole warm-up's budget: --compile-timeout per problem, jobs at a time
+    budget = args.compile_timeout * math.ceil(len(chosen) / jobs) + 60
+    pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"))
+    futures = {pool.submit(warm_one, p.key, args.compile_mode, args.torch_precision): p.key for p in chosen}
+    try:
+        for f in cf.as_completed(futures, timeout=budget):
             key, why = f.result()
             failed += bool(why)
             print(f"warm {key:<8} {'ok' if not why else 'FAIL  ' + why}", flush=True)
+    except cf.TimeoutError:
+        late = [key for f, key in futures.items() if not f.done()]
+        failed += len(late)
+        print(f"warm-compile: {len(late)} problems not compiled within {budget:.0f} s: {', '.join(late)}", flush=True)
+        for proc in list(getattr(pool, "_processes", {}).values()):  # workers stuck in a compile
+            proc.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
     print(f"warm-compile: {len(chosen) - failed} of {len(chosen)} problems compiled in "
           f"{time.perf_counter() - start:.0f} s ({jobs} at a time, mode {args.compile_mode})")
     return 1 if failed else 0
