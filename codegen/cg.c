@@ -17,7 +17,8 @@ const char *const cg_family_name[] = {
 };
 
 cg_target cg_target_default(void) {
-  return (cg_target){.sm = 90, .sm_count = 132, .smem_per_block = 227 * 1024, .precision = CG_PRECISION_FP32,
+  return (cg_target){.sm = 90, .sm_count = 132, .smem_per_block = 227 * 1024, .l2_bytes = 50 << 20,
+                     .precision = CG_PRECISION_FP32,
                      .opt = cg_options_default()};
 }
 

@@ -24,6 +24,7 @@ typedef struct {
   int sm;              /* compute capability * 10, e.g. 90 */
   int sm_count;        /* multiprocessors (132 on an H200) */
   int smem_per_block;  /* opt-in shared memory per block, bytes */
+  int l2_bytes;        /* L2 cache, bytes (50 MiB on an H200) */
   cg_precision precision;
   cg_options opt;      /* the switches (options.h) */
 } cg_target;

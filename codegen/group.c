@@ -238,6 +238,7 @@ typedef struct {
   int *phi;           /* [k * CG_MAX_OUTER + j] */
   double initial_points; /* estimated outer points of the first statement */
   double capacity;    /* threads the GPU holds at once (2,048 per multiprocessor) */
+  double l2_bytes;    /* the target's L2 cache */
 } builder;
 
 /* The group statement (latest first) that writes tensor t, or -1. */
@@ -366,6 +367,36 @@ static double red_size(const ir_stmt *s) {
   return r;
 }
 
+static int count_loads(const ir_expr *e) {
+  int n = e->op == IR_OP_LOAD;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) n += count_loads(e->arg[i]);
+  return n;
+}
+
+/* Whether s, a pointwise pass joining the group with every outer dimension
+ * kept (`after` points) after a statement that reduces over the same rows,
+ * streams its rows through L2 anyway: the bytes it moves per point (its
+ * loads and its store, 4 bytes each, over the point's elements) times the
+ * points resident at once (the capacity over the team) exceed the L2
+ * cache, so the join saves no traffic — and as a kernel of its own the
+ * pass gets the pointwise grid (float4, block after block).  Measured
+ * (H200, 2026-12-03): softmax over rows of 393,216 as one kernel of three
+ * passes 6,381 us, as three kernels 5,932.  Only under KBC_STREAM_SPLIT=1
+ * until the suite is timed both ways. */
+static int streams_past_l2(const builder *b, const ir_stmt *s, const int *keep, double after) {
+  if (terms_of(s) > 0 || after < 1) return 0;
+  int reduces = 0;
+  for (int k = 0; k < b->count; k++) reduces |= terms_of(IR_STMT(b->p, b->first + k)) > 0;
+  for (int j = 0; j < b->n_outer; j++)
+    if (b->outer_ok[j] && !keep[j]) return 0;
+  if (!reduces) return 0;
+  double work = 0;
+  for (int k = 0; k <= b->count; k++) work += free_points(member(b, s, k)) * (1 + terms_of(member(b, s, k)));
+  double per_point = free_points(s) / after * (count_loads(s->rhs) + 1) * 4.0;
+  double resident = fmin(after, b->capacity / team_for(work / after));
+  return per_point * resident > b->l2_bytes;
+}
+
 static int try_join(builder *b, const ir_stmt *s) {
   int cand[CG_MAX_OUTER];
   for (int j = 0; j < b->n_outer; j++) cand[j] = -2;
@@ -430,6 +461,7 @@ static int try_join(builder *b, const ir_stmt *s) {
   bounded = bounded && dropped <= CG_JOIN_DROP && lost <= CG_JOIN_DROP && dropped * terms <= CG_JOIN_WORK &&
             lost * red_size(s) <= CG_JOIN_WORK;
   if (after < CG_MIN_OUTER && (after * 4 < b->initial_points || after * 4 < own) && !bounded) return 0;
+  if (b->opt->stream_split && streams_past_l2(b, s, keep, after)) return 0;
   /* Nor a group of points for the whole GPU, each a long reduction (a
    * column sum's parts of 128 terms or more: hoist.c's split_column),
    * folded into a sixteenth of them: each team would take the dropped
@@ -570,7 +602,8 @@ int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, cg_gro
       i++;
       continue;
     }
-    builder b = {.p = p, .opt = o, .first = i, .count = 1, .capacity = 2048.0 * (t->sm_count > 0 ? t->sm_count : 1)};
+    builder b = {.p = p, .opt = o, .first = i, .count = 1, .capacity = 2048.0 * (t->sm_count > 0 ? t->sm_count : 1),
+                 .l2_bytes = t->l2_bytes};
     b.phi = KBC_NEW_ARRAY(a, int, (n - i) * CG_MAX_OUTER);
     for (int id = 0; id < s->n_index && b.n_outer < CG_MAX_OUTER; id++)
       if (s->index[id].kind == IR_IDX_FREE) {

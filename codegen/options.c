@@ -27,6 +27,7 @@ cg_options cg_options_from_env(void) {
   o.attn_pipe = kbc_env_flag("KBC_ATTN_PIPE", 1);
   o.attn_min_blocks = kbc_env_int("KBC_ATTN_MIN_BLOCKS", 0, 4, 0);
   o.rows_parts = kbc_env_flag("KBC_ROWS_PARTS", 0);
+  o.stream_split = kbc_env_flag("KBC_STREAM_SPLIT", 0);
   o.gemm_min_blocks = kbc_env_int("KBC_GEMM_MIN_BLOCKS", 0, 4, 0); /* 0: the plan's; 1: no bound */
   o.gemm_stages = kbc_env_int("KBC_GEMM_STAGES", 0, 4, 0); /* 0: the plan's; 1 reads as 2 */
   o.idx32 = kbc_env_flag("KBC_IDX32", 0);
@@ -46,6 +47,7 @@ void cg_options_describe(const cg_options *o, kbc_buf *out) {
   if (o->attn_pipe != d.attn_pipe) kbc_buf_puts(out, ", KBC_ATTN_PIPE=0");
   if (o->attn_min_blocks != d.attn_min_blocks) kbc_buf_printf(out, ", KBC_ATTN_MIN_BLOCKS=%d", o->attn_min_blocks);
   if (o->rows_parts != d.rows_parts) kbc_buf_puts(out, ", KBC_ROWS_PARTS");
+  if (o->stream_split != d.stream_split) kbc_buf_puts(out, ", KBC_STREAM_SPLIT");
   if (o->gemm_min_blocks != d.gemm_min_blocks) kbc_buf_printf(out, ", KBC_GEMM_MIN_BLOCKS=%d", o->gemm_min_blocks);
   if (o->gemm_stages != d.gemm_stages) kbc_buf_printf(out, ", KBC_GEMM_STAGES=%d", o->gemm_stages);
   if (o->idx32 != d.idx32) kbc_buf_puts(out, ", KBC_IDX32");

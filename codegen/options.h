@@ -27,6 +27,8 @@ typedef struct {
   int attn_min_blocks; /* KBC_ATTN_MIN_BLOCKS: the pipelined attention kernel's blocks per multiprocessor,
                           1..4 (as shared memory allows); 0: the plan's choice */
   int rows_parts;      /* KBC_ROWS_PARTS: a block-wide team's column sums in parts */
+  int stream_split;    /* KBC_STREAM_SPLIT: a pointwise pass over rows that stream through L2 is a
+                          kernel of its own (group.c, streams_past_l2) */
   int gemm_min_blocks; /* KBC_GEMM_MIN_BLOCKS: __launch_bounds__(256, N) on GEMM kernels, N in 2..4;
                           1: no bound; 0: the plan's (gemm_plan.c) */
   int gemm_stages;     /* KBC_GEMM_STAGES: the GEMM family's K loop: 2 register-staged double

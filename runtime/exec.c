@@ -58,6 +58,7 @@ cg_target rt_exec_target(const rt_device_props *props, cg_precision precision) {
     t.sm = props->cc_major * 10 + props->cc_minor;
     t.sm_count = props->sm_count;
     t.smem_per_block = props->smem_per_block_optin;
+    if (props->l2_bytes > 0) t.l2_bytes = props->l2_bytes;
   }
   t.precision = precision;
   t.opt = cg_options_from_env();

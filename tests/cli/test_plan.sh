@@ -376,6 +376,15 @@ ops_plan=$(KBC_SPECIALIZE=1 "$kbc" compile "$src/tests/codegen/specs/one_point_s
 grep -qF 'y13[i4, i5] = y13.red[i5]' <<<"$ops_plan" || fail "one-point starve: no plan: $ops_plan"
 awk '/^  0  /{k=1} /^  1  /{k=0} k && /s25\[/' <<<"$ops_plan" | grep -q . &&
   fail "one-point starve: the score matrix is in the one-block group of the small statements: $ops_plan"
+# KBC_STREAM_SPLIT=1 (group.c streams_past_l2): softmax over rows of 393,216
+# (1.5 MB each, some thousand at once: far past the L2) keeps its max and sum
+# in one kernel and gives the normalisation the pointwise grid; by default
+# the three passes are one kernel.
+sm_plan() { "$kbc" compile "$src/bench/suite/1_23_softmax.kb" --target sm_90 --emit plan --specialize \
+  --set batch_size=4096 --set dim=393216 2>&1; }
+sm_plan | grep -qE '^# launch plan of softmax .*, 1 launch$' || fail "softmax: not one kernel by default: $(sm_plan)"
+KBC_STREAM_SPLIT=1 sm_plan | grep -qE 'softmax_k1_out +rows +\[1572864, 1, 1\]' ||
+  fail "softmax under KBC_STREAM_SPLIT=1: the normalisation is not a pointwise grid: $(KBC_STREAM_SPLIT=1 sm_plan)"
 expect 2 "--json without --emit plan" "$kbc" compile "$mm" --emit ir --json
 expect 2 "--emit plan with a bad target" "$kbc" compile "$mm" --emit plan "${set_mm[@]}" --target sm_12
 expect 1 "plan of a bad spec" "$kbc" compile "$src/tests/diag/stmt_unknown_name.kb" --emit plan --set n=1 --target sm_90
