@@ -88,14 +88,14 @@ def fuzz_cases(seeds: range, workdir: Path) -> list[dict]:
 
 def parse_seeds(text: str) -> list[int]:
     """'1:1001' -> seeds 1..1000; '3,36,200:210' -> 3, 36 and 200..209 (in that order, each once)."""
-    seeds: list[int] = []
+    seeds: list[int] = []  # in order, repeats dropped at the end
     for part in text.split(","):
         a, colon, b = part.strip().partition(":")
         got = range(int(a), int(b)) if colon else [int(a)]
         if colon and int(b) <= int(a):
             raise ValueError(part)
-        seeds += [x for x in got if x not in seeds]
-    return seeds
+        seeds += got
+    return list(dict.fromkeys(seeds))
 
 
 def sets(case: dict) -> list[str]:
@@ -103,7 +103,8 @@ def sets(case: dict) -> list[str]:
 
 
 def prewarm(kbc: str, cases: list[dict], precision: str, target: str, jobs: int) -> dict[str, str]:
-    """Both plans of every case compiled into the kernel cache, in parallel: {key: why} for those that failed."""
+    """Both plans of every case compiled into the kernel cache, in parallel: {key: why} for those that
+    failed; case["same"]: whether the two plans are the same kernel text."""
     def one(job):
         case, env = job
         cmd = [kbc, "compile", case["spec"], "--emit", "cubin", "--specialize", "--target", target,

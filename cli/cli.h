@@ -138,8 +138,8 @@ void cli_random_uniform(float *h, size_t n, cli_random *r);
  * cli_random_uniform values (without keep_host, an input of more than
  * CLI_RANDOM_CHUNK elements gets that many values repeated: timing needs
  * no more); with keep_host, host[i] keeps each input's values and holds
- * room for each output (else NULL); numel[i] each one's elements.  Released by cli_dev_args_free, also after a failure (which
- * is printed). */
+ * room for each output (else NULL); numel[i] each one's elements.
+ * Released by cli_dev_args_free, also after a failure (which is printed). */
 enum { CLI_RANDOM_CHUNK = 1 << 22 };
 typedef struct {
   int n;

@@ -304,10 +304,11 @@ static double free_points(const ir_stmt *s) {
 
 static double red_size(const ir_stmt *s);
 
-/* The team finish_rows gives a point of `work` estimated terms. */
-static int team_for(double work) {
+/* Threads per point for `work` estimated terms a point: a power of 2 with
+ * about 16 terms a thread, at most max_team (and CG_BLOCK). */
+static int team_for(double work, int max_team) {
   int team = 1;
-  while (team < CG_BLOCK && team * 16 < work) team *= 2;
+  while (team < CG_BLOCK && team * 2 <= max_team && team * 16 < work) team *= 2;
   return team;
 }
 
@@ -323,6 +324,14 @@ static const ir_stmt *member(const builder *b, const ir_stmt *s, int k) {
   return k < b->count ? IR_STMT(b->p, b->first + k) : s;
 }
 
+/* The estimated terms of the group with s joined: each statement's
+ * elements times (1 + its reduction terms). */
+static double group_work(const builder *b, const ir_stmt *s) {
+  double work = 0;
+  for (int k = 0; k <= b->count; k++) work += free_points(member(b, s, k)) * (1 + terms_of(member(b, s, k)));
+  return work;
+}
+
 /* What a one-point group (the group's statements and s) costs its
  * statements against each a kernel of its own, in serial steps of a
  * thread (a step: one term or element, about a load's latency on a GPU
@@ -335,14 +344,13 @@ static const ir_stmt *member(const builder *b, const ir_stmt *s, int k) {
  * element, some 200 (fuzz seed 28, tests/codegen/specs/one_point_starve.kb:
  * 116 us on the H200 against 17 us as nine kernels). */
 static double one_point_loss(const builder *b, const ir_stmt *s) {
-  double work = 0, loss = 0;
-  for (int k = 0; k <= b->count; k++) work += free_points(member(b, s, k)) * (1 + terms_of(member(b, s, k)));
-  int team = team_for(work);
+  double loss = 0;
+  int team = team_for(group_work(b, s), CG_BLOCK);
   for (int k = 0; k <= b->count; k++) {
     const ir_stmt *m = member(b, s, k);
     double points = free_points(m), terms = terms_of(m), w = terms > 0 ? fmin(32, terms) : 1;
     double steps = points * (1 + terms);
-    double in_group = fmin(team, points * w), alone = points * fmin(team_for(1 + terms), fmax(1, terms));
+    double in_group = fmin(team, points * w), alone = points * fmin(team_for(1 + terms, CG_BLOCK), fmax(1, terms));
     loss += fmax(0, steps / in_group - steps / fmin(alone, b->capacity));
   }
   return loss;
@@ -390,10 +398,8 @@ static int streams_past_l2(const builder *b, const ir_stmt *s, const int *keep, 
   for (int j = 0; j < b->n_outer; j++)
     if (b->outer_ok[j] && !keep[j]) return 0;
   if (!reduces) return 0;
-  double work = 0;
-  for (int k = 0; k <= b->count; k++) work += free_points(member(b, s, k)) * (1 + terms_of(member(b, s, k)));
   double per_point = free_points(s) / after * (count_loads(s->rhs) + 1) * 4.0;
-  double resident = fmin(after, b->capacity / team_for(work / after));
+  double resident = fmin(after, b->capacity / team_for(group_work(b, s) / after, CG_BLOCK));
   return per_point * resident > b->l2_bytes;
 }
 
@@ -435,9 +441,7 @@ static int try_join(builder *b, const ir_stmt *s) {
    * team each. */
   int keep[CG_MAX_OUTER];
   for (int j = 0; j < b->n_outer; j++) keep[j] = b->outer_ok[j] && cand[j] >= 0;
-  double after = outer_points(b, keep), own = 1;
-  for (int id = 0; id < s->n_index; id++)
-    if (s->index[id].kind == IR_IDX_FREE) own *= ir_estimate(s->index[id].extent);
+  double after = outer_points(b, keep), own = free_points(s);
   /* The points a team would cover: the group's dimensions the join drops,
    * and the joining statement's free indices outside the kept ones. */
   int64_t dropped = 1, lost = 1, c;
@@ -562,12 +566,9 @@ static void finish_rows(kbc_arena *a, const builder *b, cg_group *g) {
   for (int j = 0; j < g->n_outer; j++) outer *= ir_estimate(g->outer_extent[j]);
   for (int k = 0; k < b->count; k++) {
     const ir_stmt *s = IR_STMT(b->p, b->first + k);
-    double inner = 1;
-    for (int i = 0; i < s->n_index; i++)
-      if (s->index[i].kind == IR_IDX_FREE) inner *= ir_estimate(s->index[i].extent);
-    work += inner / (outer > 0 ? outer : 1) * (1 + red_size(s));
+    work += free_points(s) / (outer > 0 ? outer : 1) * (1 + red_size(s));
   }
-  int team = 1, max_team = CG_BLOCK;
+  int max_team = CG_BLOCK;
   if (b->opt->max_team >= 1) max_team = b->opt->max_team; /* debugging: cap the team size */
   /* With enough outer points for the whole GPU, one thread per point when
    * that is what keeps the loads coalesced, or when each point reduces
@@ -577,8 +578,7 @@ static void finish_rows(kbc_arena *a, const builder *b, cg_group *g) {
    * the whole block, whatever the estimate. */
   for (int k = 0; k < b->count && g->n_outer == 0; k++)
     if (!small_const(IR_STMT(b->p, b->first + k))) work = 1e30;
-  while (team < CG_BLOCK && team * 2 <= max_team && team * 16 < work) team *= 2;
-  g->team = team;
+  g->team = team_for(work, max_team);
 }
 
 int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, cg_group **out) {
@@ -675,9 +675,7 @@ void cg_group_family(kbc_arena *a, const ir_program *p, const cg_target *t, cg_g
     double me = ir_estimate(tl.M), ne = ir_estimate(tl.N), ke = ir_estimate(tl.K), be = ir_estimate(tl.B);
     if (ceil(me / f->bm) * ceil(ne / f->bn) * be * 4 < t->sm_count && ke >= 4096 && ke > me * ne &&
         fmin(me, ne) <= 64) {
-      int team = 1;
-      while (team < CG_BLOCK && team * 16 < ke) team *= 2;
-      rows_of_one(a, s, team, g);
+      rows_of_one(a, s, team_for(ke, CG_BLOCK), g);
       return;
     }
     if (!tl.tiles) {
