@@ -161,7 +161,7 @@ case "${1:-}" in
     grep -E "tests passed|Skipped|Failed|\*\*\*" $OUT/ctest_gpu.txt ;;
   fuzz)
     PYTHONUNBUFFERED=1 python3 tests/fuzz/difftest.py gpu --kbc build/gpu/kbc --seeds ${FUZZ_SEEDS:-1:100001} \
-      --jobs ${FUZZ_JOBS:-16} --variants ${FUZZ_VARIANTS:-fp32,tf32} --time-limit ${FUZZ_TIME:-400} --min-time 90 \
+      --jobs ${FUZZ_JOBS:-16} --variants ${FUZZ_VARIANTS:-fp32,tf32,attn} --time-limit ${FUZZ_TIME:-400} --min-time 90 \
       --keep /tmp/fuzz_keep --json $OUT/fuzz.json >$OUT/fuzz.txt 2>&1
     [ -d /tmp/fuzz_keep ] && tar -czf $OUT/fuzz_keep.tgz -C /tmp fuzz_keep
     grep -v "^rejected" $OUT/fuzz.txt | tail -60 ;;

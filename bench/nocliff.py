@@ -4,6 +4,8 @@
     python3 bench/nocliff.py --kbc build/gpu/kbc --suite                 # every suite problem, KernelBench's axes
     python3 bench/nocliff.py --kbc build/gpu/kbc --fuzz 1:1001           # 1,000 of the differential fuzzer's specs
     python3 bench/nocliff.py --kbc build/release/kbc --suite 'L1/2*' --fuzz 1:4 --dry-run   # no GPU: cases, compiles
+    python3 bench/nocliff.py --kbc build/gpu/kbc --fuzz 1:1500 --chosen-env KBC_ATTN_ALWAYS=1 --plain-env KBC_NO_ATTN=1
+                                                        # any two switch sets: the attention family against none
 
 The plain plan is one kernel per statement through the generic families
 (`KBC_NO_FUSE=1`: no rows group joins a second statement, no fused
@@ -17,8 +19,10 @@ How: every case's kernels are first compiled for both plans in parallel
 `kbc bench --batch` processes (one GPU context each: one default, one with
 KBC_NO_FUSE=1) time the cases one at a time, the chosen plan then the plain
 one (medians of --iters CUDA-event timings after warm-up; random inputs in
-[-1, 1); a case whose --iters launches take under 5 ms is timed again with
-as many as fill 5 ms).  A case whose two plans are the same kernel text is
+[-1, 1); a case whose --iters launches take under 5 ms is timed again back
+to back: 25 samples of as many launches as fill 200 us, `kbc bench
+--repeat`, so that the host's launch work, which a single launch of a
+program of a few microseconds times too, overlaps the GPU's).  A case whose two plans are the same kernel text is
 not timed.  A case where the chosen plan is more than --threshold (1.25) times
 slower is timed again in the other order and counts as a cliff only if it
 stays so (the better of the two medians on each side); a difference under
@@ -50,9 +54,24 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 PLAIN_ENV = {"KBC_NO_FUSE": "1"}
-# A case whose --iters launches take less than this (microseconds) is timed again with as many
-# launches as fill it: the medians of 30 launches of a 10 us kernel moved by a third between runs.
+# A case whose --iters launches take less than this (microseconds) is timed again back to back:
+# SHORT_SAMPLES samples of launches filling SHORT_US / SHORT_SAMPLES each.  Single launches of a
+# program of a few microseconds time the host's launch work as much as the GPU: the same kernel
+# text timed 0.69-1.36x apart in the two processes, 1-kernel plans 1.3-1.6x "slower" than 2-kernel
+# ones (2026-12-03).
 SHORT_US = 5000.0
+SHORT_SAMPLES = 25
+
+
+def env_arg(text: str) -> dict[str, str]:
+    """'A=1,B=2' -> {"A": "1", "B": "2"} (argparse type)."""
+    env = {}
+    for part in filter(None, text.split(",")):
+        name, eq, value = part.partition("=")
+        if not eq or not re.fullmatch(r"KBC_\w+", name):
+            raise argparse.ArgumentTypeError(f"not VAR=VALUE with VAR a KBC_ switch: {part!r}")
+        env[name] = value
+    return env
 
 
 def var_axes(text: str) -> list[str]:
@@ -102,7 +121,8 @@ def sets(case: dict) -> list[str]:
     return [w for a, n in case["axes"].items() for w in ("--set", f"{a}={n}")]
 
 
-def prewarm(kbc: str, cases: list[dict], precision: str, target: str, jobs: int) -> dict[str, str]:
+def prewarm(kbc: str, cases: list[dict], precision: str, target: str, jobs: int,
+            envs: tuple[dict, dict] = ({}, PLAIN_ENV)) -> dict[str, str]:
     """Both plans of every case compiled into the kernel cache, in parallel: {key: why} for those that
     failed; case["same"]: whether the two plans are the same kernel text."""
     def one(job):
@@ -120,7 +140,7 @@ def prewarm(kbc: str, cases: list[dict], precision: str, target: str, jobs: int)
         return subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **env}).stdout
 
     failed = {}
-    jobs_list = [(c, env) for c in cases for env in ({}, PLAIN_ENV)]
+    jobs_list = [(c, env) for c in cases for env in envs]
     with cf.ThreadPoolExecutor(max_workers=jobs) as pool:
         for key, why in pool.map(one, jobs_list):
             if why and key not in failed:
@@ -176,6 +196,11 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--target", default="sm_90", help="the target compiled for ahead (default sm_90)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="parallel compiles")
     ap.add_argument("--max-seconds", type=float, default=0, help="stop timing after this long (0: no limit)")
+    ap.add_argument("--chosen-env", type=env_arg, default={}, metavar="VAR=V,...",
+                    help="switches of the chosen side (default none: kbc's plan)")
+    ap.add_argument("--plain-env", type=env_arg, default=PLAIN_ENV, metavar="VAR=V,...",
+                    help="switches of the plain side (default KBC_NO_FUSE=1); e.g. --chosen-env "
+                    "KBC_ATTN_ALWAYS=1 --plain-env KBC_NO_ATTN=1 times the attention family against none")
     ap.add_argument("--dry-run", action="store_true", help="no GPU: build the cases and compile both plans")
     ap.add_argument("--json", type=Path, help="write every case's numbers here")
     args = ap.parse_args(argv)
@@ -195,7 +220,7 @@ def main(argv: list[str]) -> int:
             ap.error(f"--fuzz {args.fuzz}: not seeds A:B or a comma-separated list of seeds and ranges")
         cases += fuzz_cases(seeds, work)
     t0 = time.time()
-    failed = prewarm(args.kbc, cases, args.precision, args.target, args.jobs)
+    failed = prewarm(args.kbc, cases, args.precision, args.target, args.jobs, (args.chosen_env, args.plain_env))
     print(f"nocliff: {len(cases)} cases, both plans compiled in {time.time() - t0:.0f} s"
           f"{f'; {len(failed)} did not compile' if failed else ''}", flush=True)
     for key, why in failed.items():
@@ -210,7 +235,7 @@ def main(argv: list[str]) -> int:
 
 def time_cases(args, cases: list[dict], failed: dict[str, str]) -> int:
 
-    chosen, plain = Bench(args.kbc, {}, "chosen"), Bench(args.kbc, PLAIN_ENV, "plain")
+    chosen, plain = Bench(args.kbc, args.chosen_env, "chosen"), Bench(args.kbc, args.plain_env, "plain")
     rows, not_run, cliffs = [], [], []
     same = [c["key"] for c in cases if c.get("same") and c["key"] not in failed]
     t0 = time.time()
@@ -228,9 +253,10 @@ def time_cases(args, cases: list[dict], failed: dict[str, str]) -> int:
                   flush=True)
             continue
         cu, pu = c["median_us"], p["median_us"]
-        if max(cu, pu) * args.iters < SHORT_US:  # short kernels: enough launches for SHORT_US of each
-            more = min(100000, math.ceil(SHORT_US / max(cu, pu, 0.5)))
-            line[line.index("--iters") + 1] = str(more)
+        if max(cu, pu) * args.iters < SHORT_US:  # short kernels: back to back, SHORT_US of each
+            repeat = min(10000, math.ceil(SHORT_US / SHORT_SAMPLES / max(cu, pu, 0.5)))
+            line[line.index("--iters") + 1] = str(SHORT_SAMPLES)
+            line += ["--repeat", str(repeat)]
             c2, p2 = chosen.time(line), plain.time(line)
             cu, pu = c2.get("median_us", cu), p2.get("median_us", pu)
         if cu > args.threshold * pu and cu - pu > args.min_us:  # again, the other order first

@@ -250,22 +250,26 @@ done:
 /* ---- bench ---------------------------------------------------------------- */
 
 static const char bench_help[] =
-    "usage: kbc bench [OPTIONS] SPEC --set AXIS=N... [--iters N] [--precision fp32|tf32] [--json]\n"
+    "usage: kbc bench [OPTIONS] SPEC --set AXIS=N... [--iters N] [--repeat N] [--precision fp32|tf32] [--json]\n"
     "       kbc bench --batch < LINES\n"
     "\n"
     "Runs SPEC on random inputs (every var axis given with --set) on the GPU:\n"
     "warm-up, then N timed launches (CUDA events, default 100); prints the\n"
     "median time, achieved GFLOP/s and GB/s, and the roofline: FLOPs, the\n"
     "fewest bytes (inputs read and outputs written once), the floor time at\n"
-    "the device's ceilings, and the % of that floor reached.\n";
+    "the device's ceilings, and the % of that floor reached.  With --repeat R,\n"
+    "each timed sample is R launches back to back, over R: the GPU's time per\n"
+    "run with the host's launch work overlapped (programs of a few us, whose\n"
+    "single launch times the host as much as the GPU).\n";
 
-enum { B_SET, B_ITERS, B_PRECISION, B_JSON, B_BATCH, B_N };
+enum { B_SET, B_ITERS, B_REPEAT, B_PRECISION, B_JSON, B_BATCH, B_N };
 static const cli_option bench_opts[B_N] = {
     [B_SET] = {"set", 0, "AXIS=N", 1, "the value of a var axis (every var axis is needed)"},
-    [B_ITERS] = {"iters", 0, "N", 0, "timed launches, 1 to 1000000 (default 100)"},
+    [B_ITERS] = {"iters", 0, "N", 0, "timed samples, 1 to 1000000 (default 100)"},
+    [B_REPEAT] = {"repeat", 0, "N", 0, "launches back to back per sample, 1 to 10000 (default 1)"},
     [B_PRECISION] = {"precision", 0, "P", 0, "fp32 (default) or tf32"},
     [B_JSON] = {"json", 0, NULL, 0,
-                "one JSON object: {\"spec\", \"kernel\", \"device\", \"precision\", \"iters\",\n"
+                "one JSON object: {\"spec\", \"kernel\", \"device\", \"precision\", \"iters\", \"repeat\",\n"
                 "\"kernels\", \"median_us\", \"min_us\", \"flops\", \"bytes\", \"gflops\", \"gbps\",\n"
                 "\"floor_us\", \"pct_of_floor\"} (a number that is not finite: null)"},
     [B_BATCH] = {"batch", 0, NULL, 0,
@@ -277,7 +281,7 @@ static const cli_option bench_opts[B_N] = {
 
 /* bench --json through the escaping writers (runtime/json.h). */
 static void bench_json(const char *spec, const char *kernel, const char *device, const char *precision, int64_t iters,
-                       int kernels, const double *num, int n_num) {
+                       int64_t repeat, int kernels, const double *num, int n_num) {
   static const char *const keys[] = {"median_us", "min_us", "flops", "bytes", "gflops", "gbps", "floor_us",
                                      "pct_of_floor"};
   kbc_buf j = {0};
@@ -289,7 +293,8 @@ static void bench_json(const char *spec, const char *kernel, const char *device,
   rt_json_put_string(&j, device);
   kbc_buf_puts(&j, ", \"precision\": ");
   rt_json_put_string(&j, precision);
-  kbc_buf_printf(&j, ", \"iters\": %lld, \"kernels\": %d", (long long)iters, kernels);
+  kbc_buf_printf(&j, ", \"iters\": %lld, \"repeat\": %lld, \"kernels\": %d", (long long)iters, (long long)repeat,
+                 kernels);
   for (int i = 0; i < n_num && i < 8; i++) {
     kbc_buf_printf(&j, ", \"%s\": ", keys[i]);
     rt_json_put_number(&j, num[i]);
@@ -320,7 +325,7 @@ typedef struct {
   const char *spec, *precision;
   const char *const *sets;
   int n_sets, json, batch;
-  int64_t iters;
+  int64_t iters, repeat;
   int reported; /* set by bench(): the timing ran and was printed */
 } bench_args;
 
@@ -342,6 +347,8 @@ static int bench_parse(int argc, char **argv, cli_value *v, bench_args *b) {
   b->sets = v[B_SET].values, b->n_sets = v[B_SET].count, b->json = v[B_JSON].count;
   if (v[B_ITERS].count && (!cli_parse_i64(v[B_ITERS].value, &b->iters) || b->iters < 1 || b->iters > 1000000))
     return cli_usage("bench", "--iters takes a number from 1 to 1000000, not '%s'", v[B_ITERS].value);
+  if (v[B_REPEAT].count && (!cli_parse_i64(v[B_REPEAT].value, &b->repeat) || b->repeat < 1 || b->repeat > 10000))
+    return cli_usage("bench", "--repeat takes a number from 1 to 10000, not '%s'", v[B_REPEAT].value);
   if (strcmp(b->precision, "fp32") && strcmp(b->precision, "tf32"))
     return cli_usage("bench", "--precision takes fp32 or tf32, not '%s'", b->precision);
   return 0;
@@ -349,7 +356,7 @@ static int bench_parse(int argc, char **argv, cli_value *v, bench_args *b) {
 
 static int bench(bench_args *b) {
   const char *spec = b->spec, *precision = b->precision;
-  int64_t iters = b->iters;
+  int64_t iters = b->iters, repeat = b->repeat;
   int json = b->json;
   /* Shapes from the spec and --set, on the CPU side first (clear errors). */
   cli_gpu_session s = {.ar = kbc_arena_create()};
@@ -374,13 +381,15 @@ static int bench(bench_args *b) {
     goto cuda_fail;
   for (int64_t it = 0; it < iters; it++) {
     if (rt_event_record(s.dev, ev[0], NULL, &s.err)) goto cuda_fail;
-    if (kbc_program_launch(s.p, args, (size_t)n, NULL) != KBC_OK) {
-      fprintf(stderr, "%s\n", kbc_last_error());
-      goto done;
-    }
+    for (int64_t r = 0; r < repeat; r++)
+      if (kbc_program_launch(s.p, args, (size_t)n, NULL) != KBC_OK) {
+        fprintf(stderr, "%s\n", kbc_last_error());
+        goto done;
+      }
     if (rt_event_record(s.dev, ev[1], NULL, &s.err) || rt_event_sync(s.dev, ev[1], &s.err) ||
         rt_event_elapsed_ms(s.dev, ev[0], ev[1], &times[it], &s.err))
       goto cuda_fail;
+    times[it] /= (float)repeat;
   }
   qsort(times, (size_t)iters, sizeof *times, cmp_float);
   double us = times[iters / 2] * 1e3;
@@ -390,15 +399,17 @@ static int bench(bench_args *b) {
   if (json) {
     double num[] = {us, times[0] * 1e3, cost.flops, cost.bytes, cost.flops / us * 1e-3, cost.bytes / us * 1e-3,
                     floor_us, 100.0 * floor_us / us};
-    bench_json(cli_spec_name(spec), kbc_program_name(s.p), rt_device_info(s.dev)->name, precision, iters,
+    bench_json(cli_spec_name(spec), kbc_program_name(s.p), rt_device_info(s.dev)->name, precision, iters, repeat,
                kbc_program_num_kernels(s.p), num, 8);
   }
   else
-    printf("%s on %s (%s): %d kernel%s, median %.1f us over %lld runs (min %.1f)\n"
+    printf("%s on %s (%s): %d kernel%s, median %.1f us over %lld runs%s%.0lld%s (min %.1f)\n"
            "  %.4g FLOP, %.4g bytes: %.1f GFLOP/s, %.1f GB/s\n"
            "  floor %.1f us (%.0f TFLOP/s, %.1f TB/s): %.1f%% of floor\n",
            kbc_program_name(s.p), rt_device_info(s.dev)->name, precision, kbc_program_num_kernels(s.p),
-           kbc_program_num_kernels(s.p) == 1 ? "" : "s", us, (long long)iters, times[0] * 1e3, cost.flops, cost.bytes,
+           kbc_program_num_kernels(s.p) == 1 ? "" : "s", us, (long long)iters, repeat > 1 ? " of " : "",
+           repeat > 1 ? (long long)repeat : 0LL, repeat > 1 ? " back to back" : "",
+           times[0] * 1e3, cost.flops, cost.bytes,
            cost.flops / us * 1e-3, cost.bytes / us * 1e-3, floor_us, peak * 1e-12, bw * 1e-12, 100.0 * floor_us / us);
   fflush(stdout);
   b->reported = 1;
@@ -416,7 +427,7 @@ done:
 
 /* One line of --batch: its arguments parsed and timed, as --json. */
 static int bench_line(int argc, char **argv, const char **spec, int *reported) {
-  bench_args b = {.iters = 100};
+  bench_args b = {.iters = 100, .repeat = 1};
   cli_value v[B_N];
   int rc = bench_parse(argc, argv, v, &b);
   *spec = b.spec;
@@ -430,7 +441,7 @@ static int bench_line(int argc, char **argv, const char **spec, int *reported) {
 
 int cmd_bench(int argc, char **argv) {
   cli_set_command("bench");
-  bench_args b = {.iters = 100};
+  bench_args b = {.iters = 100, .repeat = 1};
   cli_value v[B_N];
   int rc = bench_parse(argc, argv, v, &b);
   if (rc) return rc < 0 ? CLI_OK : rc;

@@ -208,9 +208,13 @@ void attn_emit_pipe_body(attn_emitter *ae);
 /* The attention chain starting at statement `first` of p: its length
  * (>= 3) with *out filled (out may be NULL), or 0 where there is none,
  * where it has no row statement (two contractions back to back, an MLP,
- * stay GEMMs), or where it does not pay (the consumer's N2 estimated above
- * 128: the scores would be computed again for every N2 tile). */
+ * stay GEMMs), or where the consumer's N2 is estimated above 128 (the
+ * scores would be computed again for every N2 tile).  Whether the chain
+ * then pays as one kernel: cg_attn_pays. */
 int cg_find_attention(kbc_arena *a, const ir_program *p, const cg_options *o, int first, cg_attention *out);
+/* Whether one fused kernel for the chain is estimated no slower than its
+ * statements as kernels of their own on target t (attn_cost.c). */
+int cg_attn_pays(const cg_attention *ch, const cg_target *t);
 /* Room for one chain, in the arena (cg_make_groups keeps the one it finds
  * in the group, for cg_plan_attn). */
 cg_attention *cg_attention_new(kbc_arena *a);

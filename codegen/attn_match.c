@@ -514,9 +514,9 @@ int cg_find_attention(kbc_arena *a, const ir_program *p, const cg_options *o, in
   }
   if (!ch->O || !closed(&M)) return 0;
   wide_phases(&M);
-  /* It pays where the consumer's N2 is one tile (at most 128, estimated):
-   * every further N2 tile computes the scores again.  Small rows and
-   * columns pay too: the chain is one launch instead of four. */
+  /* The consumer's N2 must be one tile (at most 128, estimated): every
+   * further N2 tile would compute the scores again.  (Whether the chain
+   * pays as one kernel at all is attn_cost.c's to say.) */
   double n2 = 1;
   for (int i = 0; i < ch->n_n2; i++) n2 *= cg_attn_n2_estimate(ch, i);
   /* An attention normalises its rows: two contractions back to back

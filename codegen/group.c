@@ -25,7 +25,8 @@
  *     that would leave none starts a new group, unless it and the group's
  *     statements are all small and of constant size (one point, one team)
  *     and what they lose on that one team, against kernels of their own,
- *     stays within a launch's worth (one_point_loss).
+ *     stays within a launch's worth (join_pays).  A join that keeps a few
+ *     outer points must pay the same way.
  *     A statement without free indices (a scalar) starts a group of no
  *     outer dimension, which takes only such small statements.  A group of
  *     one such statement whose value is a reduction, with a block-wide
@@ -332,40 +333,50 @@ static double group_work(const builder *b, const ir_stmt *s) {
   return work;
 }
 
-/* What a one-point group (the group's statements and s) costs its
- * statements against each a kernel of its own, in serial steps of a
- * thread (a step: one term or element, about a load's latency on a GPU
- * that is nearly idle), summed.  In the group, the one team (team_for the
- * whole work) covers a statement's elements, w lanes an element (up to a
- * warp for a reduction, one thread without); alone, each element is a
- * point with a team of its own (team_for its terms).  A softmax's pointwise
+/* What joining s costs the group's statements (s among them) when the
+ * join leaves `after` outer points, against each a kernel of its own, in
+ * serial steps of a thread (a step: one term or element, about a load's
+ * latency on a GPU that is nearly idle), summed.  In the group, `after`
+ * teams (team_for the work a point) cover a statement's elements, w lanes
+ * an element (up to a warp for a reduction, one thread without); alone,
+ * each element is a point with a team of its own (team_for its terms);
+ * either way at most the GPU's capacity at once.  A softmax's pointwise
  * pass over a few hundred elements loses a step or two; the score matrix
- * of 1,152 elements of 24 terms in a block of 256 threads, a warp an
+ * of 1,152 elements of 24 terms in one block of 256 threads, a warp an
  * element, some 200 (fuzz seed 28, tests/codegen/specs/one_point_starve.kb:
- * 116 us on the H200 against 17 us as nine kernels). */
-static double one_point_loss(const builder *b, const ir_stmt *s) {
+ * 116 us on the H200 against 17 us as nine kernels); a transformer layer
+ * of CViT at batch 10 folded into 10 blocks, some 500 (280.7 us for the
+ * model against 156.6 us with the layers in 8 kernels each). */
+static double join_loss(const builder *b, const ir_stmt *s, double after) {
   double loss = 0;
-  int team = team_for(group_work(b, s), CG_BLOCK);
+  int team = team_for(group_work(b, s) / after, CG_BLOCK);
   for (int k = 0; k <= b->count; k++) {
     const ir_stmt *m = member(b, s, k);
     double points = free_points(m), terms = terms_of(m), w = terms > 0 ? fmin(32, terms) : 1;
     double steps = points * (1 + terms);
-    double in_group = fmin(team, points * w), alone = points * fmin(team_for(1 + terms, CG_BLOCK), fmax(1, terms));
-    loss += fmax(0, steps / in_group - steps / fmin(alone, b->capacity));
+    double in_group = after * fmin(team, points / after * w);
+    double alone = points * fmin(team_for(1 + terms, CG_BLOCK), fmax(1, terms));
+    loss += fmax(0, steps / fmin(in_group, b->capacity) - steps / fmin(alone, b->capacity));
   }
   return loss;
+}
+
+/* Whether the group pays for joining s with `after` outer points left:
+ * the steps lost (join_loss) within CG_JOIN_LOSS_STEPS per launch the
+ * group saves. */
+static int join_pays(const builder *b, const ir_stmt *s, double after) {
+  return join_loss(b, s, after) <= CG_JOIN_LOSS_STEPS * b->count;
 }
 
 /* A join that keeps no outer dimension leaves one point, computed by one
  * team: only for statements that are all small_const (a softmax over a
  * few hundred elements: one launch of one block instead of several), and
- * only while what they lose on one team (one_point_loss) stays within
- * CG_JOIN_LOSS_STEPS per launch the group saves. */
+ * only while the group pays for it (join_pays with one point). */
 static int join_one_point(const builder *b, const ir_stmt *s) {
   if (!small_const(s)) return 0;
   for (int k = 0; k < b->count; k++)
     if (!small_const(IR_STMT(b->p, b->first + k))) return 0;
-  return one_point_loss(b, s) <= CG_JOIN_LOSS_STEPS * b->count;
+  return join_pays(b, s, 1);
 }
 
 static double red_size(const ir_stmt *s) {
@@ -434,11 +445,12 @@ static int try_join(builder *b, const ir_stmt *s) {
    * a team would then cover (the group's dimensions dropped, the joining
    * statement's other free indices) is constant and at most CG_JOIN_DROP
    * points each, and the work they hold (those points times the
-   * statements' reduction terms) at most CG_JOIN_WORK: the parallelism lost
-   * is a bounded factor, worth less than a launch (a residual add, its
-   * layer norm and the normalization) — not a long reduction split in
-   * parts (passes/hoist.c's rfactor) whose parts would go back into one
-   * team each. */
+   * statements' reduction terms) at most CG_JOIN_WORK — not a long
+   * reduction split in parts (passes/hoist.c's rfactor) whose parts would
+   * go back into one team each — and the group pays for it (join_pays: a
+   * residual add, its layer norm and the normalization over rows of a few
+   * hundred; not a transformer layer folded into ten blocks, nor a
+   * reduction of 17,408 elements into 32, fuzz seed 69). */
   int keep[CG_MAX_OUTER];
   for (int j = 0; j < b->n_outer; j++) keep[j] = b->outer_ok[j] && cand[j] >= 0;
   double after = outer_points(b, keep), own = free_points(s);
@@ -464,7 +476,9 @@ static int try_join(builder *b, const ir_stmt *s) {
   for (int k = 0; k < b->count; k++) terms = fmax(terms, red_size(IR_STMT(b->p, b->first + k)));
   bounded = bounded && dropped <= CG_JOIN_DROP && lost <= CG_JOIN_DROP && dropped * terms <= CG_JOIN_WORK &&
             lost * red_size(s) <= CG_JOIN_WORK;
-  if (after < CG_MIN_OUTER && (after * 4 < b->initial_points || after * 4 < own) && !bounded) return 0;
+  if (after < CG_MIN_OUTER && (after * 4 < b->initial_points || after * 4 < own) &&
+      (!bounded || !join_pays(b, s, after)))
+    return 0;
   if (b->opt->stream_split && streams_past_l2(b, s, keep, after)) return 0;
   /* Nor a group of points for the whole GPU, each a long reduction (a
    * column sum's parts of 128 terms or more: hoist.c's split_column),
@@ -590,6 +604,7 @@ int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, cg_gro
     const ir_stmt *s = IR_STMT(p, i);
     if (!ch) ch = cg_attention_new(a);
     int chain = cg_find_attention(a, p, o, i, ch);
+    if (chain && !o->attn_always && !cg_attn_pays(ch, t)) chain = 0; /* the statements as any others */
     if (chain) { /* the chain of attn_impl.h in one sweep */
       g[ng++] = (cg_group){.family = CG_FAMILY_ATTN, .first = i, .count = chain, .attn = ch};
       ch = NULL;

@@ -19,6 +19,7 @@ cg_options cg_options_from_env(void) {
   o.no_gemm = kbc_env_flag("KBC_NO_GEMM", 0);
   o.no_fuse = kbc_env_flag("KBC_NO_FUSE", 0);
   o.no_attn = kbc_env_flag("KBC_NO_ATTN", 0);
+  o.attn_always = kbc_env_flag("KBC_ATTN_ALWAYS", 0);
   o.no_vec = kbc_env_flag("KBC_NO_VEC", 0);
   o.max_team = kbc_env_int("KBC_MAX_TEAM", 1, CG_MAX_TEAM_LIMIT, 0);
   o.unroll = kbc_env_int("KBC_UNROLL", 1, CG_UNROLL_MAX, CG_UNROLL_DEFAULT);
@@ -39,6 +40,7 @@ void cg_options_describe(const cg_options *o, kbc_buf *out) {
   if (o->no_gemm != d.no_gemm) kbc_buf_puts(out, ", KBC_NO_GEMM");
   if (o->no_fuse != d.no_fuse) kbc_buf_puts(out, ", KBC_NO_FUSE");
   if (o->no_attn != d.no_attn) kbc_buf_puts(out, ", KBC_NO_ATTN");
+  if (o->attn_always != d.attn_always) kbc_buf_puts(out, ", KBC_ATTN_ALWAYS");
   if (o->no_vec != d.no_vec) kbc_buf_puts(out, ", KBC_NO_VEC");
   if (o->max_team != d.max_team) kbc_buf_printf(out, ", KBC_MAX_TEAM=%d", o->max_team);
   if (o->unroll != d.unroll) kbc_buf_printf(out, ", KBC_UNROLL=%d", o->unroll);

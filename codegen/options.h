@@ -17,6 +17,8 @@ typedef struct {
   int no_gemm;         /* KBC_NO_GEMM: rows schedules only (debugging) */
   int no_fuse;         /* KBC_NO_FUSE: one statement per kernel (debugging) */
   int no_attn;         /* KBC_NO_ATTN: no fused attention kernels (the chain as separate kernels) */
+  int attn_always;     /* KBC_ATTN_ALWAYS: the fused attention kernel for every chain found, whether
+                          or not it pays (attn_cost.c; testing: the fuzzer's `attn` variant) */
   int no_vec;          /* KBC_NO_VEC: pointwise rows kernels a point per thread, no float4 accesses */
   int max_team;        /* KBC_MAX_TEAM: at most this many threads per outer point; 0: no cap */
   int unroll;          /* KBC_UNROLL: unroll factor of the rows family's flattened loops (1..64) */

@@ -99,15 +99,19 @@ static int warp_per_element(cg_ctx *C, const cg_group *g, const ir_stmt *s) {
  * opt-in (opt.rows_parts, KBC_ROWS_PARTS=1): measured on the H200
  * (2026-11-30), SAM-HQ's dS rows kernel was 3% slower with its 64-term
  * column sums in parts at 64x64 b4 (4.26 vs 4.14 ms) and no faster at any
- * other shape. */
-enum { PARTS_LONG = 512 };
+ * other shape — unless a thread per element would leave all but an
+ * eighth of the team idle (PARTS_IDLE) over sums of PARTS_SHORT terms or
+ * more: the fuzzer's spec of seed 202, 2 elements of 455 terms each on a
+ * team of 64, one thread an element, 27.6 us on the H200 against 7.9 us
+ * as two kernels (tests/codegen/specs/parts_idle.kb). */
+enum { PARTS_LONG = 512, PARTS_IDLE = 8, PARTS_SHORT = 32 };
 
 static int parts_per_element(const cg_ctx *C, const cg_group *g, const ir_stmt *s, const int *inner, int n_inner) {
   const ir_expr *r = cg_top_reduce(s->rhs);
   if (g->team <= 32 || !r || n_inner == 0) return 0;
   double elems = 1, size = ir_reduce_terms(s, r);
   for (int i = 0; i < n_inner; i++) elems *= ir_estimate(s->index[inner[i]].extent);
-  if (!C->t->opt.rows_parts && size < PARTS_LONG) return 0;
+  if (!C->t->opt.rows_parts && size < PARTS_LONG && (elems * PARTS_IDLE > g->team || size < PARTS_SHORT)) return 0;
   return 2 * elems <= g->team && size >= 8;
 }
 

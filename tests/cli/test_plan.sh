@@ -369,13 +369,43 @@ grep -A1 -F 'column_sums_k0_c_part' <<<"$cs_plan" | tail -1 | grep -qF 'c.part['
   grep -A2 -F 'column_sums_k0_c_part' <<<"$cs_plan" | tail -1 | grep -qE '^ +1 +column_sums_k1_c ' ||
   fail "column sums: the parts not a kernel of their own"
 # A one-point group pays for what its statements lose on one team (group.c,
-# one_point_loss): the fuzzer's spec of seed 28 keeps its 1,152-element score
+# join_loss): the fuzzer's spec of seed 28 keeps its 1,152-element score
 # matrix out of the one-block group of its small statements.
 ops_plan=$(KBC_SPECIALIZE=1 "$kbc" compile "$src/tests/codegen/specs/one_point_starve.kb" --target sm_90 \
   --emit plan --set a=2 --set b=1 --set m=2 2>&1)
 grep -qF 'y13[i4, i5] = y13.red[i5]' <<<"$ops_plan" || fail "one-point starve: no plan: $ops_plan"
 awk '/^  0  /{k=1} /^  1  /{k=0} k && /s25\[/' <<<"$ops_plan" | grep -q . &&
   fail "one-point starve: the score matrix is in the one-block group of the small statements: $ops_plan"
+# A join keeping a few outer points pays the same way (group.c, join_pays):
+# seed 69's y16 reads one element of t11 per point of its first dimension,
+# so joining it would leave 32 teams for t11's 17,408 elements; and CViT at
+# batch 10 keeps each layer's projections out of the ten-block layer norm
+# (280.7 us folded, 156.6 us apart on the H200).
+bj_plan=$(KBC_SPECIALIZE=1 "$kbc" compile "$src/tests/codegen/specs/bounded_join_starve.kb" --target sm_90 \
+  --emit plan --set a=1 --set b_x=17 2>&1)
+grep -qE '^# launch plan of bounded_join_starve .*, 2 launches$' <<<"$bj_plan" ||
+  fail "bounded join starve: t11 and y16 not two kernels: $bj_plan"
+cv_plan=$(KBC_SPECIALIZE=1 "$kbc" compile "$src/specs/cvit.kb" --target sm_90 --emit plan --set batch_size=10 \
+  --set in_channels=3 --set image_size=32 2>&1)
+grep -qF 'encoder_layer1.qkv[' <<<"$cv_plan" || fail "cvit: no plan: $cv_plan"
+awk '/^  [0-9]+ /{q=0; x=0} /\.qkv\[/{q=1} /\.x1\.mean\[/{x=1} q && x {print; exit}' <<<"$cv_plan" | grep -q . &&
+  fail "cvit: a layer's projection and its layer norm in one kernel: $cv_plan"
+# The fused attention family where it pays (attn_cost.c): not for 5,329
+# heads of 3x3 scores (seed 236: 104 us fused, 29 us apart), unless
+# KBC_ATTN_ALWAYS=1; for a causal attention of 8 heads of 512 rows.
+at_plan() { KBC_SPECIALIZE=1 "$kbc" compile "$src/tests/codegen/specs/attn_tiny_heads.kb" --target sm_90 \
+  --emit plan --set a=37 --set b=31 2>&1; }
+at_plan | grep -qF 'y27[' || fail "attention of tiny heads: no plan: $(at_plan)"
+at_plan | grep -qE '^ +[0-9]+ +\S+ +attention ' && fail "attention of tiny heads: fused: $(at_plan)"
+KBC_ATTN_ALWAYS=1 at_plan | grep -qE '^ +[0-9]+ +\S+ +attention ' ||
+  fail "attention of tiny heads under KBC_ATTN_ALWAYS=1: not fused: $(KBC_ATTN_ALWAYS=1 at_plan)"
+KBC_SPECIALIZE=1 "$kbc" compile "$src/specs/examples/attention_causal.kb" --target sm_90 --emit plan --set batch=4 \
+  --set heads=8 --set seq=512 2>&1 | grep -qE '^ +0 +\S+ +attention ' || fail "causal attention b4 h8 s512: not fused"
+# A few inner elements of long sums: in parts across the team
+# (sched_rows.c, parts_per_element; seed 202: 27.6 us one thread an
+# element, 11.4 us in parts).
+"$kbc" compile "$src/tests/codegen/specs/parts_idle.kb" --target sm_90 --emit cuda --specialize --set a=65 \
+  --set b_x=2 2>&1 | grep -qF '_pw' || fail "parts idle: y8.red's two sums not in parts"
 # KBC_STREAM_SPLIT=1 (group.c streams_past_l2): softmax over rows of 393,216
 # (1.5 MB each, some thousand at once: far past the L2) keeps its max and sum
 # in one kernel and gives the normalisation the pointwise grid; by default

@@ -12,15 +12,16 @@ Oracles, per spec:
   - emu: tests/codegen/kernel_emu runs every kernel on the CPU (one thread
     per CUDA thread) against the interpreter, at fp32 (rel. L2 <= 1e-5) and
     tf32 (<= 2e-3), and once under each opt-in variant (KBC_IDX32=1,
-    KBC_FP32_MMA=1, KBC_ROWS_PARTS=1), specialized for its binding (spec:
+    KBC_FP32_MMA=1, KBC_ROWS_PARTS=1; attn: KBC_ATTN_ALWAYS=1 specialized,
+    the fused attention family even where it would not pay), specialized for its binding (spec:
     the var axes made constants, the interpreter's outputs also checked
     against the generic program's), and `kbc compile --emit ptx --target
     sm_90` (NVRTC) compiles the kernels — `--variants` picks them (fp32,
-    tf32, idx32, fp32mma, parts, spec, misalign: specialized with every
+    tf32, idx32, fp32mma, parts, attn, spec, misalign: specialized with every
     tensor off 16-byte alignment, nvrtc);
   - gpu: `kbc verify --json` runs the kernels on the GPU against the
     interpreter, in each variant (fp32, tf32, and fp32 under KBC_IDX32,
-    KBC_FP32_MMA or KBC_ROWS_PARTS), several specs at a time — through
+    KBC_FP32_MMA, KBC_ROWS_PARTS or KBC_ATTN_ALWAYS), several specs at a time — through
     `kbc verify --batch` processes kept running (one per job and
     environment: opening the GPU costs more than most specs, and is
     serialised between processes); a spec that fails there is run again
@@ -58,6 +59,7 @@ VARIANTS = {
     "idx32": ([], {"KBC_IDX32": "1"}),
     "fp32mma": ([], {"KBC_FP32_MMA": "1"}),
     "parts": ([], {"KBC_ROWS_PARTS": "1"}),
+    "attn": (["--specialize"], {"KBC_ATTN_ALWAYS": "1"}),  # fused attention wherever a chain matches
     "spec": (["--specialize"], {}),  # specialized for the binding, as KBC_SPECIALIZE=1 runs it
     "misalign": (["--specialize", "--misalign"], {}),  # the same, every tensor 4 bytes off 16-byte alignment
     "nvrtc": None,  # `kbc compile --emit ptx --target sm_90`: NVRTC compiles every kernel
@@ -69,6 +71,7 @@ GPU_VARIANTS = {
     "idx32": ("fp32", {"KBC_IDX32": "1"}),
     "fp32mma": ("fp32", {"KBC_FP32_MMA": "1"}),
     "parts": ("fp32", {"KBC_ROWS_PARTS": "1"}),
+    "attn": ("fp32", {"KBC_ATTN_ALWAYS": "1"}),
     "spec": ("fp32", {"KBC_SPECIALIZE": "1"}),
     "generic": ("fp32", {"KBC_SPECIALIZE": "0"}),  # the code for any binding (the runtime specializes by default)
 }

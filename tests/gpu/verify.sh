@@ -123,7 +123,7 @@ fi
 {
   echo "$ex/layernorm.kb --set rows=33 --set cols=257 --iters 5"
   echo "$tmp/missing.kb --set h=1"
-  echo "$tmp/odd.kb --set h=7 --set extra=2 --precision tf32 --iters 3"
+  echo "$tmp/odd.kb --set h=7 --set extra=2 --precision tf32 --iters 3 --repeat 4"
 } | "$kbc" bench --batch >"$tmp/bench.json" 2>"$tmp/bench.err"
 code=$?
 if [ $code -ne 1 ] || ! "$py" - "$tmp/bench.json" >"$tmp/pylog" 2>&1 <<'EOF'; then
@@ -132,6 +132,7 @@ rows = [json.loads(l) for l in open(sys.argv[1])]
 assert len(rows) == 3, rows
 assert rows[0]["iters"] == 5 and rows[0]["median_us"] > 0 and rows[0]["kernels"] >= 1, rows[0]
 assert rows[1] == {"spec": rows[1]["spec"], "ok": False, "exit": 1} and "missing" in rows[1]["spec"], rows[1]
+assert rows[0]["repeat"] == 1 and rows[2]["repeat"] == 4, rows
 assert rows[2]["precision"] == "tf32" and rows[2]["iters"] == 3 and rows[2]["median_us"] > 0, rows[2]
 EOF
   echo "FAIL: kbc bench --batch (exit $code)"
