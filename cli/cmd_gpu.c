@@ -402,15 +402,17 @@ static int bench(bench_args *b) {
     bench_json(cli_spec_name(spec), kbc_program_name(s.p), rt_device_info(s.dev)->name, precision, iters, repeat,
                kbc_program_num_kernels(s.p), num, 8);
   }
-  else
-    printf("%s on %s (%s): %d kernel%s, median %.1f us over %lld runs%s%.0lld%s (min %.1f)\n"
+  else {
+    char back_to_back[48] = "";
+    if (repeat > 1) snprintf(back_to_back, sizeof back_to_back, " of %lld back to back", (long long)repeat);
+    printf("%s on %s (%s): %d kernel%s, median %.1f us over %lld runs%s (min %.1f)\n"
            "  %.4g FLOP, %.4g bytes: %.1f GFLOP/s, %.1f GB/s\n"
            "  floor %.1f us (%.0f TFLOP/s, %.1f TB/s): %.1f%% of floor\n",
            kbc_program_name(s.p), rt_device_info(s.dev)->name, precision, kbc_program_num_kernels(s.p),
-           kbc_program_num_kernels(s.p) == 1 ? "" : "s", us, (long long)iters, repeat > 1 ? " of " : "",
-           repeat > 1 ? (long long)repeat : 0LL, repeat > 1 ? " back to back" : "",
-           times[0] * 1e3, cost.flops, cost.bytes,
-           cost.flops / us * 1e-3, cost.bytes / us * 1e-3, floor_us, peak * 1e-12, bw * 1e-12, 100.0 * floor_us / us);
+           kbc_program_num_kernels(s.p) == 1 ? "" : "s", us, (long long)iters, back_to_back, times[0] * 1e3, cost.flops,
+           cost.bytes, cost.flops / us * 1e-3, cost.bytes / us * 1e-3, floor_us, peak * 1e-12, bw * 1e-12,
+           100.0 * floor_us / us);
+  }
   fflush(stdout);
   b->reported = 1;
   rc = CLI_OK;

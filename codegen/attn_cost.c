@@ -37,18 +37,12 @@
 #define ATTN_BYTES_S 1e12     /* the rows family's traffic */
 enum { ATTN_TILE = 64, ATTN_BLOCKS_PER_SM = 2 };
 
-static double extent_of(const ir_stmt *s, const int *ids, int n) {
-  double x = 1;
-  for (int i = 0; i < n; i++) x *= ir_estimate(s->index[ids[i]].extent);
-  return x;
-}
-
 static double up(double x, double m) { return ceil(x / m) * m; }
 
 int cg_attn_pays(const cg_attention *ch, const cg_target *t) {
   const cg_contraction *c = &ch->c1;
-  double batch = extent_of(ch->S, c->bat, c->n_b), rows = extent_of(ch->S, c->m, c->n_m);
-  double cols = extent_of(ch->S, c->n, c->n_n), d = extent_of(ch->S, c->k, c->n_k), n2 = 1;
+  double batch = cg_extent_estimate(ch->S, c->bat, c->n_b), rows = cg_extent_estimate(ch->S, c->m, c->n_m);
+  double cols = cg_extent_estimate(ch->S, c->n, c->n_n), d = cg_extent_estimate(ch->S, c->k, c->n_k), n2 = 1;
   for (int i = 0; i < ch->n_n2; i++) n2 *= cg_attn_n2_estimate(ch, i);
   double blocks = batch * ceil(rows / ATTN_TILE), col_tiles = ceil(cols / ATTN_TILE);
   double waves = ceil(blocks / (ATTN_BLOCKS_PER_SM * (t->sm_count > 0 ? t->sm_count : 1)));

@@ -55,6 +55,8 @@ enum { CG_JOIN_LOSS_STEPS = 6 };
 int cg_find_contraction(kbc_arena *a, const ir_stmt *s, cg_contraction *c);
 /* The product of the extents of s's indices ids[0..n) (1 for none). */
 sym *cg_extent_sym(kbc_arena *a, const ir_stmt *s, const int *ids, int n);
+/* The same product estimated (every var axis at IR_EST_VAR). */
+double cg_extent_estimate(const ir_stmt *s, const int *ids, int n);
 /* Whether an offset steps by exactly one along the flattened indices
  * ids[0..n) (the last fastest: its coefficients are 1, then the products
  * of the extents after each).  (Flat offsets and unit steps of loads:

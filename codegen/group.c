@@ -100,7 +100,7 @@ static int factors(const ir_expr *e, const ir_expr **f, int n, int max) {
   return n + 1;
 }
 
-static double product(const ir_stmt *s, const int *ids, int n) {
+double cg_extent_estimate(const ir_stmt *s, const int *ids, int n) {
   double p = 1;
   for (int i = 0; i < n; i++) p *= ir_estimate(s->index[ids[i]].extent);
   return p;
@@ -173,7 +173,7 @@ int cg_find_contraction(kbc_arena *arena, const ir_stmt *s, cg_contraction *c) {
       if ((b >> id & 1) && !(a >> id & 1)) n[nn++] = id;
     }
     if (!nm || !nn || nm > CG_MAX_OUTER || nn > CG_MAX_OUTER) continue;
-    double w = product(s, m, nm) * product(s, n, nn);
+    double w = cg_extent_estimate(s, m, nm) * cg_extent_estimate(s, n, nn);
     if (w > best) {
       best = w;
       best_mask = mask;
@@ -223,8 +223,8 @@ static int tiled_candidate(kbc_arena *a, const ir_stmt *s, const cg_options *o) 
   if (!cg_find_contraction(a, s, &c)) return 0;
   double macs = product_tile(s, c.m, c.n_m) * product_tile(s, c.n, c.n_n) * product_tile(s, c.bat, c.n_b) *
                 product_tile(s, c.k, c.n_k);
-  return product(s, c.m, c.n_m) >= 16 && product(s, c.n, c.n_n) >= 16 && product(s, c.k, c.n_k) >= 8 &&
-         macs >= (double)(1 << 20);
+  return cg_extent_estimate(s, c.m, c.n_m) >= 16 && cg_extent_estimate(s, c.n, c.n_n) >= 16 &&
+         cg_extent_estimate(s, c.k, c.n_k) >= 8 && macs >= (double)(1 << 20);
 }
 
 /* ---- rows groups -------------------------------------------------------- */

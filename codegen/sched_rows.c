@@ -109,8 +109,7 @@ enum { PARTS_LONG = 512, PARTS_IDLE = 8, PARTS_SHORT = 32 };
 static int parts_per_element(const cg_ctx *C, const cg_group *g, const ir_stmt *s, const int *inner, int n_inner) {
   const ir_expr *r = cg_top_reduce(s->rhs);
   if (g->team <= 32 || !r || n_inner == 0) return 0;
-  double elems = 1, size = ir_reduce_terms(s, r);
-  for (int i = 0; i < n_inner; i++) elems *= ir_estimate(s->index[inner[i]].extent);
+  double elems = cg_extent_estimate(s, inner, n_inner), size = ir_reduce_terms(s, r);
   if (!C->t->opt.rows_parts && size < PARTS_LONG && (elems * PARTS_IDLE > g->team || size < PARTS_SHORT)) return 0;
   return 2 * elems <= g->team && size >= 8;
 }
