@@ -29,6 +29,12 @@
 #          --max-seconds 1.5), each into $OUT/suite_<part>.{json,md,txt}, no
 #          part started past $SUITE_TIME (default 500) seconds; merge them
 #          with bench/suite.py --merge;
+#   suite-compile: `warm` for the problems of $SUITE_PARTS (default every
+#          category), then `suite` of those parts with the torch.compile
+#          column ($SUITE_ARGS default --quick --max-seconds 1.5), in one
+#          call (about 5 s a problem on the H200: two calls for the whole
+#          suite, the second within the machine's idle time so that
+#          Inductor's caches in /tmp are still there);
 #   warm:  torch.compile every suite problem ($SUITE_PROBLEMS, default all) once,
 #          $WARM_JOBS (default 12) processes at a time, into Inductor's
 #          on-disk caches: then `suite` with SUITE_ARGS without --no-compile
@@ -135,6 +141,10 @@ case "${1:-}" in
         --json "$OUT/suite_$n.json" --markdown "$OUT/suite_$n.md" >"$OUT/suite_$n.txt" 2>&1
       echo "== $part at $SECONDS s"; grep -E "fast_1|geomean" "$OUT/suite_$n.md"
     done ;;
+  suite-compile)
+    parts=${SUITE_PARTS:-matmul activation,softmax norm pooling reduction,loss gemm_fusion conv_fusion conv conv_transpose}
+    SUITE_PROBLEMS=$(echo $parts | tr ' ' ',') "$0" warm
+    SUITE_PARTS=$parts SUITE_ARGS=${SUITE_ARGS:---quick --max-seconds 1.5} "$0" suite ;;
   warm)
     python3 bench/suite.py ${SUITE_PROBLEMS:+--problems "$SUITE_PROBLEMS"} --warm-compile ${WARM_JOBS:-12} \
       >$OUT/warm.txt 2>&1
@@ -165,5 +175,5 @@ case "${1:-}" in
       --keep /tmp/fuzz_keep --json $OUT/fuzz.json >$OUT/fuzz.txt 2>&1
     [ -d /tmp/fuzz_keep ] && tar -czf $OUT/fuzz_keep.tgz -C /tmp fuzz_keep
     grep -v "^rejected" $OUT/fuzz.txt | tail -60 ;;
-  *) echo "usage: bench/device_run.sh ctest|check|profile|sam|rest|check+rest|sam-compile-N|autotune|attention|session|suite|nocliff|abq|gpu|fuzz" >&2; exit 2 ;;
+  *) echo "usage: bench/device_run.sh ctest|check|profile|sam|rest|check+rest|sam-compile-N|autotune|attention|session|suite|suite-compile|warm|nocliff|abq|gpu|fuzz" >&2; exit 2 ;;
 esac

@@ -14,9 +14,11 @@
  *     against bank conflicts), double buffered: the global loads for tile
  *     kt+1 are issued before the math on tile kt, one barrier per k-tile
  *     (gemm_load.c);
- *   - or (plan->stages > 2, KBC_GEMM_STAGES) a ring of shared stages
- *     filled by cp.async, k-tiles requested stages - 1 ahead, one wait and
- *     one barrier per k-tile (emit_k_loop_async);
+ *   - or (plan->stages > 2) a ring of shared stages filled by cp.async,
+ *     k-tiles requested stages - 1 ahead, one wait and one barrier per
+ *     k-tile (emit_k_loop_async): the vector loop (plan->vec, gemm_vec.c:
+ *     16-byte chunks, k-major tiles [x][k] read by ldmatrix), or with
+ *     KBC_GEMM_STAGES a float at a time;
  *   - math: FFMA on a TM x TN register tile per thread, read from shared
  *     memory as 4-wide vectors (fp32), or, with --precision tf32, tensor
  *     cores (mma.sync m16n8k8 TF32, operands rounded with cvt.rna when
@@ -133,6 +135,7 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
   const gemm_cfg *f = &tl->cfg;
   if (tl->mma) cg_emit_mma_helpers(C->out, tl->split3);
   if (plan->stages > 2) cg_emit_async_helpers(C->out);
+  if (plan->vec) cg_emit_ldsm_helpers(C->out);
   kbc_buf_printf(C->out, "// %s\n", cg_stmt_comment(C->a, plan->s));
   kbc_buf_printf(C->out, "// schedule: gemm (%s), M = %s, N = %s, K = %s, batch = %s\n",
                  tl->split3 ? "3xTF32 mma.sync m16n8k8, split operands, fp32 accumulation"
@@ -147,13 +150,19 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
     kbc_buf_printf(C->out, "//   tile %dx%dx%d, %d threads: %d x %d warps, warp tile %dx%d (%d x %d mma tiles)", f->bm,
                    f->bn, f->bk, GEMM_THREADS, f->wm, f->wn, f->mi * 16, f->ni * 8, f->mi, f->ni);
   if (plan->stages > 2)
-    kbc_buf_printf(C->out, ", shared memory %d B in %d stages filled by cp.async\n", plan->stages * gemm_stage_bytes(f),
-                   plan->stages);
+    kbc_buf_printf(C->out, ", shared memory %d B in %d stages filled by cp.async%s\n",
+                   plan->stages * gemm_plan_stage_bytes(plan), plan->stages, plan->vec ? " in 16-byte chunks" : "");
   else kbc_buf_printf(C->out, ", shared memory %d B double-buffered\n", gemm_smem_bytes(f));
   if (plan->epilogue.staged)
     kbc_buf_printf(C->out, "//   epilogue through shared memory (output contiguous along m), %d pass%s of %d columns\n",
                    plan->epilogue.passes, plan->epilogue.passes == 1 ? "" : "es", plan->epilogue.nc);
-  for (int w = 0; w < 2; w++) {
+  for (int w = 0; w < 2 && plan->vec; w++) {
+    const gemm_operand *o = &plan->op[w];
+    kbc_buf_printf(C->out, "//   %c: copied in chunks of 4 along %s, %d per thread per k-tile, shared [%s]%s\n", w ? 'B' : 'A',
+                   o->kmajor ? "k" : (w ? "n" : "m"), o->chunks, o->kmajor ? (w ? "n][k" : "m][k") : (w ? "k][n" : "k][m"),
+                   o->kmajor ? ", fragments by ldmatrix" : "");
+  }
+  for (int w = 0; w < 2 && !plan->vec; w++) {
     const gemm_operand *o = &plan->op[w];
     kbc_buf_printf(C->out, "//   %c: loaded %s-contiguous, %d per thread per k-tile, %s\n", w ? 'B' : 'A',
                    o->kmajor ? "k" : (w ? "n" : "m"), o->slots,
@@ -174,6 +183,23 @@ static void emit_shared(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
   const gemm_cfg *f = &plan->tiling.cfg;
+  if (plan->vec) { /* dynamic: the stages ([x][k] for k-major operands), the epilogue's tile over them */
+    int S = plan->stages, at = 0;
+    cg_line(out, "KBC_DYNAMIC_SMEM(_smem);");
+    for (int w = 0; w < 2; w++) {
+      const gemm_operand *o = &plan->op[w];
+      char T = w ? 'B' : 'A';
+      int ld = gemm_vec_ld(plan, o), rows = o->kmajor ? o->bx : f->bk;
+      cg_line(out, "float (*_%cs)[%d][%d] = (float (*)[%d][%d])(_smem + %d); // %c tiles: _%cs[stage][%s]", T, rows, ld,
+              rows, ld, at, T, T, o->kmajor ? (w ? "n][k" : "m][k") : (w ? "k][n" : "k][m"));
+      if (!w) at = S * rows * ld;
+    }
+    if (plan->epilogue.staged)
+      cg_line(out, "float (*_Cs)[%d] = (float (*)[%d])_smem; // the epilogue's output tile, over the stages",
+              plan->epilogue.nc + 1, plan->epilogue.nc + 1);
+    cg_line(out, "const unsigned _sA = kbc_smem_u32(_smem), _sB = _sA + %du; // their shared addresses", 4 * at);
+    return;
+  }
   if (plan->stages > 2) { /* dynamic: the stages, the epilogue's tile over them */
     int S = plan->stages, la = f->sa + f->pad_a, lb = f->sb + f->pad_b;
     cg_line(out, "KBC_DYNAMIC_SMEM(_smem);");
@@ -262,6 +288,10 @@ static void emit_thread_coords(gemm_emitter *ge) {
     cg_line(out, "const int _g = _lane / 4, _t4 = _lane %% 4; // mma fragment row group, thread in group");
     cg_line(out, "const int _wm0 = (_warp / %d) * %d, _wn0 = (_warp %% %d) * %d; // warp tile origin", f->wn, f->mi * 16,
             f->wn, f->ni * 8);
+    if (ge->plan->vec && ge->plan->op[0].kmajor)
+      cg_line(out, "const int _lra = _lane %% 8 + (_lane / 8 & 1) * 8, _lca = _lane / 16 * 4; // A row, k this lane gives ldmatrix");
+    if (ge->plan->vec && ge->plan->op[1].kmajor)
+      cg_line(out, "const int _lrb = _lane %% 8 + _lane / 16 * 8, _lcb = (_lane / 8 & 1) * 4; // B row, k this lane gives ldmatrix");
   }
 }
 
@@ -366,36 +396,43 @@ static void emit_math_ffma(gemm_emitter *ge) {
   cg_line(out, "}");
 }
 
+/* Operand w's mma fragments at _kk from its [k][x] tile, a float at a time
+ * (an m16 tile of A: rows _r and _r + 8 at k _t4 and _t4 + 4; an n8 tile of
+ * B: column _c at k _t4 and _t4 + 4), split into high and low TF32 parts
+ * (3xTF32) or taken as TF32 (rounded where cp.async stored them as they
+ * are).  K-major operands of the vector loop: gemm_vec_fragments. */
+static void emit_fragments_kx(gemm_emitter *ge, int w) {
+  static const char *const at[2][4] = {{"[_kk + _t4][_r]", "[_kk + _t4][_r + 8]", "[_kk + _t4 + 4][_r]", "[_kk + _t4 + 4][_r + 8]"},
+                                       {"[_kk + _t4][_c]", "[_kk + _t4 + 4][_c]"}};
+  cg_emit *out = &ge->emit;
+  const gemm_cfg *f = &ge->plan->tiling.cfg;
+  const char *rd = ge->plan->stages > 2 ? "kbc_tf32(" : "", *rd_end = ge->plan->stages > 2 ? ")" : "";
+  const char *i = w ? "_j" : "_i";
+  char T = w ? 'B' : 'A', v = w ? 'b' : 'a';
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int %s = 0; %s < %d; ++%s) {", i, i, w ? f->ni : f->mi, i);
+  cg_line(out, w ? "  const int _c = _wn0 + _j * 8 + _g;" : "  const int _r = _wm0 + _i * 16 + _g;");
+  for (int q = 0; q < (w ? 2 : 4); q++)
+    if (ge->plan->tiling.split3)
+      cg_line(out, "  kbc_split_tf32_fast(_%cs[_cur]%s, _f%c[%s][%d], _f%cl[%s][%d]);", T, at[w][q], v, i, q, v, i, q);
+    else cg_line(out, "  _f%c[%s][%d] = __float_as_uint(%s_%cs[_cur]%s%s);", v, i, q, rd, T, at[w][q], rd_end);
+  cg_line(out, "}");
+}
+
 static void emit_math_mma(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const gemm_cfg *f = &ge->plan->tiling.cfg;
   int split3 = ge->plan->tiling.split3;
-  /* TF32 operands rounded when read where cp.async stored them as they are */
-  const char *rd = ge->plan->stages > 2 ? "kbc_tf32(" : "", *rd_end = ge->plan->stages > 2 ? ")" : "";
   cg_line(out, "#pragma unroll");
   cg_line(out, "for (int _kk = 0; _kk < %d; _kk += 8) {", f->bk);
   out->indent++;
-  static const char *const a_at[4] = {"[_kk + _t4][_r]", "[_kk + _t4][_r + 8]", "[_kk + _t4 + 4][_r]",
-                                      "[_kk + _t4 + 4][_r + 8]"};
-  static const char *const b_at[2] = {"[_kk + _t4][_c]", "[_kk + _t4 + 4][_c]"};
   if (split3)
     cg_line(out, "unsigned _fa[%d][4], _fal[%d][4], _fb[%d][2], _fbl[%d][2]; // high and low TF32 parts", f->mi, f->mi,
             f->ni, f->ni);
   else cg_line(out, "unsigned _fa[%d][4], _fb[%d][2];", f->mi, f->ni);
-  cg_line(out, "#pragma unroll");
-  cg_line(out, "for (int _i = 0; _i < %d; ++_i) {", f->mi);
-  cg_line(out, "  const int _r = _wm0 + _i * 16 + _g;");
-  for (int q = 0; q < 4; q++)
-    if (split3) cg_line(out, "  kbc_split_tf32_fast(_As[_cur]%s, _fa[_i][%d], _fal[_i][%d]);", a_at[q], q, q);
-    else cg_line(out, "  _fa[_i][%d] = __float_as_uint(%s_As[_cur]%s%s);", q, rd, a_at[q], rd_end);
-  cg_line(out, "}");
-  cg_line(out, "#pragma unroll");
-  cg_line(out, "for (int _j = 0; _j < %d; ++_j) {", f->ni);
-  cg_line(out, "  const int _c = _wn0 + _j * 8 + _g;");
-  for (int q = 0; q < 2; q++)
-    if (split3) cg_line(out, "  kbc_split_tf32_fast(_Bs[_cur]%s, _fb[_j][%d], _fbl[_j][%d]);", b_at[q], q, q);
-    else cg_line(out, "  _fb[_j][%d] = __float_as_uint(%s_Bs[_cur]%s%s);", q, rd, b_at[q], rd_end);
-  cg_line(out, "}");
+  for (int w = 0; w < 2; w++)
+    if (ge->plan->vec && ge->plan->op[w].kmajor) gemm_vec_fragments(ge, &ge->plan->op[w]);
+    else emit_fragments_kx(ge, w);
   /* 3xTF32: the small products first, each product a pass over the tiles
    * (consecutive mma on different accumulators) */
   static const char *const pass[3] = {"_fal[_i], _fb[_j]", "_fa[_i], _fbl[_j]", "_fa[_i], _fb[_j]"};
@@ -413,18 +450,20 @@ static void emit_math_mma(gemm_emitter *ge) {
 
 /* 3xTF32: the tensor cores round their sums toward zero, so a long chain of
  * mma into one accumulator drifts (a model of it: rel. L2 error 3.7e-5 at
- * K = 4096, 7.5e-5 at 8192); every GEMM_FLUSH_KTILES k-tiles the
- * accumulators are added into fp32 totals (rounded to nearest) and
- * zeroed (the model: about 1e-6 at any K).  At the end (all = 1) every
- * k-tile's remainder. */
-enum { GEMM_FLUSH_KTILES = 4 };
+ * K = 4096, 7.5e-5 at 8192); every GEMM_FLUSH_K reductions (k-tiles of
+ * BK <= GEMM_FLUSH_K, a power of two) the accumulators are added into fp32
+ * totals (rounded to nearest) and zeroed (the model: about 1e-6 at any K).
+ * At the end (all = 1) every k-tile's remainder. */
+enum { GEMM_FLUSH_K = 64 };
 static void emit_flush(gemm_emitter *ge, int all) {
   cg_emit *out = &ge->emit;
   const gemm_cfg *f = &ge->plan->tiling.cfg;
   if (!ge->plan->tiling.split3) return;
+  int every = f->bk < GEMM_FLUSH_K ? GEMM_FLUSH_K / f->bk : 1; /* k-tiles */
   if (all) cg_line(out, "{ // the totals: _acc = _tot + the last k-tiles' sums");
+  else if (every == 1) cg_line(out, "{ // the tensor cores' sums (rounded toward zero) into the fp32 totals");
   else cg_line(out, "if ((_kt & %d) == %d) { // the tensor cores' sums (rounded toward zero) into the fp32 totals",
-               GEMM_FLUSH_KTILES - 1, GEMM_FLUSH_KTILES - 1);
+               every - 1, every - 1);
   out->indent++;
   cg_line(out, "#pragma unroll");
   cg_line(out, "for (int _i = 0; _i < %d; ++_i)", f->mi);
@@ -543,9 +582,10 @@ void cg_emit_gemm(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k) {
   cg_line(&ge->emit, "for (long long _tile = blockIdx.x; _tile < _tiles; _tile += gridDim.x) {");
   ge->emit.indent++;
   emit_tile_start(ge);
-  gemm_emit_rows(ge, &plan->op[0]);
-  gemm_emit_rows(ge, &plan->op[1]);
-  gemm_emit_k_init(ge);
+  for (int w = 0; w < 2; w++)
+    if (plan->vec) gemm_vec_rows(ge, &plan->op[w]);
+    else gemm_emit_rows(ge, &plan->op[w]);
+  if (!plan->vec) gemm_emit_k_init(ge);
   emit_registers(ge);
   if (plan->stages > 2) emit_k_loop_async(ge);
   else emit_k_loop(ge);

@@ -7,6 +7,8 @@
  *                    tile loop, the K loop and its math (cg_emit_gemm);
  *   gemm_load.c      the K loop's data movement: rows, k coordinates,
  *                    global loads, k tables, shared-memory stores;
+ *   gemm_vec.c       the vector K loop's data movement: 16-byte chunks
+ *                    copied by cp.async, fragments by ldmatrix;
  *   gemm_epilogue.c  the fused epilogue, direct or through shared memory.
  * Nothing is decided while printing: the emitters read the plan. */
 #ifndef KBC_GEMM_IMPL_H
@@ -68,8 +70,12 @@ int gemm_smem_bytes(const gemm_cfg *f);
  * computes the same at run time (gemm_emit.c's emit_extents prints this
  * loop). */
 long long gemm_split_count(long long out_tiles, long long ktiles, int slots, long long below);
-/* mma: 0 FFMA, 1 TF32 tensor cores, 2 3xTF32 (smaller warp tiles) */
-int gemm_choose_cfg(const cg_target *t, const gemm_shape *sh, int mma, gemm_cfg *best);
+/* mma: 0 FFMA, 1 TF32 tensor cores, 2 3xTF32; staged: the register-staged
+ * K loop (3xTF32 warp tiles of at most 8 mma tiles, static shared memory),
+ * else the vector loop (its stages' fit checked by its plan). */
+int gemm_choose_cfg(const cg_target *t, const gemm_shape *sh, int mma, int staged, gemm_cfg *best);
+/* tl->tiles from its extents and tile shape. */
+void gemm_count_tiles(kbc_arena *a, gemm_tiling *tl);
 /* Whether s is a contraction that can be tiled (tiles may still be NULL);
  * if so, its tiling. */
 int gemm_tile(kbc_arena *a, const cg_target *t, const ir_stmt *s, gemm_tiling *out);
@@ -97,6 +103,14 @@ typedef struct {
   const char *row_expr[GEMM_MAX_SLOTS]; /* local x of each row slot */
   int row_of[GEMM_MAX_SLOTS], kslot_of[GEMM_MAX_SLOTS];
   const char *xl[GEMM_MAX_SLOTS], *kl[GEMM_MAX_SLOTS]; /* local x / k of each load slot */
+  /* The vector K loop (plan->vec): the operand copied in chunks of 4
+   * consecutive floats along k (kmajor: its shared tile [x][k], rows of
+   * BK + 4, its fragments read by ldmatrix) or along x (its tile [k][x] as
+   * the other loops have it), each chunk one 16-byte cp.async where it is
+   * aligned and inside M, N, K, else a float at a time; `chunks` chunk
+   * slots per thread per k-tile, the last one not taken by every thread
+   * where chunk_partial. */
+  int chunks, chunk_partial;
 } gemm_operand;
 
 /* How the output elements are computed and stored. */
@@ -139,6 +153,10 @@ struct cg_gemm_plan {
    * (sm_80+, both operands plain loads without k tables), k-tiles
    * requested stages - 1 ahead of the math (opt.gemm_stages). */
   int stages;
+  /* The vector K loop (sm_80+, tensor cores, opt.gemm_vec): both operands
+   * plain loads contiguous along their chunk direction over one K (or X)
+   * coordinate, copied in 16-byte chunks (gemm_vec.c); stages >= 3. */
+  int vec;
   int min_blocks;     /* __launch_bounds__'s blocks per multiprocessor (opt.gemm_min_blocks), as
                          cg_signature takes it (-2: two from sm_90 on) */
 };
@@ -174,6 +192,21 @@ void gemm_emit_stores(gemm_emitter *ge, const char *buf);
 /* The pipelined K loop's copies of one k-tile (k offsets at _kb) into
  * shared stage `stage` (cp.async, zero outside M, N, K). */
 void gemm_emit_copies(gemm_emitter *ge, const char *stage);
+
+/* gemm_vec.c: the vector K loop.  Whether operand o can be copied in
+ * chunks (gemm_plan.c asks before choosing plan->vec); its shared tile's
+ * row width in floats (kmajor [x][k]: BK + 4; else [k][x]: the padded BX);
+ * the bytes of one stage of both tiles; the rows of its chunk slots; the
+ * copies of one k-tile into stage `stage`; its mma fragments at _kk of
+ * stage _cur into _fa / _fb (TF32 rounded unless split3 keeps the fp32). */
+int gemm_vec_operand_ok(kbc_arena *a, const cg_gemm_plan *plan, const gemm_operand *o);
+void gemm_vec_plan(gemm_operand *o, int bk);
+int gemm_vec_ld(const cg_gemm_plan *plan, const gemm_operand *o);
+int gemm_plan_stage_bytes(const cg_gemm_plan *plan);
+void gemm_vec_rows(gemm_emitter *ge, const gemm_operand *o);
+void gemm_vec_copies(gemm_emitter *ge, const char *stage);
+void gemm_vec_fragments(gemm_emitter *ge, const gemm_operand *o);
+void cg_emit_ldsm_helpers(kbc_buf *out);
 void gemm_emit_k_advance(gemm_emitter *ge);
 
 /* gemm_epilogue.c: per output element of the thread: decode, epilogue,

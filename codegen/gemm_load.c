@@ -186,6 +186,10 @@ void gemm_emit_copies(gemm_emitter *ge, const char *stage) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
   const gemm_cfg *f = &plan->tiling.cfg;
+  if (plan->vec) {
+    gemm_vec_copies(ge, stage);
+    return;
+  }
   emit_k_offsets(ge);
   for (int w = 0; w < 2; w++) {
     const gemm_operand *o = &plan->op[w];

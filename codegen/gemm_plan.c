@@ -11,8 +11,9 @@
  * whether its rows are addressed through the flat row (cg_collapse), and
  * which tile element each of its load slots covers; whether K is one flat
  * coordinate; the k slots and the shared k tables; split-K; the epilogue
- * (through shared memory or direct, flat M / N, vector stores) — and the
- * kernel's launch fields. */
+ * (through shared memory or direct, flat M / N, vector stores); whether
+ * the K loop is the vector one (plan_vec: 16-byte chunks, and at known
+ * sizes the tile chosen again) — and the kernel's launch fields. */
 #include <math.h>
 #include <string.h>
 
@@ -203,7 +204,7 @@ static int table_bytes(const cg_gemm_plan *plan) {
  * contiguous along m (a convolution's spatial positions) rather than n,
  * the thread tiles' stores would hit a separate sector per lane; if so,
  * its passes over groups of columns. */
-static void plan_staging(kbc_arena *a, cg_gemm_plan *plan) {
+static void plan_staging(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   const ir_stmt *s = plan->s;
   const cg_contraction *c = &plan->tiling.c;
   const gemm_cfg *f = &plan->tiling.cfg;
@@ -215,7 +216,9 @@ static void plan_staging(kbc_arena *a, cg_gemm_plan *plan) {
   probe.u.load.idx = s->lhs;
   stride_runs(a, s, &probe, c->m[c->n_m - 1], c->n[c->n_n - 1], &run_m, &run_n);
   if (run_m <= 0 || run_n > 0 || GEMM_THREADS % f->bm) return;
-  int tiles = gemm_smem_bytes(f);
+  /* the K loop's tiles: static (<= 48 KB), or the vector loop's dynamic stages */
+  int tiles = plan->vec ? plan->stages * gemm_plan_stage_bytes(plan) : gemm_smem_bytes(f);
+  int limit = plan->vec ? t->smem_per_block : GEMM_SMEM_STATIC;
   for (int passes = 1; passes <= (f->mma ? f->ni : f->tn); passes++) {
     if (f->mma) {
       /* all columns at once, else a pass per n8 tile of the warps */
@@ -230,7 +233,7 @@ static void plan_staging(kbc_arena *a, cg_gemm_plan *plan) {
       ep->nc = f->bn / passes;
     }
     int cs = f->bm * (ep->nc + 1) * 4;
-    if ((tiles > cs ? tiles : cs) + table_bytes(plan) <= GEMM_SMEM_STATIC) {
+    if ((tiles > cs ? tiles : cs) + table_bytes(plan) <= limit) {
       ep->staged = 1;
       return;
     }
@@ -296,6 +299,60 @@ static int plan_stages(const cg_target *t, const cg_gemm_plan *plan) {
   return want;
 }
 
+/* The vector K loop (gemm_vec.c) where the GPU has cp.async, the tile is
+ * on tensor cores and both operands are copied in 16-byte chunks: k-tiles
+ * of 32 (where K is not better cut by 16), 3 stages (opt.gemm_stages asks
+ * for more), fewer k per tile where the stages would not fit.  On the H200
+ * (a stand-alone kernel of this loop, 2026-12-03, 1024 x 8192 x 8192 and
+ * 4096^3 at 3xTF32, 64 x 128 tiles of 32 x 32 warp tiles): BK 32 in 3
+ * stages 2,323 / 2,349 us, BK 16 in 4 stages 2,465 / 2,441, 4 stages of 32
+ * 2,362 / 2,325; cuBLAS's FFMA SGEMM 2,699 / 2,723.  In kbc (KernelBench's
+ * L2/12 at 1024 x 8192 x 8192): the staged 64 x 128 tile 2,358 us, the
+ * tile chosen again at known sizes (128 x 128, one block per SM) 2,230. */
+/* A thread's chunks per k-tile at most GEMM_VEC_MAX_CHUNKS (each holds a
+ * 64-bit row offset for the whole K loop): SAM-HQ's 64 x 256 tile at 32-k
+ * tiles (10 chunks) spilled 20 bytes at 255 registers. */
+enum { GEMM_VEC_STAGES = 3, GEMM_VEC_MAX_CHUNKS = 8 };
+static int sizes_known(const gemm_tiling *tl) {
+  return sym_is_const(tl->M, NULL) && sym_is_const(tl->N, NULL) && sym_is_const(tl->K, NULL) && sym_is_const(tl->B, NULL);
+}
+
+static void plan_vec(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
+  if (!t->opt.gemm_vec || !plan->tiling.mma || t->sm < 80) return;
+  for (int w = 0; w < 2; w++)
+    if (!gemm_vec_operand_ok(a, plan, &plan->op[w])) return;
+  cg_gemm_plan v = *plan;
+  gemm_cfg *f = &v.tiling.cfg;
+  /* Where the sizes are known (constants, a specialized binding), the tile
+   * again without the staging registers' limit; with var axes the 64-bit
+   * index arithmetic leaves no room for it (ptxas: 128 x 128 3xTF32 tiles
+   * spilled up to 612 bytes at 255 registers), nor for 32-k tiles' chunk
+   * offsets. */
+  int known = sizes_known(&v.tiling);
+  if (known) {
+    if (!gemm_choose_cfg(t, &v.tiling.shape, v.tiling.split3 ? 2 : 1, 0, f)) return;
+    gemm_count_tiles(a, &v.tiling);
+    v.op[0].bx = f->bm;
+    v.op[1].bx = f->bn;
+  }
+  double k = v.tiling.shape.k;
+  int bk = known && k >= 64 && ceil(k / 32) * 32 <= ceil(k / 16) * 16 ? 32 : 16;
+  int stages = t->opt.gemm_stages >= 3 ? t->opt.gemm_stages : GEMM_VEC_STAGES;
+  v.vec = 1;
+  v.stages = stages;
+  for (; bk >= 8; bk /= 2) {
+    f->bk = bk;
+    for (int w = 0; w < 2; w++) gemm_vec_plan(&v.op[w], bk);
+    int chunks = v.op[0].chunks + v.op[1].chunks;
+    if ((bk == 8 || chunks <= GEMM_VEC_MAX_CHUNKS) && stages * gemm_plan_stage_bytes(&v) <= t->smem_per_block) break;
+  }
+  if (bk < 8) return;
+  v.n_kslots = 0; /* k from the k-tile base: no k slots, tables or carries */
+  v.builder = -1;
+  v.table_digits = 0;
+  *plan = v;
+}
+
 /* ---- the plan ------------------------------------------------------------ */
 
 /* Both operands single loads addressed as row offset + k offset, neither
@@ -338,7 +395,8 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   }
   const gemm_cfg *f = &tl->cfg;
   plan->stages = plan_stages(C->t, plan);
-  plan_staging(a, plan);
+  plan_vec(a, C->t, plan);
+  plan_staging(a, C->t, plan);
   /* Split-K when the output is the sum plus terms without it, K may be
    * long enough to cut, and the output tiles may be fewer than two waves
    * of block slots: the slice count is decided at run time, or here where
@@ -370,9 +428,13 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
    * opt.gemm_min_blocks (KBC_GEMM_MIN_BLOCKS) overrides: 1 no bound, 2..4
    * that many on every GPU. */
   const cg_contraction *ct = &tl->c;
-  int plain = (!f->mma || tl->split3) && ct->n_m == 1 && ct->n_n == 1 && ct->n_k == 1 && plain_operands(plan);
+  int plain = (!f->mma || tl->split3) && ct->n_m == 1 && ct->n_n == 1 && ct->n_k == 1 && plain_operands(plan) &&
+              !(plan->vec && f->mi * f->ni > 4); /* the vector loop: two blocks for small warp tiles only */
   int mb = C->t->opt.gemm_min_blocks;
-  plan->min_blocks = mb >= 2 ? mb : mb == 1 ? 0 : plain ? -2 : 0;
+  /* the vector loop's other tiles: one block at least, said (without it
+   * ptxas aimed at more and spilled a few bytes: SAM-HQ's o at 128
+   * registers, the MLP's second product at 80) */
+  plan->min_blocks = mb >= 2 ? mb : mb == 1 ? 0 : plain ? -2 : plan->vec ? 1 : 0;
 
   k->family = CG_FAMILY_GEMM;
   k->first = g->first;
@@ -381,7 +443,7 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   k->smem = 0; /* register-staged: static __shared__, <= 48 KB */
   if (plan->stages > 2) {
     int cs = plan->epilogue.staged ? f->bm * (plan->epilogue.nc + 1) * 4 : 0;
-    k->smem = plan->stages * gemm_stage_bytes(f);
+    k->smem = plan->stages * gemm_plan_stage_bytes(plan);
     if (cs > k->smem) k->smem = cs;
   }
   k->work = plan->split ? sym_scale(a, tl->tiles, GEMM_SPLIT_MAX) : tl->tiles;

@@ -90,7 +90,7 @@ static int choose_bk(const gemm_shape *sh, gemm_cfg *f) {
   return gemm_smem_bytes(f) <= GEMM_SMEM_TILES;
 }
 
-int gemm_choose_cfg(const cg_target *t, const gemm_shape *sh, int mma, gemm_cfg *best) {
+int gemm_choose_cfg(const cg_target *t, const gemm_shape *sh, int mma, int staged, gemm_cfg *best) {
   double best_score = -1;
   if (!mma) {
     static const int txs[] = {4, 8, 16, 32, 64};
@@ -135,10 +135,10 @@ int gemm_choose_cfg(const cg_target *t, const gemm_shape *sh, int mma, gemm_cfg 
           f.pad_b = pad_for(1, f.bn);
           /* 3xTF32 (mma == 2) holds high and low fragments: half the tiles,
            * unless the K loop's copies need no staging registers */
-          int most = mma == 2 && t->opt.gemm_stages < 3 ? 8 : 16;
+          int most = mma == 2 && staged ? 8 : 16;
           if (f.mi * f.ni > most || f.bm > 256 || f.bn > 256) continue;
           f.bk = 16;
-          if (gemm_smem_bytes(&f) > GEMM_SMEM_TILES) continue;
+          if (staged && gemm_smem_bytes(&f) > GEMM_SMEM_TILES) continue;
           /* ties: square tiles, then fewer threads along n */
           double sc = score(t, sh, &f) * (1.0 - 0.01 * fabs(log2((double)f.bm / f.bn)));
           if (sc > best_score + 1e-9) {
@@ -182,10 +182,14 @@ int gemm_tile(kbc_arena *a, const cg_target *t, const ir_stmt *s, gemm_tiling *o
    * tile on KernelBench's matrix products */
   out->split3 = t->precision == CG_PRECISION_FP32 && t->opt.fp32_mma != 0;
   out->mma = t->precision == CG_PRECISION_TF32 || out->split3;
-  if (!gemm_choose_cfg(t, sh, out->split3 ? 2 : out->mma, &out->cfg)) return 0;
-  const gemm_cfg *f = &out->cfg;
-  out->tiles = sym_mul(a, sym_mul(a, sym_div(a, sym_add(a, out->M, sym_const(a, f->bm - 1)), f->bm),
-                                  sym_div(a, sym_add(a, out->N, sym_const(a, f->bn - 1)), f->bn)),
-                       out->B);
+  if (!gemm_choose_cfg(t, sh, out->split3 ? 2 : out->mma, t->opt.gemm_stages < 3, &out->cfg)) return 0;
+  gemm_count_tiles(a, out);
   return 1;
+}
+
+void gemm_count_tiles(kbc_arena *a, gemm_tiling *tl) {
+  const gemm_cfg *f = &tl->cfg;
+  tl->tiles = sym_mul(a, sym_mul(a, sym_div(a, sym_add(a, tl->M, sym_const(a, f->bm - 1)), f->bm),
+                                 sym_div(a, sym_add(a, tl->N, sym_const(a, f->bn - 1)), f->bn)),
+                      tl->B);
 }

@@ -36,6 +36,9 @@ typedef struct {
   int gemm_stages;     /* KBC_GEMM_STAGES: the GEMM family's K loop: 2 register-staged double
                           buffer; 3..4 that many shared-memory stages filled by cp.async (sm_80+,
                           operands that are plain loads); 0: the plan's (gemm_plan.c) */
+  int gemm_vec;        /* KBC_GEMM_VEC (default on): tensor-core GEMMs whose operands allow it copy
+                          16-byte chunks into cp.async stages, fragments by ldmatrix (gemm_vec.c);
+                          0: the register-staged loop */
   int idx32;           /* KBC_IDX32: the 32-bit index variant where a binding fits (applied by the
                           callers: cg_program_narrow) */
 } cg_options;

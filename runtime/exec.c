@@ -285,10 +285,12 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
 }
 
 /* Replays a captured graph when the arguments repeat (KBC_NO_GRAPH on
- * turns this off).  Returns 1 when it launched, 0 to launch plainly. */
+ * turns this off), a program of one kernel too: back to back, a graph's
+ * launch costs the host less than the kernel's own.  Returns 1 when it
+ * launched, 0 to launch plainly. */
 static int via_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *vars, void **args, void *stream,
                      rt_err *err) {
-  if (kbc_env_flag("KBC_NO_GRAPH", 0) || x->prof_ev || !rt_graph_supported(x->dev) || x->code.n_kernels < 2) return 0;
+  if (kbc_env_flag("KBC_NO_GRAPH", 0) || x->prof_ev || !rt_graph_supported(x->dev) || x->code.n_kernels < 1) return 0;
   size_t len = sizeof(rt_dptr) * (size_t)x->p->tensors.len + sizeof(long long) * (size_t)x->p->vars.len;
   unsigned char *key = malloc(len + 1);
   if (!key) return 0;

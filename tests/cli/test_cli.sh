@@ -138,17 +138,28 @@ test_usage() {
   grep -q "const long long batch," "$log" || fail "KBC_IDX32=0: var axes are not long long"
   expect 0 "KBC_GEMM_MIN_BLOCKS=2" env KBC_GEMM_MIN_BLOCKS=2 "$kbc" compile "$mm" --emit cuda --target sm_90
   grep -q "__launch_bounds__(256, 2)" "$log" || fail "KBC_GEMM_MIN_BLOCKS=2: no __launch_bounds__(256, 2)"
+  # (the plan's own for this product: the vector K loop's tile, one block)
   expect 0 "KBC_GEMM_MIN_BLOCKS=9" env KBC_GEMM_MIN_BLOCKS=9 "$kbc" compile "$mm" --emit cuda --target sm_90
-  grep -qF "__launch_bounds__(256, KBC_BLOCKS_SM90(2))" "$log" || fail "KBC_GEMM_MIN_BLOCKS=9: not ignored (the plan's 2)"
+  grep -qF "__launch_bounds__(256, 1)" "$log" || fail "KBC_GEMM_MIN_BLOCKS=9: not ignored (the plan's 1)"
   expect 0 "KBC_GEMM_MIN_BLOCKS=1" env KBC_GEMM_MIN_BLOCKS=1 "$kbc" compile "$mm" --emit cuda --target sm_90
   grep -q "__launch_bounds__(256, " "$log" && fail "KBC_GEMM_MIN_BLOCKS=1: a bound asked"
-  # KBC_GEMM_STAGES=3: the K loop through three cp.async stages (else, and
-  # for values out of 0..4, the register-staged double buffer)
-  expect 0 "KBC_GEMM_STAGES=3" env KBC_GEMM_STAGES=3 "$kbc" compile "$mm" --emit cuda --target sm_90
-  grep -q "in 3 stages filled by cp.async" "$log" && grep -q "kbc_cp_wait<1>();" "$log" ||
-    fail "KBC_GEMM_STAGES=3: no three-stage cp.async K loop"
-  expect 0 "KBC_GEMM_STAGES=7" env KBC_GEMM_STAGES=7 "$kbc" compile "$mm" --emit cuda --target sm_90
-  grep -q "double-buffered" "$log" && ! grep -q "cp.async" "$log" || fail "KBC_GEMM_STAGES=7: not ignored"
+  # The K loop: by default the vector loop (16-byte cp.async chunks) in 3
+  # stages, KBC_GEMM_STAGES=4 four (values out of 0..4 ignored);
+  # KBC_GEMM_VEC=0 the register-staged double buffer, with
+  # KBC_GEMM_STAGES=3 three cp.async stages a float at a time.
+  for st in "" 4 7; do
+    n=${st:-3}
+    [ "$st" = 7 ] && n=3
+    expect 0 "KBC_GEMM_STAGES=$st" env KBC_GEMM_STAGES=$st "$kbc" compile "$mm" --emit cuda --target sm_90
+    grep -q "in $n stages filled by cp.async in 16-byte chunks" "$log" && grep -q "kbc_cp_wait<$((n - 2))>();" "$log" ||
+      fail "KBC_GEMM_STAGES=$st: no $n-stage vector K loop"
+  done
+  expect 0 "KBC_GEMM_VEC=0" env KBC_GEMM_VEC=0 "$kbc" compile "$mm" --emit cuda --target sm_90
+  grep -q "double-buffered" "$log" && ! grep -q "cp.async" "$log" || fail "KBC_GEMM_VEC=0: not the register-staged loop"
+  expect 0 "KBC_GEMM_VEC=0 KBC_GEMM_STAGES=3" env KBC_GEMM_VEC=0 KBC_GEMM_STAGES=3 "$kbc" compile "$mm" --emit cuda \
+    --target sm_90
+  grep -q "in 3 stages filled by cp.async$" "$log" && grep -q "kbc_cp_async4(&_As" "$log" ||
+    fail "KBC_GEMM_VEC=0 KBC_GEMM_STAGES=3: no three-stage cp.async K loop a float at a time"
 
   # A long serial sum of known extent in blocks at a divisor near sqrt(terms),
   # unrolled (4096 terms: blocks of 64)

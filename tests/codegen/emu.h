@@ -175,6 +175,23 @@ static inline void emu_cp_wait(size_t keep) {
 }
 template <int N> static inline void kbc_cp_wait() { emu_cp_wait(N); }
 
+// ldmatrix .x4 / .x2 (8 rows of 4 floats per matrix): lane l gives the
+// shared address of row l % 8 of matrix l / 8 (lanes 0-15 only for .x2)
+// and receives float l % 4 of row l / 4 of each matrix; the addresses
+// exchanged through the warp's scratch between two warp barriers.
+#define KBC_LDSM_HELPERS
+static unsigned emu_ldsm_scratch[32][32];
+static inline void emu_ldsm(unsigned a, unsigned *r, int n) {
+  int lane = threadIdx.x % 32, w = threadIdx.x / 32;
+  emu_ldsm_scratch[w][lane] = a;
+  pthread_barrier_wait(&emu_warp_barrier[w]);
+  for (int j = 0; j < n; j++)
+    r[j] = *(const unsigned *)(emu_smem_base + emu_ldsm_scratch[w][j * 8 + lane / 4] + 4 * (lane % 4));
+  pthread_barrier_wait(&emu_warp_barrier[w]);
+}
+static inline void kbc_ldsm4(unsigned a, unsigned *r) { emu_ldsm(a, r, 4); }
+static inline void kbc_ldsm2(unsigned a, unsigned *r) { emu_ldsm(a, r, 2); }
+
 template <class F> static void emu_launch(unsigned grid, unsigned block, F kernel) {
   gridDim.x = grid;
   blockDim.x = block;

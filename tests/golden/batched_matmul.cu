@@ -85,12 +85,95 @@ __device__ __forceinline__ void kbc_split_tf32_fast(float x, unsigned &hi, unsig
 }
 #endif
 
+#ifndef KBC_ASYNC_HELPERS
+#define KBC_ASYNC_HELPERS
+// Dynamic shared memory; one float, or four (16 bytes, both addresses 16-byte aligned), copied
+// global -> shared asynchronously (cp.async, sm_80+; 0 where !ok, src then unread), the copies
+// requested so far committed as a group, and a wait until at most N groups are pending.
+#define KBC_DYNAMIC_SMEM(name) extern __shared__ __align__(16) float name[]
+// The shared-memory address of p (taken once per array); dst is the element's
+// pointer and dsts its shared address (dst used only where cp.async is not).
+__device__ __forceinline__ unsigned kbc_smem_u32(const float *p) {
+  unsigned d;
+  asm("{ .reg .u64 p; cvta.to.shared.u64 p, %1; cvt.u32.u64 %0, p; }" : "=r"(d) : "l"(p));
+  return d;
+}
+// Loads from shared memory by 32-bit address (NVRTC otherwise computes 64-bit generic addresses).
+__device__ __forceinline__ float kbc_lds(unsigned a) {
+  float x;
+  asm volatile("ld.shared.f32 %0, [%1];" : "=f"(x) : "r"(a));
+  return x;
+}
+__device__ __forceinline__ float2 kbc_lds2(unsigned a) {
+  float2 x;
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(x.x), "=f"(x.y) : "r"(a));
+  return x;
+}
+__device__ __forceinline__ void kbc_cp_async4(float *dst, unsigned dsts, const float *src, bool ok) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(dsts), "l"(src), "r"(ok ? 4 : 0) : "memory");
+#else
+  *dst = ok ? *src : 0.0f;
+#endif
+}
+__device__ __forceinline__ void kbc_cp_async16(float *dst, unsigned dsts, const float *src, bool ok) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dsts), "l"(src), "r"(ok ? 16 : 0) : "memory");
+#else
+  for (int i = 0; i < 4; ++i) dst[i] = ok ? src[i] : 0.0f;
+#endif
+}
+__device__ __forceinline__ void kbc_cp_commit() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+// N a constant: 1 waits for all groups but the newest, 0 for all.
+template <int N> __device__ __forceinline__ void kbc_cp_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
+}
+#endif
+
+#ifndef KBC_LDSM_HELPERS
+#define KBC_LDSM_HELPERS
+// ldmatrix of four (two) 8x8 matrices of 16-bit elements, here 8 rows of 4 floats each:
+// lane l gives the shared address of row l % 8 of matrix l / 8 and receives, per matrix,
+// float l % 4 of row l / 4 (the mma.m16n8k8 .tf32 fragment layout).  Before sm_75 the same
+// through shuffles of the row addresses.
+__device__ __forceinline__ void kbc_ldsm4(unsigned a, unsigned *r) {
+#if __CUDA_ARCH__ >= 750
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a) : "memory");
+#else
+  const int l = threadIdx.x % 32;
+  for (int j = 0; j < 4; ++j) {
+    const unsigned row = __shfl_sync(0xffffffffu, a, j * 8 + l / 4);
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(r[j]) : "r"(row + 4u * (l % 4)) : "memory");
+  }
+#endif
+}
+__device__ __forceinline__ void kbc_ldsm2(unsigned a, unsigned *r) {
+#if __CUDA_ARCH__ >= 750
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
+               : "=r"(r[0]), "=r"(r[1]) : "r"(a) : "memory");
+#else
+  const int l = threadIdx.x % 32;
+  for (int j = 0; j < 2; ++j) {
+    const unsigned row = __shfl_sync(0xffffffffu, a, j * 8 + l / 4);
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(r[j]) : "r"(row + 4u * (l % 4)) : "memory");
+  }
+#endif
+}
+#endif
+
 // out[z, i, j] = sum(r: a[z, i, r] * b[z, r, j])
 // schedule: gemm (3xTF32 mma.sync m16n8k8, split operands, fp32 accumulation), M = i, N = j, K = r, batch = z
-//   tile 64x128x16, 256 threads: 2 x 4 warps, warp tile 32x32 (2 x 4 mma tiles), shared memory 26624 B double-buffered
-//   A: loaded k-contiguous, 4 per thread per k-tile, addressed as row offset + k offset
-//   B: loaded n-contiguous, 8 per thread per k-tile, addressed as row offset + k offset
-extern "C" __global__ void __launch_bounds__(256, KBC_BLOCKS_SM90(2))
+//   tile 64x128x16, 256 threads: 2 x 4 warps, warp tile 32x32 (2 x 4 mma tiles), shared memory 41472 B in 3 stages filled by cp.async in 16-byte chunks
+//   A: copied in chunks of 4 along k, 1 per thread per k-tile, shared [m][k], fragments by ldmatrix
+//   B: copied in chunks of 4 along n, 2 per thread per k-tile, shared [k][n]
+extern "C" __global__ void __launch_bounds__(256, 1)
 batched_matmul_k0_out(const float *__restrict__ a,
     const float *__restrict__ b,
     float *out,
@@ -99,8 +182,10 @@ batched_matmul_k0_out(const float *__restrict__ a,
     const long long k,
     const long long n)
 {
-  __shared__ __align__(16) float _As[2][16][72]; // A tile, k-major: _As[k][m]
-  __shared__ __align__(16) float _Bs[2][16][136]; // B tile, k-major: _Bs[k][n]
+  KBC_DYNAMIC_SMEM(_smem);
+  float (*_As)[64][20] = (float (*)[64][20])(_smem + 0); // A tiles: _As[stage][m][k]
+  float (*_Bs)[16][136] = (float (*)[16][136])(_smem + 3840); // B tiles: _Bs[stage][k][n]
+  const unsigned _sA = kbc_smem_u32(_smem), _sB = _sA + 15360u; // their shared addresses
   const long long _M = m;
   const long long _N = n;
   const long long _K = k;
@@ -122,6 +207,7 @@ batched_matmul_k0_out(const float *__restrict__ a,
   const int _warp = _tid / 32, _lane = _tid % 32;
   const int _g = _lane / 4, _t4 = _lane % 4; // mma fragment row group, thread in group
   const int _wm0 = (_warp / 4) * 32, _wn0 = (_warp % 4) * 32; // warp tile origin
+  const int _lra = _lane % 8 + (_lane / 8 & 1) * 8, _lca = _lane / 16 * 4; // A row, k this lane gives ldmatrix
   for (long long _tile = blockIdx.x; _tile < _tiles; _tile += gridDim.x) {
     long long _t = _tile;
     const long long _kt0 = (_t % _splits) * _kper; // this slice: k-tiles [_kt0, _kt0 + _nkt)
@@ -135,34 +221,15 @@ batched_matmul_k0_out(const float *__restrict__ a,
     _t /= _tiles_m;
     long long z; // batch
     z = _t;
-    // A rows this thread loads (i = _m0 + local row)
-    const long long _ar0 = _m0 + _tid / 16;
+    // A rows of this thread's 16-byte chunks (i = _m0 + local row)
+    const long long _ar0 = _m0 + _tid / 4;
     const bool _ar0ok = _ar0 < _M;
     const long long _ao0 = (m*k*z + k*_ar0);
-    const long long _ar1 = _m0 + _tid / 16 + 16;
-    const bool _ar1ok = _ar1 < _M;
-    const long long _ao1 = (m*k*z + k*_ar1);
-    const long long _ar2 = _m0 + _tid / 16 + 32;
-    const bool _ar2ok = _ar2 < _M;
-    const long long _ao2 = (m*k*z + k*_ar2);
-    const long long _ar3 = _m0 + _tid / 16 + 48;
-    const bool _ar3ok = _ar3 < _M;
-    const long long _ao3 = (m*k*z + k*_ar3);
-    // B rows this thread loads (j = _n0 + local row)
-    const long long _br0 = _n0 + _tid % 128;
-    const bool _br0ok = _br0 < _N;
+    // B rows of this thread's 16-byte chunks (j = _n0 + local row), the chunk's first
+    const long long _br0 = _n0 + _tid % 32 * 4;
     const long long _bo0 = (k*n*z + _br0);
-    // k coordinates this thread loads (r = k), advanced by 16 per k-tile
-    long long _k0 = _kt0 * 16 + _tid % 16;
-    long long _k1 = _kt0 * 16 + _tid / 128;
-    long long _k2 = _kt0 * 16 + _tid / 128 + 2;
-    long long _k3 = _kt0 * 16 + _tid / 128 + 4;
-    long long _k4 = _kt0 * 16 + _tid / 128 + 6;
-    long long _k5 = _kt0 * 16 + _tid / 128 + 8;
-    long long _k6 = _kt0 * 16 + _tid / 128 + 10;
-    long long _k7 = _kt0 * 16 + _tid / 128 + 12;
-    long long _k8 = _kt0 * 16 + _tid / 128 + 14;
-    float _av[4], _bv[8]; // staging registers: this thread's A and B elements of one k-tile
+    const long long _br1 = _n0 + (_tid + 256) % 32 * 4;
+    const long long _bo1 = (k*n*z + _br1);
     float _acc[2][4][4]; // the tensor cores' sums of the last k-tiles
     float _tot[2][4][4]; // their fp32 totals
     #pragma unroll
@@ -171,98 +238,123 @@ batched_matmul_k0_out(const float *__restrict__ a,
       for (int _j = 0; _j < 4; ++_j)
         #pragma unroll
         for (int _q = 0; _q < 4; ++_q) _acc[_i][_j][_q] = _tot[_i][_j][_q] = 0.0f;
-    // k-tile 0 -> shared buffer 0
-    {
-      const long long _kb = _kt0 * 16;
-      const long long _aq0 = _k0;
-      const long long _bq1 = (n*_k1);
-      const long long _bq2 = (n*_k2);
-      const long long _bq3 = (n*_k3);
-      const long long _bq4 = (n*_k4);
-      const long long _bq5 = (n*_k5);
-      const long long _bq6 = (n*_k6);
-      const long long _bq7 = (n*_k7);
-      const long long _bq8 = (n*_k8);
-      _av[0] = _ar0ok && _k0 < _kend ? a[_ao0 + _aq0] : 0.0f;
-      _av[1] = _ar1ok && _k0 < _kend ? a[_ao1 + _aq0] : 0.0f;
-      _av[2] = _ar2ok && _k0 < _kend ? a[_ao2 + _aq0] : 0.0f;
-      _av[3] = _ar3ok && _k0 < _kend ? a[_ao3 + _aq0] : 0.0f;
-      _bv[0] = _br0ok && _k1 < _kend ? b[_bo0 + _bq1] : 0.0f;
-      _bv[1] = _br0ok && _k2 < _kend ? b[_bo0 + _bq2] : 0.0f;
-      _bv[2] = _br0ok && _k3 < _kend ? b[_bo0 + _bq3] : 0.0f;
-      _bv[3] = _br0ok && _k4 < _kend ? b[_bo0 + _bq4] : 0.0f;
-      _bv[4] = _br0ok && _k5 < _kend ? b[_bo0 + _bq5] : 0.0f;
-      _bv[5] = _br0ok && _k6 < _kend ? b[_bo0 + _bq6] : 0.0f;
-      _bv[6] = _br0ok && _k7 < _kend ? b[_bo0 + _bq7] : 0.0f;
-      _bv[7] = _br0ok && _k8 < _kend ? b[_bo0 + _bq8] : 0.0f;
-    }
-    _k0 += 16;
-    _k1 += 16;
-    _k2 += 16;
-    _k3 += 16;
-    _k4 += 16;
-    _k5 += 16;
-    _k6 += 16;
-    _k7 += 16;
-    _k8 += 16;
-    _As[0][_tid % 16][_tid / 16] = _av[0];
-    _As[0][_tid % 16][_tid / 16 + 16] = _av[1];
-    _As[0][_tid % 16][_tid / 16 + 32] = _av[2];
-    _As[0][_tid % 16][_tid / 16 + 48] = _av[3];
-    _Bs[0][_tid / 128][_tid % 128] = _bv[0];
-    _Bs[0][_tid / 128 + 2][_tid % 128] = _bv[1];
-    _Bs[0][_tid / 128 + 4][_tid % 128] = _bv[2];
-    _Bs[0][_tid / 128 + 6][_tid % 128] = _bv[3];
-    _Bs[0][_tid / 128 + 8][_tid % 128] = _bv[4];
-    _Bs[0][_tid / 128 + 10][_tid % 128] = _bv[5];
-    _Bs[0][_tid / 128 + 12][_tid % 128] = _bv[6];
-    _Bs[0][_tid / 128 + 14][_tid % 128] = _bv[7];
-    __syncthreads();
-    for (long long _kt = 0; _kt < _nkt; ++_kt) {
-      const int _cur = (int)(_kt & 1);
-      { // k-tile _kt + 1 -> registers, in flight during the math below (none past the end: k >= K)
-        const long long _kb = (_kt0 + _kt + 1) * 16;
-        const long long _aq0 = _k0;
-        const long long _bq1 = (n*_k1);
-        const long long _bq2 = (n*_k2);
-        const long long _bq3 = (n*_k3);
-        const long long _bq4 = (n*_k4);
-        const long long _bq5 = (n*_k5);
-        const long long _bq6 = (n*_k6);
-        const long long _bq7 = (n*_k7);
-        const long long _bq8 = (n*_k8);
-        _av[0] = _ar0ok && _k0 < _kend ? a[_ao0 + _aq0] : 0.0f;
-        _av[1] = _ar1ok && _k0 < _kend ? a[_ao1 + _aq0] : 0.0f;
-        _av[2] = _ar2ok && _k0 < _kend ? a[_ao2 + _aq0] : 0.0f;
-        _av[3] = _ar3ok && _k0 < _kend ? a[_ao3 + _aq0] : 0.0f;
-        _bv[0] = _br0ok && _k1 < _kend ? b[_bo0 + _bq1] : 0.0f;
-        _bv[1] = _br0ok && _k2 < _kend ? b[_bo0 + _bq2] : 0.0f;
-        _bv[2] = _br0ok && _k3 < _kend ? b[_bo0 + _bq3] : 0.0f;
-        _bv[3] = _br0ok && _k4 < _kend ? b[_bo0 + _bq4] : 0.0f;
-        _bv[4] = _br0ok && _k5 < _kend ? b[_bo0 + _bq5] : 0.0f;
-        _bv[5] = _br0ok && _k6 < _kend ? b[_bo0 + _bq6] : 0.0f;
-        _bv[6] = _br0ok && _k7 < _kend ? b[_bo0 + _bq7] : 0.0f;
-        _bv[7] = _br0ok && _k8 < _kend ? b[_bo0 + _bq8] : 0.0f;
+    // k-tiles 0 .. 1 -> stages 0 .. 1
+    #pragma unroll
+    for (int _st = 0; _st < 2; ++_st) {
+      if (_st < _nkt) {
+        const long long _kb = (_kt0 + _st) * 16;
+        {
+          const long long _kc = _kb + _tid % 4 * 4;
+          const long long _o = _ao0 + _kc;
+          float *_d = &_As[_st][_tid / 4][_tid % 4 * 4];
+          const unsigned _ds = _sA + 4u * (unsigned)(((_st) * 64 + _tid / 4) * 20 + _tid % 4 * 4);
+          if (_ar0ok && _kc + 3 < _kend && ((unsigned long long)(size_t)(a + _o) & 15) == 0) {
+            kbc_cp_async16(_d, _ds, a + _o, true);
+          } else { // at an edge or unaligned: a float at a time, zero outside
+            #pragma unroll
+            for (int _e = 0; _e < 4; ++_e) {
+              const bool _ok = _ar0ok && _kc + _e < _kend;
+              kbc_cp_async4(_d + _e, _ds + 4u * _e, _ok ? a + _o + _e : a, _ok);
+            }
+          }
+        }
+        {
+          const long long _kc = _kb + _tid / 32;
+          const long long _o = _bo0 + (n*_kc);
+          float *_d = &_Bs[_st][_tid / 32][_tid % 32 * 4];
+          const unsigned _ds = _sB + 4u * (unsigned)(((_st) * 16 + _tid / 32) * 136 + _tid % 32 * 4);
+          if (_kc < _kend && _br0 + 3 < _N && ((unsigned long long)(size_t)(b + _o) & 15) == 0) {
+            kbc_cp_async16(_d, _ds, b + _o, true);
+          } else { // at an edge or unaligned: a float at a time, zero outside
+            #pragma unroll
+            for (int _e = 0; _e < 4; ++_e) {
+              const bool _ok = _kc < _kend && _br0 + _e < _N;
+              kbc_cp_async4(_d + _e, _ds + 4u * _e, _ok ? b + _o + _e : b, _ok);
+            }
+          }
+        }
+        {
+          const long long _kc = _kb + (_tid + 256) / 32;
+          const long long _o = _bo1 + (n*_kc);
+          float *_d = &_Bs[_st][(_tid + 256) / 32][(_tid + 256) % 32 * 4];
+          const unsigned _ds = _sB + 4u * (unsigned)(((_st) * 16 + (_tid + 256) / 32) * 136 + (_tid + 256) % 32 * 4);
+          if (_kc < _kend && _br1 + 3 < _N && ((unsigned long long)(size_t)(b + _o) & 15) == 0) {
+            kbc_cp_async16(_d, _ds, b + _o, true);
+          } else { // at an edge or unaligned: a float at a time, zero outside
+            #pragma unroll
+            for (int _e = 0; _e < 4; ++_e) {
+              const bool _ok = _kc < _kend && _br1 + _e < _N;
+              kbc_cp_async4(_d + _e, _ds + 4u * _e, _ok ? b + _o + _e : b, _ok);
+            }
+          }
+        }
       }
-      _k0 += 16;
-      _k1 += 16;
-      _k2 += 16;
-      _k3 += 16;
-      _k4 += 16;
-      _k5 += 16;
-      _k6 += 16;
-      _k7 += 16;
-      _k8 += 16;
+      kbc_cp_commit();
+    }
+    int _cur = 0, _nxt = 2; // the stages of k-tiles _kt and _kt + 2
+    for (long long _kt = 0; _kt < _nkt; ++_kt) {
+      kbc_cp_wait<1>();
+      __syncthreads(); // k-tile _kt landed for every thread; stage _nxt read by none (k-tile _kt - 1's)
+      if (_kt + 2 < _nkt) { // k-tile _kt + 2 -> stage _nxt, in flight during the math below
+        const long long _kb = (_kt0 + _kt + 2) * 16;
+        {
+          const long long _kc = _kb + _tid % 4 * 4;
+          const long long _o = _ao0 + _kc;
+          float *_d = &_As[_nxt][_tid / 4][_tid % 4 * 4];
+          const unsigned _ds = _sA + 4u * (unsigned)(((_nxt) * 64 + _tid / 4) * 20 + _tid % 4 * 4);
+          if (_ar0ok && _kc + 3 < _kend && ((unsigned long long)(size_t)(a + _o) & 15) == 0) {
+            kbc_cp_async16(_d, _ds, a + _o, true);
+          } else { // at an edge or unaligned: a float at a time, zero outside
+            #pragma unroll
+            for (int _e = 0; _e < 4; ++_e) {
+              const bool _ok = _ar0ok && _kc + _e < _kend;
+              kbc_cp_async4(_d + _e, _ds + 4u * _e, _ok ? a + _o + _e : a, _ok);
+            }
+          }
+        }
+        {
+          const long long _kc = _kb + _tid / 32;
+          const long long _o = _bo0 + (n*_kc);
+          float *_d = &_Bs[_nxt][_tid / 32][_tid % 32 * 4];
+          const unsigned _ds = _sB + 4u * (unsigned)(((_nxt) * 16 + _tid / 32) * 136 + _tid % 32 * 4);
+          if (_kc < _kend && _br0 + 3 < _N && ((unsigned long long)(size_t)(b + _o) & 15) == 0) {
+            kbc_cp_async16(_d, _ds, b + _o, true);
+          } else { // at an edge or unaligned: a float at a time, zero outside
+            #pragma unroll
+            for (int _e = 0; _e < 4; ++_e) {
+              const bool _ok = _kc < _kend && _br0 + _e < _N;
+              kbc_cp_async4(_d + _e, _ds + 4u * _e, _ok ? b + _o + _e : b, _ok);
+            }
+          }
+        }
+        {
+          const long long _kc = _kb + (_tid + 256) / 32;
+          const long long _o = _bo1 + (n*_kc);
+          float *_d = &_Bs[_nxt][(_tid + 256) / 32][(_tid + 256) % 32 * 4];
+          const unsigned _ds = _sB + 4u * (unsigned)(((_nxt) * 16 + (_tid + 256) / 32) * 136 + (_tid + 256) % 32 * 4);
+          if (_kc < _kend && _br1 + 3 < _N && ((unsigned long long)(size_t)(b + _o) & 15) == 0) {
+            kbc_cp_async16(_d, _ds, b + _o, true);
+          } else { // at an edge or unaligned: a float at a time, zero outside
+            #pragma unroll
+            for (int _e = 0; _e < 4; ++_e) {
+              const bool _ok = _kc < _kend && _br1 + _e < _N;
+              kbc_cp_async4(_d + _e, _ds + 4u * _e, _ok ? b + _o + _e : b, _ok);
+            }
+          }
+        }
+      }
+      kbc_cp_commit();
       #pragma unroll
       for (int _kk = 0; _kk < 16; _kk += 8) {
         unsigned _fa[2][4], _fal[2][4], _fb[4][2], _fbl[4][2]; // high and low TF32 parts
         #pragma unroll
         for (int _i = 0; _i < 2; ++_i) {
-          const int _r = _wm0 + _i * 16 + _g;
-          kbc_split_tf32_fast(_As[_cur][_kk + _t4][_r], _fa[_i][0], _fal[_i][0]);
-          kbc_split_tf32_fast(_As[_cur][_kk + _t4][_r + 8], _fa[_i][1], _fal[_i][1]);
-          kbc_split_tf32_fast(_As[_cur][_kk + _t4 + 4][_r], _fa[_i][2], _fal[_i][2]);
-          kbc_split_tf32_fast(_As[_cur][_kk + _t4 + 4][_r + 8], _fa[_i][3], _fal[_i][3]);
+          unsigned _r[4];
+          kbc_ldsm4(_sA + 4u * (unsigned)((_cur * 64 + _wm0 + _i * 16 + _lra) * 20 + _kk + _lca), _r);
+          kbc_split_tf32_fast(__uint_as_float(_r[0]), _fa[_i][0], _fal[_i][0]);
+          kbc_split_tf32_fast(__uint_as_float(_r[1]), _fa[_i][1], _fal[_i][1]);
+          kbc_split_tf32_fast(__uint_as_float(_r[2]), _fa[_i][2], _fal[_i][2]);
+          kbc_split_tf32_fast(__uint_as_float(_r[3]), _fa[_i][3], _fal[_i][3]);
         }
         #pragma unroll
         for (int _j = 0; _j < 4; ++_j) {
@@ -291,20 +383,11 @@ batched_matmul_k0_out(const float *__restrict__ a,
             #pragma unroll
             for (int _q = 0; _q < 4; ++_q) { _tot[_i][_j][_q] += _acc[_i][_j][_q]; _acc[_i][_j][_q] = 0.0f; }
       }
-      _As[_cur ^ 1][_tid % 16][_tid / 16] = _av[0];
-      _As[_cur ^ 1][_tid % 16][_tid / 16 + 16] = _av[1];
-      _As[_cur ^ 1][_tid % 16][_tid / 16 + 32] = _av[2];
-      _As[_cur ^ 1][_tid % 16][_tid / 16 + 48] = _av[3];
-      _Bs[_cur ^ 1][_tid / 128][_tid % 128] = _bv[0];
-      _Bs[_cur ^ 1][_tid / 128 + 2][_tid % 128] = _bv[1];
-      _Bs[_cur ^ 1][_tid / 128 + 4][_tid % 128] = _bv[2];
-      _Bs[_cur ^ 1][_tid / 128 + 6][_tid % 128] = _bv[3];
-      _Bs[_cur ^ 1][_tid / 128 + 8][_tid % 128] = _bv[4];
-      _Bs[_cur ^ 1][_tid / 128 + 10][_tid % 128] = _bv[5];
-      _Bs[_cur ^ 1][_tid / 128 + 12][_tid % 128] = _bv[6];
-      _Bs[_cur ^ 1][_tid / 128 + 14][_tid % 128] = _bv[7];
-      __syncthreads();
+      _cur = _cur == 2 ? 0 : _cur + 1;
+      _nxt = _nxt == 2 ? 0 : _nxt + 1;
     }
+    kbc_cp_wait<0>();
+    __syncthreads(); // the stages free: for the epilogue's tile and the next tile's copies
     { // the totals: _acc = _tot + the last k-tiles' sums
       #pragma unroll
       for (int _i = 0; _i < 2; ++_i)

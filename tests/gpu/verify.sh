@@ -142,6 +142,25 @@ else
   echo "ok: kbc bench --batch: 3 lines, 3 results"
 fi
 
+# A program of one kernel replays a CUDA graph once its arguments repeat, as
+# programs of several do (runtime/exec.c); KBC_NO_GRAPH=1: never.
+cat >"$tmp/one.kb" <<'EOF'
+kernel one
+axis n var
+input  x f32[n]
+output y f32[n]
+y[i] = 2.0 * x[i]
+EOF
+KBC_DEBUG=1 "$kbc" bench "$tmp/one.kb" --set n=1000 --iters 5 >/dev/null 2>"$tmp/graph1"
+KBC_DEBUG=1 KBC_NO_GRAPH=1 "$kbc" bench "$tmp/one.kb" --set n=1000 --iters 5 >/dev/null 2>"$tmp/graph0"
+if grep -q "captured 1 kernels of one into a CUDA graph" "$tmp/graph1" && ! grep -q "captured" "$tmp/graph0"; then
+  echo "ok: one kernel replayed as a CUDA graph (none under KBC_NO_GRAPH=1)"
+else
+  echo "FAIL: one-kernel program and CUDA graphs"
+  sed 's/^/    /' "$tmp/graph1" "$tmp/graph0"
+  failed=1
+fi
+
 # The launches that run are the plan's.
 plan_matches() {
   local desc=$1 spec=$2

@@ -118,9 +118,14 @@ static void check_gemm(const gen *G, const cg_kernel *k, const int64_t *vars, in
   assert_int_equal(k->count, 1);
   assert_int_equal(k->block, 256);
   assert_int_equal(k->per_block, 1);
-  assert_int_equal(k->smem, 0); /* static __shared__ only (nvcc rejects more than 48 KB) */
   const ir_stmt *s = IR_STMT(G->p, k->first);
   char *text = kernel_text(G, k);
+  /* the register-staged K loop: static __shared__ only (nvcc rejects more
+   * than 48 KB); the vector loop (16-byte chunks by cp.async): dynamic
+   * stages within the GPU's opt-in limit */
+  int vec = strstr(text, "in 16-byte chunks") != NULL;
+  if (vec) assert_true(k->smem > 0 && k->smem <= cg_target_default().smem_per_block);
+  else assert_int_equal(k->smem, 0);
   /* split-K: a capped grid (a wave of two blocks per SM) over up to 64
    * slices per output tile, adding into the output zeroed first */
   int split = strstr(text, "split-K") != NULL;
@@ -129,12 +134,13 @@ static void check_gemm(const gen *G, const cg_kernel *k, const int64_t *vars, in
   assert_non_null(strstr(text, "// schedule: gemm"));
   /* 256 threads; two blocks per multiprocessor (from sm_90 on) asked only
    * for FFMA and 3xTF32 products of one index per M, N and K (gemm_plan.c) */
-  assert_true(strstr(text, "__launch_bounds__(256)") || strstr(text, "__launch_bounds__(256, KBC_BLOCKS_SM90(2))"));
+  assert_true(strstr(text, "__launch_bounds__(256)") || strstr(text, "__launch_bounds__(256, KBC_BLOCKS_SM90(2))") ||
+              (vec && strstr(text, "__launch_bounds__(256, 1)")));
   const char *tile = strstr(text, "tile ");
   assert_non_null(tile);
   int bm = 0, bn = 0, bk = 0;
   assert_int_equal(sscanf(tile, "tile %dx%dx%d", &bm, &bn, &bk), 3);
-  assert_true(bm > 0 && bn > 0 && (bk == 8 || bk == 16));
+  assert_true(bm > 0 && bn > 0 && (bk == 8 || bk == 16 || (vec && bk == 32)));
   /* the K loop: no division or remainder of a long long */
   const char *loop = strstr(text, "for (long long _kt = 0;");
   assert_non_null(loop);
@@ -198,9 +204,15 @@ static void test_batched_matmul(void **state) {
   assert_non_null(strstr(text, "M = i, N = j, K = r, batch = z"));
   assert_non_null(strstr(text, "// out[z, i, j] = sum(r: a[z, i, r] * b[z, r, j])"));
   /* fp32: 3xTF32 on tensor cores (plainly addressed operands), the sums
-   * into fp32 totals every few k-tiles */
+   * into fp32 totals every few k-tiles; the vector K loop: A (k-contiguous)
+   * in [m][k] tiles read by ldmatrix, B (n-contiguous) in [k][n] tiles read
+   * a float at a time, both copied in 16-byte chunks */
   assert_non_null(strstr(text, "3xTF32 mma.sync"));
-  assert_non_null(strstr(text, "kbc_split_tf32_fast(_As"));
+  assert_non_null(strstr(text, "A: copied in chunks of 4 along k"));
+  assert_non_null(strstr(text, "B: copied in chunks of 4 along n"));
+  assert_non_null(strstr(text, "kbc_ldsm4(_sA"));
+  assert_non_null(strstr(text, "kbc_split_tf32_fast(_Bs"));
+  assert_non_null(strstr(text, "kbc_cp_async16("));
   assert_non_null(strstr(text, "_tot[_i][_j][_q] += _acc[_i][_j][_q]"));
   assert_null(strstr(text, "fmaf("));
   free(text);
@@ -231,6 +243,53 @@ static void test_fp32_families(void **state) {
       release(&G);
       free(spec);
     }
+}
+
+/* The vector K loop (gemm_vec.c): at known sizes, aligned strides get it
+ * with 32-k tiles and the larger tiles; a known stride that is not a
+ * multiple of 4 (K = 4095) keeps the register-staged loop; KBC_GEMM_VEC=0
+ * turns it off; var axes get it with 16-k tiles. */
+static void test_vector_loop(void **state) {
+  (void)state;
+  static const char *const fmt = "kernel mm\n"
+                                 "axis m const 512\naxis n const 1024\naxis k %s\n"
+                                 "input a f32[m, k]\ninput b f32[n, k]\noutput c f32[m, n]\n"
+                                 "c[i, j] = sum(r: a[i, r] * b[j, r])\n";
+  static const struct {
+    const char *k, *env;
+    int vec, bk;
+  } cases[] = {{"const 4096", NULL, 1, 32}, {"const 4095", NULL, 0, 16}, {"const 4096", "0", 0, 16}, {"var", NULL, 1, 16}};
+  for (int i = 0; i < 4; i++) {
+    char spec[512];
+    snprintf(spec, sizeof spec, fmt, cases[i].k);
+    gen G;
+    if (cases[i].env) setenv("KBC_GEMM_VEC", cases[i].env, 1);
+    generate(&G, spec, CG_PRECISION_FP32);
+    unsetenv("KBC_GEMM_VEC");
+    const cg_kernel *k = kernel_for(&G, "c");
+    const int64_t vars[] = {4096};
+    check_gemm(&G, k, vars, NULL, NULL);
+    char *text = kernel_text(&G, k);
+    assert_int_equal(strstr(text, "in 16-byte chunks") != NULL, cases[i].vec);
+    const char *tile = strstr(text, "tile ");
+    int bm, bn, bk;
+    assert_int_equal(sscanf(tile, "tile %dx%dx%d", &bm, &bn, &bk), 3);
+    assert_int_equal(bk, cases[i].bk);
+    if (cases[i].vec) {
+      /* both operands k-contiguous: [x][k] tiles read by ldmatrix */
+      assert_non_null(strstr(text, "kbc_ldsm4(_sA"));
+      assert_non_null(strstr(text, "kbc_ldsm4(_sB"));
+      assert_non_null(strstr(G.src, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"));
+      /* a chunk at an edge or unaligned goes a float at a time */
+      assert_non_null(strstr(text, "kbc_cp_async4(_d + _e"));
+      assert_true(k->smem == 3 * 4 * (bm + bn) * (bk + 4));
+    } else {
+      assert_null(strstr(text, "kbc_ldsm"));
+      assert_int_equal(k->smem, 0);
+    }
+    free(text);
+    release(&G);
+  }
 }
 
 static void test_conv3d_exact_n(void **state) {
@@ -518,6 +577,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_batched_matmul),
       cmocka_unit_test(test_fp32_families),
+      cmocka_unit_test(test_vector_loop),
       cmocka_unit_test(test_conv3d_exact_n),
       cmocka_unit_test(test_tf32),
       cmocka_unit_test(test_sam_kernels),

@@ -1,0 +1,243 @@
+/* gemm_vec.c — the tiled contraction's vector K loop: operands copied
+ * into the shared stages in 16-byte chunks, fragments read by ldmatrix.
+ *
+ * Before: a plan whose operands are both plain loads (row offset + k
+ * offset, not padded, no k tables) contiguous along the direction they
+ * are copied in: k for a k-major operand (K one coordinate: one index or
+ * flat), else its x (one coordinate: one index or flat rows).  After: the
+ * plan's chunk slots (gemm_vec_plan), and printed from it the rows each
+ * thread copies, the copies of one k-tile into a stage (gemm_vec_copies)
+ * and the mma fragments of the k-major operands (gemm_vec_fragments).
+ *
+ * A k-major operand's shared tile is [x][k], rows of BK + 4 floats: a
+ * chunk is 4 consecutive k of one row, and the 8 rows an ldmatrix phase
+ * reads (16 bytes each, rows 16 * (BK + 4) bytes apart) fall in distinct
+ * banks, as do the scalar fragment reads (row g, column t4: bank
+ * (BK + 4) g + t4 mod 32).  An x-major operand keeps the other loops'
+ * [k][x] tile (rows padded to 8 mod 32 banks) with chunks of 4 consecutive
+ * x.  A chunk is one cp.async of 16 bytes where its four elements lie
+ * inside M, N and K and its global address is 16-byte aligned (tested per
+ * chunk at run time: a binding's odd K or an offset tensor view falls back,
+ * never faults), else four copies of 4 bytes, zero-filled outside.
+ * Which tiles, k-tile depth and stages: gemm_plan.c's plan_vec.  Measured
+ * on the H200 (2026-12-03, fp32, KernelBench's L2/12 at 1024 x 8192 x 8192):
+ * 2,877 us in the register-staged loop, 2,230 in this one (cuBLAS's FFMA
+ * SGEMM 2,699); in a stand-alone kernel of the loop, ldmatrix against
+ * scalar fragment reads 2,323 against 2,483 us
+ * (docs/results/2026-12-03-gemm-vec.txt). */
+#include <string.h>
+
+#include "gemm_impl.h"
+
+static const char ldsm_helpers[] =
+    "#ifndef KBC_LDSM_HELPERS\n"
+    "#define KBC_LDSM_HELPERS\n"
+    "// ldmatrix of four (two) 8x8 matrices of 16-bit elements, here 8 rows of 4 floats each:\n"
+    "// lane l gives the shared address of row l % 8 of matrix l / 8 and receives, per matrix,\n"
+    "// float l % 4 of row l / 4 (the mma.m16n8k8 .tf32 fragment layout).  Before sm_75 the same\n"
+    "// through shuffles of the row addresses.\n"
+    "__device__ __forceinline__ void kbc_ldsm4(unsigned a, unsigned *r) {\n"
+    "#if __CUDA_ARCH__ >= 750\n"
+    "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\"\n"
+    "               : \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(a) : \"memory\");\n"
+    "#else\n"
+    "  const int l = threadIdx.x % 32;\n"
+    "  for (int j = 0; j < 4; ++j) {\n"
+    "    const unsigned row = __shfl_sync(0xffffffffu, a, j * 8 + l / 4);\n"
+    "    asm volatile(\"ld.shared.u32 %0, [%1];\" : \"=r\"(r[j]) : \"r\"(row + 4u * (l % 4)) : \"memory\");\n"
+    "  }\n"
+    "#endif\n"
+    "}\n"
+    "__device__ __forceinline__ void kbc_ldsm2(unsigned a, unsigned *r) {\n"
+    "#if __CUDA_ARCH__ >= 750\n"
+    "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\"\n"
+    "               : \"=r\"(r[0]), \"=r\"(r[1]) : \"r\"(a) : \"memory\");\n"
+    "#else\n"
+    "  const int l = threadIdx.x % 32;\n"
+    "  for (int j = 0; j < 2; ++j) {\n"
+    "    const unsigned row = __shfl_sync(0xffffffffu, a, j * 8 + l / 4);\n"
+    "    asm volatile(\"ld.shared.u32 %0, [%1];\" : \"=r\"(r[j]) : \"r\"(row + 4u * (l % 4)) : \"memory\");\n"
+    "  }\n"
+    "#endif\n"
+    "}\n"
+    "#endif\n\n";
+
+void cg_emit_ldsm_helpers(kbc_buf *out) { kbc_buf_puts(out, ldsm_helpers); }
+
+/* ---- the plan ------------------------------------------------------------- */
+
+/* Whether a known stride (or the constant term) of off outside the chunk's
+ * indices ids is not a multiple of 4: most chunks would then start
+ * unaligned and go a float at a time (KernelBench's 8205 x 2949 x 5921:
+ * 6,150 us against 5,640 for the register-staged loop, H200). */
+static int known_misaligned(kbc_arena *a, const ir_stmt *s, sym *off, const int *ids, int n) {
+  sym *rest, **coeff = KBC_NEW_ARRAY(a, sym *, s->n_index + 1);
+  int64_t v;
+  if (!sym_split_affine(a, off, s->n_index, coeff, &rest)) return 0;
+  if (sym_is_const(rest, &v) && v % 4) return 1;
+  for (int id = 0; id < s->n_index; id++) {
+    int in = 0;
+    for (int i = 0; i < n; i++) in |= ids[i] == id;
+    if (!in && coeff[id] && sym_is_const(coeff[id], &v) && v % 4) return 1;
+  }
+  return 0;
+}
+
+int gemm_vec_operand_ok(kbc_arena *a, const cg_gemm_plan *plan, const gemm_operand *o) {
+  const cg_contraction *c = &plan->tiling.c;
+  if (!o->fast || o->guarded || o->table || o->e->op != IR_OP_LOAD) return 0;
+  sym *off = ir_flat_offset(a, o->e->u.load.tensor, o->e->u.load.idx);
+  const int *ids = o->kmajor ? c->k : o->x;
+  int n = o->kmajor ? c->n_k : o->n_x;
+  if (o->kmajor ? !(c->n_k == 1 || plan->kflat) : !(o->n_x == 1 || o->flat_rows)) return 0;
+  return cg_offset_contiguous(a, plan->s, off, ids, n) && !known_misaligned(a, plan->s, off, ids, n);
+}
+
+void gemm_vec_plan(gemm_operand *o, int bk) {
+  int total = o->bx * bk / 4;
+  o->chunks = (total + GEMM_THREADS - 1) / GEMM_THREADS;
+  o->chunk_partial = total % GEMM_THREADS != 0;
+}
+
+int gemm_vec_ld(const cg_gemm_plan *plan, const gemm_operand *o) {
+  const gemm_cfg *f = &plan->tiling.cfg;
+  if (o->kmajor) return f->bk + 4;
+  return o->tag == 'a' ? f->sa + f->pad_a : f->sb + f->pad_b;
+}
+
+/* Floats of o's tile in one stage. */
+static int tile_floats(const cg_gemm_plan *plan, const gemm_operand *o) {
+  return (o->kmajor ? o->bx : plan->tiling.cfg.bk) * gemm_vec_ld(plan, o);
+}
+
+int gemm_plan_stage_bytes(const cg_gemm_plan *plan) {
+  if (!plan->vec) return gemm_stage_bytes(&plan->tiling.cfg);
+  return 4 * (tile_floats(plan, &plan->op[0]) + tile_floats(plan, &plan->op[1]));
+}
+
+/* ---- emission ------------------------------------------------------------- */
+
+/* Chunk slot j's local x and k (the chunk's first element). */
+static const char *chunk_x(gemm_emitter *ge, const gemm_operand *o, int j) {
+  int bk = ge->plan->tiling.cfg.bk, per = o->kmajor ? bk / 4 : o->bx / 4;
+  const char *c = j ? cg_fmt(&ge->emit, "(_tid + %d)", j * GEMM_THREADS) : "_tid";
+  return o->kmajor ? cg_fmt(&ge->emit, "%s / %d", c, per) : cg_fmt(&ge->emit, "%s %% %d * 4", c, per);
+}
+
+static const char *chunk_k(gemm_emitter *ge, const gemm_operand *o, int j) {
+  int bk = ge->plan->tiling.cfg.bk, per = o->kmajor ? bk / 4 : o->bx / 4;
+  const char *c = j ? cg_fmt(&ge->emit, "(_tid + %d)", j * GEMM_THREADS) : "_tid";
+  return o->kmajor ? cg_fmt(&ge->emit, "%s %% %d * 4", c, per) : cg_fmt(&ge->emit, "%s / %d", c, per);
+}
+
+/* The threads that take chunk slot j: all (0), or those below the count. */
+static int chunk_threads(const gemm_emitter *ge, const gemm_operand *o, int j) {
+  int total = o->bx * ge->plan->tiling.cfg.bk / 4;
+  return o->chunk_partial && j == o->chunks - 1 ? total - j * GEMM_THREADS : 0;
+}
+
+void gemm_vec_rows(gemm_emitter *ge, const gemm_operand *o) {
+  cg_emit *out = &ge->emit;
+  cg_line(out, "// %c rows of this thread's 16-byte chunks (%s = %s + local row)%s", o->tag == 'a' ? 'A' : 'B',
+          gemm_join_names(ge, o->x, o->n_x), o->x0,
+          o->kmajor ? (o->n_x == 1 ? "" : o->flat_rows ? ", addressed through the flat row" : ", decoded once per tile")
+                    : ", the chunk's first");
+  for (int j = 0; j < o->chunks; j++) {
+    const char *row = cg_fmt(out, "_%cr%d", o->tag, j);
+    cg_line(out, "const long long %s = %s + %s;", row, o->x0, chunk_x(ge, o, j));
+    if (o->kmajor) cg_line(out, "const bool %sok = %s < %s;", row, row, o->X);
+    if (o->n_x == 1 || o->flat_rows) {
+      ge->bind[o->x[o->n_x - 1]] = row;
+    } else {
+      const char **dst = KBC_NEW_ARRAY(out->a, const char *, o->n_x);
+      for (int i = 0; i < o->n_x; i++) dst[i] = cg_fmt(out, "%s_%s", row, ge->names[o->x[i]]);
+      gemm_declare_decode(ge, row, o->x, o->n_x, dst, "");
+      for (int i = 0; i < o->n_x; i++) ge->bind[o->x[i]] = dst[i];
+    }
+    cg_line(out, "const long long _%co%d = %s;", o->tag, j, cg_sym(out, o->row_off));
+  }
+}
+
+/* Chunk slot j of o into stage `stage`. */
+static void emit_chunk(gemm_emitter *ge, const gemm_operand *o, int j, const char *stage) {
+  cg_emit *out = &ge->emit;
+  const cg_contraction *c = &ge->plan->tiling.c;
+  const gemm_cfg *f = &ge->plan->tiling.cfg;
+  char T = o->tag == 'a' ? 'A' : 'B';
+  int ld = gemm_vec_ld(ge->plan, o);
+  const char *name = ge->ctx->names->tensor[o->e->u.load.tensor->id];
+  const char *xl = chunk_x(ge, o, j), *kl = chunk_k(ge, o, j);
+  int n = chunk_threads(ge, o, j);
+  cg_line(out, "%s{", n ? cg_fmt(out, "if (_tid < %d) ", n) : "");
+  out->indent++;
+  cg_line(out, "const long long _kc = _kb + %s;", kl);
+  for (int i = 0; i < c->n_k; i++) ge->bind[c->k[i]] = "_kc";
+  cg_line(out, "const long long _o = _%co%d + %s;", o->tag, j, cg_sym(out, o->k_off));
+  const char *in4, *in1, *dst, *dsts;
+  if (o->kmajor) {
+    in4 = cg_fmt(out, "_%cr%dok && _kc + 3 < _kend", o->tag, j);
+    in1 = cg_fmt(out, "_%cr%dok && _kc + _e < _kend", o->tag, j);
+    dst = cg_fmt(out, "&_%cs[%s][%s][%s]", T, stage, xl, kl);
+    dsts = cg_fmt(out, "_s%c + 4u * (unsigned)(((%s) * %d + %s) * %d + %s)", T, stage, o->bx, xl, ld, kl);
+  } else {
+    in4 = cg_fmt(out, "_kc < _kend && _%cr%d + 3 < %s", o->tag, j, o->X);
+    in1 = cg_fmt(out, "_kc < _kend && _%cr%d + _e < %s", o->tag, j, o->X);
+    dst = cg_fmt(out, "&_%cs[%s][%s][%s]", T, stage, kl, xl);
+    dsts = cg_fmt(out, "_s%c + 4u * (unsigned)(((%s) * %d + %s) * %d + %s)", T, stage, f->bk, kl, ld, xl);
+  }
+  cg_line(out, "float *_d = %s;", dst);
+  cg_line(out, "const unsigned _ds = %s;", dsts);
+  cg_line(out, "if (%s && ((unsigned long long)(size_t)(%s + _o) & 15) == 0) {", in4, name);
+  cg_line(out, "  kbc_cp_async16(_d, _ds, %s + _o, true);", name);
+  cg_line(out, "} else { // at an edge or unaligned: a float at a time, zero outside");
+  cg_line(out, "  #pragma unroll");
+  cg_line(out, "  for (int _e = 0; _e < 4; ++_e) {");
+  cg_line(out, "    const bool _ok = %s;", in1);
+  cg_line(out, "    kbc_cp_async4(_d + _e, _ds + 4u * _e, _ok ? %s + _o + _e : %s, _ok);", name, name);
+  cg_line(out, "  }");
+  cg_line(out, "}");
+  out->indent--;
+  cg_line(out, "}");
+}
+
+void gemm_vec_copies(gemm_emitter *ge, const char *stage) {
+  for (int w = 0; w < 2; w++)
+    for (int j = 0; j < ge->plan->op[w].chunks; j++) emit_chunk(ge, &ge->plan->op[w], j, stage);
+}
+
+/* Fragment register fr from ldmatrix's raw word: split into high and low
+ * TF32 parts (3xTF32: fr and its low twin frl), or rounded to TF32. */
+static void take(gemm_emitter *ge, const char *fr, const char *frl, const char *raw) {
+  if (ge->plan->tiling.split3) cg_line(&ge->emit, "  kbc_split_tf32_fast(__uint_as_float(%s), %s, %s);", raw, fr, frl);
+  else cg_line(&ge->emit, "  %s = __float_as_uint(kbc_tf32(__uint_as_float(%s)));", fr, raw);
+}
+
+void gemm_vec_fragments(gemm_emitter *ge, const gemm_operand *o) {
+  cg_emit *out = &ge->emit;
+  const gemm_cfg *f = &ge->plan->tiling.cfg;
+  int ld = gemm_vec_ld(ge->plan, o);
+  if (o->tag == 'a') {
+    /* an m16 tile: matrices (rows 0-7, k 0-3), (8-15, 0-3), (0-7, 4-7), (8-15, 4-7) */
+    cg_line(out, "#pragma unroll");
+    cg_line(out, "for (int _i = 0; _i < %d; ++_i) {", f->mi);
+    cg_line(out, "  unsigned _r[4];");
+    cg_line(out, "  kbc_ldsm4(_sA + 4u * (unsigned)((_cur * %d + _wm0 + _i * 16 + _lra) * %d + _kk + _lca), _r);", o->bx, ld);
+    for (int q = 0; q < 4; q++)
+      take(ge, cg_fmt(out, "_fa[_i][%d]", q), cg_fmt(out, "_fal[_i][%d]", q), cg_fmt(out, "_r[%d]", q));
+    cg_line(out, "}");
+    return;
+  }
+  /* two n8 tiles per ldmatrix: matrices (n 0-7, k 0-3), (0-7, 4-7), (8-15, 0-3), (8-15, 4-7) */
+  for (int j = 0; j < f->ni; j += 2) {
+    int two = j + 1 < f->ni;
+    cg_line(out, "{");
+    cg_line(out, "  unsigned _r[4];");
+    cg_line(out, "  kbc_ldsm%d(_sB + 4u * (unsigned)((_cur * %d + _wn0 + %d + _lrb) * %d + _kk + _lcb), _r);", two ? 4 : 2,
+            o->bx, j * 8, ld);
+    for (int t = 0; t <= two; t++)
+      for (int q = 0; q < 2; q++)
+        take(ge, cg_fmt(out, "_fb[%d][%d]", j + t, q), cg_fmt(out, "_fbl[%d][%d]", j + t, q),
+             cg_fmt(out, "_r[%d]", 2 * t + q));
+    cg_line(out, "}");
+  }
+}
