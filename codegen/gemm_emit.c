@@ -183,35 +183,22 @@ static void emit_shared(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
   const gemm_cfg *f = &plan->tiling.cfg;
-  if (plan->vec) { /* dynamic: the stages ([x][k] for k-major operands), the epilogue's tile over them */
-    int S = plan->stages, at = 0;
+  if (plan->stages > 2) { /* dynamic: the stages, the epilogue's tile over them */
+    int at = 0;
     cg_line(out, "KBC_DYNAMIC_SMEM(_smem);");
     for (int w = 0; w < 2; w++) {
       const gemm_operand *o = &plan->op[w];
       char T = w ? 'B' : 'A';
-      int ld = gemm_vec_ld(plan, o), rows = o->kmajor ? o->bx : f->bk;
-      cg_line(out, "float (*_%cs)[%d][%d] = (float (*)[%d][%d])(_smem + %d); // %c tiles: _%cs[stage][%s]", T, rows, ld,
-              rows, ld, at, T, T, o->kmajor ? (w ? "n][k" : "m][k") : (w ? "k][n" : "k][m"));
-      if (!w) at = S * rows * ld;
+      int ld = gemm_tile_ld(plan, o), rows = gemm_tile_rows(plan, o);
+      cg_line(out, "float (*_%cs)[%d][%d] = (float (*)[%d][%d])%s; // %c tiles: _%cs[stage][%s]", T, rows, ld, rows, ld,
+              w ? cg_fmt(out, "(_smem + %d)", at) : "_smem", T, T,
+              gemm_tile_kx(plan, o) ? (w ? "n][k" : "m][k") : (w ? "k][n" : "k][m"));
+      if (!w) at = plan->stages * rows * ld;
     }
     if (plan->epilogue.staged)
       cg_line(out, "float (*_Cs)[%d] = (float (*)[%d])_smem; // the epilogue's output tile, over the stages",
               plan->epilogue.nc + 1, plan->epilogue.nc + 1);
     cg_line(out, "const unsigned _sA = kbc_smem_u32(_smem), _sB = _sA + %du; // their shared addresses", 4 * at);
-    return;
-  }
-  if (plan->stages > 2) { /* dynamic: the stages, the epilogue's tile over them */
-    int S = plan->stages, la = f->sa + f->pad_a, lb = f->sb + f->pad_b;
-    cg_line(out, "KBC_DYNAMIC_SMEM(_smem);");
-    cg_line(out, "float (*_As)[%d][%d] = (float (*)[%d][%d])_smem; // A tiles, k-major: _As[stage][k][m]", f->bk, la,
-            f->bk, la);
-    cg_line(out, "float (*_Bs)[%d][%d] = (float (*)[%d][%d])(_smem + %d); // B tiles, k-major: _Bs[stage][k][n]", f->bk,
-            lb, f->bk, lb, S * f->bk * la);
-    if (plan->epilogue.staged)
-      cg_line(out, "float (*_Cs)[%d] = (float (*)[%d])_smem; // the epilogue's output tile, over the stages",
-              plan->epilogue.nc + 1, plan->epilogue.nc + 1);
-    cg_line(out, "const unsigned _sA = kbc_smem_u32(_smem), _sB = _sA + %du; // their shared addresses",
-            4 * S * f->bk * la);
     return;
   }
   if (!plan->epilogue.staged) {
@@ -582,9 +569,8 @@ void cg_emit_gemm(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k) {
   cg_line(&ge->emit, "for (long long _tile = blockIdx.x; _tile < _tiles; _tile += gridDim.x) {");
   ge->emit.indent++;
   emit_tile_start(ge);
-  for (int w = 0; w < 2; w++)
-    if (plan->vec) gemm_vec_rows(ge, &plan->op[w]);
-    else gemm_emit_rows(ge, &plan->op[w]);
+  gemm_emit_rows(ge, &plan->op[0]);
+  gemm_emit_rows(ge, &plan->op[1]);
   if (!plan->vec) gemm_emit_k_init(ge);
   emit_registers(ge);
   if (plan->stages > 2) emit_k_loop_async(ge);

@@ -194,18 +194,22 @@ void gemm_emit_stores(gemm_emitter *ge, const char *buf);
 void gemm_emit_copies(gemm_emitter *ge, const char *stage);
 
 /* gemm_vec.c: the vector K loop.  Whether operand o can be copied in
- * chunks (gemm_plan.c asks before choosing plan->vec); its shared tile's
- * row width in floats (kmajor [x][k]: BK + 4; else [k][x]: the padded BX);
- * the bytes of one stage of both tiles; the rows of its chunk slots; the
- * copies of one k-tile into stage `stage`; its mma fragments at _kk of
- * stage _cur into _fa / _fb (TF32 rounded unless split3 keeps the fp32). */
+ * chunks (gemm_plan.c asks before choosing plan->vec); its chunk slots at
+ * k-tiles of bk (local x and k, the rows they share: xl, kl, row_expr,
+ * row_of, as the staged loop's slots); the copies of one k-tile into stage
+ * `stage`; the mma fragments of a k-major operand at _kk of stage _cur into
+ * _fa / _fb (TF32 rounded unless split3 keeps the fp32).  The shared tiles
+ * of every loop: whether o's is [x][k] (the vector loop's k-major
+ * operands; else [k][x]), its rows and row width in floats, and the bytes
+ * of one stage of both. */
 int gemm_vec_operand_ok(kbc_arena *a, const cg_gemm_plan *plan, const gemm_operand *o);
-void gemm_vec_plan(gemm_operand *o, int bk);
-int gemm_vec_ld(const cg_gemm_plan *plan, const gemm_operand *o);
-int gemm_plan_stage_bytes(const cg_gemm_plan *plan);
-void gemm_vec_rows(gemm_emitter *ge, const gemm_operand *o);
+void gemm_vec_plan(kbc_arena *a, gemm_operand *o, int bk);
 void gemm_vec_copies(gemm_emitter *ge, const char *stage);
 void gemm_vec_fragments(gemm_emitter *ge, const gemm_operand *o);
+int gemm_tile_kx(const cg_gemm_plan *plan, const gemm_operand *o);
+int gemm_tile_rows(const cg_gemm_plan *plan, const gemm_operand *o);
+int gemm_tile_ld(const cg_gemm_plan *plan, const gemm_operand *o);
+int gemm_plan_stage_bytes(const cg_gemm_plan *plan);
 void cg_emit_ldsm_helpers(kbc_buf *out);
 void gemm_emit_k_advance(gemm_emitter *ge);
 

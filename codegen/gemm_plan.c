@@ -342,7 +342,7 @@ static void plan_vec(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   v.stages = stages;
   for (; bk >= 8; bk /= 2) {
     f->bk = bk;
-    for (int w = 0; w < 2; w++) gemm_vec_plan(&v.op[w], bk);
+    for (int w = 0; w < 2; w++) gemm_vec_plan(a, &v.op[w], bk);
     int chunks = v.op[0].chunks + v.op[1].chunks;
     if ((bk == 8 || chunks <= GEMM_VEC_MAX_CHUNKS) && stages * gemm_plan_stage_bytes(&v) <= t->smem_per_block) break;
   }

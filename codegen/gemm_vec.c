@@ -5,9 +5,11 @@
  * offset, not padded, no k tables) contiguous along the direction they
  * are copied in: k for a k-major operand (K one coordinate: one index or
  * flat), else its x (one coordinate: one index or flat rows).  After: the
- * plan's chunk slots (gemm_vec_plan), and printed from it the rows each
- * thread copies, the copies of one k-tile into a stage (gemm_vec_copies)
- * and the mma fragments of the k-major operands (gemm_vec_fragments).
+ * plan's chunk slots (gemm_vec_plan: their rows printed by gemm_load.c's
+ * gemm_emit_rows, as the staged loop's), and printed from it the copies of
+ * one k-tile into a stage (gemm_vec_copies) and the mma fragments of the
+ * k-major operands (gemm_vec_fragments); the shared tiles' layout of every
+ * loop (gemm_tile_kx, gemm_tile_rows, gemm_tile_ld).
  *
  * A k-major operand's shared tile is [x][k], rows of BK + 4 floats: a
  * chunk is 4 consecutive k of one row, and the 8 rows an ldmatrix phase
@@ -93,42 +95,44 @@ int gemm_vec_operand_ok(kbc_arena *a, const cg_gemm_plan *plan, const gemm_opera
   return cg_offset_contiguous(a, plan->s, off, ids, n) && !known_misaligned(a, plan->s, off, ids, n);
 }
 
-void gemm_vec_plan(gemm_operand *o, int bk) {
-  int total = o->bx * bk / 4;
+void gemm_vec_plan(kbc_arena *a, gemm_operand *o, int bk) {
+  int total = o->bx * bk / 4, per = o->kmajor ? bk / 4 : o->bx / 4; /* chunks in all, along a row */
   o->chunks = (total + GEMM_THREADS - 1) / GEMM_THREADS;
   o->chunk_partial = total % GEMM_THREADS != 0;
+  /* chunk j = _tid + 256 j: its first element's local x and k; its row
+   * shared with the chunks of the same x (as plan_loads' slots do) */
+  o->n_rows = 0;
+  for (int j = 0; j < o->chunks; j++) {
+    const char *c = j ? kbc_arena_printf(a, "(_tid + %d)", j * GEMM_THREADS) : "_tid";
+    const char *along = kbc_arena_printf(a, "%s %% %d * 4", c, per), *across = kbc_arena_printf(a, "%s / %d", c, per);
+    o->xl[j] = o->kmajor ? across : along;
+    o->kl[j] = o->kmajor ? along : across;
+    int r = 0;
+    while (r < o->n_rows && strcmp(o->row_expr[r], o->xl[j])) r++;
+    if (r == o->n_rows) o->row_expr[o->n_rows++] = o->xl[j];
+    o->row_of[j] = r;
+  }
 }
 
-int gemm_vec_ld(const cg_gemm_plan *plan, const gemm_operand *o) {
+int gemm_tile_kx(const cg_gemm_plan *plan, const gemm_operand *o) { return plan->vec && o->kmajor; }
+
+int gemm_tile_ld(const cg_gemm_plan *plan, const gemm_operand *o) {
   const gemm_cfg *f = &plan->tiling.cfg;
-  if (o->kmajor) return f->bk + 4;
+  if (gemm_tile_kx(plan, o)) return f->bk + 4;
   return o->tag == 'a' ? f->sa + f->pad_a : f->sb + f->pad_b;
 }
 
-/* Floats of o's tile in one stage. */
-static int tile_floats(const cg_gemm_plan *plan, const gemm_operand *o) {
-  return (o->kmajor ? o->bx : plan->tiling.cfg.bk) * gemm_vec_ld(plan, o);
+int gemm_tile_rows(const cg_gemm_plan *plan, const gemm_operand *o) {
+  return gemm_tile_kx(plan, o) ? o->bx : plan->tiling.cfg.bk;
 }
 
 int gemm_plan_stage_bytes(const cg_gemm_plan *plan) {
-  if (!plan->vec) return gemm_stage_bytes(&plan->tiling.cfg);
-  return 4 * (tile_floats(plan, &plan->op[0]) + tile_floats(plan, &plan->op[1]));
+  int floats = 0;
+  for (int w = 0; w < 2; w++) floats += gemm_tile_rows(plan, &plan->op[w]) * gemm_tile_ld(plan, &plan->op[w]);
+  return 4 * floats;
 }
 
 /* ---- emission ------------------------------------------------------------- */
-
-/* Chunk slot j's local x and k (the chunk's first element). */
-static const char *chunk_x(gemm_emitter *ge, const gemm_operand *o, int j) {
-  int bk = ge->plan->tiling.cfg.bk, per = o->kmajor ? bk / 4 : o->bx / 4;
-  const char *c = j ? cg_fmt(&ge->emit, "(_tid + %d)", j * GEMM_THREADS) : "_tid";
-  return o->kmajor ? cg_fmt(&ge->emit, "%s / %d", c, per) : cg_fmt(&ge->emit, "%s %% %d * 4", c, per);
-}
-
-static const char *chunk_k(gemm_emitter *ge, const gemm_operand *o, int j) {
-  int bk = ge->plan->tiling.cfg.bk, per = o->kmajor ? bk / 4 : o->bx / 4;
-  const char *c = j ? cg_fmt(&ge->emit, "(_tid + %d)", j * GEMM_THREADS) : "_tid";
-  return o->kmajor ? cg_fmt(&ge->emit, "%s %% %d * 4", c, per) : cg_fmt(&ge->emit, "%s / %d", c, per);
-}
 
 /* The threads that take chunk slot j: all (0), or those below the count. */
 static int chunk_threads(const gemm_emitter *ge, const gemm_operand *o, int j) {
@@ -136,57 +140,29 @@ static int chunk_threads(const gemm_emitter *ge, const gemm_operand *o, int j) {
   return o->chunk_partial && j == o->chunks - 1 ? total - j * GEMM_THREADS : 0;
 }
 
-void gemm_vec_rows(gemm_emitter *ge, const gemm_operand *o) {
-  cg_emit *out = &ge->emit;
-  cg_line(out, "// %c rows of this thread's 16-byte chunks (%s = %s + local row)%s", o->tag == 'a' ? 'A' : 'B',
-          gemm_join_names(ge, o->x, o->n_x), o->x0,
-          o->kmajor ? (o->n_x == 1 ? "" : o->flat_rows ? ", addressed through the flat row" : ", decoded once per tile")
-                    : ", the chunk's first");
-  for (int j = 0; j < o->chunks; j++) {
-    const char *row = cg_fmt(out, "_%cr%d", o->tag, j);
-    cg_line(out, "const long long %s = %s + %s;", row, o->x0, chunk_x(ge, o, j));
-    if (o->kmajor) cg_line(out, "const bool %sok = %s < %s;", row, row, o->X);
-    if (o->n_x == 1 || o->flat_rows) {
-      ge->bind[o->x[o->n_x - 1]] = row;
-    } else {
-      const char **dst = KBC_NEW_ARRAY(out->a, const char *, o->n_x);
-      for (int i = 0; i < o->n_x; i++) dst[i] = cg_fmt(out, "%s_%s", row, ge->names[o->x[i]]);
-      gemm_declare_decode(ge, row, o->x, o->n_x, dst, "");
-      for (int i = 0; i < o->n_x; i++) ge->bind[o->x[i]] = dst[i];
-    }
-    cg_line(out, "const long long _%co%d = %s;", o->tag, j, cg_sym(out, o->row_off));
-  }
-}
-
-/* Chunk slot j of o into stage `stage`. */
+/* Chunk slot j of o into stage `stage`: its row (gemm_emit_rows) is
+ * row_of[j]. */
 static void emit_chunk(gemm_emitter *ge, const gemm_operand *o, int j, const char *stage) {
   cg_emit *out = &ge->emit;
   const cg_contraction *c = &ge->plan->tiling.c;
-  const gemm_cfg *f = &ge->plan->tiling.cfg;
   char T = o->tag == 'a' ? 'A' : 'B';
-  int ld = gemm_vec_ld(ge->plan, o);
+  int ld = gemm_tile_ld(ge->plan, o), rows = gemm_tile_rows(ge->plan, o), r = o->row_of[j];
   const char *name = ge->ctx->names->tensor[o->e->u.load.tensor->id];
-  const char *xl = chunk_x(ge, o, j), *kl = chunk_k(ge, o, j);
+  /* the chunk's first element in the tile: [x][k] (k-major) or [k][x] */
+  const char *tr = o->kmajor ? o->xl[j] : o->kl[j], *tc = o->kmajor ? o->kl[j] : o->xl[j];
   int n = chunk_threads(ge, o, j);
   cg_line(out, "%s{", n ? cg_fmt(out, "if (_tid < %d) ", n) : "");
   out->indent++;
-  cg_line(out, "const long long _kc = _kb + %s;", kl);
+  cg_line(out, "const long long _kc = _kb + %s;", o->kl[j]);
   for (int i = 0; i < c->n_k; i++) ge->bind[c->k[i]] = "_kc";
-  cg_line(out, "const long long _o = _%co%d + %s;", o->tag, j, cg_sym(out, o->k_off));
-  const char *in4, *in1, *dst, *dsts;
-  if (o->kmajor) {
-    in4 = cg_fmt(out, "_%cr%dok && _kc + 3 < _kend", o->tag, j);
-    in1 = cg_fmt(out, "_%cr%dok && _kc + _e < _kend", o->tag, j);
-    dst = cg_fmt(out, "&_%cs[%s][%s][%s]", T, stage, xl, kl);
-    dsts = cg_fmt(out, "_s%c + 4u * (unsigned)(((%s) * %d + %s) * %d + %s)", T, stage, o->bx, xl, ld, kl);
-  } else {
-    in4 = cg_fmt(out, "_kc < _kend && _%cr%d + 3 < %s", o->tag, j, o->X);
-    in1 = cg_fmt(out, "_kc < _kend && _%cr%d + _e < %s", o->tag, j, o->X);
-    dst = cg_fmt(out, "&_%cs[%s][%s][%s]", T, stage, kl, xl);
-    dsts = cg_fmt(out, "_s%c + 4u * (unsigned)(((%s) * %d + %s) * %d + %s)", T, stage, f->bk, kl, ld, xl);
-  }
-  cg_line(out, "float *_d = %s;", dst);
-  cg_line(out, "const unsigned _ds = %s;", dsts);
+  cg_line(out, "const long long _o = _%co%d + %s;", o->tag, r, cg_sym(out, o->k_off));
+  /* in range: all four elements (in4), element _e (in1) */
+  const char *in4 = o->kmajor ? cg_fmt(out, "_%cr%dok && _kc + 3 < _kend", o->tag, r)
+                              : cg_fmt(out, "_kc < _kend && _%cr%d + 3 < %s", o->tag, r, o->X);
+  const char *in1 = o->kmajor ? cg_fmt(out, "_%cr%dok && _kc + _e < _kend", o->tag, r)
+                              : cg_fmt(out, "_kc < _kend && _%cr%d + _e < %s", o->tag, r, o->X);
+  cg_line(out, "float *_d = &_%cs[%s][%s][%s];", T, stage, tr, tc);
+  cg_line(out, "const unsigned _ds = _s%c + 4u * (unsigned)(((%s) * %d + %s) * %d + %s);", T, stage, rows, tr, ld, tc);
   cg_line(out, "if (%s && ((unsigned long long)(size_t)(%s + _o) & 15) == 0) {", in4, name);
   cg_line(out, "  kbc_cp_async16(_d, _ds, %s + _o, true);", name);
   cg_line(out, "} else { // at an edge or unaligned: a float at a time, zero outside");
@@ -215,7 +191,7 @@ static void take(gemm_emitter *ge, const char *fr, const char *frl, const char *
 void gemm_vec_fragments(gemm_emitter *ge, const gemm_operand *o) {
   cg_emit *out = &ge->emit;
   const gemm_cfg *f = &ge->plan->tiling.cfg;
-  int ld = gemm_vec_ld(ge->plan, o);
+  int ld = gemm_tile_ld(ge->plan, o);
   if (o->tag == 'a') {
     /* an m16 tile: matrices (rows 0-7, k 0-3), (8-15, 0-3), (0-7, 4-7), (8-15, 4-7) */
     cg_line(out, "#pragma unroll");

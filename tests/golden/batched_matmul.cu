@@ -183,7 +183,7 @@ batched_matmul_k0_out(const float *__restrict__ a,
     const long long n)
 {
   KBC_DYNAMIC_SMEM(_smem);
-  float (*_As)[64][20] = (float (*)[64][20])(_smem + 0); // A tiles: _As[stage][m][k]
+  float (*_As)[64][20] = (float (*)[64][20])_smem; // A tiles: _As[stage][m][k]
   float (*_Bs)[16][136] = (float (*)[16][136])(_smem + 3840); // B tiles: _Bs[stage][k][n]
   const unsigned _sA = kbc_smem_u32(_smem), _sB = _sA + 15360u; // their shared addresses
   const long long _M = m;
@@ -221,11 +221,11 @@ batched_matmul_k0_out(const float *__restrict__ a,
     _t /= _tiles_m;
     long long z; // batch
     z = _t;
-    // A rows of this thread's 16-byte chunks (i = _m0 + local row)
+    // A rows this thread loads (i = _m0 + local row)
     const long long _ar0 = _m0 + _tid / 4;
     const bool _ar0ok = _ar0 < _M;
     const long long _ao0 = (m*k*z + k*_ar0);
-    // B rows of this thread's 16-byte chunks (j = _n0 + local row), the chunk's first
+    // B rows this thread loads (j = _n0 + local row)
     const long long _br0 = _n0 + _tid % 32 * 4;
     const long long _bo0 = (k*n*z + _br0);
     const long long _br1 = _n0 + (_tid + 256) % 32 * 4;
