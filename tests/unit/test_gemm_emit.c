@@ -248,20 +248,25 @@ static void test_fp32_families(void **state) {
 /* The vector K loop (gemm_vec.c): at known sizes, aligned strides get it
  * with 32-k tiles and the larger tiles; a known stride that is not a
  * multiple of 4 (K = 4095) keeps the register-staged loop; KBC_GEMM_VEC=0
- * turns it off; var axes get it with 16-k tiles. */
+ * turns it off; var axes get it with 16-k tiles; a tile whose 32-k copies
+ * would take a thread more than 8 chunks (3136 x 768: 64 x 256, 2 + 8) gets
+ * 16-k tiles. */
 static void test_vector_loop(void **state) {
   (void)state;
   static const char *const fmt = "kernel mm\n"
-                                 "axis m const 512\naxis n const 1024\naxis k %s\n"
+                                 "axis m const %d\naxis n const %d\naxis k %s\n"
                                  "input a f32[m, k]\ninput b f32[n, k]\noutput c f32[m, n]\n"
                                  "c[i, j] = sum(r: a[i, r] * b[j, r])\n";
   static const struct {
+    int m, n;
     const char *k, *env;
     int vec, bk;
-  } cases[] = {{"const 4096", NULL, 1, 32}, {"const 4095", NULL, 0, 16}, {"const 4096", "0", 0, 16}, {"var", NULL, 1, 16}};
-  for (int i = 0; i < 4; i++) {
+  } cases[] = {{512, 1024, "const 4096", NULL, 1, 32}, {512, 1024, "const 4095", NULL, 0, 16},
+               {512, 1024, "const 4096", "0", 0, 16},  {512, 1024, "var", NULL, 1, 16},
+               {3136, 768, "const 2304", NULL, 1, 16}};
+  for (int i = 0; i < 5; i++) {
     char spec[512];
-    snprintf(spec, sizeof spec, fmt, cases[i].k);
+    snprintf(spec, sizeof spec, fmt, cases[i].m, cases[i].n, cases[i].k);
     gen G;
     if (cases[i].env) setenv("KBC_GEMM_VEC", cases[i].env, 1);
     generate(&G, spec, CG_PRECISION_FP32);
@@ -283,6 +288,11 @@ static void test_vector_loop(void **state) {
       /* a chunk at an edge or unaligned goes a float at a time */
       assert_non_null(strstr(text, "kbc_cp_async4(_d + _e"));
       assert_true(k->smem == 3 * 4 * (bm + bn) * (bk + 4));
+      /* at most 8 chunks a thread per k-tile (each a 64-bit row offset) */
+      int ca = 0, cb = 0;
+      assert_int_equal(sscanf(strstr(text, "A: copied"), "A: copied in chunks of 4 along k, %d", &ca), 1);
+      assert_int_equal(sscanf(strstr(text, "B: copied"), "B: copied in chunks of 4 along k, %d", &cb), 1);
+      assert_true(ca + cb <= 8);
     } else {
       assert_null(strstr(text, "kbc_ldsm"));
       assert_int_equal(k->smem, 0);
