@@ -543,6 +543,44 @@ static int coalesce_across_points(kbc_arena *a, const builder *b, const cg_group
   return with > 0 && across == 0;
 }
 
+/* The elements the group's stores would scatter, with a team per point
+ * (*by_team) and with a thread per point (*by_thread).  Among statements
+ * with inner free indices (a team strides its threads over them): a store
+ * stepping by one element along the last outer dimension and along no
+ * inner index that is not a short one scatters with a team, each lane
+ * writing a sector of its own where a thread per point writes neighbouring
+ * elements with its neighbours; one stepping along an inner index and not
+ * the last outer dimension scatters with a thread per point (a short one
+ * too: a thread's row of 16 floats is 16 stores, each a sector of its own
+ * among the warp's).  Fuzz seed
+ * 931: a [7, 67, 30] result broadcast over 67 rows into two [7, 67, 67,
+ * 30] tensors joined the reduction's group of 14,070 points, a warp a
+ * point striding over the 67 rows: 40.7 us on the H200, 21.3 with a thread
+ * a point.  Seed 543: one store of each kind, as many elements: a thread a
+ * point, 19.7 us; a team, 10.6. */
+static void scattered_stores(kbc_arena *a, const builder *b, const cg_group *g, double *by_team, double *by_thread) {
+  *by_team = *by_thread = 0;
+  for (int k = 0; k < b->count && g->n_outer > 0; k++) {
+    const ir_stmt *s = IR_STMT(b->p, b->first + k);
+    unsigned char *inner = KBC_NEW_ARRAY(a, unsigned char, s->n_index + 1);
+    int n_free = 0;
+    for (int i = 0; i < s->n_index; i++) n_free += inner[i] = s->index[i].kind == IR_IDX_FREE;
+    for (int j = 0; j < g->n_outer; j++) inner[g->phi[k * CG_MAX_OUTER + j]] = 0;
+    if (n_free <= g->n_outer) continue;
+    ir_expr target = {.op = IR_OP_LOAD, .type = IR_TY_FLOAT};
+    target.u.load.tensor = s->out;
+    target.u.load.idx = s->lhs;
+    int with = ir_load_unit_step(a, s, &target, g->phi[k * CG_MAX_OUTER + g->n_outer - 1]), across = 0, along = 0;
+    for (int id = 0; id < s->n_index; id++) {
+      if (!inner[id] || !ir_load_unit_step(a, s, &target, id)) continue;
+      across |= !short_index(s, id);
+      along = 1;
+    }
+    if (with && !across) *by_team += free_points(s);
+    if (along && !with) *by_thread += free_points(s);
+  }
+}
+
 /* Whether the group reduces over windows only: every reduction index of
  * its statements short (pooling's 3x3x3, an 11x11 average, a depthwise
  * convolution's kernel), and some reduction.  A team per point would split
@@ -587,7 +625,26 @@ static void finish_rows(kbc_arena *a, const builder *b, cg_group *g) {
   /* With enough outer points for the whole GPU, one thread per point when
    * that is what keeps the loads coalesced, or when each point reduces
    * over windows only. */
-  if (outer >= CG_MIN_OUTER * 16 && (coalesce_across_points(a, b, g) || windows_only(b))) max_team = 1;
+  int one = outer >= CG_MIN_OUTER * 16 && (coalesce_across_points(a, b, g) || windows_only(b));
+  double by_team, by_thread;
+  scattered_stores(a, b, g, &by_team, &by_thread);
+  if (b->opt->rows_cost) {
+    /* Not when that scatters many stores, more than twice as many as a
+     * team would (scattered_stores): fuzz seed 260's layer norm over rows
+     * of 16, a thread a row, 25.8 us on the H200 against 15.6 as four
+     * kernels. */
+    if (one && by_thread >= CG_MIN_OUTER * 16 && by_thread > 2 * by_team) one = 0;
+    /* With points for a few blocks a multiprocessor, one thread per point
+     * when a team would scatter many stores, more than twice as many as a
+     * thread per point would, and a thread's work stays short (at most
+     * CG_JOIN_WORK / 64 steps: not a batch norm's column of 1,024 rows read
+     * three times over 8,192 columns, L2/33, whose threads would each take
+     * 3,000 serial steps). */
+    if (!one && outer >= CG_MIN_OUTER && work <= CG_JOIN_WORK / 64 && by_team >= CG_MIN_OUTER * 16 &&
+        by_team > 2 * by_thread)
+      one = 1;
+  }
+  if (one) max_team = 1;
   /* One point of a size known only at run time (a loss over a batch):
    * the whole block, whatever the estimate. */
   for (int k = 0; k < b->count && g->n_outer == 0; k++)

@@ -31,6 +31,10 @@ typedef struct {
   int rows_parts;      /* KBC_ROWS_PARTS: a block-wide team's column sums in parts */
   int stream_split;    /* KBC_STREAM_SPLIT: a pointwise pass over rows that stream through L2 is a
                           kernel of its own (group.c, streams_past_l2) */
+  int rows_cost;       /* KBC_ROWS_COST (default on): a block-wide team's reductions a thread an element
+                          where a warp each would take many more rounds (sched_rows.c, warp_rounds_lose),
+                          and a thread a point where a team would scatter the group's stores (group.c,
+                          scatters_stores); 0: neither */
   int gemm_min_blocks; /* KBC_GEMM_MIN_BLOCKS: __launch_bounds__(256, N) on GEMM kernels, N in 2..4;
                           1: no bound; 0: the plan's (gemm_plan.c) */
   int gemm_stages;     /* KBC_GEMM_STAGES: the GEMM family's K loop: 2 register-staged double

@@ -28,6 +28,7 @@
  * synchronizes (nothing for one thread, __syncwarp for a team within a
  * warp, __syncthreads for a whole block),
  * so a statement reads what earlier statements wrote for the same point. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,17 +76,40 @@ static int needs_coop(const ir_program *p, const cg_group *g, int k) {
   return g->team > 1 && n_free == g->n_outer && cg_top_reduce(s->rhs);
 }
 
+/* A block-wide team's serial steps for E elements of R terms each (a step:
+ * about a load's latency; a serial loop, unrolled by 4, overlaps four
+ * terms' loads):
+ *   a warp an element:   ceil(E / warps)   rounds of ceil(R / 32) + 2
+ *                        (the shuffles and the store);
+ *   a thread an element: ceil(E / threads) rounds of ceil(R / 4) + 1.
+ * Warps lose when they take more than WARP_ROUNDS_LOSS times the steps:
+ * 33 elements of 33 terms on 128 threads, 9 rounds of a warp against one
+ * of a thread (fuzz seed 928: 8.6 us against 5.4 as two kernels; seed 24,
+ * 33 elements of 17 terms on 64 threads, 11.1 against 8.2).  A few long
+ * rows stay a warp each (64 elements of 512 terms on 256 threads: 144
+ * steps against 129), their loads coalesced. */
+enum { WARP_ROUNDS_LOSS = 2 };
+
+static int warp_rounds_lose(double elems, double terms, int team) {
+  double warp = ceil(elems / (team / 32)) * (ceil(terms / 32) + 2);
+  double thread = ceil(elems / team) * (ceil(terms / 4) + 1);
+  return warp > WARP_ROUNDS_LOSS * thread;
+}
+
 /* Whether a statement with inner free indices computes each inner element
  * with a warp: its value is a reduction (over at least a warp's worth of
  * elements, estimated) read contiguously along its last index — lanes
  * over that index read neighbouring elements, where a thread per inner
- * element would read a row of its own. */
-static int warp_per_element(cg_ctx *C, const cg_group *g, const ir_stmt *s) {
+ * element would read a row of its own — unless the warps would take
+ * their elements in many more serial rounds than threads would (warp_rounds).  */
+static int warp_per_element(cg_ctx *C, const cg_group *g, const ir_stmt *s, const int *inner, int n_inner) {
   const ir_expr *r = cg_top_reduce(s->rhs);
   if (g->team < 32 || g->team % 32 || !r || r->u.reduce.op == IR_RED_PROD) return 0;
-  if (ir_reduce_terms(s, r) < 16) return 0;
+  double terms = ir_reduce_terms(s, r);
+  if (terms < 16) return 0;
   int last = r->u.reduce.vars[r->u.reduce.n_vars - 1];
-  return ir_reads_contiguously(C->a, s, r->arg[0], last);
+  if (!ir_reads_contiguously(C->a, s, r->arg[0], last)) return 0;
+  return !C->t->opt.rows_cost || !warp_rounds_lose(cg_extent_estimate(s, inner, n_inner), terms, g->team);
 }
 
 /* Whether a statement of a block-wide team whose inner elements are fewer
@@ -131,7 +155,7 @@ static void plan_stmt(cg_ctx *C, const cg_group *g, int k, rows_stmt *st) {
   st->n_inner = inner_indices(C, g, k, st->inner);
   if (needs_coop(C->p, g, k)) st->how = ROWS_STMT_TEAM_REDUCE;
   else if (st->n_inner == 0) st->how = ROWS_STMT_ONE;
-  else if (warp_per_element(C, g, s)) st->how = ROWS_STMT_WARP;
+  else if (warp_per_element(C, g, s, st->inner, st->n_inner)) st->how = ROWS_STMT_WARP;
   else if (parts_per_element(C, g, s, st->inner, st->n_inner)) st->how = ROWS_STMT_PARTS;
   else st->how = ROWS_STMT_STRIDED;
 }

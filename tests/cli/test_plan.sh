@@ -406,6 +406,32 @@ KBC_SPECIALIZE=1 "$kbc" compile "$src/specs/examples/attention_causal.kb" --targ
 # element, 11.4 us in parts).
 "$kbc" compile "$src/tests/codegen/specs/parts_idle.kb" --target sm_90 --emit cuda --specialize --set a=65 \
   --set b_x=2 2>&1 | grep -qF '_pw' || fail "parts idle: y8.red's two sums not in parts"
+# Short sums a thread an element where a warp each would take many more
+# rounds (sched_rows.c, warp_rounds_lose; seed 928): no warp lanes, but
+# under KBC_ROWS_COST=0.
+wr_cuda() { "$kbc" compile "$src/tests/codegen/specs/warp_rounds.kb" --target sm_90 --emit cuda --specialize \
+  --set a_x=1 --set b=17 --set n_x=33 2>&1; }
+wr_cuda | grep -qF '// schedule: rows, 2 outer dimensions, 128 threads per outer point' ||
+  fail "warp rounds: not one group of 128 threads a point: $(wr_cuda)"
+wr_cuda | grep -qF '_wl = ' && fail "warp rounds: 33 sums of 33 terms a warp each"
+KBC_ROWS_COST=0 wr_cuda | grep -qF '_wl = ' || fail "warp rounds under KBC_ROWS_COST=0: not a warp each"
+# Teams and scattered stores (group.c, scattered_stores): a thread a point
+# where a team would scatter a broadcast's stores (seed 931), teams where a
+# thread a point would (seed 260's short rows), a team where both scatter
+# as many (seed 543).
+sc_cuda() { local f=$1; shift; "$kbc" compile "$src/tests/codegen/specs/$f.kb" --target sm_90 --emit cuda --specialize \
+  "$@" 2>&1 | grep '^// schedule: rows'; }
+st_args=(--set a_x=30 --set b=7 --set n_x=67)
+sc_cuda scatter_team "${st_args[@]}" | head -1 | grep -qF '3 outer dimensions, 1 thread per outer point' ||
+  fail "scatter team: the broadcast's group not a thread a point: $(sc_cuda scatter_team "${st_args[@]}")"
+KBC_ROWS_COST=0 sc_cuda scatter_team "${st_args[@]}" | head -1 | grep -qF '3 outer dimensions, 32 threads per outer point' ||
+  fail "scatter team under KBC_ROWS_COST=0: not a warp a point"
+sc_cuda scatter_thread --set a_x=131 | grep -qF '3 outer dimensions, 1 thread per outer point' &&
+  fail "scatter thread: rows of 16 a thread a point: $(sc_cuda scatter_thread --set a_x=131)"
+[ "$(KBC_ROWS_COST=0 sc_cuda scatter_thread --set a_x=131 | grep -cF '3 outer dimensions, 1 thread per outer point')" = 2 ] ||
+  fail "scatter thread under KBC_ROWS_COST=0: not a thread a point"
+sc_cuda scatter_mixed --set a=37 --set b_x=257 --set n=5 | tail -1 | grep -qF '2 outer dimensions, 8 threads per outer point' ||
+  fail "scatter mixed: t19 and y23 not a team a point: $(sc_cuda scatter_mixed --set a=37 --set b_x=257 --set n=5)"
 # KBC_STREAM_SPLIT=1 (group.c streams_past_l2): softmax over rows of 393,216
 # (1.5 MB each, some thousand at once: far past the L2) keeps its max and sum
 # in one kernel and gives the normalisation the pointwise grid; by default
