@@ -124,6 +124,17 @@ typedef struct {
   const ir_expr *reduce;
   cg_team team;
   const char *part_start, *part_step;
+  /* Partial, by rows: the share is the rows of the space (every index but
+   * the last, flattened) from part_start in steps of part_step, the team's
+   * threads strided along the last index of each (float4 where the loads
+   * allow, vec_loop.c): the point family's long rows. */
+  int rows;
+  /* With a max: the name of a float (declared, 0) that sums exp(term -
+   * max) alongside, online (a softmax's max and sum in one pass over the
+   * row; sched_rows.c, online_pair): each term t either raises the max m
+   * (s = s * exp(m - t) + 1) or adds exp(t - m); the team's (m, s) are
+   * merged (cg_team_combine_online). */
+  const char *online;
 } cg_split;
 
 /* Flattened index spaces addressed without their digits (GEMM
@@ -153,6 +164,15 @@ typedef struct {
 const char **cg_index_names(kbc_arena *a, const cg_names *names, const ir_stmt *s);
 
 void cg_line(cg_emit *E, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A term v into the online max m and sum s (cg_split's online); the
+ * team's (m, s) merged so that every thread holds the totals. */
+void cg_online_add(cg_emit *E, const char *m, const char *s, const char *v);
+/* n (1 or 4) terms, each a C expression evaluated once (a float4's). */
+void cg_online_add_n(cg_emit *E, const char *m, const char *s, int n, const char *const *t);
+void cg_team_combine_online(cg_emit *E, const cg_team *team, const char *m, const char *s);
+/* After the merge: a row of `terms` terms (a C expression), all -inf, sums
+ * to NaN. */
+void cg_online_finish(cg_emit *E, const char *m, const char *s, const char *terms);
 /* printf into the arena. */
 const char *cg_fmt(cg_emit *E, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *cg_sym(cg_emit *E, const sym *x);                /* a long long C expression */
@@ -203,6 +223,7 @@ typedef struct {
   const char *acc;
   ir_red op;
   const ir_expr *target;
+  const char *online; /* with op max: the online sum beside acc (cg_split's online) */
 } cg_vec_body;
 int cg_vec_loop(cg_emit *E, int j, const char *lane, int step, const cg_vec_body *b, const cg_expr_ctx *x);
 /* Emits a block assigning dst[0..n) (declared lvalues) the row-major digits

@@ -445,12 +445,32 @@ static const char *reduce(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x) {
   int hoisted = E->n_hoisted;
   hoist(E, e->arg[0], e->u.reduce.vars, n, x);
   cg_flat loop;
+  const char *online = coop && !split->part_step && op == IR_RED_MAX ? split->online : NULL;
   if (coop && !split->part_step && n == 1 &&
       cg_vec_loop(E, e->u.reduce.vars[0], split->team.lane ? split->team.lane : "_lane", split->team.size,
-                  &(cg_vec_body){.value = e->arg[0], .acc = acc, .op = op}, x)) {
+                  &(cg_vec_body){.value = e->arg[0], .acc = acc, .op = op, .online = online}, x)) {
     /* float4 along the row (vec_loop.c) */
     E->n_hoisted = hoisted;
-    cg_team_combine(E, &split->team, op, acc);
+    if (online) cg_team_combine_online(E, &split->team, acc, online);
+    else cg_team_combine(E, &split->team, op, acc);
+    return acc;
+  }
+  if (coop && split->part_step && split->rows && n >= 2) {
+    /* This thread's part, by rows: the rows its block takes, the team
+     * along each row's last index (the caller combines). */
+    cg_flat rows;
+    flat_loop(E, &rows, n - 1, e->u.reduce.vars, split->part_start, split->part_step,
+              kbc_arena_printf(E->a, "(long long)%s", split->part_step), NULL, 0);
+    const int *last = &e->u.reduce.vars[n - 1];
+    const char *lane = split->team.lane ? split->team.lane : "_lane";
+    if (!cg_vec_loop(E, *last, lane, split->team.size, &(cg_vec_body){.value = e->arg[0], .acc = acc, .op = op}, x)) {
+      const ir_expr *body = e->arg[0];
+      cg_flat_loop(E, &loop, 1, last, lane, split->team.size, &body, 1);
+      cg_line(E, "%s = %s;", acc, cg_combine(E, op, acc, as_float(E, body, expr(E, body, x))));
+      cg_flat_loop_end(E, &loop);
+    }
+    cg_flat_loop_end(E, &rows);
+    E->n_hoisted = hoisted;
     return acc;
   }
   if (coop && split->part_step) {
@@ -495,7 +515,8 @@ static const char *reduce(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x) {
     E->indent++;
   }
   const char *body = as_float(E, e->arg[0], expr(E, e->arg[0], x));
-  cg_line(E, "%s = %s;", part, cg_combine(E, op, part, body));
+  if (online) cg_online_add(E, part, online, body);
+  else cg_line(E, "%s = %s;", part, cg_combine(E, op, part, body));
   if (coop) cg_flat_loop_end(E, &loop);
   for (int i = (coop ? 0 : n) - 1; i >= 0; i--) {
     E->indent--;
@@ -507,8 +528,79 @@ static const char *reduce(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x) {
     }
   }
   E->n_hoisted = hoisted;
-  if (coop && !split->part_step) cg_team_combine(E, &split->team, op, acc);
+  if (online) cg_team_combine_online(E, &split->team, acc, online);
+  else if (coop && !split->part_step) cg_team_combine(E, &split->team, op, acc);
   return acc;
+}
+
+/* As the two passes would have it: terms t_k raise the max m to their own
+ * max first (the sum rescaled: a NaN takes both, +inf makes the old sum
+ * 0), then add exp(t_k - m) each (1 for a finite term at the max, NaN for
+ * +inf at +inf); while m is -inf (every term so far -inf) they add
+ * nothing (were every term -inf, the sum is NaN: cg_online_finish).  Four
+ * terms at a time (a float4): one compare and rarely a rescale for the
+ * four, their exps independent of each other. */
+void cg_online_add_n(cg_emit *E, const char *m, const char *s, int n, const char *const *t) {
+  const char *mx = n == 1 ? t[0] : fresh(E, "mx");
+  cg_line(E, "{ // online: a new max rescales the sum");
+  E->indent++;
+  if (n == 4) cg_line(E, "const float %s = kbc_fmax(kbc_fmax(%s, %s), kbc_fmax(%s, %s));", mx, t[0], t[1], t[2], t[3]);
+  cg_line(E, "if (%s > %s || %s != %s) { %s = %s * expf(%s - %s); %s = %s; }", mx, m, mx, mx, s, s, m, mx, m, mx);
+  if (n == 4)
+    cg_line(E, "if (%s != __int_as_float(0xff800000)) %s += (expf(%s - %s) + expf(%s - %s)) + (expf(%s - %s) + expf(%s - %s));",
+            m, s, t[0], m, t[1], m, t[2], m, t[3], m);
+  else
+    cg_line(E, "if (%s != __int_as_float(0xff800000)) %s += expf(%s - %s);", m, s, t[0], m);
+  E->indent--;
+  cg_line(E, "}");
+}
+
+void cg_online_add(cg_emit *E, const char *m, const char *s, const char *v) {
+  const char *t = fresh(E, "t");
+  cg_line(E, "const float %s = %s;", t, v);
+  cg_online_add_n(E, m, s, 1, &t);
+}
+
+void cg_online_finish(cg_emit *E, const char *m, const char *s, const char *terms) {
+  cg_line(E, "if (%s == __int_as_float(0xff800000) && %s > 0) %s = __int_as_float(0x7fffffff); // every term -inf: "
+          "exp(-inf + inf)", m, terms, s);
+}
+
+/* (m, s) merged with (om, os): the larger max, each sum rescaled to it
+ * (a side whose max is the larger one as it is: no exp(-inf + inf)). */
+static void online_merge(cg_emit *E, const char *m, const char *s, const char *om, const char *os) {
+  const char *nm = fresh(E, "nm");
+  cg_line(E, "{");
+  cg_line(E, "  const float %s = kbc_fmax(%s, %s);", nm, m, om);
+  cg_line(E, "  %s = (%s == %s ? %s : %s * expf(%s - %s)) + (%s == %s ? %s : %s * expf(%s - %s));", s, m, nm, s, s, m, nm,
+          om, nm, os, os, om, nm);
+  cg_line(E, "  %s = %s;", m, nm);
+  cg_line(E, "}");
+}
+
+void cg_team_combine_online(cg_emit *E, const cg_team *team, const char *m, const char *s) {
+  const char *om = fresh(E, "om"), *os = fresh(E, "os");
+  int warp = team->size <= 32;
+  cg_line(E, "for (int _s = %d; _s > 0; _s >>= 1) {", warp ? team->size / 2 : 16);
+  E->indent++;
+  cg_line(E, "const float %s = __shfl_xor_sync(%s, %s, _s);", om, warp ? (team->mask ? team->mask : "_mask") : "0xffffffffu",
+          m);
+  cg_line(E, "const float %s = __shfl_xor_sync(%s, %s, _s);", os, warp ? (team->mask ? team->mask : "_mask") : "0xffffffffu",
+          s);
+  online_merge(E, m, s, om, os);
+  E->indent--;
+  cg_line(E, "}");
+  if (warp) return;
+  cg_line(E, "if ((threadIdx.x & 31) == 0) { _red[threadIdx.x >> 5] = %s; _red2[threadIdx.x >> 5] = %s; }", m, s);
+  cg_line(E, "__syncthreads();");
+  cg_line(E, "%s = _red[0];", m);
+  cg_line(E, "%s = _red2[0];", s);
+  cg_line(E, "for (int _w = 1; _w < %d; ++_w) {", team->size / 32);
+  E->indent++;
+  online_merge(E, m, s, "_red[_w]", "_red2[_w]");
+  E->indent--;
+  cg_line(E, "}");
+  cg_line(E, "__syncthreads();");
 }
 
 void cg_team_combine(cg_emit *E, const cg_team *team, ir_red op, const char *acc) {

@@ -35,6 +35,9 @@ typedef struct {
                           where a warp each would take many more rounds (sched_rows.c, warp_rounds_lose),
                           and a thread a point where a team would scatter the group's stores (group.c,
                           scatters_stores); 0: neither */
+  int rows_online;     /* KBC_ROWS_ONLINE: a row's max and the next statement's sum of exp(x - max)
+                          in one pass (sched_rows.c, online_pair): 1 (default) where it pays
+                          (online_pays), 2 wherever they pair (testing), 0 never */
   int gemm_min_blocks; /* KBC_GEMM_MIN_BLOCKS: __launch_bounds__(256, N) on GEMM kernels, N in 2..4;
                           1: no bound; 0: the plan's (gemm_plan.c) */
   int gemm_stages;     /* KBC_GEMM_STAGES: the GEMM family's K loop: 2 register-staged double

@@ -432,6 +432,19 @@ sc_cuda scatter_thread --set a_x=131 | grep -qF '3 outer dimensions, 1 thread pe
   fail "scatter thread under KBC_ROWS_COST=0: not a thread a point"
 sc_cuda scatter_mixed --set a=37 --set b_x=257 --set n=5 | tail -1 | grep -qF '2 outer dimensions, 8 threads per outer point' ||
   fail "scatter mixed: t19 and y23 not a team a point: $(sc_cuda scatter_mixed --set a=37 --set b_x=257 --set n=5)"
+# A row's max and sum of exps in one pass where the rows stream past the L2
+# (sched_rows.c, online_pair and online_pays): softmax over rows of
+# 393,216, not cross entropy over rows of 4,096; never under
+# KBC_ROWS_ONLINE=0, always under 2.
+on_cuda() { "$kbc" compile "$src/$1" --target sm_90 --emit cuda --specialize "${@:2}" 2>&1 | grep -c 'online: a new max'; }
+[ "$(on_cuda bench/suite/1_23_softmax.kb --set batch_size=4096 --set dim=393216)" -gt 0 ] ||
+  fail "softmax over rows of 393,216: max and sum not in one pass"
+[ "$(KBC_ROWS_ONLINE=0 on_cuda bench/suite/1_23_softmax.kb --set batch_size=4096 --set dim=393216)" = 0 ] ||
+  fail "softmax under KBC_ROWS_ONLINE=0: in one pass"
+[ "$(on_cuda bench/suite/1_95_cross_entropy.kb --set batch_size=32768 --set num_classes=4096)" = 0 ] ||
+  fail "cross entropy over rows of 4,096: in one pass"
+[ "$(KBC_ROWS_ONLINE=2 on_cuda bench/suite/1_95_cross_entropy.kb --set batch_size=32768 --set num_classes=4096)" -gt 0 ] ||
+  fail "cross entropy under KBC_ROWS_ONLINE=2: not in one pass"
 # KBC_STREAM_SPLIT=1 (group.c streams_past_l2): softmax over rows of 393,216
 # (1.5 MB each, some thousand at once: far past the L2) keeps its max and sum
 # in one kernel and gives the normalisation the pointwise grid; by default

@@ -13,15 +13,17 @@ Oracles, per spec:
     per CUDA thread) against the interpreter, at fp32 (rel. L2 <= 1e-5) and
     tf32 (<= 2e-3), and once under each opt-in variant (KBC_IDX32=1,
     KBC_FP32_MMA=1, KBC_ROWS_PARTS=1; attn: KBC_ATTN_ALWAYS=1 specialized,
-    the fused attention family even where it would not pay), specialized for its binding (spec:
+    the fused attention family even where it would not pay; online:
+    KBC_ROWS_ONLINE=2, a row's max and sum of exps in one pass wherever
+    they pair, paying or not), specialized for its binding (spec:
     the var axes made constants, the interpreter's outputs also checked
     against the generic program's), and `kbc compile --emit ptx --target
     sm_90` (NVRTC) compiles the kernels — `--variants` picks them (fp32,
-    tf32, idx32, fp32mma, parts, attn, spec, misalign: specialized with every
+    tf32, idx32, fp32mma, parts, attn, online, spec, misalign: specialized with every
     tensor off 16-byte alignment, nvrtc);
   - gpu: `kbc verify --json` runs the kernels on the GPU against the
     interpreter, in each variant (fp32, tf32, and fp32 under KBC_IDX32,
-    KBC_FP32_MMA, KBC_ROWS_PARTS or KBC_ATTN_ALWAYS), several specs at a time — through
+    KBC_FP32_MMA, KBC_ROWS_PARTS, KBC_ATTN_ALWAYS or KBC_ROWS_ONLINE=2), several specs at a time — through
     `kbc verify --batch` processes kept running (one per job and
     environment: opening the GPU costs more than most specs, and is
     serialised between processes); a spec that fails there is run again
@@ -60,6 +62,7 @@ VARIANTS = {
     "fp32mma": ([], {"KBC_FP32_MMA": "1"}),
     "parts": ([], {"KBC_ROWS_PARTS": "1"}),
     "attn": (["--specialize"], {"KBC_ATTN_ALWAYS": "1"}),  # fused attention wherever a chain matches
+    "online": ([], {"KBC_ROWS_ONLINE": "2"}),  # a row's max and sum of exps in one pass wherever they pair
     "spec": (["--specialize"], {}),  # specialized for the binding, as KBC_SPECIALIZE=1 runs it
     "misalign": (["--specialize", "--misalign"], {}),  # the same, every tensor 4 bytes off 16-byte alignment
     "nvrtc": None,  # `kbc compile --emit ptx --target sm_90`: NVRTC compiles every kernel
@@ -72,6 +75,7 @@ GPU_VARIANTS = {
     "fp32mma": ("fp32", {"KBC_FP32_MMA": "1"}),
     "parts": ("fp32", {"KBC_ROWS_PARTS": "1"}),
     "attn": ("fp32", {"KBC_ATTN_ALWAYS": "1"}),
+    "online": ("fp32", {"KBC_ROWS_ONLINE": "2"}),
     "spec": ("fp32", {"KBC_SPECIALIZE": "1"}),
     "generic": ("fp32", {"KBC_SPECIALIZE": "0"}),  # the code for any binding (the runtime specializes by default)
 }
