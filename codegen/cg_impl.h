@@ -135,6 +135,12 @@ typedef struct {
    * (s = s * exp(m - t) + 1) or adds exp(t - m); the team's (m, s) are
    * merged (cg_team_combine_online). */
   const char *online;
+  /* With a sum: the prefix P of four floats (declared, 0) Pn, Pm, Pq, Ps
+   * that keep the terms' count, mean, squared deviations from the mean
+   * (Welford's update, Chan's merge) and sum (the reduction's value) in
+   * place of the accumulator: a norm's mean and variance in one pass
+   * (sched_rows.c, welford_pair). */
+  const char *welford;
 } cg_split;
 
 /* Flattened index spaces addressed without their digits (GEMM
@@ -173,6 +179,11 @@ void cg_team_combine_online(cg_emit *E, const cg_team *team, const char *m, cons
 /* After the merge: a row of `terms` terms (a C expression), all -inf, sums
  * to NaN. */
 void cg_online_finish(cg_emit *E, const char *m, const char *s, const char *terms);
+/* n (1 or 4) terms into the Welford state of prefix w (cg_split's
+ * welford); the team's states merged so that every thread holds the
+ * row's. */
+void cg_welford_add_n(cg_emit *E, const char *w, int n, const char *const *t);
+void cg_team_combine_welford(cg_emit *E, const cg_team *team, const char *w);
 /* printf into the arena. */
 const char *cg_fmt(cg_emit *E, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *cg_sym(cg_emit *E, const sym *x);                /* a long long C expression */
@@ -223,7 +234,8 @@ typedef struct {
   const char *acc;
   ir_red op;
   const ir_expr *target;
-  const char *online; /* with op max: the online sum beside acc (cg_split's online) */
+  const char *online;  /* with op max: the online sum beside acc (cg_split's online) */
+  const char *welford; /* with op sum: the Welford prefix instead of acc (cg_split's welford) */
 } cg_vec_body;
 int cg_vec_loop(cg_emit *E, int j, const char *lane, int step, const cg_vec_body *b, const cg_expr_ctx *x);
 /* Emits a block assigning dst[0..n) (declared lvalues) the row-major digits

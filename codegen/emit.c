@@ -446,12 +446,16 @@ static const char *reduce(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x) {
   hoist(E, e->arg[0], e->u.reduce.vars, n, x);
   cg_flat loop;
   const char *online = coop && !split->part_step && op == IR_RED_MAX ? split->online : NULL;
+  const char *welford = coop && !split->part_step && op == IR_RED_SUM ? split->welford : NULL;
   if (coop && !split->part_step && n == 1 &&
       cg_vec_loop(E, e->u.reduce.vars[0], split->team.lane ? split->team.lane : "_lane", split->team.size,
-                  &(cg_vec_body){.value = e->arg[0], .acc = acc, .op = op, .online = online}, x)) {
+                  &(cg_vec_body){.value = e->arg[0], .acc = acc, .op = op, .online = online, .welford = welford}, x)) {
     /* float4 along the row (vec_loop.c) */
     E->n_hoisted = hoisted;
-    if (online) cg_team_combine_online(E, &split->team, acc, online);
+    if (welford) {
+      cg_team_combine_welford(E, &split->team, welford);
+      cg_line(E, "%s = %ss;", acc, welford);
+    } else if (online) cg_team_combine_online(E, &split->team, acc, online);
     else cg_team_combine(E, &split->team, op, acc);
     return acc;
   }
@@ -515,7 +519,8 @@ static const char *reduce(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x) {
     E->indent++;
   }
   const char *body = as_float(E, e->arg[0], expr(E, e->arg[0], x));
-  if (online) cg_online_add(E, part, online, body);
+  if (welford) cg_welford_add_n(E, welford, 1, &body);
+  else if (online) cg_online_add(E, part, online, body);
   else cg_line(E, "%s = %s;", part, cg_combine(E, op, part, body));
   if (coop) cg_flat_loop_end(E, &loop);
   for (int i = (coop ? 0 : n) - 1; i >= 0; i--) {
@@ -528,9 +533,86 @@ static const char *reduce(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x) {
     }
   }
   E->n_hoisted = hoisted;
-  if (online) cg_team_combine_online(E, &split->team, acc, online);
+  if (welford) {
+    cg_team_combine_welford(E, &split->team, welford);
+    cg_line(E, "%s = %ss;", acc, welford);
+  } else if (online) cg_team_combine_online(E, &split->team, acc, online);
   else if (coop && !split->part_step) cg_team_combine(E, &split->team, op, acc);
   return acc;
+}
+
+/* (Pn, Pm, Pq, Ps) merged with (nb, mb, qb, sb), Chan's rule: the means
+ * weighed by their counts, the deviations' sums added with the means'
+ * difference squared times nA nB / n; the plain sums added. */
+static void welford_merge(cg_emit *E, const char *w, const char *nb, const char *mb, const char *qb, const char *sb) {
+  const char *n2 = fresh(E, "n2"), *d = fresh(E, "d"), *f = fresh(E, "f");
+  cg_line(E, "{");
+  cg_line(E, "  %ss += %s;", w, sb);
+  cg_line(E, "  const float %s = %sn + %s;", n2, w, nb);
+  cg_line(E, "  if (%s > 0.0f) {", n2);
+  cg_line(E, "    const float %s = %s - %sm, %s = %s / %s;", d, mb, w, f, nb, n2);
+  cg_line(E, "    %sm += %s * %s;", w, d, f);
+  cg_line(E, "    %sq += %s + %s * %s * %sn * %s;", w, qb, d, d, w, f);
+  cg_line(E, "    %sn = %s;", w, n2);
+  cg_line(E, "  }");
+  cg_line(E, "}");
+}
+
+/* One term: Welford's update; four (a float4's): their own sum, mean and
+ * deviations, merged (one division for the four).  The plain sum is kept
+ * beside the mean: a row holding +inf has the sum +inf, where Welford's
+ * mean turns NaN at the next finite term. */
+void cg_welford_add_n(cg_emit *E, const char *w, int n, const char *const *t) {
+  if (n == 1) {
+    const char *v = fresh(E, "t"), *d = fresh(E, "d");
+    cg_line(E, "{ // Welford: count, mean, squared deviations");
+    cg_line(E, "  const float %s = %s;", v, t[0]);
+    cg_line(E, "  %ss += %s;", w, v);
+    cg_line(E, "  %sn += 1.0f;", w);
+    cg_line(E, "  const float %s = %s - %sm;", d, v, w);
+    cg_line(E, "  %sm += %s / %sn;", w, d, w);
+    cg_line(E, "  %sq += %s * (%s - %sm);", w, d, v, w);
+    cg_line(E, "}");
+    return;
+  }
+  const char *m4 = fresh(E, "m4"), *q4 = fresh(E, "q4"), *s4 = fresh(E, "s4");
+  cg_line(E, "{ // Welford, four terms: their sum, mean and squared deviations, merged");
+  E->indent++;
+  cg_line(E, "const float %s = (%s + %s) + (%s + %s), %s = %s * 0.25f;", s4, t[0], t[1], t[2], t[3], m4, s4);
+  cg_line(E, "const float %s = ((%s - %s) * (%s - %s) + (%s - %s) * (%s - %s)) + ((%s - %s) * (%s - %s) + (%s - %s) * (%s - %s));",
+          q4, t[0], m4, t[0], m4, t[1], m4, t[1], m4, t[2], m4, t[2], m4, t[3], m4, t[3], m4);
+  welford_merge(E, w, "4.0f", m4, q4, s4);
+  E->indent--;
+  cg_line(E, "}");
+}
+
+void cg_team_combine_welford(cg_emit *E, const cg_team *team, const char *w) {
+  const char *on = fresh(E, "on"), *om = fresh(E, "om"), *oq = fresh(E, "oq"), *os = fresh(E, "os");
+  int warp = team->size <= 32;
+  const char *mask = warp ? (team->mask ? team->mask : "_mask") : "0xffffffffu";
+  cg_line(E, "for (int _s = %d; _s > 0; _s >>= 1) {", warp ? team->size / 2 : 16);
+  E->indent++;
+  cg_line(E, "const float %s = __shfl_xor_sync(%s, %sn, _s);", on, mask, w);
+  cg_line(E, "const float %s = __shfl_xor_sync(%s, %sm, _s);", om, mask, w);
+  cg_line(E, "const float %s = __shfl_xor_sync(%s, %sq, _s);", oq, mask, w);
+  cg_line(E, "const float %s = __shfl_xor_sync(%s, %ss, _s);", os, mask, w);
+  welford_merge(E, w, on, om, oq, os);
+  E->indent--;
+  cg_line(E, "}");
+  if (warp) return;
+  cg_line(E, "if ((threadIdx.x & 31) == 0) { _red[threadIdx.x >> 5] = %sn; _red2[threadIdx.x >> 5] = %sm; "
+          "_red3[threadIdx.x >> 5] = %sq; _red4[threadIdx.x >> 5] = %ss; }", w, w, w, w);
+  cg_line(E, "__syncthreads();");
+  cg_line(E, "%sn = _red[0];", w);
+  cg_line(E, "%sm = _red2[0];", w);
+  cg_line(E, "%sq = _red3[0];", w);
+  cg_line(E, "%ss = _red4[0];", w);
+  cg_line(E, "for (int _w = 1; _w < %d; ++_w) {", team->size / 32);
+  E->indent++;
+  welford_merge(E, w, "_red[_w]", "_red2[_w]", "_red3[_w]", "_red4[_w]");
+  E->indent--;
+  cg_line(E, "}");
+  cg_line(E, "__syncthreads();");
 }
 
 /* As the two passes would have it: terms t_k raise the max m to their own

@@ -48,6 +48,7 @@ typedef enum {
   ROWS_STMT_PARTS,       /* each inner element's reduction in parts, a thread per part */
   ROWS_STMT_STRIDED,     /* the team's threads strided over the inner elements */
   ROWS_STMT_ONLINE,      /* as TEAM_REDUCE, a max, the next statement's sum of exps alongside (online_pair) */
+  ROWS_STMT_WELFORD,     /* as TEAM_REDUCE, a sum, the next statement's squared deviations alongside (welford_pair) */
   ROWS_STMT_DONE,        /* computed by the statement before (ONLINE) */
 } rows_strategy;
 
@@ -65,6 +66,7 @@ struct cg_rows_plan {
   int team_reduce;   /* some statement reduces across the team (a block-wide team needs _red) */
   int parts;         /* some statement in parts (_part) */
   int online;        /* some statement ONLINE (a block-wide team's merge needs _red2) */
+  int welford;       /* some statement WELFORD (_red2 and _red3) */
   sym *work;         /* outer points */
   rows_stmt *stmt;   /* per member */
   int vec;           /* 4: a thread takes 4 outer points along the last outer dimension (vec_ok) */
@@ -190,56 +192,25 @@ static int vec_ok(cg_ctx *C, const cg_group *g, const cg_rows_plan *plan, int64_
   return 1;
 }
 
-/* Whether the one pass pays: the rows the teams hold at once (points
- * resident: the GPU's threads over the team, at most the outer points),
- * at 4 bytes a term, exceed the L2 cache, so that a second pass would
- * read them from DRAM again.  Where they stay in the L2 the two passes are
- * faster: the merge of (max, sum) pairs across the team costs two
- * shuffles and two exps a step, and the second pass's exps do not wait on
- * a running max.  Measured on the H200 (2026-12-03, fp32, one pass against
- * two): softmax and log-softmax over rows of 393,216, 4,924 and 4,795 us
- * against 6,400 and 6,321 (0.77x, 0.76x); cross entropy over rows of
- * 4,096, 377 us against 302 (1.24x); attention's rows of 512, 1.05x; the
- * fuzzer's 73 specs with such pairs, geomean 1.05x. */
-static int online_pays(cg_ctx *C, const cg_group *g, const cg_rows_plan *plan, const ir_stmt *A) {
-  double points = 1;
-  for (int j = 0; j < g->n_outer; j++) points *= ir_estimate(g->outer_extent[j]);
-  double resident = fmin(points, 2048.0 * (C->t->sm_count > 0 ? C->t->sm_count : 1) / plan->team);
-  double l2 = C->t->l2_bytes > 0 ? C->t->l2_bytes : 50 << 20;
-  return 4.0 * ir_reduce_terms(A, A->rhs) * resident > l2;
-}
-
-/* Whether member k, a max over a row, and member k + 1, a sum of
- * exp(term - that max) over the same row, both reductions split across
- * the team, take one pass over the row instead of two (ROWS_STMT_ONLINE):
- * k's value is the max itself, `m[o] = max(r: E)`, and k + 1's is built
- * on `sum(r': exp(E' - m[o]))`, E' being E read at k + 1's indices (the
- * same outer dimensions, the reduction's indices in order, of equal
- * extents) and m read at the point's own element.  Softmax, log-softmax
- * and log-sum-exp as the library writes them and as users do: KernelBench's
- * softmax over rows of 393,216 read each row three times where
- * torch.compile reads it twice. */
-static int online_pair(cg_ctx *C, const cg_group *g, const cg_rows_plan *plan, int k) {
-  if (!C->t->opt.rows_online || k + 1 >= g->count) return 0;
-  if (plan->stmt[k].how != ROWS_STMT_TEAM_REDUCE || plan->stmt[k + 1].how != ROWS_STMT_TEAM_REDUCE) return 0;
-  const ir_stmt *A = IR_STMT(C->p, g->first + k), *B = IR_STMT(C->p, g->first + k + 1);
-  if (A->accumulate || B->accumulate) return 0;
-  const ir_expr *ra = A->rhs, *rb = cg_top_reduce(B->rhs);
-  if (ra->op != IR_OP_REDUCE || ra->u.reduce.op != IR_RED_MAX || ir_expr_has_reduce(ra->arg[0])) return 0;
-  if (!rb || rb->u.reduce.op != IR_RED_SUM || rb->u.reduce.n_vars != ra->u.reduce.n_vars) return 0;
-  const ir_expr *ex = rb->arg[0];
-  if (ex->op != IR_OP_EXP || ex->arg[0]->op != IR_OP_SUB) return 0;
-  const ir_expr *eb = ex->arg[0]->arg[0], *ld = ex->arg[0]->arg[1];
-  if (ld->op != IR_OP_LOAD || ld->u.load.tensor != A->out || ld->u.load.padded || ir_expr_reads(eb, A->out)) return 0;
-  /* m written and read at the point: dimension d of each the index of the
-   * same outer dimension */
+/* Whether ld, a load in member k + 1, reads member k's output at the
+ * point: dimension d of each the index of the same outer dimension. */
+static int reads_at_point(const cg_group *g, int k, const ir_stmt *A, const ir_expr *ld) {
+  if (ld->op != IR_OP_LOAD || ld->u.load.tensor != A->out || ld->u.load.padded) return 0;
   for (int d = 0; d < A->out->rank; d++) {
     int j = 0, ia = -1, ib = -1;
     if (!sym_is_index(A->lhs[d], &ia) || !sym_is_index(ld->u.load.idx[d], &ib)) return 0;
     while (j < g->n_outer && g->phi[k * CG_MAX_OUTER + j] != ia) j++;
     if (j == g->n_outer || g->phi[(k + 1) * CG_MAX_OUTER + j] != ib) return 0;
   }
-  /* E at B's indices */
+  return 1;
+}
+
+/* Whether eb, in member k + 1 under its reduction rb, is the term of
+ * member k's reduction ra read at k + 1's indices (the same outer
+ * dimensions, the reduction's indices in order, of equal extents). */
+static int same_term(cg_ctx *C, const cg_group *g, int k, const ir_expr *ra, const ir_expr *rb, const ir_expr *eb) {
+  const ir_stmt *A = IR_STMT(C->p, g->first + k), *B = IR_STMT(C->p, g->first + k + 1);
+  if (ir_expr_has_reduce(ra->arg[0]) || rb->u.reduce.n_vars != ra->u.reduce.n_vars) return 0;
   sym **by = KBC_NEW_ARRAY(C->a, sym *, A->n_index + 1);
   for (int i = 0; i < A->n_index; i++) {
     int to = -1;
@@ -254,7 +225,78 @@ static int online_pair(cg_ctx *C, const cg_group *g, const cg_rows_plan *plan, i
   for (int i = 0; i < A->n_index; i++)
     if (!by[i] && ir_expr_mentions_index(ra->arg[0], i)) return 0;
   const ir_expr *mapped = ir_expr_subst(C->a, ra->arg[0], A->n_index, by, NULL);
-  return mapped && ir_expr_same(C->a, B, mapped, eb) && (C->t->opt.rows_online == 2 || online_pays(C, g, plan, A));
+  return mapped && ir_expr_same(C->a, B, mapped, eb);
+}
+
+/* Whether one pass pays: the rows the teams hold at once (points
+ * resident: the GPU's threads over the team, at most the outer points),
+ * at 4 bytes a term of ra, exceed the L2 cache, so that a second pass
+ * would read them from DRAM again.  Where they stay in the L2 the two
+ * passes are faster: the merge of (max, sum) pairs across the team costs
+ * two shuffles and two exps a step, and the second pass's exps do not wait
+ * on a running max.  Measured on the H200 (2026-12-03, fp32, one pass
+ * against two): softmax and log-softmax over rows of 393,216, 4,924 and
+ * 4,795 us against 6,400 and 6,321 (0.77x, 0.76x); cross entropy over rows
+ * of 4,096, 377 us against 302 (1.24x); attention's rows of 512, 1.05x;
+ * the fuzzer's 73 specs with such pairs, geomean 1.05x. */
+static int online_pays(cg_ctx *C, const cg_group *g, const cg_rows_plan *plan, const ir_stmt *A,
+                       const ir_expr *ra) {
+  double points = 1;
+  for (int j = 0; j < g->n_outer; j++) points *= ir_estimate(g->outer_extent[j]);
+  double resident = fmin(points, 2048.0 * (C->t->sm_count > 0 ? C->t->sm_count : 1) / plan->team);
+  double l2 = C->t->l2_bytes > 0 ? C->t->l2_bytes : 50 << 20;
+  return 4.0 * ir_reduce_terms(A, ra) * resident > l2;
+}
+
+/* Members k and k + 1, each a reduction split across the team (not +=). */
+static int team_pair(cg_ctx *C, const cg_group *g, const cg_rows_plan *plan, int k) {
+  if (k + 1 >= g->count) return 0;
+  if (plan->stmt[k].how != ROWS_STMT_TEAM_REDUCE || plan->stmt[k + 1].how != ROWS_STMT_TEAM_REDUCE) return 0;
+  return !IR_STMT(C->p, g->first + k)->accumulate && !IR_STMT(C->p, g->first + k + 1)->accumulate;
+}
+
+/* Whether member k, a max over a row, and member k + 1, a sum of
+ * exp(term - that max) over the same row, both reductions split across
+ * the team, take one pass over the row instead of two (ROWS_STMT_ONLINE):
+ * k's value is the max itself, `m[o] = max(r: E)`, and k + 1's is built
+ * on `sum(r': exp(E' - m[o]))`, E' being E read at k + 1's indices and m
+ * read at the point's own element (same_term, reads_at_point).  Softmax,
+ * log-softmax and log-sum-exp as the library writes them and as users do:
+ * KernelBench's softmax over rows of 393,216 read each row three times
+ * where torch.compile reads it twice. */
+static int online_pair(cg_ctx *C, const cg_group *g, const cg_rows_plan *plan, int k) {
+  if (!C->t->opt.rows_online || !team_pair(C, g, plan, k)) return 0;
+  const ir_stmt *A = IR_STMT(C->p, g->first + k), *B = IR_STMT(C->p, g->first + k + 1);
+  const ir_expr *ra = A->rhs, *rb = cg_top_reduce(B->rhs);
+  if (ra->op != IR_OP_REDUCE || ra->u.reduce.op != IR_RED_MAX) return 0;
+  if (!rb || rb->u.reduce.op != IR_RED_SUM) return 0;
+  const ir_expr *ex = rb->arg[0];
+  if (ex->op != IR_OP_EXP || ex->arg[0]->op != IR_OP_SUB) return 0;
+  const ir_expr *eb = ex->arg[0]->arg[0], *ld = ex->arg[0]->arg[1];
+  if (!reads_at_point(g, k, A, ld) || ir_expr_reads(eb, A->out) || !same_term(C, g, k, ra, rb, eb)) return 0;
+  return C->t->opt.rows_online == 2 || online_pays(C, g, plan, A, ra);
+}
+
+/* Whether member k, built on a sum over a row (a mean, `mean[o] = sum(r:
+ * E) / N`), and member k + 1, built on the sum of squared deviations from
+ * k's value over the same row (`sum(r': (E' - mean[o]) * (E' - mean[o]))`,
+ * a variance), take one pass (ROWS_STMT_WELFORD): each thread keeps the
+ * terms' count n, mean mu and squared deviations q by Welford's update,
+ * the team merges them by Chan's rule; k's sum is n mu, and the squared
+ * deviations from k's value a are q + n (mu - a)^2, whatever a is.
+ * Layer, instance and group norms as users write them.  Only under
+ * KBC_ROWS_WELFORD (1: where the rows stream past the L2, online_pays;
+ * 2: wherever they pair): not yet timed on the GPU. */
+static int welford_pair(cg_ctx *C, const cg_group *g, const cg_rows_plan *plan, int k) {
+  if (!C->t->opt.rows_welford || !team_pair(C, g, plan, k)) return 0;
+  const ir_stmt *A = IR_STMT(C->p, g->first + k), *B = IR_STMT(C->p, g->first + k + 1);
+  const ir_expr *ra = cg_top_reduce(A->rhs), *rb = cg_top_reduce(B->rhs);
+  if (!ra || ra->u.reduce.op != IR_RED_SUM || !rb || rb->u.reduce.op != IR_RED_SUM) return 0;
+  const ir_expr *sq = rb->arg[0];
+  if (sq->op != IR_OP_MUL || sq->arg[0]->op != IR_OP_SUB || !ir_expr_same(C->a, B, sq->arg[0], sq->arg[1])) return 0;
+  const ir_expr *eb = sq->arg[0]->arg[0], *ld = sq->arg[0]->arg[1];
+  if (!reads_at_point(g, k, A, ld) || ir_expr_reads(eb, A->out) || !same_term(C, g, k, ra, rb, eb)) return 0;
+  return C->t->opt.rows_welford == 2 || online_pays(C, g, plan, A, ra);
 }
 
 cg_rows_plan *cg_plan_rows(cg_ctx *C, const cg_group *g, cg_kernel *k) {
@@ -276,6 +318,10 @@ cg_rows_plan *cg_plan_rows(cg_ctx *C, const cg_group *g, cg_kernel *k) {
       plan->stmt[i].how = ROWS_STMT_ONLINE;
       plan->stmt[i + 1].how = ROWS_STMT_DONE;
       plan->online = 1;
+    } else if (welford_pair(C, g, plan, i)) {
+      plan->stmt[i].how = ROWS_STMT_WELFORD;
+      plan->stmt[i + 1].how = ROWS_STMT_DONE;
+      plan->welford = 1;
     }
   plan->work = sym_const(C->a, 1);
   for (int j = 0; j < g->n_outer; j++) plan->work = sym_mul(C->a, plan->work, g->outer_extent[j]);
@@ -436,7 +482,37 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k) {
     cg_line(E, "}");
     break;
   }
+  case ROWS_STMT_WELFORD: { /* the sum and the next statement's squared deviations in one pass */
+    const ir_stmt *b = IR_STMT(C->p, g->first + k + 1);
+    const char *w = cg_fmt(E, "_w%d", E->tmp++);
+    cg_line(E, "float %sn = 0.0f, %sm = 0.0f, %sq = 0.0f, %ss = 0.0f; // Welford, for %s", w, w, w, w,
+            cg_stmt_comment(C->a, b));
+    cg_split split = {.reduce = cg_top_reduce(s->rhs), .team = {.size = plan->team}, .welford = w};
+    const char *a = cg_fmt(E, "_a%d", E->tmp++);
+    cg_line(E, "const float %s = %s;", a,
+            cg_float_value(E, s->rhs, cg_expr_in(E, s->rhs, &(cg_expr_ctx){.split = &split})));
+    cg_line(E, "if (_lane == 0) {");
+    E->indent++;
+    cg_line(E, "%s = %s;", store, a);
+    cg_line(E, "{ // %s", cg_stmt_comment(C->a, b));
+    E->indent++;
+    E->s = b;
+    E->idx = cg_index_names(C->a, C->names, b);
+    for (int j = 0; j < g->n_outer; j++)
+      cg_line(E, "const long long %s = _o%d;", E->idx[g->phi[(k + 1) * CG_MAX_OUTER + j]], j);
+    /* the squared deviations from a: q + n (mu - a)^2 */
+    const char *q = cg_fmt(E, "(%sq + %sn * (%sm - %s) * (%sm - %s))", w, w, w, a, w, a);
+    const ir_expr *r = cg_top_reduce(b->rhs);
+    const char *v = cg_float_value(E, b->rhs, cg_expr_in(E, b->rhs, &(cg_expr_ctx){.known = r, .known_value = q}));
+    cg_line(E, "%s[%s] = %s;", C->names->tensor[b->out->id], cg_offset(E, b->out, b->lhs), v);
+    E->indent--;
+    cg_line(E, "}");
+    E->indent--;
+    cg_line(E, "}");
+    break;
+  }
   case ROWS_STMT_DONE: break;
+
   case ROWS_STMT_ONE: {
     const char *v = cg_float_value(E, s->rhs, cg_expr(E, s->rhs));
     if (plan->team > 1) cg_line(E, "if (_lane == 0) %s = %s;", store, v);
@@ -477,7 +553,9 @@ static void emit_setup(cg_emit *E, const cg_rows_plan *plan) {
   else if (team == 32)
     cg_line(E, "const unsigned _mask = 0xffffffffu;");
   if (team > 32 && plan->team_reduce) cg_line(E, "__shared__ float _red[32];");
-  if (team > 32 && plan->online) cg_line(E, "__shared__ float _red2[32]; // the online sums beside _red's maxima");
+  if (team > 32 && (plan->online || plan->welford))
+    cg_line(E, "__shared__ float _red2[32]; // the online sums beside _red's maxima, or Welford's means");
+  if (team > 32 && plan->welford) cg_line(E, "__shared__ float _red3[32], _red4[32]; // Welford's squared deviations, sums");
   if (plan->parts) cg_line(E, "__shared__ float _part[%d]; // the parts of reductions split by element", team);
   cg_line(E, "const long long _n = %s;", cg_sym(E, plan->work));
   cg_line(E, "for (long long _o = (long long)blockIdx.x * %d + threadIdx.x / %d; _o < _n; _o += (long long)gridDim.x * %d) {",
