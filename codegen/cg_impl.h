@@ -131,15 +131,13 @@ typedef struct {
   int rows;
   /* With a max: the name of a float (declared, 0) that sums exp(term -
    * max) alongside, online (a softmax's max and sum in one pass over the
-   * row; sched_rows.c, online_pair): each term t either raises the max m
-   * (s = s * exp(m - t) + 1) or adds exp(t - m); the team's (m, s) are
-   * merged (cg_team_combine_online). */
+   * row; sched_rows.c, online_pair; cg_acc). */
   const char *online;
   /* With a sum: the prefix P of four floats (declared, 0) Pn, Pm, Pq, Ps
    * that keep the terms' count, mean, squared deviations from the mean
    * (Welford's update, Chan's merge) and sum (the reduction's value) in
    * place of the accumulator: a norm's mean and variance in one pass
-   * (sched_rows.c, welford_pair). */
+   * (sched_rows.c, welford_pair; cg_acc). */
   const char *welford;
 } cg_split;
 
@@ -166,24 +164,37 @@ typedef struct {
   const char *const *value_of;
 } cg_expr_ctx;
 
+/* Statement s's store, as a load of its target (for the queries on
+ * loads: ir_load_unit_step, cg_contiguous_base, stride runs). */
+static inline ir_expr cg_store_as_load(const ir_stmt *s) {
+  ir_expr target = {.op = IR_OP_LOAD, .type = IR_TY_FLOAT};
+  target.u.load.tensor = s->out;
+  target.u.load.idx = s->lhs;
+  return target;
+}
+
 /* Gives every index of s a C name distinct from tensors, axes, keywords. */
 const char **cg_index_names(kbc_arena *a, const cg_names *names, const ir_stmt *s);
 
 void cg_line(cg_emit *E, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A term v into the online max m and sum s (cg_split's online); the
- * team's (m, s) merged so that every thread holds the totals. */
-void cg_online_add(cg_emit *E, const char *m, const char *s, const char *v);
-/* n (1 or 4) terms, each a C expression evaluated once (a float4's). */
-void cg_online_add_n(cg_emit *E, const char *m, const char *s, int n, const char *const *t);
-void cg_team_combine_online(cg_emit *E, const cg_team *team, const char *m, const char *s);
-/* After the merge: a row of `terms` terms (a C expression), all -inf, sums
- * to NaN. */
+/* What a reduction's terms go into: the float acc combined by op; with
+ * online (op max) acc is the running max and online the float beside it
+ * that sums exp(term - max) (cg_split's online); with welford (op sum) the
+ * prefix P of the Welford state Pn, Pm, Pq, Ps in place of acc, acc set to
+ * Ps by the team's merge (cg_split's welford). */
+typedef struct {
+  const char *acc;
+  ir_red op;
+  const char *online, *welford;
+} cg_acc;
+/* n terms (C expressions, each evaluated once; n is 1, or 4 with online
+ * or welford: a float4's) into a. */
+void cg_acc_add(cg_emit *E, const cg_acc *a, int n, const char *const *t);
+/* The team's accumulators merged so that every thread holds the team's. */
+void cg_acc_team_combine(cg_emit *E, const cg_team *team, const cg_acc *a);
+/* After the online merge: a row of `terms` terms (a C expression), all
+ * -inf, sums to NaN. */
 void cg_online_finish(cg_emit *E, const char *m, const char *s, const char *terms);
-/* n (1 or 4) terms into the Welford state of prefix w (cg_split's
- * welford); the team's states merged so that every thread holds the
- * row's. */
-void cg_welford_add_n(cg_emit *E, const char *w, int n, const char *const *t);
-void cg_team_combine_welford(cg_emit *E, const cg_team *team, const char *w);
 /* printf into the arena. */
 const char *cg_fmt(cg_emit *E, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *cg_sym(cg_emit *E, const sym *x);                /* a long long C expression */
@@ -223,19 +234,16 @@ sym *cg_contiguous_base(cg_emit *E, const ir_expr *e, int n, const int *ids);
  * through a row pointer, does not). */
 int cg_mentions_unhoisted(const cg_emit *E, const ir_expr *e, const int *ids, int n);
 /* A team's loop over index j of E->s (from 0 to its extent; this thread's
- * elements lane, lane + step, ...), each element's value either combined
- * into the float variable acc by op, or stored into target (the
+ * elements lane, lane + step, ...), each element's value either added
+ * into acc (cg_acc_add), or stored into target (the
  * statement's output as a load).  cg_vec_loop (vec_loop.c) emits it with
  * float4 accesses along the rows' 16-byte-aligned part and returns 1, or
  * emits nothing and returns 0 where the loads along j (or the store) are
  * not one float per step; x is what the value is emitted under. */
 typedef struct {
   const ir_expr *value;
-  const char *acc;
-  ir_red op;
+  const cg_acc *acc; /* what each element's value goes into; NULL: stored into target */
   const ir_expr *target;
-  const char *online;  /* with op max: the online sum beside acc (cg_split's online) */
-  const char *welford; /* with op sum: the Welford prefix instead of acc (cg_split's welford) */
 } cg_vec_body;
 int cg_vec_loop(cg_emit *E, int j, const char *lane, int step, const cg_vec_body *b, const cg_expr_ctx *x);
 /* Emits a block assigning dst[0..n) (declared lvalues) the row-major digits

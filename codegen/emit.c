@@ -445,18 +445,19 @@ static const char *reduce(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x) {
   int hoisted = E->n_hoisted;
   hoist(E, e->arg[0], e->u.reduce.vars, n, x);
   cg_flat loop;
-  const char *online = coop && !split->part_step && op == IR_RED_MAX ? split->online : NULL;
-  const char *welford = coop && !split->part_step && op == IR_RED_SUM ? split->welford : NULL;
-  if (coop && !split->part_step && n == 1 &&
+  /* what the terms go into: acc by op, or the split's online pair or
+   * Welford state (a whole team's reduction only) */
+  int whole = coop && !split->part_step;
+  cg_acc into = {.acc = acc,
+                 .op = op,
+                 .online = whole && op == IR_RED_MAX ? split->online : NULL,
+                 .welford = whole && op == IR_RED_SUM ? split->welford : NULL};
+  if (whole && n == 1 &&
       cg_vec_loop(E, e->u.reduce.vars[0], split->team.lane ? split->team.lane : "_lane", split->team.size,
-                  &(cg_vec_body){.value = e->arg[0], .acc = acc, .op = op, .online = online, .welford = welford}, x)) {
+                  &(cg_vec_body){.value = e->arg[0], .acc = &into}, x)) {
     /* float4 along the row (vec_loop.c) */
     E->n_hoisted = hoisted;
-    if (welford) {
-      cg_team_combine_welford(E, &split->team, welford);
-      cg_line(E, "%s = %ss;", acc, welford);
-    } else if (online) cg_team_combine_online(E, &split->team, acc, online);
-    else cg_team_combine(E, &split->team, op, acc);
+    cg_acc_team_combine(E, &split->team, &into);
     return acc;
   }
   if (coop && split->part_step && split->rows && n >= 2) {
@@ -467,10 +468,11 @@ static const char *reduce(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x) {
               kbc_arena_printf(E->a, "(long long)%s", split->part_step), NULL, 0);
     const int *last = &e->u.reduce.vars[n - 1];
     const char *lane = split->team.lane ? split->team.lane : "_lane";
-    if (!cg_vec_loop(E, *last, lane, split->team.size, &(cg_vec_body){.value = e->arg[0], .acc = acc, .op = op}, x)) {
+    if (!cg_vec_loop(E, *last, lane, split->team.size, &(cg_vec_body){.value = e->arg[0], .acc = &into}, x)) {
       const ir_expr *body = e->arg[0];
       cg_flat_loop(E, &loop, 1, last, lane, split->team.size, &body, 1);
-      cg_line(E, "%s = %s;", acc, cg_combine(E, op, acc, as_float(E, body, expr(E, body, x))));
+      const char *term = as_float(E, body, expr(E, body, x));
+      cg_acc_add(E, &into, 1, &term);
       cg_flat_loop_end(E, &loop);
     }
     cg_flat_loop_end(E, &rows);
@@ -519,9 +521,9 @@ static const char *reduce(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x) {
     E->indent++;
   }
   const char *body = as_float(E, e->arg[0], expr(E, e->arg[0], x));
-  if (welford) cg_welford_add_n(E, welford, 1, &body);
-  else if (online) cg_online_add(E, part, online, body);
-  else cg_line(E, "%s = %s;", part, cg_combine(E, op, part, body));
+  cg_acc into_part = into;
+  into_part.acc = part;
+  cg_acc_add(E, &into_part, 1, &body);
   if (coop) cg_flat_loop_end(E, &loop);
   for (int i = (coop ? 0 : n) - 1; i >= 0; i--) {
     E->indent--;
@@ -533,45 +535,100 @@ static const char *reduce(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x) {
     }
   }
   E->n_hoisted = hoisted;
-  if (welford) {
-    cg_team_combine_welford(E, &split->team, welford);
-    cg_line(E, "%s = %ss;", acc, welford);
-  } else if (online) cg_team_combine_online(E, &split->team, acc, online);
-  else if (coop && !split->part_step) cg_team_combine(E, &split->team, op, acc);
+  if (whole) cg_acc_team_combine(E, &split->team, &into);
   return acc;
 }
 
-/* (Pn, Pm, Pq, Ps) merged with (nb, mb, qb, sb), Chan's rule: the means
- * weighed by their counts, the deviations' sums added with the means'
- * difference squared times nA nB / n; the plain sums added. */
-static void welford_merge(cg_emit *E, const char *w, const char *nb, const char *mb, const char *qb, const char *sb) {
+/* The team's values of the nv floats v merged so that every thread holds
+ * the team's (the online pair and Welford's state; a single value by op is
+ * cg_team_combine): across a warp by shuffles (the partner's values named
+ * fresh from other[i]), across the block's warps through _red, _red2, ...
+ * (emit_setup declares them); merge(E, v, o) prints v merged with o. */
+typedef void state_merge(cg_emit *E, const char *const *v, const char *const *o);
+static void team_merge_state(cg_emit *E, const cg_team *team, int nv, const char *const *v, const char *const *other,
+                             state_merge *merge) {
+  const char *o[4], *red[4], *at[4];
+  int warp = team->size <= 32;
+  const char *mask = warp ? (team->mask ? team->mask : "_mask") : "0xffffffffu";
+  for (int i = 0; i < nv; i++) {
+    o[i] = fresh(E, other[i]);
+    red[i] = i ? cg_fmt(E, "_red%d", i + 1) : "_red";
+    at[i] = cg_fmt(E, "%s[_w]", red[i]);
+  }
+  cg_line(E, "for (int _s = %d; _s > 0; _s >>= 1) {", warp ? team->size / 2 : 16);
+  E->indent++;
+  for (int i = 0; i < nv; i++) cg_line(E, "const float %s = __shfl_xor_sync(%s, %s, _s);", o[i], mask, v[i]);
+  merge(E, v, o);
+  E->indent--;
+  cg_line(E, "}");
+  if (warp) return;
+  kbc_buf stores = {0};
+  for (int i = 0; i < nv; i++) kbc_buf_printf(&stores, " %s[threadIdx.x >> 5] = %s;", red[i], v[i]);
+  cg_line(E, "if ((threadIdx.x & 31) == 0) {%s }", kbc_arena_strdup(E->a, stores.data));
+  kbc_buf_free(&stores);
+  cg_line(E, "__syncthreads();");
+  for (int i = 0; i < nv; i++) cg_line(E, "%s = %s[0];", v[i], red[i]);
+  cg_line(E, "for (int _w = 1; _w < %d; ++_w) {", team->size / 32);
+  E->indent++;
+  merge(E, v, at);
+  E->indent--;
+  cg_line(E, "}");
+  cg_line(E, "__syncthreads();");
+}
+
+/* Welford's state (count, mean, squared deviations, sum) v merged with o,
+ * Chan's rule: the means weighed by their counts, the deviations' sums
+ * added with the means' difference squared times nA nB / n; the plain
+ * sums added. */
+static void welford_merge(cg_emit *E, const char *const *v, const char *const *o) {
   const char *n2 = fresh(E, "n2"), *d = fresh(E, "d"), *f = fresh(E, "f");
   cg_line(E, "{");
-  cg_line(E, "  %ss += %s;", w, sb);
-  cg_line(E, "  const float %s = %sn + %s;", n2, w, nb);
+  cg_line(E, "  %s += %s;", v[3], o[3]);
+  cg_line(E, "  const float %s = %s + %s;", n2, v[0], o[0]);
   cg_line(E, "  if (%s > 0.0f) {", n2);
-  cg_line(E, "    const float %s = %s - %sm, %s = %s / %s;", d, mb, w, f, nb, n2);
-  cg_line(E, "    %sm += %s * %s;", w, d, f);
-  cg_line(E, "    %sq += %s + %s * %s * %sn * %s;", w, qb, d, d, w, f);
-  cg_line(E, "    %sn = %s;", w, n2);
+  cg_line(E, "    const float %s = %s - %s, %s = %s / %s;", d, o[1], v[1], f, o[0], n2);
+  cg_line(E, "    %s += %s * %s;", v[1], d, f);
+  cg_line(E, "    %s += %s + %s * %s * %s * %s;", v[2], o[2], d, d, v[0], f);
+  cg_line(E, "    %s = %s;", v[0], n2);
   cg_line(E, "  }");
   cg_line(E, "}");
+}
+
+/* The online pair (m, s) merged with (om, os): the larger max, each sum
+ * rescaled to it (a side whose max is the larger one as it is: no
+ * exp(-inf + inf)). */
+static void online_merge(cg_emit *E, const char *const *v, const char *const *o) {
+  const char *nm = fresh(E, "nm");
+  cg_line(E, "{");
+  cg_line(E, "  const float %s = kbc_fmax(%s, %s);", nm, v[0], o[0]);
+  cg_line(E, "  %s = (%s == %s ? %s : %s * expf(%s - %s)) + (%s == %s ? %s : %s * expf(%s - %s));", v[1], v[0], nm, v[1],
+          v[1], v[0], nm, o[0], nm, o[1], o[1], o[0], nm);
+  cg_line(E, "  %s = %s;", v[0], nm);
+  cg_line(E, "}");
+}
+
+/* Welford's state of prefix w: Pn, Pm, Pq, Ps. */
+static void welford_names(cg_emit *E, const char *w, const char **v) {
+  static const char part[4] = {'n', 'm', 'q', 's'};
+  for (int i = 0; i < 4; i++) v[i] = cg_fmt(E, "%s%c", w, part[i]);
 }
 
 /* One term: Welford's update; four (a float4's): their own sum, mean and
  * deviations, merged (one division for the four).  The plain sum is kept
  * beside the mean: a row holding +inf has the sum +inf, where Welford's
  * mean turns NaN at the next finite term. */
-void cg_welford_add_n(cg_emit *E, const char *w, int n, const char *const *t) {
+static void welford_add(cg_emit *E, const char *w, int n, const char *const *t) {
+  const char *v[4];
+  welford_names(E, w, v);
   if (n == 1) {
-    const char *v = fresh(E, "t"), *d = fresh(E, "d");
+    const char *x = fresh(E, "t"), *d = fresh(E, "d");
     cg_line(E, "{ // Welford: count, mean, squared deviations");
-    cg_line(E, "  const float %s = %s;", v, t[0]);
-    cg_line(E, "  %ss += %s;", w, v);
-    cg_line(E, "  %sn += 1.0f;", w);
-    cg_line(E, "  const float %s = %s - %sm;", d, v, w);
-    cg_line(E, "  %sm += %s / %sn;", w, d, w);
-    cg_line(E, "  %sq += %s * (%s - %sm);", w, d, v, w);
+    cg_line(E, "  const float %s = %s;", x, t[0]);
+    cg_line(E, "  %s += %s;", v[3], x);
+    cg_line(E, "  %s += 1.0f;", v[0]);
+    cg_line(E, "  const float %s = %s - %s;", d, x, v[1]);
+    cg_line(E, "  %s += %s / %s;", v[1], d, v[0]);
+    cg_line(E, "  %s += %s * (%s - %s);", v[2], d, x, v[1]);
     cg_line(E, "}");
     return;
   }
@@ -581,38 +638,9 @@ void cg_welford_add_n(cg_emit *E, const char *w, int n, const char *const *t) {
   cg_line(E, "const float %s = (%s + %s) + (%s + %s), %s = %s * 0.25f;", s4, t[0], t[1], t[2], t[3], m4, s4);
   cg_line(E, "const float %s = ((%s - %s) * (%s - %s) + (%s - %s) * (%s - %s)) + ((%s - %s) * (%s - %s) + (%s - %s) * (%s - %s));",
           q4, t[0], m4, t[0], m4, t[1], m4, t[1], m4, t[2], m4, t[2], m4, t[3], m4, t[3], m4);
-  welford_merge(E, w, "4.0f", m4, q4, s4);
+  welford_merge(E, v, (const char *const[]){"4.0f", m4, q4, s4});
   E->indent--;
   cg_line(E, "}");
-}
-
-void cg_team_combine_welford(cg_emit *E, const cg_team *team, const char *w) {
-  const char *on = fresh(E, "on"), *om = fresh(E, "om"), *oq = fresh(E, "oq"), *os = fresh(E, "os");
-  int warp = team->size <= 32;
-  const char *mask = warp ? (team->mask ? team->mask : "_mask") : "0xffffffffu";
-  cg_line(E, "for (int _s = %d; _s > 0; _s >>= 1) {", warp ? team->size / 2 : 16);
-  E->indent++;
-  cg_line(E, "const float %s = __shfl_xor_sync(%s, %sn, _s);", on, mask, w);
-  cg_line(E, "const float %s = __shfl_xor_sync(%s, %sm, _s);", om, mask, w);
-  cg_line(E, "const float %s = __shfl_xor_sync(%s, %sq, _s);", oq, mask, w);
-  cg_line(E, "const float %s = __shfl_xor_sync(%s, %ss, _s);", os, mask, w);
-  welford_merge(E, w, on, om, oq, os);
-  E->indent--;
-  cg_line(E, "}");
-  if (warp) return;
-  cg_line(E, "if ((threadIdx.x & 31) == 0) { _red[threadIdx.x >> 5] = %sn; _red2[threadIdx.x >> 5] = %sm; "
-          "_red3[threadIdx.x >> 5] = %sq; _red4[threadIdx.x >> 5] = %ss; }", w, w, w, w);
-  cg_line(E, "__syncthreads();");
-  cg_line(E, "%sn = _red[0];", w);
-  cg_line(E, "%sm = _red2[0];", w);
-  cg_line(E, "%sq = _red3[0];", w);
-  cg_line(E, "%ss = _red4[0];", w);
-  cg_line(E, "for (int _w = 1; _w < %d; ++_w) {", team->size / 32);
-  E->indent++;
-  welford_merge(E, w, "_red[_w]", "_red2[_w]", "_red3[_w]", "_red4[_w]");
-  E->indent--;
-  cg_line(E, "}");
-  cg_line(E, "__syncthreads();");
 }
 
 /* As the two passes would have it: terms t_k raise the max m to their own
@@ -622,8 +650,15 @@ void cg_team_combine_welford(cg_emit *E, const cg_team *team, const char *w) {
  * nothing (were every term -inf, the sum is NaN: cg_online_finish).  Four
  * terms at a time (a float4): one compare and rarely a rescale for the
  * four, their exps independent of each other. */
-void cg_online_add_n(cg_emit *E, const char *m, const char *s, int n, const char *const *t) {
-  const char *mx = n == 1 ? t[0] : fresh(E, "mx");
+static void online_add(cg_emit *E, const char *m, const char *s, int n, const char *const *t) {
+  const char *mx = t[0];
+  if (n == 1) { /* the term used thrice: evaluated once */
+    mx = fresh(E, "t");
+    cg_line(E, "const float %s = %s;", mx, t[0]);
+    t = &mx;
+  } else {
+    mx = fresh(E, "mx");
+  }
   cg_line(E, "{ // online: a new max rescales the sum");
   E->indent++;
   if (n == 4) cg_line(E, "const float %s = kbc_fmax(kbc_fmax(%s, %s), kbc_fmax(%s, %s));", mx, t[0], t[1], t[2], t[3]);
@@ -637,52 +672,30 @@ void cg_online_add_n(cg_emit *E, const char *m, const char *s, int n, const char
   cg_line(E, "}");
 }
 
-void cg_online_add(cg_emit *E, const char *m, const char *s, const char *v) {
-  const char *t = fresh(E, "t");
-  cg_line(E, "const float %s = %s;", t, v);
-  cg_online_add_n(E, m, s, 1, &t);
+void cg_acc_add(cg_emit *E, const cg_acc *a, int n, const char *const *t) {
+  if (a->welford) welford_add(E, a->welford, n, t);
+  else if (a->online) online_add(E, a->acc, a->online, n, t);
+  else
+    for (int i = 0; i < n; i++) cg_line(E, "%s = %s;", a->acc, cg_combine(E, a->op, a->acc, t[i]));
+}
+
+void cg_acc_team_combine(cg_emit *E, const cg_team *team, const cg_acc *a) {
+  if (a->welford) {
+    const char *v[4];
+    welford_names(E, a->welford, v);
+    team_merge_state(E, team, 4, v, (const char *const[]){"on", "om", "oq", "os"}, welford_merge);
+    cg_line(E, "%s = %s;", a->acc, v[3]);
+  } else if (a->online) {
+    team_merge_state(E, team, 2, (const char *const[]){a->acc, a->online}, (const char *const[]){"om", "os"},
+                     online_merge);
+  } else {
+    cg_team_combine(E, team, a->op, a->acc);
+  }
 }
 
 void cg_online_finish(cg_emit *E, const char *m, const char *s, const char *terms) {
   cg_line(E, "if (%s == __int_as_float(0xff800000) && %s > 0) %s = __int_as_float(0x7fffffff); // every term -inf: "
           "exp(-inf + inf)", m, terms, s);
-}
-
-/* (m, s) merged with (om, os): the larger max, each sum rescaled to it
- * (a side whose max is the larger one as it is: no exp(-inf + inf)). */
-static void online_merge(cg_emit *E, const char *m, const char *s, const char *om, const char *os) {
-  const char *nm = fresh(E, "nm");
-  cg_line(E, "{");
-  cg_line(E, "  const float %s = kbc_fmax(%s, %s);", nm, m, om);
-  cg_line(E, "  %s = (%s == %s ? %s : %s * expf(%s - %s)) + (%s == %s ? %s : %s * expf(%s - %s));", s, m, nm, s, s, m, nm,
-          om, nm, os, os, om, nm);
-  cg_line(E, "  %s = %s;", m, nm);
-  cg_line(E, "}");
-}
-
-void cg_team_combine_online(cg_emit *E, const cg_team *team, const char *m, const char *s) {
-  const char *om = fresh(E, "om"), *os = fresh(E, "os");
-  int warp = team->size <= 32;
-  cg_line(E, "for (int _s = %d; _s > 0; _s >>= 1) {", warp ? team->size / 2 : 16);
-  E->indent++;
-  cg_line(E, "const float %s = __shfl_xor_sync(%s, %s, _s);", om, warp ? (team->mask ? team->mask : "_mask") : "0xffffffffu",
-          m);
-  cg_line(E, "const float %s = __shfl_xor_sync(%s, %s, _s);", os, warp ? (team->mask ? team->mask : "_mask") : "0xffffffffu",
-          s);
-  online_merge(E, m, s, om, os);
-  E->indent--;
-  cg_line(E, "}");
-  if (warp) return;
-  cg_line(E, "if ((threadIdx.x & 31) == 0) { _red[threadIdx.x >> 5] = %s; _red2[threadIdx.x >> 5] = %s; }", m, s);
-  cg_line(E, "__syncthreads();");
-  cg_line(E, "%s = _red[0];", m);
-  cg_line(E, "%s = _red2[0];", s);
-  cg_line(E, "for (int _w = 1; _w < %d; ++_w) {", team->size / 32);
-  E->indent++;
-  online_merge(E, m, s, "_red[_w]", "_red2[_w]");
-  E->indent--;
-  cg_line(E, "}");
-  cg_line(E, "__syncthreads();");
 }
 
 void cg_team_combine(cg_emit *E, const cg_team *team, ir_red op, const char *acc) {

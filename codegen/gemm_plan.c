@@ -211,9 +211,7 @@ static void plan_staging(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   gemm_epilogue *ep = &plan->epilogue;
   ep->staged = 0;
   double run_m = 0, run_n = 0;
-  ir_expr probe = {.op = IR_OP_LOAD, .type = IR_TY_FLOAT};
-  probe.u.load.tensor = s->out;
-  probe.u.load.idx = s->lhs;
+  ir_expr probe = cg_store_as_load(s);
   stride_runs(a, s, &probe, c->m[c->n_m - 1], c->n[c->n_n - 1], &run_m, &run_n);
   if (run_m <= 0 || run_n > 0 || GEMM_THREADS % f->bm) return;
   /* the K loop's tiles: static (<= 48 KB), or the vector loop's dynamic stages */

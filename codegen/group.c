@@ -567,9 +567,7 @@ static void scattered_stores(kbc_arena *a, const builder *b, const cg_group *g, 
     for (int i = 0; i < s->n_index; i++) n_free += inner[i] = s->index[i].kind == IR_IDX_FREE;
     for (int j = 0; j < g->n_outer; j++) inner[g->phi[k * CG_MAX_OUTER + j]] = 0;
     if (n_free <= g->n_outer) continue;
-    ir_expr target = {.op = IR_OP_LOAD, .type = IR_TY_FLOAT};
-    target.u.load.tensor = s->out;
-    target.u.load.idx = s->lhs;
+    ir_expr target = cg_store_as_load(s);
     int with = ir_load_unit_step(a, s, &target, g->phi[k * CG_MAX_OUTER + g->n_outer - 1]), across = 0, along = 0;
     for (int id = 0; id < s->n_index; id++) {
       if (!inner[id] || !ir_load_unit_step(a, s, &target, id)) continue;

@@ -49,7 +49,7 @@ typedef enum {
   ROWS_STMT_STRIDED,     /* the team's threads strided over the inner elements */
   ROWS_STMT_ONLINE,      /* as TEAM_REDUCE, a max, the next statement's sum of exps alongside (online_pair) */
   ROWS_STMT_WELFORD,     /* as TEAM_REDUCE, a sum, the next statement's squared deviations alongside (welford_pair) */
-  ROWS_STMT_DONE,        /* computed by the statement before (ONLINE) */
+  ROWS_STMT_DONE,        /* computed by the statement before (ONLINE, WELFORD) */
 } rows_strategy;
 
 typedef struct {
@@ -165,14 +165,6 @@ static void plan_stmt(cg_ctx *C, const cg_group *g, int k, rows_stmt *st) {
   else st->how = ROWS_STMT_STRIDED;
 }
 
-/* Statement s's store, as a load of its target. */
-static ir_expr store_as_load(const ir_stmt *s) {
-  ir_expr target = {.op = IR_OP_LOAD, .type = IR_TY_FLOAT};
-  target.u.load.tensor = s->out;
-  target.u.load.idx = s->lhs;
-  return target;
-}
-
 /* Whether a thread can take four outer points at a time, along the last
  * outer dimension: a group of pointwise statements (one thread per point,
  * no reduction, no `+=`) whose last outer extent is a constant multiple of
@@ -185,7 +177,7 @@ static int vec_ok(cg_ctx *C, const cg_group *g, const cg_rows_plan *plan, int64_
   for (int k = 0; k < g->count; k++) {
     const ir_stmt *s = IR_STMT(C->p, g->first + k);
     if (plan->stmt[k].how != ROWS_STMT_ONE || s->accumulate || ir_expr_has_reduce(s->rhs)) return 0;
-    ir_expr target = store_as_load(s);
+    ir_expr target = cg_store_as_load(s);
     int j = g->phi[k * CG_MAX_OUTER + g->n_outer - 1];
     if (!cg_access_by_4(C->a, s, &target, &j, 1, *last, 4)) return 0;
   }
@@ -244,8 +236,7 @@ static int online_pays(cg_ctx *C, const cg_group *g, const cg_rows_plan *plan, c
   double points = 1;
   for (int j = 0; j < g->n_outer; j++) points *= ir_estimate(g->outer_extent[j]);
   double resident = fmin(points, 2048.0 * (C->t->sm_count > 0 ? C->t->sm_count : 1) / plan->team);
-  double l2 = C->t->l2_bytes > 0 ? C->t->l2_bytes : 50 << 20;
-  return 4.0 * ir_reduce_terms(A, ra) * resident > l2;
+  return 4.0 * ir_reduce_terms(A, ra) * resident > C->t->l2_bytes;
 }
 
 /* Members k and k + 1, each a reduction split across the team (not +=). */
@@ -423,7 +414,7 @@ static void emit_warp_per_element(cg_emit *E, int team, const ir_stmt *s, const 
 static void emit_strided(cg_emit *E, int team, const ir_stmt *s, const rows_stmt *st) {
   int hoisted = cg_hoist_invariants(E, s->rhs, st->inner, st->n_inner);
   /* the target, as a load, so that a contiguous one goes through a pointer too */
-  ir_expr target = store_as_load(s);
+  ir_expr target = cg_store_as_load(s);
   const ir_expr *body[2] = {s->rhs, &target};
   if (st->n_inner == 1 && cg_vec_loop(E, st->inner[0], team > 1 ? "_lane" : "0", team,
                                       &(cg_vec_body){.value = s->rhs, .target = &target}, NULL)) {
@@ -436,6 +427,32 @@ static void emit_strided(cg_emit *E, int team, const ir_stmt *s, const rows_stmt
   cg_line(E, "%s = %s;", cg_expr(E, &target), v);
   cg_flat_loop_end(E, &loop);
   E->n_hoisted = hoisted;
+}
+
+/* Lane 0's stores of an ONLINE or WELFORD pair: member k's value `value`
+ * into `store`, then member k + 1's with its reduction's value known as
+ * `known` (E switched to member k + 1, its outer indices named in a scope
+ * of their own). */
+static void emit_pair_stores(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k, const char *store,
+                             const char *value, const char *known) {
+  const cg_group *g = plan->g;
+  const ir_stmt *b = IR_STMT(C->p, g->first + k + 1);
+  cg_line(E, "if (_lane == 0) {");
+  E->indent++;
+  cg_line(E, "%s = %s;", store, value);
+  cg_line(E, "{ // %s", cg_stmt_comment(C->a, b));
+  E->indent++;
+  E->s = b;
+  E->idx = cg_index_names(C->a, C->names, b);
+  for (int j = 0; j < g->n_outer; j++)
+    cg_line(E, "const long long %s = _o%d;", E->idx[g->phi[(k + 1) * CG_MAX_OUTER + j]], j);
+  const ir_expr *r = cg_top_reduce(b->rhs);
+  const char *v = cg_float_value(E, b->rhs, cg_expr_in(E, b->rhs, &(cg_expr_ctx){.known = r, .known_value = known}));
+  cg_line(E, "%s[%s] = %s;", C->names->tensor[b->out->id], cg_offset(E, b->out, b->lhs), v);
+  E->indent--;
+  cg_line(E, "}");
+  E->indent--;
+  cg_line(E, "}");
 }
 
 static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k) {
@@ -464,22 +481,7 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k) {
     cg_split split = {.reduce = s->rhs, .team = {.size = plan->team}, .online = sum};
     const char *m = cg_expr_in(E, s->rhs, &(cg_expr_ctx){.split = &split});
     cg_online_finish(E, m, sum, cg_extent_product(E, s->rhs->u.reduce.vars, s->rhs->u.reduce.n_vars));
-    cg_line(E, "if (_lane == 0) {");
-    E->indent++;
-    cg_line(E, "%s = %s;", store, m);
-    cg_line(E, "{ // %s", cg_stmt_comment(C->a, b));
-    E->indent++;
-    E->s = b;
-    E->idx = cg_index_names(C->a, C->names, b);
-    for (int j = 0; j < g->n_outer; j++)
-      cg_line(E, "const long long %s = _o%d;", E->idx[g->phi[(k + 1) * CG_MAX_OUTER + j]], j);
-    const ir_expr *r = cg_top_reduce(b->rhs);
-    const char *v = cg_float_value(E, b->rhs, cg_expr_in(E, b->rhs, &(cg_expr_ctx){.known = r, .known_value = sum}));
-    cg_line(E, "%s[%s] = %s;", C->names->tensor[b->out->id], cg_offset(E, b->out, b->lhs), v);
-    E->indent--;
-    cg_line(E, "}");
-    E->indent--;
-    cg_line(E, "}");
+    emit_pair_stores(C, E, plan, k, store, m, sum);
     break;
   }
   case ROWS_STMT_WELFORD: { /* the sum and the next statement's squared deviations in one pass */
@@ -491,24 +493,8 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k) {
     const char *a = cg_fmt(E, "_a%d", E->tmp++);
     cg_line(E, "const float %s = %s;", a,
             cg_float_value(E, s->rhs, cg_expr_in(E, s->rhs, &(cg_expr_ctx){.split = &split})));
-    cg_line(E, "if (_lane == 0) {");
-    E->indent++;
-    cg_line(E, "%s = %s;", store, a);
-    cg_line(E, "{ // %s", cg_stmt_comment(C->a, b));
-    E->indent++;
-    E->s = b;
-    E->idx = cg_index_names(C->a, C->names, b);
-    for (int j = 0; j < g->n_outer; j++)
-      cg_line(E, "const long long %s = _o%d;", E->idx[g->phi[(k + 1) * CG_MAX_OUTER + j]], j);
     /* the squared deviations from a: q + n (mu - a)^2 */
-    const char *q = cg_fmt(E, "(%sq + %sn * (%sm - %s) * (%sm - %s))", w, w, w, a, w, a);
-    const ir_expr *r = cg_top_reduce(b->rhs);
-    const char *v = cg_float_value(E, b->rhs, cg_expr_in(E, b->rhs, &(cg_expr_ctx){.known = r, .known_value = q}));
-    cg_line(E, "%s[%s] = %s;", C->names->tensor[b->out->id], cg_offset(E, b->out, b->lhs), v);
-    E->indent--;
-    cg_line(E, "}");
-    E->indent--;
-    cg_line(E, "}");
+    emit_pair_stores(C, E, plan, k, store, a, cg_fmt(E, "(%sq + %sn * (%sm - %s) * (%sm - %s))", w, w, w, a, w, a));
     break;
   }
   case ROWS_STMT_DONE: break;

@@ -81,9 +81,7 @@ static void substitute(cg_emit *E, const vec_rows *R, const char *const *elem) {
 static const char *element(cg_emit *E, const cg_vec_body *b, const cg_expr_ctx *x) {
   const char *v = cg_float_value(E, b->value, cg_expr_in(E, b->value, x));
   if (!b->acc) return v;
-  if (b->welford) cg_welford_add_n(E, b->welford, 1, &v);
-  else if (b->online) cg_online_add(E, b->acc, b->online, v);
-  else cg_line(E, "%s = %s;", b->acc, cg_combine(E, b->op, b->acc, v));
+  cg_acc_add(E, b->acc, 1, &v);
   return NULL;
 }
 
@@ -147,9 +145,11 @@ int cg_vec_loop(cg_emit *E, int j, const char *lane, int step, const cg_vec_body
   }
   if (store_row == 0) cg_line(E, "float4 _r;");
   static const char comp[4] = {'x', 'y', 'z', 'w'};
-  const char *term[4]; /* online: the four terms, then one update (cg_online_add_n) */
+  /* the online pair and Welford's state take the four terms at once */
+  int grouped = b->acc && (b->acc->online || b->acc->welford);
+  const char *term[4];
   cg_vec_body one = *b;
-  if (b->online || b->welford) {
+  if (grouped) {
     for (int q = 0; q < 4; q++) term[q] = cg_fmt(E, "_t%d", E->tmp++);
     cg_line(E, "float %s, %s, %s, %s;", term[0], term[1], term[2], term[3]);
     one.acc = NULL;
@@ -167,15 +167,14 @@ int cg_vec_loop(cg_emit *E, int j, const char *lane, int step, const cg_vec_body
     }
     const char *v = element(E, &one, x);
     E->n_hoisted = saved;
-    if (b->online || b->welford) cg_line(E, "%s = %s;", term[q], v);
+    if (grouped) cg_line(E, "%s = %s;", term[q], v);
     else if (v) cg_line(E, "_r.%c = %s;", comp[q], v);
     if (own_index) {
       E->indent--;
       cg_line(E, "}");
     }
   }
-  if (b->welford) cg_welford_add_n(E, b->welford, 4, term);
-  else if (b->online) cg_online_add_n(E, b->acc, b->online, 4, term);
+  if (grouped) cg_acc_add(E, b->acc, 4, term);
   if (store_row == 0) cg_line(E, "__stwb((float4 *)(%s + %s), _r);", row[0], at);
   E->indent--;
   cg_line(E, "}");
