@@ -432,6 +432,17 @@ sc_cuda scatter_thread --set a_x=131 | grep -qF '3 outer dimensions, 1 thread pe
   fail "scatter thread under KBC_ROWS_COST=0: not a thread a point"
 sc_cuda scatter_mixed --set a=37 --set b_x=257 --set n=5 | tail -1 | grep -qF '2 outer dimensions, 8 threads per outer point' ||
   fail "scatter mixed: t19 and y23 not a team a point: $(sc_cuda scatter_mixed --set a=37 --set b_x=257 --set n=5)"
+# A scalar's sum over long rows by the point family, a block a row
+# (sched_point.c, rows_pay): the hinge loss over 2^15 x 2^15 and
+# point_rows.kb at 600 rows of 1,027; not 100 rows (fewer than the blocks).
+pr_cuda() { "$kbc" compile "$src/$1" --target sm_90 --emit cuda --specialize "${@:2}" 2>&1 |
+  grep -c 'each block whole rows, its threads along them'; }
+[ "$(pr_cuda bench/suite/1_100_hinge_loss.kb --set batch_size=32768 --set dim=32768)" = 1 ] ||
+  fail "hinge loss over 2^15 x 2^15: the point family not by rows"
+[ "$(pr_cuda tests/codegen/specs/point_rows.kb --set n=600 --set m=1027)" = 2 ] ||
+  fail "point_rows at 600 x 1,027: not both sums by rows"
+[ "$(pr_cuda tests/codegen/specs/point_rows.kb --set n=100 --set m=1027)" = 0 ] ||
+  fail "point_rows at 100 x 1,027: by rows with fewer rows than blocks"
 # A row's max and sum of exps in one pass where the rows stream past the L2
 # (sched_rows.c, online_pair and online_pays): softmax over rows of
 # 393,216, not cross entropy over rows of 4,096; never under
