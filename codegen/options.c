@@ -11,7 +11,7 @@
 #include "support/env.h"
 
 cg_options cg_options_default(void) {
-  return (cg_options){.unroll = CG_UNROLL_DEFAULT, .attn_pipe = 1, .fp32_mma = -1, .gemm_vec = 1, .rows_cost = 1, .rows_online = 1, .rows_welford = 0};
+  return (cg_options){.unroll = CG_UNROLL_DEFAULT, .attn_pipe = 1, .fp32_mma = -1, .gemm_vec = 1, .rows_cost = 1, .rows_online = 1, .rows_welford = 1};
 }
 
 cg_options cg_options_from_env(void) {
@@ -31,7 +31,7 @@ cg_options cg_options_from_env(void) {
   o.stream_split = kbc_env_flag("KBC_STREAM_SPLIT", 0);
   o.rows_cost = kbc_env_flag("KBC_ROWS_COST", 1);
   o.rows_online = kbc_env_int("KBC_ROWS_ONLINE", 0, 2, 1); /* 2: wherever they pair, paying or not */
-  o.rows_welford = kbc_env_int("KBC_ROWS_WELFORD", 0, 2, 0); /* 1: where it would pay; 2: wherever */
+  o.rows_welford = kbc_env_int("KBC_ROWS_WELFORD", 0, 2, 1); /* 1: where it would pay; 2: wherever */
   o.gemm_min_blocks = kbc_env_int("KBC_GEMM_MIN_BLOCKS", 0, 4, 0); /* 0: the plan's; 1: no bound */
   o.gemm_stages = kbc_env_int("KBC_GEMM_STAGES", 0, 4, 0); /* 0: the plan's; 1 reads as 2 */
   o.gemm_vec = kbc_env_flag("KBC_GEMM_VEC", 1);

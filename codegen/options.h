@@ -39,8 +39,8 @@ typedef struct {
                           in one pass (sched_rows.c, online_pair): 1 (default) where it pays
                           (online_pays), 2 wherever they pair (testing), 0 never */
   int rows_welford;    /* KBC_ROWS_WELFORD: a row's sum and the next statement's sum of squared
-                          deviations from it in one pass (sched_rows.c, welford_pair): 0 (default,
-                          until timed) never, 1 where the rows stream past the L2, 2 wherever */
+                          deviations from it in one pass (sched_rows.c, welford_pair): 1 (default)
+                          where the rows stream past the L2, 2 wherever, 0 never */
   int gemm_min_blocks; /* KBC_GEMM_MIN_BLOCKS: __launch_bounds__(256, N) on GEMM kernels, N in 2..4;
                           1: no bound; 0: the plan's (gemm_plan.c) */
   int gemm_stages;     /* KBC_GEMM_STAGES: the GEMM family's K loop: 2 register-staged double

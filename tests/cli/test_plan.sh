@@ -457,12 +457,12 @@ on_cuda() { "$kbc" compile "$src/$1" --target sm_90 --emit cuda --specialize "${
 [ "$(KBC_ROWS_ONLINE=2 on_cuda bench/suite/1_95_cross_entropy.kb --set batch_size=32768 --set num_classes=4096)" -gt 0 ] ||
   fail "cross entropy under KBC_ROWS_ONLINE=2: not in one pass"
 # A row's sum and squared deviations in one pass (sched_rows.c,
-# welford_pair): off by default until timed; under KBC_ROWS_WELFORD=1 for
-# the instance norm's rows of 262,144 (past the L2).
+# welford_pair): by default (KBC_ROWS_WELFORD=1) for the instance norm's
+# rows of 262,144 (past the L2); never under KBC_ROWS_WELFORD=0.
 wf_cuda() { "$kbc" compile "$src/bench/suite/1_34_instancenorm.kb" --target sm_90 --emit cuda --specialize \
   --set batch_size=112 --set features=64 --set dim1=512 --set dim2=512 2>&1 | grep -c 'Welford, for'; }
-[ "$(wf_cuda)" = 0 ] || fail "instance norm: Welford by default"
-[ "$(KBC_ROWS_WELFORD=1 wf_cuda)" -gt 0 ] || fail "instance norm under KBC_ROWS_WELFORD=1: two passes"
+[ "$(KBC_ROWS_WELFORD=0 wf_cuda)" = 0 ] || fail "instance norm under KBC_ROWS_WELFORD=0: Welford"
+[ "$(wf_cuda)" -gt 0 ] || fail "instance norm: two passes by default"
 # KBC_STREAM_SPLIT=1 (group.c streams_past_l2): softmax over rows of 393,216
 # (1.5 MB each, some thousand at once: far past the L2) keeps its max and sum
 # in one kernel and gives the normalisation the pointwise grid; by default
