@@ -884,6 +884,14 @@ def _relpos_ref(t: Tensors) -> Tensors:
     return {"o": o.permute(0, 2, 3, 1, 4).contiguous(), "lse": lse}
 
 
+def _attn_bwd_ref(t: Tensors) -> Tensors:
+    """dq, dk, dv of F.scaled_dot_product_attention(q, k, v) for the gradient go (forward and backward)."""
+    with torch.enable_grad():
+        q, k, v = (t[n].detach().requires_grad_() for n in ("q", "k", "v"))
+        dq, dk, dv = torch.autograd.grad(_sdpa(q, k, v), (q, k, v), t["go"])
+    return {"dq": dq, "dk": dk, "dv": dv}
+
+
 def _mk_relpos(ax, g):
     shape = (ax["batch"], ax["heads"], ax["height"], ax["width"], 32)
     t = {"q": data(g, *shape), "k": data(g, *shape), "v": data(g, *shape),
@@ -906,7 +914,12 @@ for _n, (_name, _spec, _axes, _small, _make, _ref) in enumerate([
          dict(n=2, s=13), lambda ax, g: {k: data(g, ax["n"], ax["s"], 960) for k in ("q", "k", "v")}, _vit_ref),
         ("SAM attention forward, 2-D relative position", _EXAMPLES + "attention_relpos.kb",
          dict(batch=4, heads=12, height=64, width=64), dict(batch=1, heads=2, height=5, width=3), _mk_relpos,
-         _relpos_ref)], start=1):
+         _relpos_ref),
+        ("attention backward (SDPA forward + backward)", _EXAMPLES + "attention_bwd.kb",
+         dict(batch=16, heads=1, seq=1024), dict(batch=2, heads=3, seq=37),
+         lambda ax, g: {**_mk_qkv("batch", "heads", "seq", 64)(ax, g),
+                        "go": data(g, ax["batch"], ax["heads"], ax["seq"], 64)},
+         _attn_bwd_ref)], start=1):
     PROBLEMS.append(Problem(0, _n, _name, _spec, ATTN, dict(_axes), dict(_small), _make, _ref))
 
 
