@@ -29,6 +29,10 @@ int ir_distribute(ir_program *p, kbc_diag *d);
 /* Reductions independent of some free indices moved into statements of
  * their own; a long reduction of few outputs split in two (rfactor). */
 int ir_hoist(ir_program *p, kbc_diag *d);
+/* A row's sum of a contraction times another tensor, sum(J: a[R, J] *
+ * p[R, J]) with a = sum(N: g(R, N) * v(J, N)), taken as sum(N: g(R, N) *
+ * sum(J: p[R, J] * v(J, N))) through a new statement, where N is narrow. */
+int ir_rowsum(ir_program *p, kbc_diag *d);
 /* Drops statements and temporaries that no output depends on. */
 int ir_dce(ir_program *p, kbc_diag *d);
 

@@ -20,6 +20,7 @@ const ir_pass ir_passes[] = {
     {"inline", "elementwise temporaries substituted into their readers", ir_inline},
     {"distribute", "sums of linear functions of contractions reassociated: a factor summed once, not once per value of an index it does not use", ir_distribute},
     {"hoist", "reductions moved out of statements with more free indices; long reductions of few outputs split in two", ir_hoist},
+    {"rowsum", "a row's sum of a contraction times another tensor summed through the contraction's other operand: the softmax backward's sum(dp * p) becomes sum(go * (p . v))", ir_rowsum},
     {"dce", "statements and temporaries no output depends on dropped", ir_dce},
     {NULL, NULL, NULL},
 };

@@ -403,6 +403,18 @@ def attention_causal(ax: Axes, g: torch.Generator) -> tuple[Tensors, Tensors]:
     return inputs, {"o": _attention(q / 8.0, k, v, mask)}
 
 
+@workload(batch=2, heads=3, seq=11)
+def attention_bwd(ax: Axes, g: torch.Generator) -> tuple[Tensors, Tensors]:
+    """dq, dk, dv of o = softmax(q k^T / 8) v for the output gradient go (autograd)."""
+    b, h, s = ax["batch"], ax["heads"], ax["seq"]
+    inputs = {n: data(g, b, h, s, 64) for n in ("q", "k", "v", "go")}
+    q, k, v = (f64(inputs[n]).requires_grad_() for n in ("q", "k", "v"))
+    with torch.enable_grad():
+        o = _attention(q / 8.0, k, v, torch.zeros((), dtype=torch.float64, device=q.device))
+        dq, dk, dv = torch.autograd.grad(o, (q, k, v), f64(inputs["go"]))
+    return inputs, {"dq": dq, "dk": dk, "dv": dv}
+
+
 @workload(n=2, s=7)
 def attention_vit(ax: Axes, g: torch.Generator) -> tuple[Tensors, Tensors]:
     """12 heads of 80 merged in the channel axis: out = the heads' softmax(q k^T / sqrt(80)) v, head-merged."""
