@@ -46,7 +46,7 @@ int cg_attn_pays(const cg_attention *ch, const cg_target *t) {
   for (int i = 0; i < ch->n_n2; i++) n2 *= cg_attn_n2_estimate(ch, i);
   double blocks = batch * ceil(rows / ATTN_TILE), col_tiles = ceil(cols / ATTN_TILE);
   double waves = ceil(blocks / (ATTN_BLOCKS_PER_SM * (t->sm_count > 0 ? t->sm_count : 1)));
-  double padded = blocks * col_tiles * ATTN_TILE * ATTN_TILE * (up(d, 8) + up(n2, 16)) * 2;
+  double padded = blocks * col_tiles * ATTN_TILE * ATTN_TILE * (up(d, 8) * (1 + ch->n_s2) + up(n2, 16)) * 2;
   double mma = t->precision == CG_PRECISION_TF32 ? 1 : 3;
   double fused = fmax(waves * col_tiles * ATTN_STEP_S, padded * mma / ATTN_MMA_FLOPS);
   double scores = batch * rows * cols;

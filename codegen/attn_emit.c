@@ -31,7 +31,8 @@ const char *attn_expr_at(attn_emitter *ae, int q, const ir_expr *e, const char *
   cg_emit *E = attn_at(ae, q);
   cg_expr_ctx x = {.value_of = ae->value};
   if (known_value) {
-    x.known = q == 0 ? ae->ch->c1.reduce : ae->ch->c2.reduce;
+    const attn_stmt *st = &ae->ch->st[q];
+    x.known = q == 0 ? ae->ch->c1.reduce : st->role == ATTN_S2 ? ae->ch->s2[st->s2].reduce : ae->ch->c2.reduce;
     x.known_value = known_value;
   }
   return cg_float_value(E, e, cg_expr_in(E, e, &x));
@@ -144,6 +145,14 @@ static void set_wide_values(attn_emitter *ae, int on) {
     if (ch->st[q].role == ATTN_WIDE) v[ch->st[q].s->out->id] = on ? cg_fmt(&ae->E, "_w%d", q) : NULL;
 }
 
+/* S2 number i's value at the element (after its epilogue). */
+static const char *s2_value(attn_emitter *ae, int i) { return cg_fmt(&ae->E, "_sv%d", i + 2); }
+
+static void set_s2_values(attn_emitter *ae, int on) {
+  const cg_attention *ch = ae->ch;
+  for (int i = 0; i < ch->n_s2; i++) ae->value[ch->st[ch->s2_at[i]].s->out->id] = on ? s2_value(ae, i) : NULL;
+}
+
 /* Per element (_i, _j) of the thread's 4 x 4, inside `if (_ok)`: the
  * pointwise tiles of the phase (late: those reading the running max too). */
 static void emit_wides(attn_emitter *ae, int late) {
@@ -184,10 +193,17 @@ void attn_emit_phase_a(attn_emitter *ae) {
   if (ch->m_row >= 0) cg_line(E, "float _tmax[%d] = %s;", ae->plan->lay.nr, all_of(ae, "_ninf"));
   element_loop(ae);
   cg_line(E, "float _sv = 0.0f;");
+  for (int i = 0; i < ch->n_s2; i++) cg_line(E, "float %s = 0.0f;", s2_value(ae, i));
   cg_line(E, "if (_ok) {");
   E->indent++;
   cg_line(E, "_sv = %s;", attn_expr_at(ae, 0, ch->S->rhs, attn_s_at(ae, "_i", "_j")));
   v[ch->S->out->id] = "_sv";
+  for (int i = 0; i < ch->n_s2; i++) {
+    const attn_stmt *w = &ch->st[ch->s2_at[i]];
+    cg_line(E, "%s = %s;", s2_value(ae, i),
+            attn_expr_at(ae, ch->s2_at[i], w->s->rhs, attn_reg_at(ae, attn_s2_name(ae, "_s", i), "_i", "_j")));
+    v[w->s->out->id] = s2_value(ae, i);
+  }
   set_wide_values(ae, 1);
   emit_wides(ae, 0);
   for (int q = 1; q < ch->count; q++) {
@@ -199,8 +215,11 @@ void attn_emit_phase_a(attn_emitter *ae) {
   }
   close_block(ae);
   cg_line(E, "%s = _sv;", attn_s_at(ae, "_i", "_j"));
+  for (int i = 0; i < ch->n_s2; i++)
+    cg_line(E, "%s = %s;", attn_reg_at(ae, attn_s2_name(ae, "_s", i), "_i", "_j"), s2_value(ae, i));
   close_block(ae);
   set_wide_values(ae, 0);
+  set_s2_values(ae, 0);
   v[ch->S->out->id] = NULL;
 }
 
@@ -269,6 +288,9 @@ void attn_emit_phase_b(attn_emitter *ae) {
   E->indent++;
   cg_line(E, "const float _sv = %s;", attn_s_at(ae, "_i", "_j"));
   v[ch->S->out->id] = "_sv";
+  for (int i = 0; i < ch->n_s2; i++)
+    cg_line(E, "const float %s = %s;", s2_value(ae, i), attn_reg_at(ae, attn_s2_name(ae, "_s", i), "_i", "_j"));
+  set_s2_values(ae, 1);
   if (ch->m_row >= 0) v[ch->st[ch->m_row].s->out->id] = "_mu[_i]";
   set_wide_values(ae, 1);
   emit_wides(ae, 1);
@@ -283,6 +305,7 @@ void attn_emit_phase_b(attn_emitter *ae) {
   else cg_line(E, "_Ps[%s * %d + %s] = _pv;", attn_col(ae, "_j"), L->ldp, attn_row(ae, "_i"));
   close_block(ae);
   set_wide_values(ae, 0);
+  set_s2_values(ae, 0);
   v[ch->S->out->id] = NULL;
   if (ch->m_row >= 0) v[ch->st[ch->m_row].s->out->id] = NULL;
 }
@@ -462,7 +485,8 @@ static void emit_header(attn_emitter *ae, const cg_kernel *k) {
                    L->br, L->nt, L->bc, AT_DK);
   kbc_buf_puts(out, "//   on chip only:");
   for (int q = 0; q < ch->count; q++)
-    if (ch->st[q].role == ATTN_S || ch->st[q].role == ATTN_WIDE || (ch->st[q].role == ATTN_ROW && !ch->st[q].keep))
+    if (ch->st[q].role == ATTN_S || ch->st[q].role == ATTN_S2 || ch->st[q].role == ATTN_WIDE ||
+        (ch->st[q].role == ATTN_ROW && !ch->st[q].keep))
       kbc_buf_printf(out, " %s", ch->st[q].s->out->name);
   if (ch->m_row >= 0) kbc_buf_printf(out, "; running max %s", ch->st[ch->m_row].s->out->name);
   if (ae->plan->mask.on) kbc_buf_puts(out, "; wholly masked tiles skipped");

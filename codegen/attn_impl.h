@@ -19,15 +19,25 @@
  * rescaled by exp(m_old - m_new) when m grows.  The consumer's first
  * factor splits into factors that vary along C (E, accumulated) and
  * factors constant along C (F, applied once at the end: the 1 / sum of a
- * softmax), so that o = h(F * sum(C: E * v)). */
+ * softmax), so that o = h(F * sum(C: E * v)).
+ *
+ * A recomputing chain (recompute.c, ATTN_FIND_RECOMPUTE) has no ROW
+ * statements (its row statistics are loads), may hold further scores
+ * contractions S2 (each a second product in the sweep), and may sweep the
+ * scores' rows instead of their columns (the consumer sums over R: then
+ * c1.m, the kernel's rows, are S's C indices, and c1.n its R). */
 #ifndef KBC_ATTN_IMPL_H
 #define KBC_ATTN_IMPL_H
 
 #include "cg_impl.h"
 
-enum { ATTN_MAX_STMTS = 16, ATTN_MAX_FACTORS = 16 };
+enum { ATTN_MAX_STMTS = 16, ATTN_MAX_FACTORS = 16, ATTN_MAX_S2 = 2 };
 
-typedef enum { ATTN_S, ATTN_ROW, ATTN_WIDE, ATTN_OUT } attn_role;
+/* S2: a further scores-shaped contraction of the chain, sum(D2: a2(B, R,
+ * D2) * b2(B, C, D2)) reading nothing of it (the backward's dp = go .
+ * v^T), only in a recomputing chain (ATTN_FIND_RECOMPUTE); its indices are
+ * mapped onto S's by the chain statement that first reads it. */
+typedef enum { ATTN_S, ATTN_ROW, ATTN_WIDE, ATTN_OUT, ATTN_S2 } attn_role;
 
 /* One factor of a product, written in chain statement `at`. */
 typedef struct {
@@ -42,6 +52,8 @@ typedef struct {
   attn_role role;
   const ir_stmt *s;
   int *map;       /* by the statement's index id: the S index id it stands for, or -1 */
+  int mapped;     /* S2: map set (by its first reader) */
+  int s2;         /* S2: its index in cg_attention's s2[] */
   ir_red op;      /* ROW: its reduction */
   int scaled;     /* ROW: a sum holding a factor exp(X - m) */
   int n_factors;  /* ROW: its body's factors (attn_match.c's factorize) */
@@ -64,6 +76,10 @@ typedef struct cg_attention {
   const ir_stmt *S, *O;
   cg_contraction c1;  /* S's contraction: c1.a carries R (c1.m), c1.b carries C (c1.n) */
   cg_contraction c2;  /* the consumer's: c2.a the probabilities, c2.b the values */
+  int n_s2;           /* further scores contractions (ATTN_S2), at chain positions s2_at */
+  int s2_at[ATTN_MAX_S2];
+  cg_contraction s2[ATTN_MAX_S2]; /* as c1: a carries the kernel's rows (c1.m), b its columns (c1.n) */
+  int recompute;      /* found with ATTN_FIND_RECOMPUTE: its row statistics read from memory */
   int n_n2, n2[CG_MAX_OUTER]; /* the consumer's free indices of neither B nor R (its N2) */
   int m_row;          /* chain position of the rescaling row (a max), or -1 */
   int n_e, n_f;
@@ -128,6 +144,8 @@ struct cg_attn_plan {
   int v_n_fast;                /* value tile: consecutive threads along N2 (else along C) */
   int64_t d, n2;               /* pipelined: D and N2 (known) */
   int q_vec, k_vec, v_vec;     /* pipelined: the tile copyable 16 bytes at a time (given an aligned tensor) */
+  int s2_q_fast[ATTN_MAX_S2], s2_k_fast[ATTN_MAX_S2]; /* as q_row_fast, k_row_fast, for each S2 */
+  int s2_q_vec[ATTN_MAX_S2], s2_k_vec[ATTN_MAX_S2];   /* as q_vec, k_vec, for each S2 */
   const char **idx[ATTN_MAX_STMTS]; /* per chain statement: the C name of each index */
   sym *tiles;                  /* batch points x row tiles x N2 tiles */
 };
@@ -154,6 +172,11 @@ const char *attn_row(attn_emitter *ae, const char *v);
 const char *attn_col(attn_emitter *ae, const char *v);
 const char *attn_ocol(attn_emitter *ae, const char *v);
 const char *attn_s_at(attn_emitter *ae, const char *i, const char *j);
+/* Element (i, j) of a scores-shaped register tile reg (as attn_s_at's _s);
+ * S2 number i's names: what "_Q" -> _Q<i+2>s (its resident tile), "_K"
+ * -> _K<i+2>s (the step's), "_s" -> _s<i+2> (its registers). */
+const char *attn_reg_at(attn_emitter *ae, const char *reg, const char *i, const char *j);
+const char *attn_s2_name(attn_emitter *ae, const char *what, int i);
 const char *attn_o_at(attn_emitter *ae, const char *i, const char *n);
 const char *attn_lane0(const attn_emitter *ae);
 /* The thread's ids and accumulators (declarations), the scores tile over
@@ -205,19 +228,33 @@ void attn_emit_accumulators(attn_emitter *ae);
 /* The pipelined kernel's body, inside its braces (attn_pipe.c). */
 void attn_emit_pipe_body(attn_emitter *ae);
 
+/* How cg_find_attention looks.  RECOMPUTE: a chain codegen/recompute.c
+ * made (copies of the statements computing what the consumer reads):
+ * without row statements (its row statistics are loads of tensors
+ * computed before), S2 statements allowed, the consumer summing over the
+ * scores' rows or columns (the kernel's rows are then the scores'
+ * columns: dk = sum(i: ds[i, j] * q[i, c])); D and N2 must be known.
+ * OPEN: s and the pointwise tiles may be read after the chain (whether a
+ * chain would match once its later readers recompute them). */
+enum { ATTN_FIND_RECOMPUTE = 1, ATTN_FIND_OPEN = 2 };
+
 /* The attention chain starting at statement `first` of p: its length
  * (>= 3) with *out filled (out may be NULL), or 0 where there is none,
  * where it has no row statement (two contractions back to back, an MLP,
- * stay GEMMs), or where the consumer's N2 is estimated above 128 (the
- * scores would be computed again for every N2 tile).  Whether the chain
- * then pays as one kernel: cg_attn_pays. */
-int cg_find_attention(kbc_arena *a, const ir_program *p, const cg_options *o, int first, cg_attention *out);
+ * stay GEMMs; unless RECOMPUTE), or where the consumer's N2 is estimated
+ * above 128 (the scores would be computed again for every N2 tile).
+ * Whether the chain then pays as one kernel: cg_attn_pays. */
+int cg_find_attention(kbc_arena *a, const ir_program *p, const cg_options *o, int first, int how, cg_attention *out);
 /* Whether one fused kernel for the chain is estimated no slower than its
  * statements as kernels of their own on target t (attn_cost.c). */
 int cg_attn_pays(const cg_attention *ch, const cg_target *t);
 /* Room for one chain, in the arena (cg_make_groups keeps the one it finds
  * in the group, for cg_plan_attn). */
 cg_attention *cg_attention_new(kbc_arena *a);
+/* Whether the chain takes the pipelined kernel on target t (D and N2
+ * known, shared memory enough, mma at its precision): what a recomputing
+ * chain (S2 statements, a transposed sweep) needs. */
+int cg_attn_pipelined(kbc_arena *a, const cg_attention *ch, const cg_target *t);
 /* The estimated extent of the consumer's N2 index n2[i] within a block:
  * its own, or for a split index its c. */
 double cg_attn_n2_estimate(const cg_attention *ch, int i);

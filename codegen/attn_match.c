@@ -7,6 +7,10 @@
  * rescaling row and the consumer's factors split into E and F; 0 for
  * anything else, so that every other program is planned as before.
  *
+ * With ATTN_FIND_RECOMPUTE, a chain without rows, with S2 statements and
+ * either sweep (attn_impl.h); with ATTN_FIND_OPEN, s and the pointwise
+ * tiles may be read after the chain.
+ *
  * Nothing here looks at names: the chain is what its loads say.  Every
  * load of a chain tensor must index it with plain indices (one index
  * variable per dimension), which maps the reader's indices onto the
@@ -23,6 +27,7 @@ typedef struct {
   int n;           /* chain positions found so far */
   int *pos_of;     /* by tensor id: chain position of its writer, or -1 */
   int c_side;      /* which of S's contraction sides holds C: 0 unknown, 1 c1.n, 2 c1.m */
+  int how;         /* ATTN_FIND_* */
 } matcher;
 
 /* ---- index maps ----------------------------------------------------------- */
@@ -65,6 +70,7 @@ static int map_loads(matcher *M, const ir_stmt *st, const ir_expr *e, attn_stmt 
     int q = M->pos_of[e->u.load.tensor->id];
     if (q < 0) return 1;
     const attn_stmt *w = &M->ch->st[q];
+    if (w->role == ATTN_S2 && !w->mapped) return 1; /* resolve_s2 maps it from this reader's indices */
     for (int d = 0; d < e->u.load.tensor->rank; d++) {
       int id, wid;
       if (!sym_is_index(w->s->lhs[d], &wid) || w->map[wid] < 0) return 0;
@@ -151,7 +157,7 @@ static unsigned deps(const matcher *M, int at, const ir_expr *e, int *cvary) {
   const cg_attention *ch = M->ch;
   int q = e->op == IR_OP_LOAD ? M->pos_of[e->u.load.tensor->id] : -1;
   if (q >= 0) {
-    if (ch->st[q].role == ATTN_S) *cvary = 1;
+    if (ch->st[q].role == ATTN_S || ch->st[q].role == ATTN_S2) *cvary = 1;
     if (ch->st[q].role != ATTN_WIDE) return 1u << q;
     *cvary = 1;
     return 1u << q | deps(M, q, ch->st[q].s->rhs, cvary);
@@ -353,6 +359,13 @@ static int consumer_operands(matcher *M, int q, cg_contraction *c) {
   memset(c, 0, sizeof *c);
   c->reduce = ir_main_sum(st, st->rhs);
   if (!c->reduce || c->reduce->u.reduce.n_vars > CG_MAX_OUTER) return 0;
+  /* the side of S the sum runs over is the sweep (C; the scores' rows in a
+   * recomputing chain's transposed kernel): fixed before the factors are
+   * told apart by what they vary along */
+  int cs[CG_MAX_OUTER];
+  for (int i = 0; i < c->reduce->u.reduce.n_vars; i++)
+    if ((cs[i] = M->ch->st[q].map[c->reduce->u.reduce.vars[i]]) < 0) return 0;
+  if (!fix_c(M, cs, c->reduce->u.reduce.n_vars)) return 0;
   const ir_expr *f[16];
   int nf = 0;
   const ir_expr *stack[16];
@@ -393,10 +406,7 @@ static int out_stmt(matcher *M, int q) {
   const ir_stmt *st = o->s;
   cg_contraction *c = &ch->c2;
   if (count_reduce(st->rhs) != 1 || !consumer_operands(M, q, c) || reads_tiles(M, st->rhs, c->reduce)) return 0;
-  int cs[CG_MAX_OUTER];
-  for (int i = 0; i < c->n_k; i++)
-    if ((cs[i] = o->map[c->k[i]]) < 0) return 0;
-  if (!fix_c(M, cs, c->n_k) || !maps_onto(st, o->map, IR_IDX_REDUCE, ch->c1.n, ch->c1.n_n)) return 0;
+  if (!maps_onto(st, o->map, IR_IDX_REDUCE, ch->c1.n, ch->c1.n_n)) return 0;
   /* free ids: mapped ones are B and R, each once, and the batch indices
    * split ones stand for; the rest (N2) only in the values (a split one
    * also in the loads of the chain) */
@@ -459,7 +469,7 @@ static int closed(matcher *M) {
     }
     if (x->role == ATTN_OUT) continue;
     if (x->role == ATTN_ROW) x->keep = read_after || t->role == IR_ROLE_OUTPUT;
-    else if (read_after || t->role != IR_ROLE_TEMP) return 0;
+    else if ((read_after && !(M->how & ATTN_FIND_OPEN)) || t->role != IR_ROLE_TEMP) return 0;
   }
   return 1;
 }
@@ -473,7 +483,84 @@ double cg_attn_n2_estimate(const cg_attention *ch, int i) {
 
 cg_attention *cg_attention_new(kbc_arena *a) { return KBC_NEW(a, cg_attention); }
 
-int cg_find_attention(kbc_arena *a, const ir_program *p, const cg_options *o, int first, cg_attention *out) {
+/* Maps the S2 tensors statement st reads (plainly, every index of the
+ * load mapped through its other loads) from st's map; 0 where one cannot
+ * be, or it does not cover B, R and C once each. */
+static int resolve_s2(matcher *M, const ir_stmt *st, const ir_expr *e, const attn_stmt *x) {
+  if (e->op == IR_OP_LOAD) {
+    int q = M->pos_of[e->u.load.tensor->id];
+    if (q < 0 || M->ch->st[q].role != ATTN_S2 || M->ch->st[q].mapped) return 1;
+    attn_stmt *w = &M->ch->st[q];
+    for (int d = 0; d < e->u.load.tensor->rank; d++) {
+      int id, wid;
+      if (!sym_is_index(e->u.load.idx[d], &id) || x->map[id] < 0 || !sym_is_index(w->s->lhs[d], &wid) ||
+          !sym_equal(w->s->index[wid].extent, st->index[id].extent))
+        return 0;
+      w->map[wid] = x->map[id];
+    }
+    int all[64], n = 0;
+    for (int id = 0; id < M->ch->S->n_index; id++)
+      if (M->ch->S->index[id].kind == IR_IDX_FREE) all[n++] = id;
+    if (!maps_onto(w->s, w->map, IR_IDX_FREE, all, n)) return 0;
+    w->mapped = 1;
+    return 1;
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (!resolve_s2(M, st, e->arg[i], x)) return 0;
+  return 1;
+}
+
+/* Statement st as the chain's next S2 (RECOMPUTE: a contraction reading
+ * nothing of the chain), its map pending. */
+static int s2_stmt(matcher *M, const ir_stmt *st, int q) {
+  cg_attention *ch = M->ch;
+  if (!(M->how & ATTN_FIND_RECOMPUTE) || ch->n_s2 >= ATTN_MAX_S2 || st->out->role != IR_ROLE_TEMP ||
+      count_reduce(st->rhs) != 1 || !cg_find_contraction(M->a, st, &ch->s2[ch->n_s2]))
+    return 0;
+  attn_stmt *x = &ch->st[q];
+  x->role = ATTN_S2;
+  x->s2 = ch->n_s2;
+  ch->s2_at[ch->n_s2++] = q;
+  return 1;
+}
+
+/* Each S2's sides as S's: a carries the kernel's rows, b its columns, its
+ * batch the chain's, and its D the extent of S's. */
+static int orient_s2(matcher *M) {
+  cg_attention *ch = M->ch;
+  for (int i = 0; i < ch->n_s2; i++) {
+    const attn_stmt *w = &ch->st[ch->s2_at[i]];
+    cg_contraction *c = &ch->s2[i];
+    if (!w->mapped) return 0;
+    int m[CG_MAX_OUTER], n[CG_MAX_OUTER], b[CG_MAX_OUTER];
+    for (int k = 0; k < c->n_m; k++) m[k] = w->map[c->m[k]];
+    for (int k = 0; k < c->n_n; k++) n[k] = w->map[c->n[k]];
+    for (int k = 0; k < c->n_b; k++) b[k] = w->map[c->bat[k]];
+    if (!same_set(b, c->n_b, ch->c1.bat, ch->c1.n_b)) return 0;
+    if (same_set(m, c->n_m, ch->c1.n, ch->c1.n_n) && same_set(n, c->n_n, ch->c1.m, ch->c1.n_m)) {
+      cg_contraction t = *c;
+      c->a = t.b, c->b = t.a;
+      c->n_m = t.n_n, c->n_n = t.n_m;
+      memcpy(c->m, t.n, sizeof c->m);
+      memcpy(c->n, t.m, sizeof c->n);
+    } else if (!same_set(m, c->n_m, ch->c1.m, ch->c1.n_m) || !same_set(n, c->n_n, ch->c1.n, ch->c1.n_n)) {
+      return 0;
+    }
+    if (!sym_equal(cg_extent_sym(M->a, w->s, c->k, c->n_k), cg_extent_sym(M->a, ch->S, ch->c1.k, ch->c1.n_k))) return 0;
+  }
+  return 1;
+}
+
+/* D and the consumer's N2 known when compiling (the pipelined kernel). */
+static int known_sizes(matcher *M) {
+  const cg_attention *ch = M->ch;
+  int64_t v;
+  sym *n2 = sym_const(M->a, 1);
+  for (int i = 0; i < ch->n_n2; i++) n2 = sym_mul(M->a, n2, attn_n2_extent(M->a, ch, i));
+  return sym_is_const(cg_extent_sym(M->a, ch->S, ch->c1.k, ch->c1.n_k), &v) && sym_is_const(n2, &v);
+}
+
+int cg_find_attention(kbc_arena *a, const ir_program *p, const cg_options *o, int first, int how, cg_attention *out) {
   if (o->no_attn || o->no_gemm || o->no_fuse) return 0;
   const ir_stmt *S = IR_STMT(p, first);
   cg_attention local;
@@ -482,9 +569,10 @@ int cg_find_attention(kbc_arena *a, const ir_program *p, const cg_options *o, in
   ch->m_row = -1;
   ch->first = first;
   ch->S = S;
+  ch->recompute = (how & ATTN_FIND_RECOMPUTE) != 0;
   if (S->accumulate || S->out->role != IR_ROLE_TEMP || count_reduce(S->rhs) != 1 || !cg_find_contraction(a, S, &ch->c1))
     return 0;
-  matcher M = {.a = a, .p = p, .ch = ch, .n = 1};
+  matcher M = {.a = a, .p = p, .ch = ch, .n = 1, .how = how};
   M.pos_of = KBC_NEW_ARRAY(a, int, p->tensors.len + 1);
   for (int i = 0; i < p->tensors.len; i++) M.pos_of[i] = -1;
   M.pos_of[S->out->id] = 0;
@@ -492,15 +580,24 @@ int cg_find_attention(kbc_arena *a, const ir_program *p, const cg_options *o, in
   for (int id = 0; id < S->n_index; id++) ch->st[0].map[id] = S->index[id].kind == IR_IDX_FREE ? id : -1;
   for (int j = first + 1; j < p->stmts.len && M.n < ATTN_MAX_STMTS; j++) {
     const ir_stmt *st = IR_STMT(p, j);
-    if (st->accumulate || !reads_chain(&M, st->rhs) || M.pos_of[st->out->id] >= 0) return 0;
+    if (st->accumulate || M.pos_of[st->out->id] >= 0) return 0;
     int q = M.n;
     attn_stmt *x = &ch->st[q];
     *x = (attn_stmt){.s = st, .map = KBC_NEW_ARRAY(a, int, st->n_index + 1)};
     for (int id = 0; id < st->n_index; id++) x->map[id] = -1;
-    if (!map_loads(&M, st, st->rhs, x)) return 0;
+    if (!reads_chain(&M, st->rhs)) {
+      if (!s2_stmt(&M, st, q)) return 0;
+      M.pos_of[st->out->id] = q;
+      M.n++;
+      continue;
+    }
+    /* S2 tensors first mapped by this reader: map it, then map again
+     * through them (every load must agree) */
+    if (!map_loads(&M, st, st->rhs, x) || !resolve_s2(&M, st, st->rhs, x) || !map_loads(&M, st, st->rhs, x)) return 0;
     int ok, all_mapped = !x->n_split; /* a row maps every free index; the consumer has its N2 */
     for (int id = 0; id < st->n_index; id++) all_mapped &= st->index[id].kind != IR_IDX_FREE || x->map[id] >= 0;
-    if (st->rhs->op == IR_OP_REDUCE && !ir_expr_has_reduce(st->rhs->arg[0]) && all_mapped) ok = row_stmt(&M, q);
+    if (st->rhs->op == IR_OP_REDUCE && !ir_expr_has_reduce(st->rhs->arg[0]) && all_mapped && !ch->recompute)
+      ok = row_stmt(&M, q);
     else if (!ir_expr_has_reduce(st->rhs)) ok = wide_stmt(&M, q);
     else {
       if (!out_stmt(&M, q)) return 0;
@@ -512,14 +609,17 @@ int cg_find_attention(kbc_arena *a, const ir_program *p, const cg_options *o, in
     M.pos_of[st->out->id] = q;
     M.n++;
   }
-  if (!ch->O || !closed(&M)) return 0;
+  if (!ch->O || !closed(&M) || !orient_s2(&M)) return 0;
   wide_phases(&M);
   /* The consumer's N2 must be one tile (at most 128, estimated): every
-   * further N2 tile would compute the scores again.  (Whether the chain
-   * pays as one kernel at all is attn_cost.c's to say.) */
+   * further N2 tile would compute the scores again. */
   double n2 = 1;
   for (int i = 0; i < ch->n_n2; i++) n2 *= cg_attn_n2_estimate(ch, i);
+  if (n2 > 128) return 0;
   /* An attention normalises its rows: two contractions back to back
-   * without a row statement (an MLP) are left to the GEMM family. */
-  return n2 <= 128 && row_mask(ch, ch->count) ? ch->count : 0;
+   * without a row statement (an MLP) are left to the GEMM family.  A
+   * recomputing chain has read its rows from memory: the pipelined
+   * kernel, which needs D and N2 known, takes it. */
+  if (ch->recompute) return known_sizes(&M) ? ch->count : 0;
+  return row_mask(ch, ch->count) ? ch->count : 0;
 }

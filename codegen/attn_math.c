@@ -33,9 +33,15 @@ const char *attn_ocol(attn_emitter *ae, const char *v) {
                       : cg_fmt(&ae->E, "(_tx * %d + (%s))", lay(ae)->no, v);
 }
 
-const char *attn_s_at(attn_emitter *ae, const char *i, const char *j) {
-  return lay(ae)->mma ? cg_fmt(&ae->E, "_s[(%s) / 2][(%s) * 2 + (%s) %% 2]", j, i, j)
-                      : cg_fmt(&ae->E, "_s[%s][%s]", i, j);
+const char *attn_reg_at(attn_emitter *ae, const char *reg, const char *i, const char *j) {
+  return lay(ae)->mma ? cg_fmt(&ae->E, "%s[(%s) / 2][(%s) * 2 + (%s) %% 2]", reg, j, i, j)
+                      : cg_fmt(&ae->E, "%s[%s][%s]", reg, i, j);
+}
+
+const char *attn_s_at(attn_emitter *ae, const char *i, const char *j) { return attn_reg_at(ae, "_s", i, j); }
+
+const char *attn_s2_name(attn_emitter *ae, const char *what, int i) {
+  return cg_fmt(&ae->E, what[1] == 's' ? "%s%d" : "%s%ds", what, i + 2);
 }
 
 const char *attn_o_at(attn_emitter *ae, const char *i, const char *n) {
@@ -179,11 +185,12 @@ void attn_emit_pv_math(attn_emitter *ae) {
   cg_line(E, "}");
 }
 
-void attn_emit_pipe_scores_math(attn_emitter *ae) {
+/* acc (declared here) = the scores tile of the resident q and the step's k. */
+static void pipe_scores(attn_emitter *ae, const char *q, const char *k, const char *acc) {
   const attn_layout *L = lay(ae);
   cg_emit *E = &ae->E;
   int split = L->mma == 2;
-  cg_line(E, "float _s[%d][4] = {}; // per n8 tile: (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1)", L->bc / 8);
+  cg_line(E, "float %s[%d][4] = {}; // per n8 tile: (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1)", acc, L->bc / 8);
   /* D in chunks of kc, the chunk loop not unrolled (a whole unrolled D
    * made ptxas hoist every fragment and spill) */
   cg_line(E, "#pragma unroll 1");
@@ -191,14 +198,20 @@ void attn_emit_pipe_scores_math(attn_emitter *ae) {
                    : "for (int _kc = 0; _kc < %d; _kc += %d) {", L->dp, L->kc, L->kc);
   E->indent++;
   if (split) cg_line(E, "float _sc[%d][4] = {};", L->bc / 8);
-  mma_product(ae, L->kc, "_Qs", L->ldq, "_kc + _k", "_Ks", L->ldk, "_kc + _k", L->bc, split ? "_sc" : "_s");
+  mma_product(ae, L->kc, q, L->ldq, "_kc + _k", k, L->ldk, "_kc + _k", L->bc, split ? "_sc" : acc);
   if (split) {
     cg_line(E, "#pragma unroll");
     cg_line(E, "for (int _j = 0; _j < %d; ++_j)", L->bc / 8);
-    cg_line(E, "  for (int _e = 0; _e < 4; ++_e) _s[_j][_e] += _sc[_j][_e];");
+    cg_line(E, "  for (int _e = 0; _e < 4; ++_e) %s[_j][_e] += _sc[_j][_e];", acc);
   }
   E->indent--;
   cg_line(E, "}");
+}
+
+void attn_emit_pipe_scores_math(attn_emitter *ae) {
+  pipe_scores(ae, "_Qs", "_Ks", "_s");
+  for (int i = 0; i < ae->ch->n_s2; i++)
+    pipe_scores(ae, attn_s2_name(ae, "_Q", i), attn_s2_name(ae, "_K", i), attn_s2_name(ae, "_s", i));
 }
 
 /* The accumulator's n8 tiles taken a group at a time, each tile's sum

@@ -127,18 +127,29 @@ static void emit_copy(attn_emitter *ae, int q, const tile_copy *tc) {
   cg_line(E, "}");
 }
 
-/* The rows' operand (all of D), or the column operand of the step at base. */
-static void copy_operand(attn_emitter *ae, int rows, const char *base) {
+/* The rows' operand (all of D), or the column operand of the step at
+ * base, of S (pi 0) or of S2 number pi - 1: its indices are its own
+ * statement's, m and n standing for the kernel's rows and columns. */
+static void copy_operand(attn_emitter *ae, int pi, int rows, const char *base) {
   const cg_attention *ch = ae->ch;
   const cg_attn_plan *plan = ae->plan;
   const attn_layout *L = &plan->lay;
-  tile_copy tc = {.dst = rows ? "_Qs" : "_Ks", .ld = rows ? L->ldq : L->ldk, .value = rows ? ch->c1.a : ch->c1.b,
-                  .inner_fast = rows ? plan->q_row_fast : plan->k_row_fast, .vec = rows ? plan->q_vec : plan->k_vec,
+  const cg_contraction *c = pi ? &ch->s2[pi - 1] : &ch->c1;
+  int q = pi ? ch->s2_at[pi - 1] : 0;
+  int fast = pi ? (rows ? plan->s2_q_fast[pi - 1] : plan->s2_k_fast[pi - 1]) : rows ? plan->q_row_fast : plan->k_row_fast;
+  int vec = pi ? (rows ? plan->s2_q_vec[pi - 1] : plan->s2_k_vec[pi - 1]) : rows ? plan->q_vec : plan->k_vec;
+  tile_copy tc = {.dst = pi ? attn_s2_name(ae, rows ? "_Q" : "_K", pi - 1) : rows ? "_Qs" : "_Ks",
+                  .ld = rows ? L->ldq : L->ldk, .value = rows ? c->a : c->b, .inner_fast = fast, .vec = vec,
                   .i_exact = L->dp == plan->d};
-  tc.i = (tile_space){.ids = ch->c1.k, .n = ch->c1.n_k, .base = "0", .extent = "_D", .count = L->dp};
-  tc.o = rows ? (tile_space){.ids = ch->c1.m, .n = ch->c1.n_m, .base = "_r0", .extent = "_R", .count = L->br}
-              : (tile_space){.ids = ch->c1.n, .n = ch->c1.n_n, .base = base, .extent = "_C", .count = L->bc};
-  emit_copy(ae, 0, &tc);
+  tc.i = (tile_space){.ids = c->k, .n = c->n_k, .base = "0", .extent = "_D", .count = L->dp};
+  tc.o = rows ? (tile_space){.ids = c->m, .n = c->n_m, .base = "_r0", .extent = "_R", .count = L->br}
+              : (tile_space){.ids = c->n, .n = c->n_n, .base = base, .extent = "_C", .count = L->bc};
+  emit_copy(ae, q, &tc);
+}
+
+/* Every product's operand tile (rows: resident; else the step's at base). */
+static void copy_operands(attn_emitter *ae, int rows, const char *base) {
+  for (int pi = 0; pi <= ae->ch->n_s2; pi++) copy_operand(ae, pi, rows, base);
 }
 
 static void copy_values(attn_emitter *ae, const char *base) {
@@ -177,6 +188,16 @@ void attn_emit_pipe_body(attn_emitter *ae) {
   cg_line(E, "float *const _Vs = _sm + %d; // [%d][%d]: the step's values", L->br * L->ldq + L->bc * L->ldk, L->bc,
           L->ldv);
   cg_line(E, "const unsigned _Qs_s = kbc_smem_u32(_Qs), _Ks_s = kbc_smem_u32(_Ks), _Vs_s = kbc_smem_u32(_Vs);");
+  for (int i = 0, at = L->br * L->ldq + L->bc * L->ldk + L->bc * L->ldv; i < ch->n_s2; i++) {
+    const char *q = attn_s2_name(ae, "_Q", i), *k = attn_s2_name(ae, "_K", i);
+    cg_line(E, "float *const %s = _sm + %d; // [%d][%d]: the rows' operand of %s", q, at, L->br, L->ldq,
+            ch->st[ch->s2_at[i]].s->out->name);
+    at += L->br * L->ldq;
+    cg_line(E, "float *const %s = _sm + %d; // [%d][%d]: the step's column operand of %s", k, at, L->bc, L->ldk,
+            ch->st[ch->s2_at[i]].s->out->name);
+    at += L->bc * L->ldk;
+    cg_line(E, "const unsigned %s_s = kbc_smem_u32(%s), %s_s = kbc_smem_u32(%s);", q, q, k, k);
+  }
   attn_emit_extents(ae);
   cg_line(E, "const long long _tiles_r = (_R + %d) / %d;", L->br - 1, L->br);
   cg_line(E, "const int _tid = threadIdx.x;");
@@ -187,8 +208,8 @@ void attn_emit_pipe_body(attn_emitter *ae) {
   attn_emit_tile_start(ae);
   attn_at(ae, 0);
   cg_line(E, "__syncthreads(); // the last tile's readers of the shared tiles are done");
-  copy_operand(ae, 1, NULL);
-  copy_operand(ae, 0, "0LL");
+  copy_operands(ae, 1, NULL);
+  copy_operands(ae, 0, "0LL");
   cg_line(E, "kbc_cp_commit();");
   copy_values(ae, "0LL");
   cg_line(E, "kbc_cp_commit();");
@@ -201,7 +222,7 @@ void attn_emit_pipe_body(attn_emitter *ae) {
   attn_emit_pipe_scores_math(ae);
   cg_line(E, "__syncthreads(); // _Ks read by every warp");
   open_block(E, "if (_cn < _C)");
-  copy_operand(ae, 0, "_cn");
+  copy_operands(ae, 0, "_cn");
   close_block(E);
   cg_line(E, "kbc_cp_commit();");
   attn_emit_phase_a(ae);

@@ -98,7 +98,7 @@ enum { PIPE_SMEM_MAX = 227 * 1024, SM_SMEM = 228 * 1024, BLOCK_SMEM_RESERVED = 1
  * at columns 2t, 2t + 1 of rows g = 0..3, meets every bank once; _Vs rows
  * nt + 4 apart (nt a multiple of 16: 8 columns g of rows 2t, 2t + 1 at
  * 8t + g). */
-static int pipe_layout(int mma, int64_t d, int64_t n2, int want_blocks, attn_layout *out) {
+static int pipe_layout(int mma, int64_t d, int64_t n2, int n_s2, int want_blocks, attn_layout *out) {
   attn_layout L = {.mma = mma, .pipe = 1, .threads = AT_PIPE_THREADS, .br = 64, .bc = 64, .nr = 2, .nc = 16,
                    .lanes = 4};
   if (d < 1 || n2 < 1 || n2 > 128) return 0;
@@ -108,7 +108,7 @@ static int pipe_layout(int mma, int64_t d, int64_t n2, int want_blocks, attn_lay
   L.dp = (int)((d + 7) / 8 * 8);
   L.ldq = L.ldk = L.dp + (8 - L.dp % 32 + 32) % 32;
   L.kc = L.dp % 32 == 0 ? 32 : L.dp % 16 == 0 ? 16 : 8;
-  long long smem = 4LL * ((long long)L.br * L.ldq + (long long)L.bc * L.ldk + (long long)L.bc * L.ldv);
+  long long smem = 4LL * ((1LL + n_s2) * ((long long)L.br * L.ldq + (long long)L.bc * L.ldk) + (long long)L.bc * L.ldv);
   if (smem > PIPE_SMEM_MAX) return 0;
   L.smem = (int)smem;
   /* blocks per multiprocessor: as asked (cg_plan_attn: measured on the
@@ -173,6 +173,44 @@ static attn_mask plan_mask(kbc_arena *a, const cg_attention *ch) {
   return m;
 }
 
+/* The pipelined kernel's precision (1 TF32, 2 3xTF32; 0: none), D, N2 and
+ * launch bounds for the chain, where its sizes are known. */
+typedef struct {
+  int mma;
+  int known;
+  int64_t d, n2;
+  int want_blocks;
+} pipe_choice;
+
+static pipe_choice choose_pipe(kbc_arena *a, const cg_attention *ch, const cg_target *t) {
+  const cg_options *opt = &t->opt;
+  const ir_stmt *S = ch->S;
+  pipe_choice c = {0};
+  int tf32 = t->precision == CG_PRECISION_TF32;
+  sym *B = cg_extent_sym(a, S, ch->c1.bat, ch->c1.n_b), *R = cg_extent_sym(a, S, ch->c1.m, ch->c1.n_m);
+  sym *N2 = sym_const(a, 1);
+  for (int i = 0; i < ch->n_n2; i++) N2 = sym_mul(a, N2, attn_n2_extent(a, ch, i));
+  int64_t unused;
+  c.known = sym_is_const(cg_extent_sym(a, S, ch->c1.k, ch->c1.n_k), &c.d) && sym_is_const(N2, &c.n2);
+  c.mma = !opt->attn_pipe || !c.known ? 0 : tf32 ? 1 : opt->attn_ffma ? 0 : 2;
+  /* 3 blocks per multiprocessor where the batch, rows and columns are
+   * known too (a specialized binding: its index arithmetic folds, and
+   * ptxas's cap of 168 registers cost at most 24 bytes of spills at D = 80
+   * and 32, measured faster than 2 blocks); else 2 (a generic program's
+   * kernel, whose extents are parameters, spilled hundreds of bytes at
+   * 168) */
+  int all_known = sym_is_const(B, &unused) && sym_is_const(R, &unused) &&
+                  sym_is_const(cg_extent_sym(a, S, ch->c1.n, ch->c1.n_n), &unused);
+  c.want_blocks = opt->attn_min_blocks ? opt->attn_min_blocks : all_known ? 3 : 2;
+  return c;
+}
+
+int cg_attn_pipelined(kbc_arena *a, const cg_attention *ch, const cg_target *t) {
+  pipe_choice c = choose_pipe(a, ch, t);
+  attn_layout L;
+  return c.mma && pipe_layout(c.mma, c.d, c.n2, ch->n_s2, c.want_blocks, &L);
+}
+
 cg_attn_plan *cg_plan_attn(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   kbc_arena *a = C->a;
   cg_attn_plan *plan = KBC_NEW(a, cg_attn_plan);
@@ -189,25 +227,23 @@ cg_attn_plan *cg_plan_attn(cg_ctx *C, const cg_group *g, cg_kernel *k) {
    * zero), unless KBC_FP32_MMA asks for 3xTF32 or KBC_ATTN_FFMA for FFMA. */
   const cg_options *opt = &C->t->opt;
   int tf32 = C->t->precision == CG_PRECISION_TF32;
+  pipe_choice pc = choose_pipe(a, ch, C->t);
   sym *B = cg_extent_sym(a, S, ch->c1.bat, ch->c1.n_b), *R = cg_extent_sym(a, S, ch->c1.m, ch->c1.n_m);
   sym *N2 = sym_const(a, 1);
   for (int i = 0; i < ch->n_n2; i++) N2 = sym_mul(a, N2, attn_n2_extent(a, ch, i));
-  int64_t d = 0, n2c = 0, unused;
-  int known = sym_is_const(cg_extent_sym(a, S, ch->c1.k, ch->c1.n_k), &d) && sym_is_const(N2, &n2c);
-  int mma_pipe = tf32 ? 1 : opt->attn_ffma ? 0 : 2;
-  /* 3 blocks per multiprocessor where the batch, rows and columns are
-   * known too (a specialized binding: its index arithmetic folds, and
-   * ptxas's cap of 168 registers cost at most 24 bytes of spills at D = 80
-   * and 32, measured faster than 2 blocks); else 2 (a generic program's
-   * kernel, whose extents are parameters, spilled hundreds of bytes at
-   * 168) */
-  int all_known = sym_is_const(B, &unused) && sym_is_const(R, &unused) &&
-                  sym_is_const(cg_extent_sym(a, S, ch->c1.n, ch->c1.n_n), &unused);
-  int want_blocks = opt->attn_min_blocks ? opt->attn_min_blocks : all_known ? 3 : 2;
-  if (mma_pipe && opt->attn_pipe && known && pipe_layout(mma_pipe, d, n2c, want_blocks, &plan->lay)) {
+  int64_t d = pc.d, n2c = pc.n2;
+  if (pc.mma && pipe_layout(pc.mma, d, n2c, ch->n_s2, pc.want_blocks, &plan->lay)) {
     plan->d = d, plan->n2 = n2c;
     plan->q_vec = cg_access_by_4(a, S, ch->c1.a, ch->c1.k, ch->c1.n_k, d, 4);
     plan->k_vec = cg_access_by_4(a, S, ch->c1.b, ch->c1.k, ch->c1.n_k, d, 4);
+    for (int i = 0; i < ch->n_s2; i++) {
+      const cg_contraction *c2 = &ch->s2[i];
+      const ir_stmt *S2 = ch->st[ch->s2_at[i]].s;
+      plan->s2_q_vec[i] = cg_access_by_4(a, S2, c2->a, c2->k, c2->n_k, d, 4);
+      plan->s2_k_vec[i] = cg_access_by_4(a, S2, c2->b, c2->k, c2->n_k, d, 4);
+      plan->s2_q_fast[i] = contiguous_along(a, S2, c2->a, c2->k, c2->n_k);
+      plan->s2_k_fast[i] = contiguous_along(a, S2, c2->b, c2->k, c2->n_k);
+    }
     /* Split N2 indices (c times a batch index added): the innermost one's c
      * a multiple of 4 suffices.  The tile's chunks of 4 then stay within
      * one of its local runs (they are c times the full extents inside it
@@ -219,6 +255,8 @@ cg_attn_plan *cg_plan_attn(cg_ctx *C, const cg_group *g, cg_kernel *k) {
       if (c) mult = *c;
     }
     plan->v_vec = cg_access_by_4(a, O, ch->c2.b, ch->n2, ch->n_n2, n2c, mult);
+  } else if (ch->recompute) {
+    return NULL; /* cg_recompute made it only where cg_attn_pipelined holds */
   } else
     plan->lay = choose_layout(tf32 ? 1 : opt->fp32_mma == 1 ? 2 : 0, nt);
   plan->mask = plan_mask(a, ch);

@@ -104,8 +104,10 @@ static int plan_and_emit(cg_ctx *C, const cg_group *g, cg_kernel *k) {
 
 int cg_generate(kbc_arena *a, const ir_program *p, const cg_target *t, cg_program *out, kbc_diag *d) {
   memset(out, 0, sizeof *out);
+  unsigned char *heads;
+  p = out->program = cg_recompute(a, p, t, &heads);
   cg_group *groups;
-  int ng = cg_make_groups(a, p, t, &groups);
+  int ng = cg_make_groups(a, p, t, heads, &groups);
   out->kernels = KBC_NEW_ARRAY(a, cg_kernel, ng + 1);
   cg_ctx C = {.a = a, .p = p, .t = t, .names = cg_names_make(a, p), .out = &out->source};
   kbc_buf_printf(&out->source,

@@ -57,7 +57,7 @@ extern const char *const cg_family_name[];
 typedef struct {
   const char *name;     /* the kernel function's name */
   cg_family family;
-  int first, count;     /* the statements it computes: program stmts [first, first+count) */
+  int first, count;     /* the statements it computes: stmts [first, first+count) of cg_program's program */
   int block;            /* threads per block */
   int smem;             /* dynamic shared memory, bytes */
   sym *work;            /* work items: outer points, tiles, or scatter points */
@@ -88,6 +88,8 @@ cg_launch cg_zero_launch(int64_t n);
 
 typedef struct {
   kbc_buf source;       /* the translation unit (free with cg_program_free) */
+  const ir_program *program; /* the statements the kernels compute: the program given, or codegen's
+                                copy of it (cg_recompute: its tensors the same ids, more after) */
   int n_kernels;
   cg_kernel *kernels;   /* in the arena */
 } cg_program;

@@ -25,8 +25,18 @@ typedef struct {
   const struct cg_attention *attn; /* ATTN: the chain as cg_make_groups found it (attn_impl.h) */
 } cg_group;
 
-/* The statements partitioned into groups, each with its family decided. */
-int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, cg_group **out);
+/* The statements partitioned into groups, each with its family decided;
+ * heads (NULL: none) marks the statements that start a recomputing
+ * attention chain (cg_recompute). */
+int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, const unsigned char *heads, cg_group **out);
+/* The program codegen plans for p (recompute.c): p itself, or a copy
+ * whose contractions reading the attention backward's scores-sized
+ * tensors read copies of the statements computing them, placed right
+ * before each (a recomputing attention chain, its first statement marked
+ * in *heads, else *heads NULL), the originals dropped.  The copy shares
+ * p's tensors (ids kept: the runtime's), its own appended after them, and
+ * those never leave the chip. */
+const ir_program *cg_recompute(kbc_arena *a, const ir_program *p, const cg_target *t, unsigned char **heads);
 /* The one decision of a group's family (its statements, and for a rows
  * group its outer dimensions and team, given): sets g->family, and where
  * a contraction goes to the rows family, its outer dimensions and team. */

@@ -650,7 +650,7 @@ static void finish_rows(kbc_arena *a, const builder *b, cg_group *g) {
   g->team = team_for(work, max_team);
 }
 
-int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, cg_group **out) {
+int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, const unsigned char *heads, cg_group **out) {
   const cg_options *o = &t->opt;
   int n = p->stmts.len, ng = 0;
   cg_group *g = KBC_NEW_ARRAY(a, cg_group, n + 1);
@@ -658,7 +658,7 @@ int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, cg_gro
   for (int i = 0; i < n;) {
     const ir_stmt *s = IR_STMT(p, i);
     if (!ch) ch = cg_attention_new(a);
-    int chain = cg_find_attention(a, p, o, i, ch);
+    int chain = cg_find_attention(a, p, o, i, heads && heads[i] ? ATTN_FIND_RECOMPUTE : 0, ch);
     if (chain && !o->attn_always && !cg_attn_pays(ch, t)) chain = 0; /* the statements as any others */
     if (chain) { /* the chain of attn_impl.h in one sweep */
       g[ng++] = (cg_group){.family = CG_FAMILY_ATTN, .first = i, .count = chain, .attn = ch};

@@ -7,6 +7,7 @@
  * tests); code generation itself never reads the environment. */
 #include "options.h"
 
+#include "passes/pipeline.h"
 #include "support/buf.h"
 #include "support/env.h"
 
@@ -26,6 +27,7 @@ cg_options cg_options_from_env(void) {
   o.fp32_mma = kbc_env_flag("KBC_FP32_MMA", -1);
   o.attn_ffma = kbc_env_flag("KBC_ATTN_FFMA", 0);
   o.attn_pipe = kbc_env_flag("KBC_ATTN_PIPE", 1);
+  o.attn_recompute = kbc_env_flag("KBC_ATTN_RECOMPUTE", 0);
   o.attn_min_blocks = kbc_env_int("KBC_ATTN_MIN_BLOCKS", 0, 4, 0);
   o.rows_parts = kbc_env_flag("KBC_ROWS_PARTS", 0);
   o.stream_split = kbc_env_flag("KBC_STREAM_SPLIT", 0);
@@ -39,6 +41,8 @@ cg_options cg_options_from_env(void) {
   return o;
 }
 
+unsigned cg_pipeline_gates(const cg_options *o) { return o->attn_recompute ? IR_GATE_ROWSUM : 0; }
+
 void cg_options_describe(const cg_options *o, kbc_buf *out) {
   cg_options d = cg_options_default();
   if (o->no_gemm != d.no_gemm) kbc_buf_puts(out, ", KBC_NO_GEMM");
@@ -51,6 +55,7 @@ void cg_options_describe(const cg_options *o, kbc_buf *out) {
   if (o->fp32_mma != d.fp32_mma) kbc_buf_printf(out, ", KBC_FP32_MMA=%d", o->fp32_mma);
   if (o->attn_ffma != d.attn_ffma) kbc_buf_puts(out, ", KBC_ATTN_FFMA");
   if (o->attn_pipe != d.attn_pipe) kbc_buf_puts(out, ", KBC_ATTN_PIPE=0");
+  if (o->attn_recompute != d.attn_recompute) kbc_buf_printf(out, ", KBC_ATTN_RECOMPUTE=%d", o->attn_recompute);
   if (o->attn_min_blocks != d.attn_min_blocks) kbc_buf_printf(out, ", KBC_ATTN_MIN_BLOCKS=%d", o->attn_min_blocks);
   if (o->rows_parts != d.rows_parts) kbc_buf_puts(out, ", KBC_ROWS_PARTS");
   if (o->stream_split != d.stream_split) kbc_buf_puts(out, ", KBC_STREAM_SPLIT");

@@ -26,6 +26,8 @@ typedef struct {
                           -1 (unset): the families' choice (GEMM 3xTF32, the unpipelined attention FFMA) */
   int attn_ffma;       /* KBC_ATTN_FFMA: fp32 attention on FFMA (else 3xTF32 where pipelined) */
   int attn_pipe;       /* KBC_ATTN_PIPE (default on): the pipelined attention kernel where D and N2 are known */
+  int attn_recompute;  /* KBC_ATTN_RECOMPUTE: the attention backward's scores-sized tensors recomputed by
+                          each contraction reading them (recompute.c), not kept in memory */
   int attn_min_blocks; /* KBC_ATTN_MIN_BLOCKS: the pipelined attention kernel's blocks per multiprocessor,
                           1..4 (as shared memory allows); 0: the plan's choice */
   int rows_parts;      /* KBC_ROWS_PARTS: a block-wide team's column sums in parts */
@@ -62,6 +64,8 @@ cg_options cg_options_default(void);
 cg_options cg_options_from_env(void);
 /* Appends ", KBC_X[=v]" for each switch of o that differs from the default
  * (`kbc info`): the switches' names live here and in options.c only. */
+/* The gated IR passes (passes/pipeline.h) code generation under o wants. */
+unsigned cg_pipeline_gates(const cg_options *o);
 void cg_options_describe(const cg_options *o, kbc_buf *out);
 
 #endif

@@ -11,18 +11,18 @@
  * --help`, `--after`).  Lowering is the first entry; it makes the program
  * the others transform. */
 const ir_pass ir_passes[] = {
-    {"lower", "AST to IR: names, axes, defs, loops, library functions, index ranges", NULL},
-    {"check-bounds", "every access and scatter target proven in bounds", ir_check_bounds},
-    {"simplify", "constants folded, trivial arithmetic removed, copies forwarded", ir_simplify},
-    {"factor", "a scatter's indices absent from its target summed first", ir_factor},
-    {"gather", "scatter-accumulates solved into deterministic gathers", ir_gather},
-    {"phase", "strided sums split by the output's phase: a transposed convolution's where((i + c - k) % s == 0) terms never evaluated", ir_phase},
-    {"inline", "elementwise temporaries substituted into their readers", ir_inline},
-    {"distribute", "sums of linear functions of contractions reassociated: a factor summed once, not once per value of an index it does not use", ir_distribute},
-    {"hoist", "reductions moved out of statements with more free indices; long reductions of few outputs split in two", ir_hoist},
-    {"rowsum", "a row's sum of a contraction times another tensor summed through the contraction's other operand: the softmax backward's sum(dp * p) becomes sum(go * (p . v))", ir_rowsum},
-    {"dce", "statements and temporaries no output depends on dropped", ir_dce},
-    {NULL, NULL, NULL},
+    {"lower", "AST to IR: names, axes, defs, loops, library functions, index ranges", NULL, 0},
+    {"check-bounds", "every access and scatter target proven in bounds", ir_check_bounds, 0},
+    {"simplify", "constants folded, trivial arithmetic removed, copies forwarded", ir_simplify, 0},
+    {"factor", "a scatter's indices absent from its target summed first", ir_factor, 0},
+    {"gather", "scatter-accumulates solved into deterministic gathers", ir_gather, 0},
+    {"phase", "strided sums split by the output's phase: a transposed convolution's where((i + c - k) % s == 0) terms never evaluated", ir_phase, 0},
+    {"inline", "elementwise temporaries substituted into their readers", ir_inline, 0},
+    {"distribute", "sums of linear functions of contractions reassociated: a factor summed once, not once per value of an index it does not use", ir_distribute, 0},
+    {"hoist", "reductions moved out of statements with more free indices; long reductions of few outputs split in two", ir_hoist, 0},
+    {"rowsum", "a row's sum of a contraction times another tensor summed through the contraction's other operand: the softmax backward's sum(dp * p) becomes sum(go * (p . v)); only under KBC_ATTN_RECOMPUTE", ir_rowsum, IR_GATE_ROWSUM},
+    {"dce", "statements and temporaries no output depends on dropped", ir_dce, 0},
+    {NULL, NULL, NULL, 0},
 };
 
 const ir_pass *ir_pass_find(const char *name) {
@@ -48,7 +48,8 @@ ir_program *ir_pipeline_run(kbc_arena *a, kbc_diag *d, const char *source, const
   const char *stop = opts ? opts->stop_after : NULL;
   if (stop && !strcmp(stop, "lower")) return p;
   for (const ir_pass *q = ir_passes + 1; q->name; q++) {
-    if (!q->run(p, d) || kbc_diag_errors(d)) return NULL;
+    int gated = q->gate && !(opts && (opts->gates & q->gate));
+    if (!gated && (!q->run(p, d) || kbc_diag_errors(d))) return NULL;
     if (!ir_verify(p, d, q->name)) return NULL;
     dump(opts, p, q->name);
     if (stop && !strcmp(stop, q->name)) break;

@@ -21,7 +21,15 @@ typedef struct {
    * bounds-checked but not transformed — the reference the transforming
    * passes are checked against (kernel_emu). */
   const char *stop_after;
+  /* The passes that run only when asked (ir_pass.gate bits): what code
+   * generation wants (cg_pipeline_gates), 0 for none. */
+  unsigned gates;
 } ir_pipeline_opts;
+
+/* Gated passes: rowsum runs where codegen recomputes the attention
+ * backward's scores-sized tensors (KBC_ATTN_RECOMPUTE): alone, its new
+ * contraction measured slower than the row sum it replaces. */
+enum { IR_GATE_ROWSUM = 1 };
 
 ir_program *ir_pipeline_run(kbc_arena *a, kbc_diag *d, const char *source, const char *default_name,
                             const ir_pipeline_opts *opts);
@@ -32,6 +40,7 @@ typedef struct {
   const char *name;
   const char *help;
   int (*run)(ir_program *, kbc_diag *); /* NULL for lowering */
+  unsigned gate; /* 0: always; else runs only where ir_pipeline_opts.gates has this bit */
 } ir_pass;
 extern const ir_pass ir_passes[];
 /* The step called name, or NULL. */

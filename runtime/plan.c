@@ -50,7 +50,7 @@ int rt_plan_make(kbc_arena *a, const ir_program *p, const cg_program *g, const i
     l->family = cg_family_name[kn->family];
     l->n_stmts = kn->count;
     l->stmts = KBC_NEW_ARRAY(a, const char *, kn->count + 1);
-    for (int i = 0; i < kn->count; i++) l->stmts[i] = stmt_line(a, IR_STMT(p, kn->first + i));
+    for (int i = 0; i < kn->count; i++) l->stmts[i] = stmt_line(a, IR_STMT(g->program, kn->first + i));
     l->launch = launch;
     resources_of(res, kn->name, l);
   }

@@ -415,6 +415,18 @@ def attention_bwd(ax: Axes, g: torch.Generator) -> tuple[Tensors, Tensors]:
     return inputs, {"dq": dq, "dk": dk, "dv": dv}
 
 
+@workload(batch=2, heads=3, seq=11)
+def attention_causal_bwd(ax: Axes, g: torch.Generator) -> tuple[Tensors, Tensors]:
+    """dq, dk, dv of the causal o = softmax(q k^T / 8, keys j <= query i) v for the output gradient go."""
+    b, h, s = ax["batch"], ax["heads"], ax["seq"]
+    inputs = {n: data(g, b, h, s, 64) for n in ("q", "k", "v", "go")}
+    q, k, v = (f64(inputs[n]).requires_grad_() for n in ("q", "k", "v"))
+    mask = torch.full((s, s), float("-inf"), dtype=torch.float64, device=q.device).triu(1)
+    with torch.enable_grad():
+        dq, dk, dv = torch.autograd.grad(_attention(q / 8.0, k, v, mask), (q, k, v), f64(inputs["go"]))
+    return inputs, {"dq": dq, "dk": dk, "dv": dv}
+
+
 @workload(n=2, s=7)
 def attention_vit(ax: Axes, g: torch.Generator) -> tuple[Tensors, Tensors]:
     """12 heads of 80 merged in the channel axis: out = the heads' softmax(q k^T / sqrt(80)) v, head-merged."""

@@ -317,21 +317,34 @@ done
   --set input_size=8192 --set hidden_size=8192 2>&1 | grep -qF "out.red[b] = sum(k: x[b, k] * out.red.red[k])" ||
   fail "L2/14: the sums not reassociated"
 # A row's sum of a contraction times p, summed through the contraction's
-# other operand (passes/rowsum.c): the softmax backward's sum(j2: dp * p)
-# with dp = go . v^T becomes sum(c: go * (p . v)) — a new statement in
-# attention_bwd.kb, SAM-HQ's own o (the same sum, its indices renamed) in
-# its backward; not where N is wider than J (x . w^T over 512 features
-# summed against p over 64 columns).
-rs_ir=$("$kbc" compile "$src/specs/examples/attention_bwd.kb" --emit ir --after rowsum 2>&1)
+# other operand (passes/rowsum.c, run under KBC_ATTN_RECOMPUTE only): the
+# softmax backward's sum(j2: dp * p) with dp = go . v^T becomes sum(c: go *
+# (p . v)) — a new statement in attention_bwd.kb, SAM-HQ's own o (the same
+# sum, its indices renamed) in its backward; not where N is wider than J
+# (x . w^T over 512 features summed against p over 64 columns).
+rs_ir=$(KBC_ATTN_RECOMPUTE=1 "$kbc" compile "$src/specs/examples/attention_bwd.kb" --emit ir --after rowsum 2>&1)
 for line in 'ds.red.o[b, h, i, c] = sum(j2: p[b, h, i, j2] * v[b, h, j2, c])' \
             'ds.red[b, h, i] = sum(c: go[b, h, i, c] * ds.red.o[b, h, i, c])'; do
   grep -qxF "$line" <<<"$rs_ir" || fail "rowsum: no '$line' in attention_bwd's IR"
 done
-"$kbc" compile "$src/specs/sam_hq_attn_relpos_bwd.kb" --emit ir --after rowsum 2>&1 |
+"$kbc" compile "$src/specs/examples/attention_bwd.kb" --emit ir --after rowsum 2>&1 | grep -qF 'ds.red.o' &&
+  fail "rowsum: run without KBC_ATTN_RECOMPUTE"
+KBC_ATTN_RECOMPUTE=1 "$kbc" compile "$src/specs/sam_hq_attn_relpos_bwd.kb" --emit ir --after rowsum 2>&1 |
   grep -qxF 'ds.red[b, n, y, x] = sum(c: go[b, y, x, n, c] * o[b, y, x, n, c])' || fail "rowsum: SAM-HQ's o not reused"
 printf 'kernel wide\naxis n var\ninput x f32[n, 512]\ninput w f32[64, 512]\ninput p f32[n, 64]\noutput y f32[n]\ntensor a f32[n, 64]\na[i, j] = sum(c: x[i, c] * w[j, c])\ny[i] = sum(j: a[i, j] * p[i, j])\n' >"$tmp/wide.kb"
-"$kbc" compile "$tmp/wide.kb" --emit ir --after rowsum 2>&1 | grep -qxF 'y[i] = sum(j: a[i, j] * p[i, j])' ||
+KBC_ATTN_RECOMPUTE=1 "$kbc" compile "$tmp/wide.kb" --emit ir --after rowsum 2>&1 | grep -qxF 'y[i] = sum(j: a[i, j] * p[i, j])' ||
   fail "rowsum: rewritten where N (512) is wider than J (64)"
+# The attention backward recomputed (codegen/recompute.c, under
+# KBC_ATTN_RECOMPUTE): the forward chain with its row statistics kept, dq,
+# dk and dv each an attention kernel recomputing s, p (and dp, ds), no
+# buffer of the scores' size; plain by default (the scores in memory).
+rc_plan() { "$kbc" compile "$src/specs/examples/attention_bwd.kb" --emit plan --target sm_90 --set batch=16 --set heads=1 \
+  --set seq=1024 2>&1; }
+rc=$(KBC_ATTN_RECOMPUTE=1 rc_plan)
+[ "$(grep -cE '^  [0-9]+  attention_bwd_k[0-9]+_[a-z_]+ +attention ' <<<"$rc")" = 4 ] ||
+  fail "recompute: not four attention kernels: $rc"
+grep -qE '^  (s|p|dp|ds) +\[16, 1, 1024, 1024\]' <<<"$rc" && fail "recompute: a scores-sized buffer: $rc"
+grep -qE '^  dp +\[16, 1, 1024, 1024\]' <<<"$(rc_plan)" || fail "recompute by default"
 # Epilogue absorption (inline.c): L2/45's sigmoid becomes the first GEMM's
 # epilogue rather than the second GEMM's operand prologue.
 "$kbc" compile "$src/bench/suite/2_45_gemm_sigmoid_gemm_lse.kb" --emit ir --after inline 2>&1 |

@@ -395,7 +395,9 @@ static int emu_run(emu *E, int argc, char **argv) {
   char *src = E->src = slurp(spec);
   if (!src) return fail("cannot read ", spec);
   kbc_diag *d = E->d = kbc_diag_create(spec, src);
-  ir_program *p = E->p = ir_pipeline_run(a, d, src, "emu", NULL);
+  cg_options env = cg_options_from_env();
+  ir_pipeline_opts po = {.gates = cg_pipeline_gates(&env)}; /* as the runtime runs it */
+  ir_program *p = E->p = ir_pipeline_run(a, d, src, "emu", &po);
   if (!p) return fail(kbc_diag_text(d), NULL);
   int64_t *vars = E->vars = calloc((size_t)p->vars.len + 1, sizeof *vars);
   for (int s = 0; s < nsets; s++) {
@@ -468,7 +470,7 @@ static int emu_run(emu *E, int argc, char **argv) {
     if (module_state(&g, k)) {
       /* launched again on sentinels: the first launch left its state ready */
       for (int j = 0; j < k->n_tensors; j++)
-        if (written(p, k, k->tensors[j]))
+        if (written(g.program, k, k->tensors[j]))
           fprintf(L, "    for (long long e = 0; e < %lldLL; e++) memcpy(&t%d[%d + e], &emu_sentinel, 4);\n",
                   (long long)B.numel[k->tensors[j]], j, GUARD);
       fprintf(L, "    emu_launch(%lld, %d, [&] { %s(", (long long)grid, k->block, k->name);
@@ -477,7 +479,7 @@ static int emu_run(emu *E, int argc, char **argv) {
       fprintf(L, "); });\n");
     }
     for (int j = 0; j < k->n_tensors; j++)
-      if (written(p, k, k->tensors[j]))
+      if (written(g.program, k, k->tensors[j]))
         fprintf(L,
                 "    snprintf(name, sizeof name, \"out%d_%d.bin\");\n    FILE *o%d = fopen(name, \"wb\");\n"
                 "    fwrite(t%d, 4, %lldLL + 2 * %d, o%d);\n    fclose(o%d);\n",
@@ -492,7 +494,7 @@ static int emu_run(emu *E, int argc, char **argv) {
       int64_t n = B.numel[tid];
       float *buf = malloc(4 * (size_t)(n + 2 * GUARD));
       for (int64_t e = 0; e < n + 2 * GUARD; e++) memcpy(&buf[e], &SENTINEL, 4);
-      if (!written(p, k, tid))
+      if (!written(g.program, k, tid))
         for (int64_t e = 0; e < n; e++) buf[GUARD + e] = (float)data[tid][e];
       else if (k->zero_tensor == tid) /* split-K and scatters add into it: zeroed first, as the runtime does */
         for (int64_t e = 0; e < n; e++) buf[GUARD + e] = 0.0f;
@@ -523,7 +525,7 @@ static int emu_run(emu *E, int argc, char **argv) {
     }
     for (int j = 0; j < k->n_tensors; j++) {
       int tid = k->tensors[j];
-      if (!written(p, k, tid)) continue;
+      if (!written(g.program, k, tid)) continue;
       snprintf(path, sizeof path, "%s/out%d_%d.bin", dir, i, j);
       int c = check_output(path, IR_TENSOR(p, tid)->name, k, data[tid], B.numel[tid], tf32);
       if (c < 0) return fail("cannot read ", path);

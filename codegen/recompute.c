@@ -1,0 +1,291 @@
+/* recompute.c — the attention backward's scores-sized tensors recomputed
+ * by each contraction that reads them, never kept in memory.
+ *
+ * Before: a verified program after the IR passes (rowsum.c has taken the
+ * softmax backward's row sums through the forward's p . v).  After
+ * cg_recompute(): the program codegen plans — p itself, or a copy in which
+ *   - every consumer (a contraction reading, through pointwise statements,
+ *     tensors of the scores' shape computed from scores-shaped contractions
+ *     of narrow operands: dq = sum(j: ds * k), dk = sum(i: ds * q), dv =
+ *     sum(i: p * go)) reads its own copies of the statements computing them,
+ *     placed right before it, contractions first: a recomputing attention
+ *     chain (attn_impl.h, ATTN_FIND_RECOMPUTE) whose row statistics (the
+ *     softmax's max and sum, the backward's row sums) are loads;
+ *   - the originals, read by nothing else any more, are dropped; those a
+ *     forward attention chain computes (s and p, for its p . v) stay in it.
+ * FlashAttention-2's backward, found by analysis: nothing of the scores'
+ * size reaches memory.  All or nothing: every copy must be an attention
+ * chain that pays (attn_cost.c) and takes the pipelined kernel, every
+ * forward chain must still match, and no original scores-sized statement
+ * may be left outside one; else p is planned as it is.  The copy shares
+ * p's tensors (their ids are the runtime's), the copies' own appended
+ * after them (on chip only: no kernel takes them).  Off unless
+ * KBC_ATTN_RECOMPUTE (opt.attn_recompute). */
+#include <string.h>
+
+#include "attn_impl.h"
+#include "ir/subst.h"
+
+typedef struct {
+  kbc_arena *a;
+  const ir_program *p;
+  const cg_target *t;
+  int n;              /* statements of p */
+  int *writer;        /* by tensor id: its one writer (plain, not +=), else -1 */
+  unsigned char *fwd; /* by statement: inside a forward attention chain */
+  unsigned char **mem; /* by candidate consumer: its members (statements of p) */
+} recomputer;
+
+static int count_reduce(const ir_expr *e) {
+  int n = e->op == IR_OP_REDUCE;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) n += count_reduce(e->arg[i]);
+  return n;
+}
+
+static int plain_load(const ir_expr *e) {
+  if (e->op != IR_OP_LOAD || e->u.load.padded) return 0;
+  for (int d = 0; d < e->u.load.tensor->rank; d++) {
+    int id, other;
+    if (!sym_is_index(e->u.load.idx[d], &id)) return 0;
+    for (int k = 0; k < d; k++)
+      if (sym_is_index(e->u.load.idx[k], &other) && other == id) return 0;
+  }
+  return 1;
+}
+
+/* Whether statement j computes a scores-shaped tensor of rank `rank` a
+ * chain may recompute: pointwise, or one contraction (1: pointwise, 2:
+ * contraction, 0: neither). */
+static int member_kind(recomputer *R, int j, int rank) {
+  const ir_stmt *X = IR_STMT(R->p, j);
+  if (X->accumulate || X->out->role != IR_ROLE_TEMP || X->out->rank != rank) return 0;
+  if (!ir_expr_has_reduce(X->rhs)) return 1;
+  cg_contraction c;
+  return count_reduce(X->rhs) == 1 && cg_find_contraction(R->a, X, &c) ? 2 : 0;
+}
+
+/* The members statement y's value needs: the writers of the tensors e
+ * loads plainly that are members, through the pointwise ones (a
+ * contraction's operands are read from memory). */
+static void collect(recomputer *R, const ir_expr *e, int rank, int y, unsigned char *in) {
+  if (e->op == IR_OP_LOAD) {
+    int w = R->writer[e->u.load.tensor->id];
+    if (w < 0 || w >= y || in[w] || !plain_load(e)) return;
+    int kind = member_kind(R, w, rank);
+    if (!kind) return;
+    in[w] = 1;
+    if (kind == 1) collect(R, IR_STMT(R->p, w)->rhs, rank, y, in);
+    return;
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) collect(R, e->arg[i], rank, y, in);
+}
+
+/* The rank of the scores-shaped tensor consumer y sums: of its main sum's
+ * first plain load of a temporary over all the summed indices; 0 if none. */
+static int summed_rank(const ir_expr *body, const ir_expr *sum) {
+  if (body->op == IR_OP_LOAD) {
+    if (body->u.load.tensor->role != IR_ROLE_TEMP || !plain_load(body)) return 0;
+    for (int v = 0; v < sum->u.reduce.n_vars; v++)
+      if (!ir_expr_mentions_index(body, sum->u.reduce.vars[v])) return 0;
+    return body->u.load.tensor->rank;
+  }
+  for (int i = 0; i < ir_op_info[body->op].arity; i++) {
+    int r = summed_rank(body->arg[i], sum);
+    if (r) return r;
+  }
+  return 0;
+}
+
+/* Statement y's members (NULL where it is no candidate consumer). */
+static unsigned char *members(recomputer *R, int y) {
+  const ir_stmt *Y = IR_STMT(R->p, y);
+  if (Y->accumulate || R->fwd[y] || count_reduce(Y->rhs) != 1) return NULL;
+  const ir_expr *sum = ir_main_sum(Y, Y->rhs);
+  int rank = sum ? summed_rank(sum->arg[0], sum) : 0;
+  if (!rank) return NULL;
+  unsigned char *in = KBC_NEW_ARRAY(R->a, unsigned char, R->n + 1);
+  collect(R, sum->arg[0], rank, y, in);
+  int contractions = 0;
+  for (int j = 0; j < y; j++) contractions += in[j] && member_kind(R, j, rank) == 2;
+  return contractions ? in : NULL;
+}
+
+/* e copied with its loads of tensors in `to` (by id, NULL: kept) retargeted. */
+static ir_expr *retarget(kbc_arena *a, const ir_expr *e, ir_tensor **to) {
+  ir_expr *c = ir_expr_subst(a, e, 0, NULL, NULL);
+  ir_expr *stack[256];
+  int top = 0;
+  stack[top++] = c;
+  while (top) {
+    ir_expr *x = stack[--top];
+    if (x->op == IR_OP_LOAD && to[x->u.load.tensor->id]) x->u.load.tensor = to[x->u.load.tensor->id];
+    for (int i = 0; i < ir_op_info[x->op].arity && top < 256; i++) stack[top++] = x->arg[i];
+  }
+  return c;
+}
+
+static void mark_reads(const ir_expr *e, unsigned char *live) {
+  if (e->op == IR_OP_LOAD) live[e->u.load.tensor->id] = 1;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) mark_reads(e->arg[i], live);
+}
+
+typedef struct {
+  ir_program *np;
+  unsigned char *heads; /* by statement of np */
+  int *head_of;         /* by statement of p (a consumer): its chain's first statement in np, or -1 */
+  int *count_of;        /* by statement of p: its chain's length */
+  int *from;            /* by statement of np: the statement of p it copies or is */
+} rebuilt;
+
+/* The program with the consumers marked in cand recomputing their members,
+ * dead statements dropped. */
+static rebuilt rebuild(recomputer *R, const unsigned char *cand) {
+  kbc_arena *a = R->a;
+  const ir_program *p = R->p;
+  rebuilt b = {0};
+  ir_program *np = KBC_NEW(a, ir_program);
+  *np = *p;
+  np->arena = a;
+  np->stmts = (kbc_vec){0};
+  np->tensors = (kbc_vec){0};
+  for (int i = 0; i < p->tensors.len; i++) kbc_vec_push(a, &np->tensors, IR_TENSOR(p, i));
+  int cap = R->n;
+  for (int y = 0; y < R->n; y++)
+    if (cand[y])
+      for (int j = 0; j < y; j++) cap += R->mem[y][j];
+  int *from = KBC_NEW_ARRAY(a, int, cap + 1), nst = 0;
+  unsigned char *head = KBC_NEW_ARRAY(a, unsigned char, cap + 1);
+  b.head_of = KBC_NEW_ARRAY(a, int, R->n + 1);
+  b.count_of = KBC_NEW_ARRAY(a, int, R->n + 1);
+  ir_stmt **all = KBC_NEW_ARRAY(a, ir_stmt *, cap + 1);
+  for (int y = 0; y < R->n; y++) {
+    const ir_stmt *Y = IR_STMT(p, y);
+    b.head_of[y] = -1;
+    ir_tensor **to = NULL;
+    if (cand[y]) {
+      to = KBC_NEW_ARRAY(a, ir_tensor *, p->tensors.len + 1);
+      b.head_of[y] = nst;
+      for (int pass = 2; pass >= 1; pass--) /* contractions first, then the pointwise statements */
+        for (int j = 0; j < y; j++) {
+          if (!R->mem[y][j] || member_kind(R, j, IR_STMT(p, j)->out->rank) != pass) continue;
+          const ir_stmt *X = IR_STMT(p, j);
+          ir_stmt *c = KBC_NEW(a, ir_stmt);
+          *c = *X;
+          c->out = ir_tensor_add(np, ir_tensor_fresh_name(np, kbc_arena_printf(a, "%s.%s", X->out->name, Y->out->name)),
+                                 IR_ROLE_TEMP, X->out->dtype, X->out->rank, X->out->shape, X->loc);
+          to[X->out->id] = c->out;
+          from[nst] = j;
+          all[nst++] = c;
+        }
+      /* retargeted once every copy exists (a pointwise member reads later ones' copies only through to[]) */
+      for (int k = b.head_of[y]; k < nst; k++) all[k]->rhs = retarget(a, all[k]->rhs, to);
+      head[b.head_of[y]] = 1;
+      b.count_of[y] = nst - b.head_of[y] + 1;
+    }
+    ir_stmt *c = KBC_NEW(a, ir_stmt);
+    *c = *Y;
+    if (to) c->rhs = retarget(a, Y->rhs, to);
+    from[nst] = y;
+    all[nst++] = c;
+  }
+  /* dead statements dropped (backwards: a statement lives when its target does) */
+  unsigned char *live = KBC_NEW_ARRAY(a, unsigned char, np->tensors.len + 1), *keep = KBC_NEW_ARRAY(a, unsigned char, nst + 1);
+  for (int i = 0; i < np->tensors.len; i++) live[i] = IR_TENSOR(np, i)->role != IR_ROLE_TEMP;
+  for (int k = nst - 1; k >= 0; k--) {
+    if (!live[all[k]->out->id]) continue;
+    keep[k] = 1;
+    mark_reads(all[k]->rhs, live);
+  }
+  b.from = KBC_NEW_ARRAY(a, int, nst + 1);
+  b.heads = KBC_NEW_ARRAY(a, unsigned char, nst + 1);
+  int m = 0, *newpos = KBC_NEW_ARRAY(a, int, nst + 1);
+  for (int k = 0; k < nst; k++) {
+    newpos[k] = keep[k] ? m : -1;
+    if (!keep[k]) continue;
+    all[k]->id = m;
+    b.from[m] = from[k];
+    b.heads[m] = head[k];
+    kbc_vec_push(a, &np->stmts, all[k]);
+    m++;
+  }
+  for (int y = 0; y < R->n; y++)
+    if (b.head_of[y] >= 0) b.head_of[y] = newpos[b.head_of[y]];
+  b.np = np;
+  return b;
+}
+
+/* Whether np's statement k is p's own (not a copy a chain recomputes). */
+static int original(const rebuilt *b, const ir_program *p, int k) {
+  return IR_STMT(b->np, k)->out == IR_STMT(p, b->from[k])->out;
+}
+
+/* Whether the chain at np's statement h of length n matches (how), pays
+ * and, recomputing, takes the pipelined kernel. */
+static int chain_ok(recomputer *R, const ir_program *np, int h, int n, int how) {
+  cg_attention *ch = cg_attention_new(R->a);
+  if (h < 0 || cg_find_attention(R->a, np, &R->t->opt, h, how, ch) != n) return 0;
+  if (!R->t->opt.attn_always && !cg_attn_pays(ch, R->t)) return 0;
+  return !(how & ATTN_FIND_RECOMPUTE) || cg_attn_pipelined(R->a, ch, R->t);
+}
+
+const ir_program *cg_recompute(kbc_arena *a, const ir_program *p, const cg_target *t, unsigned char **heads) {
+  *heads = NULL;
+  const cg_options *o = &t->opt;
+  if (!o->attn_recompute || o->no_attn || o->no_gemm || o->no_fuse) return p;
+  recomputer R = {.a = a, .p = p, .t = t, .n = p->stmts.len};
+  R.writer = KBC_NEW_ARRAY(a, int, p->tensors.len + 1);
+  for (int i = 0; i < p->tensors.len; i++) R.writer[i] = -1;
+  for (int j = 0; j < R.n; j++) {
+    const ir_stmt *s = IR_STMT(p, j);
+    int *w = &R.writer[s->out->id];
+    *w = *w == -1 && !s->accumulate ? j : -2;
+  }
+  for (int i = 0; i < p->tensors.len; i++)
+    if (R.writer[i] < 0) R.writer[i] = -1;
+  /* the forward chains, as they would match once their later readers recompute */
+  R.fwd = KBC_NEW_ARRAY(a, unsigned char, R.n + 1);
+  int *fwd_len = KBC_NEW_ARRAY(a, int, R.n + 1);
+  for (int i = 0; i < R.n;) {
+    int n = cg_find_attention(a, p, o, i, ATTN_FIND_OPEN, NULL);
+    if (!n) {
+      i++;
+      continue;
+    }
+    fwd_len[i] = n;
+    for (int k = i; k < i + n; k++) R.fwd[k] = 1;
+    i += n;
+  }
+  R.mem = KBC_NEW_ARRAY(a, unsigned char *, R.n + 1);
+  unsigned char *cand = KBC_NEW_ARRAY(a, unsigned char, R.n + 1);
+  int any = 0;
+  for (int y = 0; y < R.n; y++) any |= cand[y] = (R.mem[y] = members(&R, y)) != NULL;
+  while (any) {
+    rebuilt b = rebuild(&R, cand);
+    int dropped = 0;
+    for (int y = 0; y < R.n && !dropped; y++)
+      if (cand[y] && !chain_ok(&R, b.np, b.head_of[y], b.count_of[y], ATTN_FIND_RECOMPUTE)) cand[y] = 0, dropped = 1;
+    if (dropped) {
+      any = 0;
+      for (int y = 0; y < R.n; y++) any |= cand[y];
+      continue;
+    }
+    /* every forward chain still matches, now closed; no original member
+     * outside one */
+    unsigned char *covered = KBC_NEW_ARRAY(a, unsigned char, b.np->stmts.len + 1);
+    for (int k = 0; k < b.np->stmts.len; k++) {
+      int j = b.from[k], n = fwd_len[j];
+      if (!n || !original(&b, p, k)) continue; /* a copy of a chain's first statement starts no forward chain */
+      if (!chain_ok(&R, b.np, k, n, 0)) return p;
+      for (int q = k; q < k + n; q++) covered[q] = 1;
+    }
+    for (int k = 0; k < b.np->stmts.len; k++) {
+      int j = b.from[k], member = 0;
+      if (!original(&b, p, k)) continue;
+      for (int y = 0; y < R.n; y++) member |= cand[y] && R.mem[y][j];
+      if (member && !covered[k]) return p;
+    }
+    *heads = b.heads;
+    return b.np;
+  }
+  return p;
+}
