@@ -102,12 +102,27 @@ static int plan_and_emit(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   return 0;
 }
 
+/* Whether every recomputing chain cg_recompute made starts an attention
+ * group (its copies then never leave the chip). */
+static int heads_fused(const ir_program *p, const unsigned char *heads, const cg_group *g, int ng) {
+  for (int i = 0, k = 0; i < p->stmts.len; i++) {
+    while (k < ng && g[k].first + g[k].count <= i) k++;
+    if (heads[i] && (k == ng || g[k].first != i || g[k].family != CG_FAMILY_ATTN)) return 0;
+  }
+  return 1;
+}
+
 int cg_generate(kbc_arena *a, const ir_program *p, const cg_target *t, cg_program *out, kbc_diag *d) {
   memset(out, 0, sizeof *out);
   unsigned char *heads;
+  const ir_program *given = p;
   p = out->program = cg_recompute(a, p, t, &heads);
   cg_group *groups;
   int ng = cg_make_groups(a, p, t, heads, &groups);
+  if (p != given && !heads_fused(p, heads, groups, ng)) { /* never seen: the program as given, rather than copies in memory */
+    p = out->program = given;
+    ng = cg_make_groups(a, p, t, NULL, &groups);
+  }
   out->kernels = KBC_NEW_ARRAY(a, cg_kernel, ng + 1);
   cg_ctx C = {.a = a, .p = p, .t = t, .names = cg_names_make(a, p), .out = &out->source};
   kbc_buf_printf(&out->source,

@@ -684,7 +684,7 @@ int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, const 
     int j = i + 1;
     while (j < n && !o->no_fuse) { /* debugging: one statement per kernel */
       const ir_stmt *next = IR_STMT(p, j);
-      if (next->accumulate || tiled_candidate(a, next, o) || !try_join(&b, next)) break;
+      if ((heads && heads[j]) || next->accumulate || tiled_candidate(a, next, o) || !try_join(&b, next)) break;
       j++;
     }
     finish_rows(a, &b, &g[ng]);

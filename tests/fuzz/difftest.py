@@ -16,16 +16,18 @@ Oracles, per spec:
     the fused attention family even where it would not pay; online:
     KBC_ROWS_ONLINE=2, a row's max and sum of exps in one pass wherever
     they pair, paying or not; welford: KBC_ROWS_WELFORD=2, a row's sum and
-    squared deviations likewise), specialized for its binding (spec:
+    squared deviations likewise; recompute: KBC_ATTN_RECOMPUTE=1 with
+    KBC_ATTN_ALWAYS=1 specialized, contractions recomputing what they read
+    as fused chains), specialized for its binding (spec:
     the var axes made constants, the interpreter's outputs also checked
     against the generic program's), and `kbc compile --emit ptx --target
     sm_90` (NVRTC) compiles the kernels — `--variants` picks them (fp32,
-    tf32, idx32, fp32mma, parts, attn, online, welford, spec, misalign: specialized with every
+    tf32, idx32, fp32mma, parts, attn, online, welford, recompute, spec, misalign: specialized with every
     tensor off 16-byte alignment, nvrtc);
   - gpu: `kbc verify --json` runs the kernels on the GPU against the
     interpreter, in each variant (fp32, tf32, and fp32 under KBC_IDX32,
-    KBC_FP32_MMA, KBC_ROWS_PARTS, KBC_ATTN_ALWAYS, KBC_ROWS_ONLINE=2 or
-    KBC_ROWS_WELFORD=2), several specs at a time — through
+    KBC_FP32_MMA, KBC_ROWS_PARTS, KBC_ATTN_ALWAYS, KBC_ROWS_ONLINE=2,
+    KBC_ROWS_WELFORD=2 or KBC_ATTN_RECOMPUTE=1), several specs at a time — through
     `kbc verify --batch` processes kept running (one per job and
     environment: opening the GPU costs more than most specs, and is
     serialised between processes); a spec that fails there is run again
@@ -64,6 +66,8 @@ VARIANTS = {
     "fp32mma": ([], {"KBC_FP32_MMA": "1"}),
     "parts": ([], {"KBC_ROWS_PARTS": "1"}),
     "attn": (["--specialize"], {"KBC_ATTN_ALWAYS": "1"}),  # fused attention wherever a chain matches
+    # contractions reading scores-shaped tensors recompute them (codegen/recompute.c), fused wherever they match
+    "recompute": (["--specialize"], {"KBC_ATTN_RECOMPUTE": "1", "KBC_ATTN_ALWAYS": "1"}),
     "online": ([], {"KBC_ROWS_ONLINE": "2"}),  # a row's max and sum of exps in one pass wherever they pair
     "welford": ([], {"KBC_ROWS_WELFORD": "2"}),  # a row's sum and squared deviations in one pass wherever they pair
     "spec": (["--specialize"], {}),  # specialized for the binding, as KBC_SPECIALIZE=1 runs it
@@ -78,6 +82,7 @@ GPU_VARIANTS = {
     "fp32mma": ("fp32", {"KBC_FP32_MMA": "1"}),
     "parts": ("fp32", {"KBC_ROWS_PARTS": "1"}),
     "attn": ("fp32", {"KBC_ATTN_ALWAYS": "1"}),
+    "recompute": ("fp32", {"KBC_ATTN_RECOMPUTE": "1", "KBC_ATTN_ALWAYS": "1"}),
     "online": ("fp32", {"KBC_ROWS_ONLINE": "2"}),
     "welford": ("fp32", {"KBC_ROWS_WELFORD": "2"}),
     "spec": ("fp32", {"KBC_SPECIALIZE": "1"}),

@@ -674,7 +674,8 @@ class Gen:
         fi = Index(self.fresh("f"), P) if P is not None else None
         v, vo = operand(vb + [ci, fi if fi else ei])
         at = lambda t, order: f"{t.name}[{', '.join(ix.name for ix in order)}]"
-        score = f"{0.125 if r.random() < 0.5 else 0.25} * sum({di.name} < {D.text}: {at(q, qo)} * {at(k, ko)})"
+        scale = 0.125 if r.random() < 0.5 else 0.25
+        score = f"{scale} * sum({di.name} < {D.text}: {at(q, qo)} * {at(k, ko)})"
         if r.random() < 0.3:  # a bias of lower rank (relative-position style): over the columns, or rows
             bt = self.new_input([C] if r.random() < 0.5 else [R, C])
             score += f" + {bt.name}[{ci.name}]" if len(bt.dims) == 1 else f" + {bt.name}[{ri.name}, {ci.name}]"
@@ -724,7 +725,37 @@ class Gen:
         self.stmts += getattr(self, "stmts_after", [])
         self.stmts_after = []
         self.tensors.append(Tensor(out, [ix.dim for ix in perm], "output"))
+        if spelling != "unnormalized" and not fi and vb is b and r.random() < 0.4:
+            self.attention_backward(b, ri, ci, di, ei, (q, qo), (k, ko), (v, vo), pname, scale)
         return True
+
+    def attention_backward(self, b, ri, ci, di, ei, qq, kk, vv, pname, scale):
+        """The chain's backward, as users write it from the chain rule: the
+        output's gradient g, dp = g . v^T, ds = p * (dp - rowsum(dp * p)),
+        and some of dq (over the columns), dk and dv (over the rows) —
+        what codegen/recompute.c recomputes (the `recompute` variant)."""
+        r = self.r
+        at = lambda t, order: f"{t.name}[{', '.join(ix.name for ix in order)}]"
+        pre = "".join(ix.name + ", " for ix in b)
+        g = self.new_input([ix.dim for ix in b + [ri, ei]])
+        gi = f"{g.name}[{pre}{ri.name}, {ei.name}]"
+        dp, ds, j2 = self.fresh("dp"), self.fresh("ds"), self.fresh("j")
+        self.stmts.append(f"{dp}[{pre}{ri.name}, {ci.name}] = sum({ei.name}: {gi} * {at(*vv)})")
+        self.stmts.append(f"{ds}[{pre}{ri.name}, {ci.name}] = {pname}[{pre}{ri.name}, {ci.name}] * "
+                          f"({dp}[{pre}{ri.name}, {ci.name}] - sum({j2}: {dp}[{pre}{ri.name}, {j2}] * "
+                          f"{pname}[{pre}{ri.name}, {j2}]))")
+        grads = [n for n in ("dq", "dk", "dv") if r.random() < 0.6] or ["dq"]
+        for n in grads:
+            name = self.fresh(n)
+            if n == "dq":
+                free, body = b + [ri, di], f"{scale} * sum({ci.name}: {ds}[{pre}{ri.name}, {ci.name}] * {at(*kk)})"
+            elif n == "dk":
+                free, body = b + [ci, di], f"{scale} * sum({ri.name}: {ds}[{pre}{ri.name}, {ci.name}] * {at(*qq)})"
+            else:
+                free, body = b + [ci, ei], f"sum({ri.name}: {pname}[{pre}{ri.name}, {ci.name}] * {gi})"
+            self.lines.append(f"output {name} f32{self.shape_text([ix.dim for ix in free])}")
+            self.stmts.append(f"{name}[{', '.join(ix.name for ix in free)}] = {body}")
+            self.tensors.append(Tensor(name, [ix.dim for ix in free], "output"))
 
     def stmt_def_for(self):
         """def layer(h, l) { ... } unrolled by for over layer-indexed weights."""
