@@ -182,8 +182,8 @@ expect 2 "--specialize with --emit ir" "$kbc" compile "$sw" --emit ir --speciali
 # kbc info says what the code is generated with
 expect 0 "info, defaults" env -u KBC_SPECIALIZE "$kbc" info &&
   mentions "info, defaults" "code: specialized for the first 16 bindings of a program (KBC_SPECIALIZE)"
-expect 0 "info, switches" env KBC_SPECIALIZE=0 KBC_UNROLL=8 KBC_IDX32=1 "$kbc" info &&
-  mentions "info, switches" "code: generic, not specialized (KBC_SPECIALIZE=0), KBC_UNROLL=8, KBC_IDX32"
+expect 0 "info, switches" env KBC_SPECIALIZE=0 KBC_UNROLL=8 KBC_IDX32=0 "$kbc" info &&
+  mentions "info, switches" "code: generic, not specialized (KBC_SPECIALIZE=0), KBC_UNROLL=8, KBC_IDX32=0"
 # the attention family: one kernel for the chain, no scores or probabilities
 # in the workspace (the causal forward has no temporary left); as four
 # kernels under KBC_NO_ATTN; an MLP (no row statistics) stays two GEMMs
@@ -299,7 +299,7 @@ printf 'kernel keep\naxis n var\naxis m var\ninput x f32[n, m]\ninput w f32[m, m
 # the others out; one under a where() splits too): no serial loop over a
 # reduction index from 0 in the generic code (3 before: seed 208830).
 tr=$src/tests/codegen/specs/team_reductions.kb
-serial=$("$kbc" compile "$tr" --emit cuda --target sm_90 2>&1 | grep -cE "for \(long long [a-z_0-9]+ = 0")
+serial=$("$kbc" compile "$tr" --emit cuda --target sm_90 2>&1 | grep -cE "for \((long long|int) [a-z_0-9]+ = 0")
 [ "$serial" = 0 ] || fail "team_reductions: $serial reductions summed whole by every thread"
 # Reductions nested in reductions (passes/distribute.c, hoist.c): a sum
 # linear in a contraction sums the other factor once (L2/14: a column sum

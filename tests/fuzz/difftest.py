@@ -3,7 +3,7 @@ their generated kernels against the CPU reference interpreter.
 
     difftest.py emu  --kbc KBC --emu KERNEL_EMU [--seeds A:B] [--fresh N] [--jobs J] [--features LIST]
                      [--variants LIST] [--keep DIR] [--time-limit S]
-    difftest.py gpu  --kbc KBC [--seeds A:B] [--jobs J] [--variants fp32,tf32,idx32,...] [--keep DIR]
+    difftest.py gpu  --kbc KBC [--seeds A:B] [--jobs J] [--variants fp32,tf32,idx64,...] [--keep DIR]
     difftest.py replay --kbc KBC (--emu KERNEL_EMU | --gpu) CASE.kb...   # kept regressions
 
 Oracles, per spec:
@@ -11,7 +11,7 @@ Oracles, per spec:
     rejection is counted and shown; a crash or an internal error is a bug);
   - emu: tests/codegen/kernel_emu runs every kernel on the CPU (one thread
     per CUDA thread) against the interpreter, at fp32 (rel. L2 <= 1e-5) and
-    tf32 (<= 2e-3), and once under each opt-in variant (KBC_IDX32=1,
+    tf32 (<= 2e-3), and once under each opt-in variant (KBC_IDX32=0,
     KBC_FP32_MMA=1, KBC_ROWS_PARTS=1; attn: KBC_ATTN_ALWAYS=1 specialized,
     the fused attention family even where it would not pay; online:
     KBC_ROWS_ONLINE=2, a row's max and sum of exps in one pass wherever
@@ -22,10 +22,10 @@ Oracles, per spec:
     the var axes made constants, the interpreter's outputs also checked
     against the generic program's), and `kbc compile --emit ptx --target
     sm_90` (NVRTC) compiles the kernels — `--variants` picks them (fp32,
-    tf32, idx32, fp32mma, parts, attn, online, welford, recompute, spec, misalign: specialized with every
+    tf32, idx64, fp32mma, parts, attn, online, welford, recompute, spec, misalign: specialized with every
     tensor off 16-byte alignment, nvrtc);
   - gpu: `kbc verify --json` runs the kernels on the GPU against the
-    interpreter, in each variant (fp32, tf32, and fp32 under KBC_IDX32,
+    interpreter, in each variant (fp32, tf32, and fp32 under KBC_IDX32=0,
     KBC_FP32_MMA, KBC_ROWS_PARTS, KBC_ATTN_ALWAYS, KBC_ROWS_ONLINE=2,
     KBC_ROWS_WELFORD=2 or KBC_ATTN_RECOMPUTE=1), several specs at a time — through
     `kbc verify --batch` processes kept running (one per job and
@@ -62,7 +62,7 @@ import specgen  # noqa: E402
 VARIANTS = {
     "fp32": ([], {}),
     "tf32": (["--tf32"], {}),
-    "idx32": ([], {"KBC_IDX32": "1"}),
+    "idx64": ([], {"KBC_IDX32": "0"}),  # the 64-bit index text (the default narrows it where a binding fits)
     "fp32mma": ([], {"KBC_FP32_MMA": "1"}),
     "parts": ([], {"KBC_ROWS_PARTS": "1"}),
     "attn": (["--specialize"], {"KBC_ATTN_ALWAYS": "1"}),  # fused attention wherever a chain matches
@@ -78,7 +78,7 @@ VARIANTS = {
 GPU_VARIANTS = {
     "fp32": ("fp32", {}),
     "tf32": ("tf32", {}),
-    "idx32": ("fp32", {"KBC_IDX32": "1"}),
+    "idx64": ("fp32", {"KBC_IDX32": "0"}),
     "fp32mma": ("fp32", {"KBC_FP32_MMA": "1"}),
     "parts": ("fp32", {"KBC_ROWS_PARTS": "1"}),
     "attn": ("fp32", {"KBC_ATTN_ALWAYS": "1"}),

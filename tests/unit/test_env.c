@@ -22,7 +22,8 @@
 
 static const char *const cg_vars[] = {"KBC_NO_GEMM",    "KBC_NO_FUSE",    "KBC_MAX_TEAM",        "KBC_UNROLL",
                                       "KBC_FP32_MMA",   "KBC_ROWS_PARTS", "KBC_GEMM_MIN_BLOCKS", "KBC_IDX32",
-                                      "KBC_NO_VEC",     "KBC_GEMM_STAGES"};
+                                      "KBC_NO_VEC",     "KBC_GEMM_STAGES", "KBC_ATTN_RECOMPUTE", "KBC_ROWS_WELFORD",
+                                      "KBC_ROWS_ONLINE", "KBC_ATTN_PIPE"};
 
 static void clear_cg_vars(void) {
   for (size_t i = 0; i < sizeof cg_vars / sizeof cg_vars[0]; i++) unsetenv(cg_vars[i]);
@@ -162,7 +163,8 @@ static void test_cg_options_defaults(void **state) {
   assert_int_equal(d.unroll, CG_UNROLL_DEFAULT);
   assert_int_equal(d.max_team, 0);
   assert_int_equal(d.gemm_min_blocks, 0);
-  assert_int_equal(d.no_gemm + d.no_fuse + d.rows_parts + d.idx32 + d.gemm_stages, 0);
+  assert_int_equal(d.no_gemm + d.no_fuse + d.rows_parts + d.gemm_stages + d.attn_recompute, 0);
+  assert_int_equal(d.idx32 + d.rows_welford + d.attn_pipe, 3); /* on by default */
   assert_int_equal(d.fp32_mma, -1); /* unset: each family's choice */
 }
 
