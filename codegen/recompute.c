@@ -110,17 +110,16 @@ static unsigned char *members(recomputer *R, int y) {
   return contractions ? in : NULL;
 }
 
-/* e copied with its loads of tensors in `to` (by id, NULL: kept) retargeted. */
+/* In the copy x, the loads of tensors in `to` (by id, NULL: kept) retargeted. */
+static void retarget_in(ir_expr *x, ir_tensor **to) {
+  if (x->op == IR_OP_LOAD && to[x->u.load.tensor->id]) x->u.load.tensor = to[x->u.load.tensor->id];
+  for (int i = 0; i < ir_op_info[x->op].arity; i++) retarget_in(x->arg[i], to);
+}
+
+/* e copied with its loads of tensors in `to` retargeted. */
 static ir_expr *retarget(kbc_arena *a, const ir_expr *e, ir_tensor **to) {
   ir_expr *c = ir_expr_subst(a, e, 0, NULL, NULL);
-  ir_expr *stack[256];
-  int top = 0;
-  stack[top++] = c;
-  while (top) {
-    ir_expr *x = stack[--top];
-    if (x->op == IR_OP_LOAD && to[x->u.load.tensor->id]) x->u.load.tensor = to[x->u.load.tensor->id];
-    for (int i = 0; i < ir_op_info[x->op].arity && top < 256; i++) stack[top++] = x->arg[i];
-  }
+  retarget_in(c, to);
   return c;
 }
 
