@@ -124,12 +124,6 @@ static int same_set(const int *x, int nx, const int *y, int ny) {
   return 1;
 }
 
-static int count_reduce(const ir_expr *e) {
-  int n = e->op == IR_OP_REDUCE;
-  for (int i = 0; i < ir_op_info[e->op].arity; i++) n += count_reduce(e->arg[i]);
-  return n;
-}
-
 /* Whether e, outside the node `skip`, reads s or a wide tensor. */
 static int reads_tiles(const matcher *M, const ir_expr *e, const ir_expr *skip) {
   if (e == skip) return 0;
@@ -405,7 +399,7 @@ static int out_stmt(matcher *M, int q) {
   attn_stmt *o = &ch->st[q];
   const ir_stmt *st = o->s;
   cg_contraction *c = &ch->c2;
-  if (count_reduce(st->rhs) != 1 || !consumer_operands(M, q, c) || reads_tiles(M, st->rhs, c->reduce)) return 0;
+  if (ir_expr_count_reduce(st->rhs) != 1 || !consumer_operands(M, q, c) || reads_tiles(M, st->rhs, c->reduce)) return 0;
   if (!maps_onto(st, o->map, IR_IDX_REDUCE, ch->c1.n, ch->c1.n_n)) return 0;
   /* free ids: mapped ones are B and R, each once, and the batch indices
    * split ones stand for; the rest (N2) only in the values (a split one
@@ -515,7 +509,7 @@ static int resolve_s2(matcher *M, const ir_stmt *st, const ir_expr *e, const att
 static int s2_stmt(matcher *M, const ir_stmt *st, int q) {
   cg_attention *ch = M->ch;
   if (!(M->how & ATTN_FIND_RECOMPUTE) || ch->n_s2 >= ATTN_MAX_S2 || st->out->role != IR_ROLE_TEMP ||
-      count_reduce(st->rhs) != 1 || !cg_find_contraction(M->a, st, &ch->s2[ch->n_s2]))
+      ir_expr_count_reduce(st->rhs) != 1 || !cg_find_contraction(M->a, st, &ch->s2[ch->n_s2]))
     return 0;
   attn_stmt *x = &ch->st[q];
   x->role = ATTN_S2;
@@ -570,7 +564,8 @@ int cg_find_attention(kbc_arena *a, const ir_program *p, const cg_options *o, in
   ch->first = first;
   ch->S = S;
   ch->recompute = (how & ATTN_FIND_RECOMPUTE) != 0;
-  if (S->accumulate || S->out->role != IR_ROLE_TEMP || count_reduce(S->rhs) != 1 || !cg_find_contraction(a, S, &ch->c1))
+  if (S->accumulate || S->out->role != IR_ROLE_TEMP || ir_expr_count_reduce(S->rhs) != 1 ||
+      !cg_find_contraction(a, S, &ch->c1))
     return 0;
   matcher M = {.a = a, .p = p, .ch = ch, .n = 1, .how = how};
   M.pos_of = KBC_NEW_ARRAY(a, int, p->tensors.len + 1);

@@ -36,23 +36,6 @@ typedef struct {
   unsigned char **mem; /* by candidate consumer: its members (statements of p) */
 } recomputer;
 
-static int count_reduce(const ir_expr *e) {
-  int n = e->op == IR_OP_REDUCE;
-  for (int i = 0; i < ir_op_info[e->op].arity; i++) n += count_reduce(e->arg[i]);
-  return n;
-}
-
-static int plain_load(const ir_expr *e) {
-  if (e->op != IR_OP_LOAD || e->u.load.padded) return 0;
-  for (int d = 0; d < e->u.load.tensor->rank; d++) {
-    int id, other;
-    if (!sym_is_index(e->u.load.idx[d], &id)) return 0;
-    for (int k = 0; k < d; k++)
-      if (sym_is_index(e->u.load.idx[k], &other) && other == id) return 0;
-  }
-  return 1;
-}
-
 /* Whether statement j computes a scores-shaped tensor of rank `rank` a
  * chain may recompute: pointwise, or one contraction (1: pointwise, 2:
  * contraction, 0: neither). */
@@ -61,7 +44,7 @@ static int member_kind(recomputer *R, int j, int rank) {
   if (X->accumulate || X->out->role != IR_ROLE_TEMP || X->out->rank != rank) return 0;
   if (!ir_expr_has_reduce(X->rhs)) return 1;
   cg_contraction c;
-  return count_reduce(X->rhs) == 1 && cg_find_contraction(R->a, X, &c) ? 2 : 0;
+  return ir_expr_count_reduce(X->rhs) == 1 && cg_find_contraction(R->a, X, &c) ? 2 : 0;
 }
 
 /* The members statement y's value needs: the writers of the tensors e
@@ -70,7 +53,7 @@ static int member_kind(recomputer *R, int j, int rank) {
 static void collect(recomputer *R, const ir_expr *e, int rank, int y, unsigned char *in) {
   if (e->op == IR_OP_LOAD) {
     int w = R->writer[e->u.load.tensor->id];
-    if (w < 0 || w >= y || in[w] || !plain_load(e)) return;
+    if (w < 0 || w >= y || in[w] || !ir_load_plain(e, NULL)) return;
     int kind = member_kind(R, w, rank);
     if (!kind) return;
     in[w] = 1;
@@ -84,7 +67,7 @@ static void collect(recomputer *R, const ir_expr *e, int rank, int y, unsigned c
  * first plain load of a temporary over all the summed indices; 0 if none. */
 static int summed_rank(const ir_expr *body, const ir_expr *sum) {
   if (body->op == IR_OP_LOAD) {
-    if (body->u.load.tensor->role != IR_ROLE_TEMP || !plain_load(body)) return 0;
+    if (body->u.load.tensor->role != IR_ROLE_TEMP || !ir_load_plain(body, NULL)) return 0;
     for (int v = 0; v < sum->u.reduce.n_vars; v++)
       if (!ir_expr_mentions_index(body, sum->u.reduce.vars[v])) return 0;
     return body->u.load.tensor->rank;
@@ -99,7 +82,7 @@ static int summed_rank(const ir_expr *body, const ir_expr *sum) {
 /* Statement y's members (NULL where it is no candidate consumer). */
 static unsigned char *members(recomputer *R, int y) {
   const ir_stmt *Y = IR_STMT(R->p, y);
-  if (Y->accumulate || R->fwd[y] || count_reduce(Y->rhs) != 1) return NULL;
+  if (Y->accumulate || R->fwd[y] || ir_expr_count_reduce(Y->rhs) != 1) return NULL;
   const ir_expr *sum = ir_main_sum(Y, Y->rhs);
   int rank = sum ? summed_rank(sum->arg[0], sum) : 0;
   if (!rank) return NULL;
@@ -121,11 +104,6 @@ static ir_expr *retarget(kbc_arena *a, const ir_expr *e, ir_tensor **to) {
   ir_expr *c = ir_expr_subst(a, e, 0, NULL, NULL);
   retarget_in(c, to);
   return c;
-}
-
-static void mark_reads(const ir_expr *e, unsigned char *live) {
-  if (e->op == IR_OP_LOAD) live[e->u.load.tensor->id] = 1;
-  for (int i = 0; i < ir_op_info[e->op].arity; i++) mark_reads(e->arg[i], live);
 }
 
 typedef struct {
@@ -188,12 +166,13 @@ static rebuilt rebuild(recomputer *R, const unsigned char *cand) {
     all[nst++] = c;
   }
   /* dead statements dropped (backwards: a statement lives when its target does) */
-  unsigned char *live = KBC_NEW_ARRAY(a, unsigned char, np->tensors.len + 1), *keep = KBC_NEW_ARRAY(a, unsigned char, nst + 1);
+  unsigned char *live = KBC_NEW_ARRAY(a, unsigned char, np->tensors.len + 1);
+  unsigned char *keep = KBC_NEW_ARRAY(a, unsigned char, nst + 1);
   for (int i = 0; i < np->tensors.len; i++) live[i] = IR_TENSOR(np, i)->role != IR_ROLE_TEMP;
   for (int k = nst - 1; k >= 0; k--) {
     if (!live[all[k]->out->id]) continue;
     keep[k] = 1;
-    mark_reads(all[k]->rhs, live);
+    ir_expr_mark_loads(all[k]->rhs, live);
   }
   b.from = KBC_NEW_ARRAY(a, int, nst + 1);
   b.heads = KBC_NEW_ARRAY(a, unsigned char, nst + 1);

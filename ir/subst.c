@@ -98,6 +98,29 @@ int ir_expr_has_reduce(const ir_expr *e) {
   return 0;
 }
 
+int ir_expr_count_reduce(const ir_expr *e) {
+  int n = e->op == IR_OP_REDUCE;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) n += ir_expr_count_reduce(e->arg[i]);
+  return n;
+}
+
+void ir_expr_mark_loads(const ir_expr *e, unsigned char *read) {
+  if (e->op == IR_OP_LOAD) read[e->u.load.tensor->id] = 1;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) ir_expr_mark_loads(e->arg[i], read);
+}
+
+int ir_load_plain(const ir_expr *e, int *ids) {
+  if (e->op != IR_OP_LOAD || e->u.load.padded) return 0;
+  for (int d = 0; d < e->u.load.tensor->rank; d++) {
+    int id, other;
+    if (!sym_is_index(e->u.load.idx[d], &id)) return 0;
+    for (int k = 0; k < d; k++)
+      if (sym_is_index(e->u.load.idx[k], &other) && other == id) return 0;
+    if (ids) ids[d] = id;
+  }
+  return 1;
+}
+
 /* by[id]: what y's index id stands for in x (itself outside reductions). */
 static int same(kbc_arena *a, const ir_stmt *s, const ir_expr *x, const ir_expr *y, sym **by) {
   if (x->op != y->op || x->type != y->type) return 0;

@@ -29,8 +29,15 @@ void ir_stmt_drop_stale_indices(kbc_arena *a, ir_stmt *s);
 int ir_expr_mentions_index(const ir_expr *e, int id);
 /* Whether e loads from tensor t anywhere. */
 int ir_expr_reads(const ir_expr *e, const ir_tensor *t);
-/* Whether e holds a reduction anywhere. */
+/* Whether e holds a reduction anywhere; how many. */
 int ir_expr_has_reduce(const ir_expr *e);
+int ir_expr_count_reduce(const ir_expr *e);
+/* Sets read[t] for every tensor t that e loads. */
+void ir_expr_mark_loads(const ir_expr *e, unsigned char *read);
+/* Whether e is a load (not padded) whose every index is a plain index
+ * variable, no two the same; their ids into ids[] (NULL: not wanted; else
+ * room for the tensor's rank). */
+int ir_load_plain(const ir_expr *e, int *ids);
 /* Whether x and y, two expressions of statement s, compute the same
  * values: the same tree up to the names of their reductions' variables
  * (corresponding variables of equal extents; sum(k: a[i, k]) and

@@ -5,12 +5,8 @@
  * renumbered densely (inputs and outputs keep their relative order). */
 #include <stdlib.h>
 
+#include "ir/subst.h"
 #include "passes.h"
-
-static void mark_reads(const ir_expr *e, unsigned char *live) {
-  if (e->op == IR_OP_LOAD) live[e->u.load.tensor->id] = 1;
-  for (int i = 0; i < ir_op_info[e->op].arity; i++) mark_reads(e->arg[i], live);
-}
 
 int ir_dce(ir_program *p, kbc_diag *d) {
   (void)d;
@@ -26,7 +22,7 @@ int ir_dce(ir_program *p, kbc_diag *d) {
     ir_stmt *s = IR_STMT(p, i);
     if (!live[s->out->id]) continue;
     keep[i] = 1;
-    mark_reads(s->rhs, live);
+    ir_expr_mark_loads(s->rhs, live);
   }
   int m = 0;
   for (int i = 0; i < n; i++)

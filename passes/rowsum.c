@@ -40,18 +40,6 @@ static int sole_writer(const ir_program *p, const ir_tensor *t, int before) {
   return w;
 }
 
-/* Whether every index expression of load e is a distinct plain index; its
- * ids into ids[]. */
-static int plain_load(const ir_expr *e, int *ids) {
-  if (e->op != IR_OP_LOAD || e->u.load.padded) return 0;
-  for (int d = 0; d < e->u.load.tensor->rank; d++) {
-    if (!sym_is_index(e->u.load.idx[d], &ids[d])) return 0;
-    for (int k = 0; k < d; k++)
-      if (ids[k] == ids[d]) return 0;
-  }
-  return 1;
-}
-
 /* Whether e mentions a free index of s whose mapped kind (through to[]:
  * 1 a row, 2 a column) is `kind`. */
 static int mentions_kind(const ir_stmt *s, const ir_expr *e, const int *to, int kind) {
@@ -146,7 +134,7 @@ static int rewrite(ir_program *p, int xi) {
     const ir_expr *L = r->arg[0]->arg[side], *P = r->arg[0]->arg[1 - side];
     int lid[64];
     if (L->op != IR_OP_LOAD || L->u.load.tensor->rank > 64 || L->u.load.tensor->role != IR_ROLE_TEMP ||
-        !plain_load(L, lid))
+        !ir_load_plain(L, lid))
       continue;
     int sa = sole_writer(p, L->u.load.tensor, xi);
     if (sa < 0) continue;
