@@ -145,12 +145,11 @@ static void set_wide_values(attn_emitter *ae, int on) {
     if (ch->st[q].role == ATTN_WIDE) v[ch->st[q].s->out->id] = on ? cg_fmt(&ae->E, "_w%d", q) : NULL;
 }
 
-/* S2 number i's value at the element (after its epilogue). */
-static const char *s2_value(attn_emitter *ae, int i) { return cg_fmt(&ae->E, "_sv%d", i + 2); }
-
-static void set_s2_values(attn_emitter *ae, int on) {
+/* The scores products' values at the element (after their epilogues). */
+static void set_product_values(attn_emitter *ae, int on) {
   const cg_attention *ch = ae->ch;
-  for (int i = 0; i < ch->n_s2; i++) ae->value[ch->st[ch->s2_at[i]].s->out->id] = on ? s2_value(ae, i) : NULL;
+  for (int pi = 0; pi <= ch->n_s2; pi++)
+    ae->value[ch->st[attn_product_at(ch, pi)].s->out->id] = on ? attn_product_name(ae, "_sv", pi) : NULL;
 }
 
 /* Per element (_i, _j) of the thread's 4 x 4, inside `if (_ok)`: the
@@ -189,21 +188,17 @@ static void close_block(attn_emitter *ae) {
 void attn_emit_phase_a(attn_emitter *ae) {
   const cg_attention *ch = ae->ch;
   cg_emit *E = &ae->E;
-  const char **v = ae->value;
   if (ch->m_row >= 0) cg_line(E, "float _tmax[%d] = %s;", ae->plan->lay.nr, all_of(ae, "_ninf"));
   element_loop(ae);
-  cg_line(E, "float _sv = 0.0f;");
-  for (int i = 0; i < ch->n_s2; i++) cg_line(E, "float %s = 0.0f;", s2_value(ae, i));
+  for (int pi = 0; pi <= ch->n_s2; pi++) cg_line(E, "float %s = 0.0f;", attn_product_name(ae, "_sv", pi));
   cg_line(E, "if (_ok) {");
   E->indent++;
-  cg_line(E, "_sv = %s;", attn_expr_at(ae, 0, ch->S->rhs, attn_s_at(ae, "_i", "_j")));
-  v[ch->S->out->id] = "_sv";
-  for (int i = 0; i < ch->n_s2; i++) {
-    const attn_stmt *w = &ch->st[ch->s2_at[i]];
-    cg_line(E, "%s = %s;", s2_value(ae, i),
-            attn_expr_at(ae, ch->s2_at[i], w->s->rhs, attn_reg_at(ae, attn_s2_name(ae, "_s", i), "_i", "_j")));
-    v[w->s->out->id] = s2_value(ae, i);
+  for (int pi = 0; pi <= ch->n_s2; pi++) {
+    int q = attn_product_at(ch, pi);
+    cg_line(E, "%s = %s;", attn_product_name(ae, "_sv", pi),
+            attn_expr_at(ae, q, ch->st[q].s->rhs, attn_reg_at(ae, attn_product_name(ae, "_s", pi), "_i", "_j")));
   }
+  set_product_values(ae, 1);
   set_wide_values(ae, 1);
   emit_wides(ae, 0);
   for (int q = 1; q < ch->count; q++) {
@@ -214,13 +209,12 @@ void attn_emit_phase_a(attn_emitter *ae) {
     cg_line(E, "%s = %s;", acc, cg_combine(E, r->op, acc, body));
   }
   close_block(ae);
-  cg_line(E, "%s = _sv;", attn_s_at(ae, "_i", "_j"));
-  for (int i = 0; i < ch->n_s2; i++)
-    cg_line(E, "%s = %s;", attn_reg_at(ae, attn_s2_name(ae, "_s", i), "_i", "_j"), s2_value(ae, i));
+  for (int pi = 0; pi <= ch->n_s2; pi++)
+    cg_line(E, "%s = %s;", attn_reg_at(ae, attn_product_name(ae, "_s", pi), "_i", "_j"),
+            attn_product_name(ae, "_sv", pi));
   close_block(ae);
   set_wide_values(ae, 0);
-  set_s2_values(ae, 0);
-  v[ch->S->out->id] = NULL;
+  set_product_values(ae, 0);
 }
 
 /* The running max: the tile's max across the row's threads, the new
@@ -286,11 +280,10 @@ void attn_emit_phase_b(attn_emitter *ae) {
   cg_line(E, "float _pv = 0.0f;");
   cg_line(E, "if (_ok) {");
   E->indent++;
-  cg_line(E, "const float _sv = %s;", attn_s_at(ae, "_i", "_j"));
-  v[ch->S->out->id] = "_sv";
-  for (int i = 0; i < ch->n_s2; i++)
-    cg_line(E, "const float %s = %s;", s2_value(ae, i), attn_reg_at(ae, attn_s2_name(ae, "_s", i), "_i", "_j"));
-  set_s2_values(ae, 1);
+  for (int pi = 0; pi <= ch->n_s2; pi++)
+    cg_line(E, "const float %s = %s;", attn_product_name(ae, "_sv", pi),
+            attn_reg_at(ae, attn_product_name(ae, "_s", pi), "_i", "_j"));
+  set_product_values(ae, 1);
   if (ch->m_row >= 0) v[ch->st[ch->m_row].s->out->id] = "_mu[_i]";
   set_wide_values(ae, 1);
   emit_wides(ae, 1);
@@ -305,8 +298,7 @@ void attn_emit_phase_b(attn_emitter *ae) {
   else cg_line(E, "_Ps[%s * %d + %s] = _pv;", attn_col(ae, "_j"), L->ldp, attn_row(ae, "_i"));
   close_block(ae);
   set_wide_values(ae, 0);
-  set_s2_values(ae, 0);
-  v[ch->S->out->id] = NULL;
+  set_product_values(ae, 0);
   if (ch->m_row >= 0) v[ch->st[ch->m_row].s->out->id] = NULL;
 }
 
@@ -324,8 +316,8 @@ static void emit_scores(attn_emitter *ae) {
   tile_space d = {.ids = ch->c1.k, .n = ch->c1.n_k, .base = "_d0", .extent = "_D", .count = AT_DK};
   tile_space r = {.ids = ch->c1.m, .n = ch->c1.n_m, .base = "_r0", .extent = "_R", .count = L->br};
   tile_space c = {.ids = ch->c1.n, .n = ch->c1.n_n, .base = "_c0", .extent = "_C", .count = L->bc};
-  emit_tile_load(ae, 0, "_Qs", L->ldq, &d, &r, !plan->q_row_fast, ch->c1.a);
-  emit_tile_load(ae, 0, "_Ks", L->ldk, &d, &c, !plan->k_row_fast, ch->c1.b);
+  emit_tile_load(ae, 0, "_Qs", L->ldq, &d, &r, !plan->opd[0].q_fast, ch->c1.a);
+  emit_tile_load(ae, 0, "_Ks", L->ldk, &d, &c, !plan->opd[0].k_fast, ch->c1.b);
   cg_line(E, "__syncthreads();");
   attn_emit_scores_math(ae);
   close_block(ae);

@@ -140,12 +140,13 @@ struct cg_attn_plan {
   cg_attention ch;
   attn_layout lay;
   attn_mask mask;
-  int q_row_fast, k_row_fast;  /* operand tiles: consecutive threads along D (else along R / C) */
+  struct {                     /* by product (attn_product): its operand tiles */
+    int q_fast, k_fast;        /* consecutive threads along D (else along R / C) */
+    int q_vec, k_vec;          /* pipelined: copyable 16 bytes at a time (given an aligned tensor) */
+  } opd[1 + ATTN_MAX_S2];
   int v_n_fast;                /* value tile: consecutive threads along N2 (else along C) */
   int64_t d, n2;               /* pipelined: D and N2 (known) */
-  int q_vec, k_vec, v_vec;     /* pipelined: the tile copyable 16 bytes at a time (given an aligned tensor) */
-  int s2_q_fast[ATTN_MAX_S2], s2_k_fast[ATTN_MAX_S2]; /* as q_row_fast, k_row_fast, for each S2 */
-  int s2_q_vec[ATTN_MAX_S2], s2_k_vec[ATTN_MAX_S2];   /* as q_vec, k_vec, for each S2 */
+  int v_vec;                   /* pipelined: the value tile copyable 16 bytes at a time */
   const char **idx[ATTN_MAX_STMTS]; /* per chain statement: the C name of each index */
   sym *tiles;                  /* batch points x row tiles x N2 tiles */
 };
@@ -172,11 +173,16 @@ const char *attn_row(attn_emitter *ae, const char *v);
 const char *attn_col(attn_emitter *ae, const char *v);
 const char *attn_ocol(attn_emitter *ae, const char *v);
 const char *attn_s_at(attn_emitter *ae, const char *i, const char *j);
-/* Element (i, j) of a scores-shaped register tile reg (as attn_s_at's _s);
- * S2 number i's names: what "_Q" -> _Q<i+2>s (its resident tile), "_K"
- * -> _K<i+2>s (the step's), "_s" -> _s<i+2> (its registers). */
+/* Element (i, j) of a scores-shaped register tile reg (as attn_s_at's _s). */
 const char *attn_reg_at(attn_emitter *ae, const char *reg, const char *i, const char *j);
-const char *attn_s2_name(attn_emitter *ae, const char *what, int i);
+/* The chain's scores products, 1 + n_s2 of them: 0 is S's (c1), pi its
+ * S2 number pi - 1; each one's contraction, chain position, and names:
+ * what "_Q" its resident tile (_Qs, _Q2s, ..), "_K" the step's (_Ks, _K2s,
+ * ..), "_s" its registers (_s, _s2, ..), "_sv" its value at an element
+ * (_sv, _sv2, ..). */
+const cg_contraction *attn_product(const cg_attention *ch, int pi);
+int attn_product_at(const cg_attention *ch, int pi);
+const char *attn_product_name(attn_emitter *ae, const char *what, int pi);
 const char *attn_o_at(attn_emitter *ae, const char *i, const char *n);
 const char *attn_lane0(const attn_emitter *ae);
 /* The thread's ids and accumulators (declarations), the scores tile over

@@ -40,8 +40,14 @@ const char *attn_reg_at(attn_emitter *ae, const char *reg, const char *i, const 
 
 const char *attn_s_at(attn_emitter *ae, const char *i, const char *j) { return attn_reg_at(ae, "_s", i, j); }
 
-const char *attn_s2_name(attn_emitter *ae, const char *what, int i) {
-  return cg_fmt(&ae->E, what[1] == 's' ? "%s%d" : "%s%ds", what, i + 2);
+const cg_contraction *attn_product(const cg_attention *ch, int pi) { return pi ? &ch->s2[pi - 1] : &ch->c1; }
+
+int attn_product_at(const cg_attention *ch, int pi) { return pi ? ch->s2_at[pi - 1] : 0; }
+
+const char *attn_product_name(attn_emitter *ae, const char *what, int pi) {
+  int tile = what[1] == 'Q' || what[1] == 'K';
+  if (!pi) return tile ? cg_fmt(&ae->E, "%ss", what) : what;
+  return cg_fmt(&ae->E, tile ? "%s%ds" : "%s%d", what, pi + 1);
 }
 
 const char *attn_o_at(attn_emitter *ae, const char *i, const char *n) {
@@ -209,9 +215,8 @@ static void pipe_scores(attn_emitter *ae, const char *q, const char *k, const ch
 }
 
 void attn_emit_pipe_scores_math(attn_emitter *ae) {
-  pipe_scores(ae, "_Qs", "_Ks", "_s");
-  for (int i = 0; i < ae->ch->n_s2; i++)
-    pipe_scores(ae, attn_s2_name(ae, "_Q", i), attn_s2_name(ae, "_K", i), attn_s2_name(ae, "_s", i));
+  for (int pi = 0; pi <= ae->ch->n_s2; pi++)
+    pipe_scores(ae, attn_product_name(ae, "_Q", pi), attn_product_name(ae, "_K", pi), attn_product_name(ae, "_s", pi));
 }
 
 /* The accumulator's n8 tiles taken a group at a time, each tile's sum

@@ -128,23 +128,19 @@ static void emit_copy(attn_emitter *ae, int q, const tile_copy *tc) {
 }
 
 /* The rows' operand (all of D), or the column operand of the step at
- * base, of S (pi 0) or of S2 number pi - 1: its indices are its own
+ * base, of product pi (attn_product): its indices are its own
  * statement's, m and n standing for the kernel's rows and columns. */
 static void copy_operand(attn_emitter *ae, int pi, int rows, const char *base) {
-  const cg_attention *ch = ae->ch;
   const cg_attn_plan *plan = ae->plan;
   const attn_layout *L = &plan->lay;
-  const cg_contraction *c = pi ? &ch->s2[pi - 1] : &ch->c1;
-  int q = pi ? ch->s2_at[pi - 1] : 0;
-  int fast = pi ? (rows ? plan->s2_q_fast[pi - 1] : plan->s2_k_fast[pi - 1]) : rows ? plan->q_row_fast : plan->k_row_fast;
-  int vec = pi ? (rows ? plan->s2_q_vec[pi - 1] : plan->s2_k_vec[pi - 1]) : rows ? plan->q_vec : plan->k_vec;
-  tile_copy tc = {.dst = pi ? attn_s2_name(ae, rows ? "_Q" : "_K", pi - 1) : rows ? "_Qs" : "_Ks",
-                  .ld = rows ? L->ldq : L->ldk, .value = rows ? c->a : c->b, .inner_fast = fast, .vec = vec,
-                  .i_exact = L->dp == plan->d};
+  const cg_contraction *c = attn_product(ae->ch, pi);
+  tile_copy tc = {.dst = attn_product_name(ae, rows ? "_Q" : "_K", pi), .ld = rows ? L->ldq : L->ldk,
+                  .value = rows ? c->a : c->b, .inner_fast = rows ? plan->opd[pi].q_fast : plan->opd[pi].k_fast,
+                  .vec = rows ? plan->opd[pi].q_vec : plan->opd[pi].k_vec, .i_exact = L->dp == plan->d};
   tc.i = (tile_space){.ids = c->k, .n = c->n_k, .base = "0", .extent = "_D", .count = L->dp};
   tc.o = rows ? (tile_space){.ids = c->m, .n = c->n_m, .base = "_r0", .extent = "_R", .count = L->br}
               : (tile_space){.ids = c->n, .n = c->n_n, .base = base, .extent = "_C", .count = L->bc};
-  emit_copy(ae, q, &tc);
+  emit_copy(ae, attn_product_at(ae->ch, pi), &tc);
 }
 
 /* Every product's operand tile (rows: resident; else the step's at base). */
@@ -188,13 +184,12 @@ void attn_emit_pipe_body(attn_emitter *ae) {
   cg_line(E, "float *const _Vs = _sm + %d; // [%d][%d]: the step's values", L->br * L->ldq + L->bc * L->ldk, L->bc,
           L->ldv);
   cg_line(E, "const unsigned _Qs_s = kbc_smem_u32(_Qs), _Ks_s = kbc_smem_u32(_Ks), _Vs_s = kbc_smem_u32(_Vs);");
-  for (int i = 0, at = L->br * L->ldq + L->bc * L->ldk + L->bc * L->ldv; i < ch->n_s2; i++) {
-    const char *q = attn_s2_name(ae, "_Q", i), *k = attn_s2_name(ae, "_K", i);
-    cg_line(E, "float *const %s = _sm + %d; // [%d][%d]: the rows' operand of %s", q, at, L->br, L->ldq,
-            ch->st[ch->s2_at[i]].s->out->name);
+  for (int pi = 1, at = L->br * L->ldq + L->bc * L->ldk + L->bc * L->ldv; pi <= ch->n_s2; pi++) {
+    const char *q = attn_product_name(ae, "_Q", pi), *k = attn_product_name(ae, "_K", pi);
+    const char *of = ch->st[attn_product_at(ch, pi)].s->out->name;
+    cg_line(E, "float *const %s = _sm + %d; // [%d][%d]: the rows' operand of %s", q, at, L->br, L->ldq, of);
     at += L->br * L->ldq;
-    cg_line(E, "float *const %s = _sm + %d; // [%d][%d]: the step's column operand of %s", k, at, L->bc, L->ldk,
-            ch->st[ch->s2_at[i]].s->out->name);
+    cg_line(E, "float *const %s = _sm + %d; // [%d][%d]: the step's column operand of %s", k, at, L->bc, L->ldk, of);
     at += L->bc * L->ldk;
     cg_line(E, "const unsigned %s_s = kbc_smem_u32(%s), %s_s = kbc_smem_u32(%s);", q, q, k, k);
   }

@@ -234,15 +234,11 @@ cg_attn_plan *cg_plan_attn(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   int64_t d = pc.d, n2c = pc.n2;
   if (pc.mma && pipe_layout(pc.mma, d, n2c, ch->n_s2, pc.want_blocks, &plan->lay)) {
     plan->d = d, plan->n2 = n2c;
-    plan->q_vec = cg_access_by_4(a, S, ch->c1.a, ch->c1.k, ch->c1.n_k, d, 4);
-    plan->k_vec = cg_access_by_4(a, S, ch->c1.b, ch->c1.k, ch->c1.n_k, d, 4);
-    for (int i = 0; i < ch->n_s2; i++) {
-      const cg_contraction *c2 = &ch->s2[i];
-      const ir_stmt *S2 = ch->st[ch->s2_at[i]].s;
-      plan->s2_q_vec[i] = cg_access_by_4(a, S2, c2->a, c2->k, c2->n_k, d, 4);
-      plan->s2_k_vec[i] = cg_access_by_4(a, S2, c2->b, c2->k, c2->n_k, d, 4);
-      plan->s2_q_fast[i] = contiguous_along(a, S2, c2->a, c2->k, c2->n_k);
-      plan->s2_k_fast[i] = contiguous_along(a, S2, c2->b, c2->k, c2->n_k);
+    for (int pi = 0; pi <= ch->n_s2; pi++) {
+      const cg_contraction *c = attn_product(ch, pi);
+      const ir_stmt *st = ch->st[attn_product_at(ch, pi)].s;
+      plan->opd[pi].q_vec = cg_access_by_4(a, st, c->a, c->k, c->n_k, d, 4);
+      plan->opd[pi].k_vec = cg_access_by_4(a, st, c->b, c->k, c->n_k, d, 4);
     }
     /* Split N2 indices (c times a batch index added): the innermost one's c
      * a multiple of 4 suffices.  The tile's chunks of 4 then stay within
@@ -260,8 +256,12 @@ cg_attn_plan *cg_plan_attn(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   } else
     plan->lay = choose_layout(tf32 ? 1 : opt->fp32_mma == 1 ? 2 : 0, nt);
   plan->mask = plan_mask(a, ch);
-  plan->q_row_fast = contiguous_along(a, S, ch->c1.a, ch->c1.k, ch->c1.n_k);
-  plan->k_row_fast = contiguous_along(a, S, ch->c1.b, ch->c1.k, ch->c1.n_k);
+  for (int pi = 0; pi <= ch->n_s2; pi++) {
+    const cg_contraction *c = attn_product(ch, pi);
+    const ir_stmt *st = ch->st[attn_product_at(ch, pi)].s;
+    plan->opd[pi].q_fast = contiguous_along(a, st, c->a, c->k, c->n_k);
+    plan->opd[pi].k_fast = contiguous_along(a, st, c->b, c->k, c->n_k);
+  }
   plan->v_n_fast = contiguous_along(a, O, ch->c2.b, ch->n2, ch->n_n2) ||
                    !contiguous_along(a, O, ch->c2.b, ch->c2.k, ch->c2.n_k);
   /* names: every index after the S index it stands for; the consumer's N2
