@@ -121,9 +121,19 @@ static int same_statement(const ir_program *p, const ir_stmt *O, int before, int
   return -1;
 }
 
-/* Rewrites statement xi if it has the form: 2 when it added a statement
- * before it, 1 when it reused one, 0 when it did nothing. */
-static int rewrite(ir_program *p, int xi) {
+/* The form found in statement X: its sum over J of a load of a (A's
+ * tensor) times P, A's sum over N of g times v. */
+typedef struct {
+  ir_stmt *X;
+  const ir_expr *r;   /* X's sum */
+  const ir_stmt *A;
+  const ir_expr *P, *g, *v;
+  int *xof;           /* by A's index: the X index its lhs position stands for, or -1 */
+  unsigned char *inn; /* by A's index: one of N */
+} rowsum_form;
+
+/* Whether statement xi has the form (into *f). */
+static int find_form(ir_program *p, int xi, rowsum_form *f) {
   kbc_arena *a = p->arena;
   ir_stmt *X = IR_STMT(p, xi);
   const ir_expr *r = X->rhs;
@@ -174,111 +184,129 @@ static int rewrite(ir_program *p, int xi) {
     for (int k = 0; k < ar->u.reduce.n_vars; k++) inn[ar->u.reduce.vars[k]] = 1;
     double n_est = extent_of(A, inn), j_est = extent_of(X, inj);
     if (n_est > j_est || n_est > ROWSUM_MAX_N) continue;
-
-    /* x.o: X's free indices, then A's N (free), then X's J (summed) */
-    int nx = X->n_index, na = A->n_index, nf = 0;
-    ir_stmt *O = KBC_NEW(a, ir_stmt);
-    O->loc = X->loc;
-    O->text = X->text;
-    O->index = KBC_NEW_ARRAY(a, ir_index, nx + na + 1);
-    sym **xby = KBC_NEW_ARRAY(a, sym *, nx + 1), **aby = KBC_NEW_ARRAY(a, sym *, na + 1);
-    int *xred = KBC_NEW_ARRAY(a, int, nx + 1), *ared = KBC_NEW_ARRAY(a, int, na + 1), m = 0;
-    for (int id = 0; id < nx; id++) xred[id] = -1;
-    for (int id = 0; id < na; id++) ared[id] = -1;
-    for (int id = 0; id < nx; id++)
-      if (X->index[id].kind == IR_IDX_FREE) {
-        O->index[m] = X->index[id];
-        xby[id] = sym_index(a, m++, X->index[id].name);
-      }
-    nf = m;
-    int *nid = KBC_NEW_ARRAY(a, int, na + 1);
-    for (int id = 0; id < na; id++)
-      if (inn[id]) {
-        O->index[m] = A->index[id];
-        O->index[m].kind = IR_IDX_FREE;
-        O->index[m].name = ir_index_fresh_name(a, O->index, m, A->index[id].name);
-        nid[id] = m;
-        aby[id] = sym_index(a, m++, O->index[nid[id]].name);
-      }
-    int *jv = KBC_NEW_ARRAY(a, int, r->u.reduce.n_vars + 1);
-    for (int k = 0; k < r->u.reduce.n_vars; k++) {
-      int id = r->u.reduce.vars[k];
-      O->index[m] = X->index[id];
-      O->index[m].name = ir_index_fresh_name(a, O->index, m, X->index[id].name);
-      xby[id] = sym_index(a, m, O->index[m].name);
-      xred[id] = m;
-      jv[k] = m++;
-    }
-    O->n_index = m;
-    for (int id = 0; id < na; id++) /* A's free indices: X's, then O's */
-      if (xof[id] >= 0) aby[id] = xby[xof[id]];
-    for (int id = 0; id < nx; id++) /* X's other reduction indices (none in P or v) */
-      if (!xby[id]) xby[id] = sym_index(a, id, X->index[id].name);
-    ir_expr *body = ir_binary(a, IR_OP_MUL, ir_expr_subst(a, P, nx, xby, xred), ir_expr_subst(a, v, na, aby, ared),
-                              X->loc);
-    O->rhs = ir_reduce(a, IR_RED_SUM, r->u.reduce.n_vars, jv, body, X->loc);
-    int rank = nf + (m - nf - r->u.reduce.n_vars);
-    /* ir_stmt_new_temp makes the first `rank` indices the lhs: X's free, then N */
-    O->lhs = KBC_NEW_ARRAY(a, sym *, rank + 1);
-    for (int k = 0; k < rank; k++) O->lhs[k] = sym_index(a, k, O->index[k].name);
-    int *ymap = KBC_NEW_ARRAY(a, int, m + 1);
-    O->out = &(ir_tensor){.rank = rank};
-    int y = same_statement(p, O, xi, ymap), added = y < 0;
-    const ir_tensor *ot;
-    if (added) {
-      ir_stmt_new_temp(p, O, kbc_arena_printf(a, "%s.o", X->out->name), rank);
-      ir_stmt_insert(p, earliest(p, O->rhs, xi), O);
-      ot = O->out;
-    } else {
-      ot = IR_STMT(p, y)->out; /* that statement's tensor, its lhs read through the renaming */
-    }
-
-    /* X: sum(N: g * x.o[R, N]), N new reduction indices of X */
-    ir_index *xi2 = KBC_NEW_ARRAY(a, ir_index, nx + na + 1);
-    for (int id = 0; id < nx; id++) xi2[id] = X->index[id];
-    int mx = nx, *xn = KBC_NEW_ARRAY(a, int, na + 1), nn = 0;
-    sym **gby = KBC_NEW_ARRAY(a, sym *, na + 1);
-    int *gred = KBC_NEW_ARRAY(a, int, na + 1);
-    for (int id = 0; id < na; id++) {
-      gred[id] = -1;
-      if (xof[id] >= 0) gby[id] = sym_index(a, xof[id], X->index[xof[id]].name);
-      else if (inn[id]) {
-        xi2[mx] = A->index[id];
-        xi2[mx].kind = IR_IDX_REDUCE;
-        xi2[mx].name = ir_index_fresh_name(a, xi2, mx, A->index[id].name);
-        gby[id] = sym_index(a, mx, xi2[mx].name);
-        gred[id] = mx;
-        xn[nn++] = mx++;
-      } else {
-        gby[id] = sym_index(a, id, A->index[id].name); /* unused: g reads no other index */
-      }
-    }
-    /* O's index k (its lhs position k) is X's oid[k] */
-    sym **oid = KBC_NEW_ARRAY(a, sym *, rank + 1);
-    int d = 0;
-    for (int id = 0; id < nx; id++)
-      if (X->index[id].kind == IR_IDX_FREE) oid[d++] = sym_index(a, id, X->index[id].name);
-    for (int k = 0; k < nn; k++) oid[d++] = sym_index(a, xn[k], xi2[xn[k]].name);
-    sym **ld = KBC_NEW_ARRAY(a, sym *, rank + 1);
-    for (d = 0; d < rank; d++) {
-      if (added) {
-        ld[d] = oid[d];
-        continue;
-      }
-      int yid = -1, k = 0;
-      sym_is_index(IR_STMT(p, y)->lhs[d], &yid);
-      while (ymap[k] != yid) k++; /* same_statement: every lhs index of Y is one of O's free ones */
-      ld[d] = oid[k];
-    }
-    X->index = xi2;
-    X->n_index = mx;
-    ir_expr *nb = ir_binary(a, IR_OP_MUL, ir_expr_subst(a, g, na, gby, gred), ir_load(a, (ir_tensor *)ot, ld, 0, X->loc),
-                            X->loc);
-    X->rhs = ir_reduce(a, IR_RED_SUM, nn, xn, nb, X->loc);
-    ir_stmt_drop_stale_indices(a, X);
-    return added ? 2 : 1;
+    *f = (rowsum_form){.X = X, .r = r, .A = A, .P = P, .g = g, .v = v, .xof = xof, .inn = inn};
+    return 1;
   }
   return 0;
+}
+
+/* The new statement, sum(J: P * v), its indices X's free ones, then N
+ * (free; its lhs, in that order: *rank of them), then X's J; not yet
+ * given a tensor. */
+static ir_stmt *inner_sum(kbc_arena *a, const rowsum_form *f, int *rank) {
+  const ir_stmt *X = f->X, *A = f->A;
+  const ir_expr *r = f->r;
+  int nx = X->n_index, na = A->n_index, m = 0;
+  ir_stmt *O = KBC_NEW(a, ir_stmt);
+  O->loc = X->loc;
+  O->text = X->text;
+  O->index = KBC_NEW_ARRAY(a, ir_index, nx + na + 1);
+  sym **xby = KBC_NEW_ARRAY(a, sym *, nx + 1), **aby = KBC_NEW_ARRAY(a, sym *, na + 1);
+  int *xred = KBC_NEW_ARRAY(a, int, nx + 1), *ared = KBC_NEW_ARRAY(a, int, na + 1);
+  for (int id = 0; id < nx; id++) xred[id] = -1;
+  for (int id = 0; id < na; id++) ared[id] = -1;
+  for (int id = 0; id < nx; id++)
+    if (X->index[id].kind == IR_IDX_FREE) {
+      O->index[m] = X->index[id];
+      xby[id] = sym_index(a, m++, X->index[id].name);
+    }
+  for (int id = 0; id < na; id++)
+    if (f->inn[id]) {
+      O->index[m] = A->index[id];
+      O->index[m].kind = IR_IDX_FREE;
+      O->index[m].name = ir_index_fresh_name(a, O->index, m, A->index[id].name);
+      aby[id] = sym_index(a, m, O->index[m].name);
+      m++;
+    }
+  *rank = m;
+  int *jv = KBC_NEW_ARRAY(a, int, r->u.reduce.n_vars + 1);
+  for (int k = 0; k < r->u.reduce.n_vars; k++) {
+    int id = r->u.reduce.vars[k];
+    O->index[m] = X->index[id];
+    O->index[m].name = ir_index_fresh_name(a, O->index, m, X->index[id].name);
+    xby[id] = sym_index(a, m, O->index[m].name);
+    xred[id] = m;
+    jv[k] = m++;
+  }
+  O->n_index = m;
+  for (int id = 0; id < na; id++) /* A's free indices: X's, then O's */
+    if (f->xof[id] >= 0) aby[id] = xby[f->xof[id]];
+  for (int id = 0; id < nx; id++) /* X's other reduction indices (none in P or v) */
+    if (!xby[id]) xby[id] = sym_index(a, id, X->index[id].name);
+  ir_expr *body = ir_binary(a, IR_OP_MUL, ir_expr_subst(a, f->P, nx, xby, xred), ir_expr_subst(a, f->v, na, aby, ared),
+                            X->loc);
+  O->rhs = ir_reduce(a, IR_RED_SUM, r->u.reduce.n_vars, jv, body, X->loc);
+  O->lhs = KBC_NEW_ARRAY(a, sym *, *rank + 1);
+  for (int k = 0; k < *rank; k++) O->lhs[k] = sym_index(a, k, O->index[k].name);
+  return O;
+}
+
+/* Rewrites statement xi if it has the form: 2 when it added a statement
+ * before it, 1 when it reused one, 0 when it did nothing. */
+static int rewrite(ir_program *p, int xi) {
+  kbc_arena *a = p->arena;
+  rowsum_form f;
+  if (!find_form(p, xi, &f)) return 0;
+  ir_stmt *X = f.X;
+  const ir_stmt *A = f.A;
+  int rank, nx = X->n_index, na = A->n_index;
+  ir_stmt *O = inner_sum(a, &f, &rank);
+  int *ymap = KBC_NEW_ARRAY(a, int, O->n_index + 1);
+  O->out = &(ir_tensor){.rank = rank};
+  int y = same_statement(p, O, xi, ymap), added = y < 0;
+  const ir_tensor *ot;
+  if (added) {
+    ir_stmt_new_temp(p, O, kbc_arena_printf(a, "%s.o", X->out->name), rank);
+    ir_stmt_insert(p, earliest(p, O->rhs, xi), O);
+    ot = O->out;
+  } else {
+    ot = IR_STMT(p, y)->out; /* that statement's tensor, its lhs read through the renaming */
+  }
+
+  /* X: sum(N: g * x.o[R, N]), N new reduction indices of X */
+  ir_index *xi2 = KBC_NEW_ARRAY(a, ir_index, nx + na + 1);
+  for (int id = 0; id < nx; id++) xi2[id] = X->index[id];
+  int mx = nx, *xn = KBC_NEW_ARRAY(a, int, na + 1), nn = 0;
+  sym **gby = KBC_NEW_ARRAY(a, sym *, na + 1);
+  int *gred = KBC_NEW_ARRAY(a, int, na + 1);
+  for (int id = 0; id < na; id++) {
+    gred[id] = -1;
+    if (f.xof[id] >= 0) gby[id] = sym_index(a, f.xof[id], X->index[f.xof[id]].name);
+    else if (f.inn[id]) {
+      xi2[mx] = A->index[id];
+      xi2[mx].kind = IR_IDX_REDUCE;
+      xi2[mx].name = ir_index_fresh_name(a, xi2, mx, A->index[id].name);
+      gby[id] = sym_index(a, mx, xi2[mx].name);
+      gred[id] = mx;
+      xn[nn++] = mx++;
+    } else {
+      gby[id] = sym_index(a, id, A->index[id].name); /* unused: g reads no other index */
+    }
+  }
+  /* O's index k (its lhs position k) is X's oid[k] */
+  sym **oid = KBC_NEW_ARRAY(a, sym *, rank + 1);
+  int d = 0;
+  for (int id = 0; id < nx; id++)
+    if (X->index[id].kind == IR_IDX_FREE) oid[d++] = sym_index(a, id, X->index[id].name);
+  for (int k = 0; k < nn; k++) oid[d++] = sym_index(a, xn[k], xi2[xn[k]].name);
+  sym **ld = KBC_NEW_ARRAY(a, sym *, rank + 1);
+  for (d = 0; d < rank; d++) {
+    if (added) {
+      ld[d] = oid[d];
+      continue;
+    }
+    int yid = -1, k = 0;
+    sym_is_index(IR_STMT(p, y)->lhs[d], &yid);
+    while (ymap[k] != yid) k++; /* same_statement: every lhs index of Y is one of O's free ones */
+    ld[d] = oid[k];
+  }
+  X->index = xi2;
+  X->n_index = mx;
+  ir_expr *nb =
+      ir_binary(a, IR_OP_MUL, ir_expr_subst(a, f.g, na, gby, gred), ir_load(a, (ir_tensor *)ot, ld, 0, X->loc), X->loc);
+  X->rhs = ir_reduce(a, IR_RED_SUM, nn, xn, nb, X->loc);
+  ir_stmt_drop_stale_indices(a, X);
+  return added ? 2 : 1;
 }
 
 int ir_rowsum(ir_program *p, kbc_diag *d) {
