@@ -175,8 +175,7 @@ kbc_status kbc_compile_string(const char *source, const char *name, const kbc_op
   p->arena = kbc_arena_create();
   kbc_diag *d = kbc_diag_create(file, source);
   const char *kname = kbc_name_from_path(p->arena, file);
-  cg_options env = cg_options_from_env();
-  ir_pipeline_opts po = {.gates = cg_pipeline_gates(&env)}; /* the passes the GPU code wants, on the CPU too */
+  ir_pipeline_opts po = {.gates = cg_pipeline_gates_from_env()}; /* the passes the GPU code wants, on the CPU too */
   p->ir = ir_pipeline_run(p->arena, d, source, kname, &po);
   p->file = kbc_arena_strdup(p->arena, file);
   p->source = kbc_arena_strdup(p->arena, source);
@@ -707,8 +706,7 @@ kbc_status kbc_program_ir_dump(kbc_program *p, const char *after, char **out, si
   kbc_arena *a = kbc_arena_create();
   kbc_diag *d = kbc_diag_create(p->file, p->source);
   kbc_buf dump = {0};
-  cg_options env = cg_options_from_env();
-  ir_pipeline_opts o = {.dump = &dump, .dump_after = after, .gates = cg_pipeline_gates(&env)};
+  ir_pipeline_opts o = {.dump = &dump, .dump_after = after, .gates = cg_pipeline_gates_from_env()};
   kbc_status s = ir_pipeline_run(a, d, p->source, p->kname, &o)
                      ? give(kbc_buf_str(&dump), dump.len, out, len)
                      : fail(KBC_ERROR_INTERNAL, "the spec failed to compile a second time:\n%s", kbc_diag_text(d));

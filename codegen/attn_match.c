@@ -265,6 +265,15 @@ static int not_c(const cg_attention *ch, int *out) {
   return n;
 }
 
+/* c with its operands exchanged: a and its free ids m for b and n. */
+static void swap_sides(cg_contraction *c) {
+  cg_contraction t = *c;
+  c->a = t.b, c->b = t.a;
+  c->n_m = t.n_n, c->n_n = t.n_m;
+  memcpy(c->m, t.n, sizeof c->m);
+  memcpy(c->n, t.m, sizeof c->n);
+}
+
 /* Fixes which side of S's contraction holds C: the side whose free ids are
  * exactly cs[0..n) (swapping A and B where it is the first). */
 static int fix_c(matcher *M, const int *cs, int n) {
@@ -273,13 +282,7 @@ static int fix_c(matcher *M, const int *cs, int n) {
   if (same_set(cs, n, c->n, c->n_n)) side = 1;
   else if (same_set(cs, n, c->m, c->n_m)) side = 2;
   if (!side || (M->c_side && M->c_side != side)) return 0;
-  if (side == 2 && M->c_side == 0) {
-    cg_contraction t = *c;
-    c->a = t.b, c->b = t.a;
-    c->n_m = t.n_n, c->n_n = t.n_m;
-    memcpy(c->m, t.n, sizeof c->m);
-    memcpy(c->n, t.m, sizeof c->n);
-  }
+  if (side == 2 && M->c_side == 0) swap_sides(c);
   M->c_side = side;
   return 1;
 }
@@ -532,11 +535,7 @@ static int orient_s2(matcher *M) {
     for (int k = 0; k < c->n_b; k++) b[k] = w->map[c->bat[k]];
     if (!same_set(b, c->n_b, ch->c1.bat, ch->c1.n_b)) return 0;
     if (same_set(m, c->n_m, ch->c1.n, ch->c1.n_n) && same_set(n, c->n_n, ch->c1.m, ch->c1.n_m)) {
-      cg_contraction t = *c;
-      c->a = t.b, c->b = t.a;
-      c->n_m = t.n_n, c->n_n = t.n_m;
-      memcpy(c->m, t.n, sizeof c->m);
-      memcpy(c->n, t.m, sizeof c->n);
+      swap_sides(c);
     } else if (!same_set(m, c->n_m, ch->c1.m, ch->c1.n_m) || !same_set(n, c->n_n, ch->c1.n, ch->c1.n_n)) {
       return 0;
     }

@@ -41,7 +41,7 @@ cg_options cg_options_from_env(void) {
   return o;
 }
 
-unsigned cg_pipeline_gates(const cg_options *o) { return o->attn_recompute ? IR_GATE_ROWSUM : 0; }
+unsigned cg_pipeline_gates_from_env(void) { return cg_options_from_env().attn_recompute ? IR_GATE_ROWSUM : 0; }
 
 void cg_options_describe(const cg_options *o, kbc_buf *out) {
   cg_options d = cg_options_default();

@@ -65,8 +65,10 @@ cg_options cg_options_default(void);
 cg_options cg_options_from_env(void);
 /* Appends ", KBC_X[=v]" for each switch of o that differs from the default
  * (`kbc info`): the switches' names live here and in options.c only. */
-/* The gated IR passes (passes/pipeline.h) code generation under o wants. */
-unsigned cg_pipeline_gates(const cg_options *o);
+/* The gated IR passes (passes/pipeline.h) code generation under the
+ * environment's switches wants: for whoever runs the pipeline for a
+ * program the runtime will generate code for. */
+unsigned cg_pipeline_gates_from_env(void);
 void cg_options_describe(const cg_options *o, kbc_buf *out);
 
 #endif

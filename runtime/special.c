@@ -56,8 +56,7 @@ ir_program *rt_specialize(kbc_arena *a, kbc_diag *d, const char *source, const c
                           const ir_program *generic, const int64_t *vars) {
   ir_axis_value *fixed = KBC_NEW_ARRAY(a, ir_axis_value, generic->vars.len + 1);
   for (int i = 0; i < generic->vars.len; i++) fixed[i] = (ir_axis_value){IR_VAR(generic, i)->name, vars[i]};
-  cg_options env = cg_options_from_env();
-  ir_pipeline_opts o = {.fixed = fixed, .n_fixed = generic->vars.len, .gates = cg_pipeline_gates(&env)};
+  ir_pipeline_opts o = {.fixed = fixed, .n_fixed = generic->vars.len, .gates = cg_pipeline_gates_from_env()};
   return ir_pipeline_run(a, d, source, name, &o);
 }
 

@@ -395,8 +395,7 @@ static int emu_run(emu *E, int argc, char **argv) {
   char *src = E->src = slurp(spec);
   if (!src) return fail("cannot read ", spec);
   kbc_diag *d = E->d = kbc_diag_create(spec, src);
-  cg_options env = cg_options_from_env();
-  ir_pipeline_opts po = {.gates = cg_pipeline_gates(&env)}; /* as the runtime runs it */
+  ir_pipeline_opts po = {.gates = cg_pipeline_gates_from_env()}; /* as the runtime runs it */
   ir_program *p = E->p = ir_pipeline_run(a, d, src, "emu", &po);
   if (!p) return fail(kbc_diag_text(d), NULL);
   int64_t *vars = E->vars = calloc((size_t)p->vars.len + 1, sizeof *vars);
