@@ -653,7 +653,10 @@ kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t
     pp = &props;
   }
   cg_target t = rt_exec_target(pp, precision_of(p));
-  if (!pp) t.sm = atoi(arch + 3); /* "sm_90a" -> 90 */
+  if (!pp) {
+    t.sm = atoi(arch + 3); /* "sm_90a" -> 90 */
+    t.arch_a = arch[strlen(arch) - 1] == 'a';
+  }
   cg_program g;
   kbc_diag *d = kbc_diag_create(prog->name, NULL);
   /* The 32-bit index variant where KBC_IDX32 asks for it (t.opt.idx32) —

@@ -29,7 +29,7 @@ mapfile -t cases < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$CASES")
 for c in "${cases[@]}"; do
   for b in "$A" "$B"; do
     # shellcheck disable=SC2086
-    echo "$(kbc_of "$b") compile $c --emit cubin --specialize --target sm_90 -o /dev/null"
+    echo "$(kbc_of "$b") compile $c --emit cubin --specialize --target ${AB_TARGET:-sm_90a} -o /dev/null"
   done
 done | xargs -P 16 -I{} sh -c '{} >/dev/null 2>&1'
 median() { # SIDE CASE: the median in µs, or the reason it did not run

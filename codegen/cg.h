@@ -22,6 +22,8 @@ typedef enum { CG_PRECISION_FP32, CG_PRECISION_TF32 } cg_precision;
 
 typedef struct {
   int sm;              /* compute capability * 10, e.g. 90 */
+  int arch_a;          /* the architecture-specific features of sm_90a (wgmma): the code is compiled
+                          for that GPU alone (the runtime's sm_90a, `--target sm_90a`) */
   int sm_count;        /* multiprocessors (132 on an H200) */
   int smem_per_block;  /* opt-in shared memory per block, bytes */
   int l2_bytes;        /* L2 cache, bytes (50 MiB on an H200) */

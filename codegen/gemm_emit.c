@@ -135,15 +135,21 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
   const gemm_cfg *f = &tl->cfg;
   if (tl->mma) cg_emit_mma_helpers(C->out, tl->split3);
   if (plan->stages > 2) cg_emit_async_helpers(C->out);
-  if (plan->vec) cg_emit_ldsm_helpers(C->out);
+  if (plan->vec && !plan->wgmma) cg_emit_ldsm_helpers(C->out);
+  if (plan->wgmma) gemm_wgmma_helpers(C->out, plan);
   kbc_buf_printf(C->out, "// %s\n", cg_stmt_comment(C->a, plan->s));
   kbc_buf_printf(C->out, "// schedule: gemm (%s), M = %s, N = %s, K = %s, batch = %s\n",
-                 tl->split3 ? "3xTF32 mma.sync m16n8k8, split operands, fp32 accumulation"
-                 : tl->mma  ? "TF32 mma.sync m16n8k8, fp32 accumulation"
-                            : "FFMA fp32",
+                 plan->wgmma ? (tl->split3 ? "3xTF32 wgmma m64nNk8, split operands, fp32 accumulation"
+                                           : "TF32 wgmma m64nNk8, fp32 accumulation")
+                 : tl->split3 ? "3xTF32 mma.sync m16n8k8, split operands, fp32 accumulation"
+                 : tl->mma    ? "TF32 mma.sync m16n8k8, fp32 accumulation"
+                              : "FFMA fp32",
                  gemm_join_names(ge, c->m, c->n_m), gemm_join_names(ge, c->n, c->n_n),
                  gemm_join_names(ge, c->k, c->n_k), gemm_join_names(ge, c->bat, c->n_b));
-  if (!tl->mma)
+  if (plan->wgmma)
+    kbc_buf_printf(C->out, "//   tile %dx%dx%d, %d threads: 2 warpgroups %s, each 64 x %d (wgmma m64n%dk8)", f->bm, f->bn,
+                   f->bk, GEMM_THREADS, plan->wgn == 1 ? "along m" : "along n", f->bn / plan->wgn, f->bn / plan->wgn);
+  else if (!tl->mma)
     kbc_buf_printf(C->out, "//   tile %dx%dx%d, %d threads as %d x %d, %dx%d outputs per thread", f->bm, f->bn,
                    f->bk, GEMM_THREADS, f->ty, f->tx, f->tm, f->tn);
   else
@@ -151,7 +157,10 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
                    f->bn, f->bk, GEMM_THREADS, f->wm, f->wn, f->mi * 16, f->ni * 8, f->mi, f->ni);
   if (plan->stages > 2)
     kbc_buf_printf(C->out, ", shared memory %d B in %d stages filled by cp.async%s\n",
-                   plan->stages * gemm_plan_stage_bytes(plan), plan->stages, plan->vec ? " in 16-byte chunks" : "");
+                   plan->stages * gemm_plan_stage_bytes(plan), plan->stages,
+                   plan->wgmma ? " in 16-byte chunks, 128-byte swizzle"
+                   : plan->vec ? " in 16-byte chunks"
+                               : "");
   else kbc_buf_printf(C->out, ", shared memory %d B double-buffered\n", gemm_smem_bytes(f));
   if (plan->epilogue.staged)
     kbc_buf_printf(C->out, "//   epilogue through shared memory (output contiguous along m), %d pass%s of %d columns\n",
@@ -160,7 +169,7 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
     const gemm_operand *o = &plan->op[w];
     kbc_buf_printf(C->out, "//   %c: copied in chunks of 4 along %s, %d per thread per k-tile, shared [%s]%s\n", w ? 'B' : 'A',
                    o->kmajor ? "k" : (w ? "n" : "m"), o->chunks, o->kmajor ? (w ? "n][k" : "m][k") : (w ? "k][n" : "k][m"),
-                   o->kmajor ? ", fragments by ldmatrix" : "");
+                   plan->wgmma ? ", read by wgmma" : o->kmajor ? ", fragments by ldmatrix" : "");
   }
   for (int w = 0; w < 2 && !plan->vec; w++) {
     const gemm_operand *o = &plan->op[w];
@@ -183,6 +192,19 @@ static void emit_shared(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
   const gemm_cfg *f = &plan->tiling.cfg;
+  if (plan->wgmma) { /* dynamic: the swizzled stages (gemm_wgmma.c), the epilogue's tile over them */
+    cg_line(out, "KBC_DYNAMIC_SMEM(_smem);");
+    cg_line(out, "const unsigned _s0 = kbc_smem_u32(_smem), _sw = (_s0 + 1023u) & ~1023u; // the stages: 1024-byte aligned");
+    cg_line(out, "float *const _sp = _smem + (_sw - _s0) / 4; // the same, as a pointer");
+    cg_line(out, "// stage s at byte s * %d: A [%d][32 k] at 0, B [%d][32 k] at %d%s; row r's 16-byte chunk c at",
+            gemm_plan_stage_bytes(plan), f->bm, f->bn, f->bm * 128,
+            plan->tiling.split3 ? cg_fmt(out, ", their low parts at + %d", (f->bm + f->bn) * 128) : "");
+    cg_line(out, "// r * 128 + (c ^ r %% 8) * 16 of its tile (the 128-byte swizzle)");
+    if (plan->epilogue.staged)
+      cg_line(out, "float (*_Cs)[%d] = (float (*)[%d])_smem; // the epilogue's output tile, over the stages",
+              plan->epilogue.nc + 1, plan->epilogue.nc + 1);
+    return;
+  }
   if (plan->stages > 2) { /* dynamic: the stages, the epilogue's tile over them */
     int at = 0;
     cg_line(out, "KBC_DYNAMIC_SMEM(_smem);");
@@ -265,6 +287,10 @@ static void emit_thread_coords(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const gemm_cfg *f = &ge->plan->tiling.cfg;
   cg_line(out, "const int _tid = threadIdx.x;");
+  if (ge->plan->wgmma) {
+    gemm_wgmma_coords(ge);
+    return;
+  }
   if (!ge->plan->tiling.mma) {
     cg_line(out, "const int _tx = _tid %% %d; // thread column: outputs n = _n0 + %s", f->tx,
             f->vn == 4 ? cg_fmt(out, "(j / 4) * %d + _tx * 4 + j %% 4", f->bn / (f->tn / 4)) : cg_fmt(out, "_tx * %d + j", f->tn));
@@ -573,7 +599,8 @@ void cg_emit_gemm(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k) {
   gemm_emit_rows(ge, &plan->op[1]);
   if (!plan->vec) gemm_emit_k_init(ge);
   emit_registers(ge);
-  if (plan->stages > 2) emit_k_loop_async(ge);
+  if (plan->wgmma) gemm_wgmma_k_loop(ge);
+  else if (plan->stages > 2) emit_k_loop_async(ge);
   else emit_k_loop(ge);
   gemm_emit_epilogue(ge);
   ge->emit.indent--;

@@ -73,7 +73,9 @@ static staged_pass staged_pass_of(gemm_emitter *ge, int p) {
   } else {
     sp.j0 = 2 * p, sp.j1 = 2 * p + 2;
     sp.row = "_wm0 + (_i / 2) * 16 + (_i % 2) * 8 + _g";
-    sp.cidx = cg_fmt(out, "(_warp %% %d) * 8 + _t4 * 2 + _j %% 2", f->wn);
+    /* the warp's column of warp tiles: wgmma's warpgroups along n */
+    sp.cidx = ge->plan->wgmma ? cg_fmt(out, "(_wn0 / %d) * 8 + _t4 * 2 + _j %% 2", f->ni * 8)
+                              : cg_fmt(out, "(_warp %% %d) * 8 + _t4 * 2 + _j %% 2", f->wn);
     sp.col = cg_fmt(out, "(_c / 8) * %d + %d + _c %% 8", f->ni * 8, p * 8);
   }
   return sp;
@@ -247,6 +249,66 @@ static void emit_elements(gemm_emitter *ge, int n_rows, int n_cols, const cg_fla
   cg_line(out, "}");
 }
 
+/* The parked form (plan->epilogue.park, wgmma tiles): the accumulators
+ * into the free stages (_sp, float q of thread t at q * 256 + t: no bank
+ * conflict), then per row a rolled loop over the thread's runs of columns,
+ * each column's range test and digits computed where used; a barrier after
+ * it, before the next tile's copies overwrite the stages. */
+static void emit_parked(gemm_emitter *ge, int n_rows, int n_cols, const cg_flat_spaces *flat) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  const gemm_cfg *f = &plan->tiling.cfg;
+  const cg_contraction *c = &plan->tiling.c;
+  const gemm_epilogue *ep = &plan->epilogue;
+  const ir_stmt *s = plan->s;
+  int nacc = f->mi * f->ni * 4, vec = ep->vec;
+  cg_line(out, "// the accumulators parked in the free stages, read back by a rolled loop (small code)");
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _q = 0; _q < %d; ++_q) _sp[_q * %d + _tid] = _ap[_q];", nacc, GEMM_THREADS);
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _i = 0; _i < %d; ++_i) {", n_rows);
+  out->indent++;
+  cg_line(out, "const long long _m = _m0 + _wm0 + (_i / 2) * 16 + (_i %% 2) * 8 + _g;");
+  cg_line(out, "if (_m >= _M) continue;");
+  if (!ep->mflat) gemm_decode_named(ge, "_m", c->m, c->n_m, "");
+  cg_line(out, "#pragma unroll 1");
+  cg_line(out, "for (int _j0 = 0; _j0 < %d; _j0 += %d) {", n_cols, vec);
+  out->indent++;
+  cg_line(out, "const long long _nr = _n0 + %s; // the run's first column", column(ge, "_j0"));
+  cg_line(out, "if (_nr >= _N) continue;");
+  if (vec > 1) cg_line(out, "float _v[%d] = {};", vec);
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _j = _j0; _j < _j0 + %d; ++_j) {", vec);
+  out->indent++;
+  cg_line(out, "const long long _n = _nr + (_j - _j0);");
+  cg_line(out, "if (_n >= _N) continue;");
+  if (!ep->nflat) gemm_decode_named(ge, "_n", c->n, c->n_n, "");
+  else ge->bind[c->n[c->n_n - 1]] = "_n";
+  const char *acc = cg_fmt(out, "_sp[(((_i / 2) * %d + _j / 2) * 4 + (_i %% 2) * 2 + _j %% 2) * %d + _tid]", f->ni,
+                           GEMM_THREADS);
+  const char *v = element_value(ge, acc, flat);
+  if (vec == 1) emit_store(ge, v, flat);
+  else cg_line(out, "_v[_j - _j0] = %s;", v);
+  out->indent--;
+  cg_line(out, "}");
+  if (vec > 1) {
+    if (!ep->nflat) gemm_decode_named(ge, "_nr", c->n, c->n_n, "");
+    else ge->bind[c->n[c->n_n - 1]] = "_nr";
+    cg_line(out, "float *_p = &%s[%s];", ge->ctx->names->tensor[s->out->id], cg_offset_in(out, s->out, s->lhs, flat));
+    cg_line(out, "if (_nr + %d < _N && ((unsigned long long)_p & %dULL) == 0) {", vec - 1, 4 * vec - 1);
+    if (vec == 4) cg_line(out, "  *(float4 *)_p = make_float4(_v[0], _v[1], _v[2], _v[3]);");
+    else cg_line(out, "  *(float2 *)_p = make_float2(_v[0], _v[1]);");
+    cg_line(out, "} else { // one by one, each in range");
+    for (int k = 0; k < vec; k++) cg_line(out, "  if (_nr + %d < _N) _p[%d] = _v[%d];", k, k, k);
+    cg_line(out, "}");
+  }
+  out->indent--;
+  cg_line(out, "}");
+  out->indent--;
+  cg_line(out, "}");
+  cg_line(out, "__syncthreads(); // the parked accumulators read: the stages free for the next tile");
+}
+
 static void emit_direct(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
@@ -260,7 +322,7 @@ static void emit_direct(gemm_emitter *ge) {
   for (int i = 0; i < c->n_m; i++) free_ids[n_free++] = c->m[i];
   for (int i = 0; i < c->n_n; i++) free_ids[n_free++] = c->n[i];
   int hoisted = cg_hoist_invariants(out, s->rhs, free_ids, n_free);
-  emit_columns(ge, n_cols);
+  if (!plan->epilogue.park) emit_columns(ge, n_cols);
   cg_flat_spaces flat = {0};
   if (plan->epilogue.mflat) {
     flat.ids[flat.n] = c->m;
@@ -271,7 +333,8 @@ static void emit_direct(gemm_emitter *ge) {
     flat.ids[flat.n] = c->n;
     flat.len[flat.n++] = c->n_n;
   }
-  emit_elements(ge, n_rows, n_cols, &flat);
+  if (plan->epilogue.park) emit_parked(ge, n_rows, n_cols, &flat);
+  else emit_elements(ge, n_rows, n_cols, &flat);
   out->n_hoisted = hoisted;
 }
 

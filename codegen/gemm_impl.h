@@ -124,6 +124,12 @@ typedef struct {
    * of a run, then carried); stored `vec` at a time (float4 / float2 when
    * the output is contiguous along n; 1: one by one). */
   int mflat, nflat, run, vec;
+  /* wgmma tiles whose epilogue calls many library functions per thread
+   * (gelu, exp, division, ... times the outputs): the accumulators parked
+   * in the free stages and the columns visited by a rolled loop, so that
+   * the epilogue's code stays small (fully unrolled, 128 GELUs a thread
+   * took 4096^3 at TF32 from 534 to 767 us on the H200, 2026-12-03) */
+  int park;
 } gemm_epilogue;
 
 struct cg_gemm_plan {
@@ -157,6 +163,11 @@ struct cg_gemm_plan {
    * plain loads contiguous along their chunk direction over one K (or X)
    * coordinate, copied in 16-byte chunks (gemm_vec.c); stages >= 3. */
   int vec;
+  /* The wgmma K loop (sm_90a, opt.gemm_wgmma; gemm_wgmma.c): a vector loop
+   * whose operands are both k-major, its stages in the 128-byte swizzle,
+   * two warpgroups each multiplying a 64 x (BN / wgn) tile by wgmma; wgn 1
+   * (BM 128, the warpgroups along m) or 2 (BM 64, along n). */
+  int wgmma, wgn;
   int min_blocks;     /* __launch_bounds__'s blocks per multiprocessor (opt.gemm_min_blocks), as
                          cg_signature takes it (-2: two from sm_90 on) */
 };
@@ -211,6 +222,19 @@ int gemm_tile_rows(const cg_gemm_plan *plan, const gemm_operand *o);
 int gemm_tile_ld(const cg_gemm_plan *plan, const gemm_operand *o);
 int gemm_plan_stage_bytes(const cg_gemm_plan *plan);
 void cg_emit_ldsm_helpers(kbc_buf *out);
+
+/* gemm_wgmma.c: the wgmma K loop.  gemm_wgmma_plan turns a vector-loop
+ * plan v (both operands k-major) into the wgmma one where the target and
+ * the switch allow: its tile, k-tiles of 32, stages; whether it did.  The
+ * helpers; a chunk's byte offset in a stage (C expression, from the local
+ * row and k of chunk slot j); the thread's warpgroup coordinates; the K
+ * loop. */
+int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v);
+void gemm_wgmma_helpers(kbc_buf *out, const cg_gemm_plan *plan);
+int gemm_wgmma_stage_bytes(const cg_gemm_plan *plan);
+const char *gemm_wgmma_chunk_off(gemm_emitter *ge, const gemm_operand *o, int j, const char *stage);
+void gemm_wgmma_coords(gemm_emitter *ge);
+void gemm_wgmma_k_loop(gemm_emitter *ge);
 void gemm_emit_k_advance(gemm_emitter *ge);
 
 /* gemm_epilogue.c: per output element of the thread: decode, epilogue,

@@ -268,6 +268,21 @@ static int epilogue_collapses(kbc_arena *a, const cg_gemm_plan *plan, const int 
  * output's flat offset steps by exactly one along the flattened N indices
  * (a thread's consecutive columns are consecutive floats) and the sum is
  * not split. */
+/* Library calls (and divisions) in e outside the reduction r. */
+static int calls(const ir_expr *e, const ir_expr *r) {
+  if (e == r) return 0;
+  int n = 0;
+  switch (e->op) {
+  case IR_OP_EXP: case IR_OP_LOG: case IR_OP_TANH: case IR_OP_ERF: case IR_OP_SIGMOID: case IR_OP_GELU:
+  case IR_OP_LOG1P: case IR_OP_EXPM1: case IR_OP_SOFTPLUS: case IR_OP_SILU: case IR_OP_POW: case IR_OP_DIV: n = 1; break;
+  default: break;
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) n += calls(e->arg[i], r);
+  return n;
+}
+
+enum { GEMM_PARK_CALLS = 64 }; /* library calls per thread from which the epilogue is rolled */
+
 static void plan_direct(kbc_arena *a, cg_gemm_plan *plan) {
   const cg_contraction *c = &plan->tiling.c;
   const gemm_cfg *f = &plan->tiling.cfg;
@@ -278,6 +293,7 @@ static void plan_direct(kbc_arena *a, cg_gemm_plan *plan) {
   ep->run = f->mma ? 2 : f->vn == 4 ? 4 : f->tn;
   ep->vec = f->mma ? 2 : f->vn == 4 ? 4 : 1;
   if (plan->split || !cg_offset_contiguous(a, s, ir_flat_offset(a, s->out, s->lhs), c->n, c->n_n)) ep->vec = 1;
+  ep->park = plan->wgmma && calls(s->rhs, c->reduce) * (f->mi * 2) * (f->ni * 2) >= GEMM_PARK_CALLS;
 }
 
 /* ---- the K loop ---------------------------------------------------------- */
@@ -345,6 +361,7 @@ static void plan_vec(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
     if ((bk == 8 || chunks <= GEMM_VEC_MAX_CHUNKS) && stages * gemm_plan_stage_bytes(&v) <= t->smem_per_block) break;
   }
   if (bk < 8) return;
+  gemm_wgmma_plan(a, t, &v); /* sm_90a, both operands k-major: wgmma (gemm_wgmma.c) */
   v.n_kslots = 0; /* k from the k-tile base: no k slots, tables or carries */
   v.builder = -1;
   v.table_digits = 0;
@@ -432,7 +449,7 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   /* the vector loop's other tiles: one block at least, said (without it
    * ptxas aimed at more and spilled a few bytes: SAM-HQ's o at 128
    * registers, the MLP's second product at 80) */
-  plan->min_blocks = mb >= 2 ? mb : mb == 1 ? 0 : plain ? -2 : plan->vec ? 1 : 0;
+  plan->min_blocks = mb >= 2 ? mb : mb == 1 ? 0 : plan->wgmma ? 1 : plain ? -2 : plan->vec ? 1 : 0;
 
   k->family = CG_FAMILY_GEMM;
   k->first = g->first;
@@ -441,7 +458,7 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   k->smem = 0; /* register-staged: static __shared__, <= 48 KB */
   if (plan->stages > 2) {
     int cs = plan->epilogue.staged ? f->bm * (plan->epilogue.nc + 1) * 4 : 0;
-    k->smem = plan->stages * gemm_plan_stage_bytes(plan);
+    k->smem = plan->stages * gemm_plan_stage_bytes(plan) + (plan->wgmma ? 1024 : 0); /* wgmma: aligned up */
     if (cs > k->smem) k->smem = cs;
   }
   k->work = plan->split ? sym_scale(a, tl->tiles, GEMM_SPLIT_MAX) : tl->tiles;

@@ -127,6 +127,7 @@ int gemm_tile_rows(const cg_gemm_plan *plan, const gemm_operand *o) {
 }
 
 int gemm_plan_stage_bytes(const cg_gemm_plan *plan) {
+  if (plan->wgmma) return gemm_wgmma_stage_bytes(plan);
   int floats = 0;
   for (int w = 0; w < 2; w++) floats += gemm_tile_rows(plan, &plan->op[w]) * gemm_tile_ld(plan, &plan->op[w]);
   return 4 * floats;
@@ -161,8 +162,14 @@ static void emit_chunk(gemm_emitter *ge, const gemm_operand *o, int j, const cha
                               : cg_fmt(out, "_kc < _kend && _%cr%d + 3 < %s", o->tag, r, o->X);
   const char *in1 = o->kmajor ? cg_fmt(out, "_%cr%dok && _kc + _e < _kend", o->tag, r)
                               : cg_fmt(out, "_kc < _kend && _%cr%d + _e < %s", o->tag, r, o->X);
-  cg_line(out, "float *_d = &_%cs[%s][%s][%s];", T, stage, tr, tc);
-  cg_line(out, "const unsigned _ds = _s%c + 4u * (unsigned)(((%s) * %d + %s) * %d + %s);", T, stage, rows, tr, ld, tc);
+  if (ge->plan->wgmma) { /* the swizzled stages (gemm_wgmma.c) */
+    cg_line(out, "const unsigned _so = %s;", gemm_wgmma_chunk_off(ge, o, j, stage));
+    cg_line(out, "float *_d = _sp + _so / 4;");
+    cg_line(out, "const unsigned _ds = _sw + _so;");
+  } else {
+    cg_line(out, "float *_d = &_%cs[%s][%s][%s];", T, stage, tr, tc);
+    cg_line(out, "const unsigned _ds = _s%c + 4u * (unsigned)(((%s) * %d + %s) * %d + %s);", T, stage, rows, tr, ld, tc);
+  }
   cg_line(out, "if (%s && ((unsigned long long)(size_t)(%s + _o) & 15) == 0) {", in4, name);
   cg_line(out, "  kbc_cp_async16(_d, _ds, %s + _o, true);", name);
   cg_line(out, "} else { // at an edge or unaligned: a float at a time, zero outside");

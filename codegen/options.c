@@ -12,7 +12,7 @@
 #include "support/env.h"
 
 cg_options cg_options_default(void) {
-  return (cg_options){.unroll = CG_UNROLL_DEFAULT, .attn_pipe = 1, .fp32_mma = -1, .gemm_vec = 1, .rows_cost = 1, .rows_online = 1, .rows_welford = 1, .idx32 = 1};
+  return (cg_options){.unroll = CG_UNROLL_DEFAULT, .attn_pipe = 1, .fp32_mma = -1, .gemm_vec = 1, .gemm_wgmma = 1, .rows_cost = 1, .rows_online = 1, .rows_welford = 1, .idx32 = 1};
 }
 
 cg_options cg_options_from_env(void) {
@@ -37,6 +37,7 @@ cg_options cg_options_from_env(void) {
   o.gemm_min_blocks = kbc_env_int("KBC_GEMM_MIN_BLOCKS", 0, 4, 0); /* 0: the plan's; 1: no bound */
   o.gemm_stages = kbc_env_int("KBC_GEMM_STAGES", 0, 4, 0); /* 0: the plan's; 1 reads as 2 */
   o.gemm_vec = kbc_env_flag("KBC_GEMM_VEC", 1);
+  o.gemm_wgmma = kbc_env_int("KBC_GEMM_WGMMA", 0, 3, 1); /* 2, 3: wherever eligible (testing) */
   o.idx32 = kbc_env_flag("KBC_IDX32", 1);
   return o;
 }
@@ -65,5 +66,6 @@ void cg_options_describe(const cg_options *o, kbc_buf *out) {
   if (o->gemm_min_blocks != d.gemm_min_blocks) kbc_buf_printf(out, ", KBC_GEMM_MIN_BLOCKS=%d", o->gemm_min_blocks);
   if (o->gemm_stages != d.gemm_stages) kbc_buf_printf(out, ", KBC_GEMM_STAGES=%d", o->gemm_stages);
   if (o->gemm_vec != d.gemm_vec) kbc_buf_puts(out, ", KBC_GEMM_VEC=0");
+  if (o->gemm_wgmma != d.gemm_wgmma) kbc_buf_printf(out, ", KBC_GEMM_WGMMA=%d", o->gemm_wgmma);
   if (o->idx32 != d.idx32) kbc_buf_puts(out, ", KBC_IDX32=0");
 }

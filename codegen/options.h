@@ -51,6 +51,10 @@ typedef struct {
   int gemm_vec;        /* KBC_GEMM_VEC (default on): tensor-core GEMMs whose operands allow it copy
                           16-byte chunks into cp.async stages, fragments by ldmatrix (gemm_vec.c);
                           0: the register-staged loop */
+  int gemm_wgmma;      /* KBC_GEMM_WGMMA (default on): on sm_90a, vector-loop GEMMs whose operands are
+                          both k-contiguous run on wgmma from 128-byte-swizzled stages (gemm_wgmma.c);
+                          0: mma.sync; 2: wherever eligible, however small (testing); 3: so, with the
+                          largest tile */
   int idx32;           /* KBC_IDX32 (default on; measured 0.97x geomean, 0.82-1.05x): the 32-bit
                           index variant where a binding fits (applied by the callers:
                           cg_program_narrow); 0: the 64-bit text always */

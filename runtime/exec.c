@@ -56,6 +56,7 @@ cg_target rt_exec_target(const rt_device_props *props, cg_precision precision) {
   cg_target t = cg_target_default();
   if (props) {
     t.sm = props->cc_major * 10 + props->cc_minor;
+    t.arch_a = t.sm == 90; /* compiled for sm_90a there (rt_arch_of_cc) */
     t.sm_count = props->sm_count;
     t.smem_per_block = props->smem_per_block_optin;
     if (props->l2_bytes > 0) t.l2_bytes = props->l2_bytes;

@@ -267,6 +267,19 @@ assert any("s[ch] = sum(b: s.part[ch, b])" in st for k in d["kernels"] for st in
 parts() { "$kbc" compile "$rf" --emit plan --target sm_90 "$@" 2>&1 | grep -c "\.part\["; }
 [ "$(parts --set c=3 --set n=16 --set h=8192)" = 0 ] || fail "rfactor in the generic code"
 [ "$(parts --specialize --set c=3 --set n=16 --set h=64)" = 0 ] || fail "rfactor below 2^17 terms"
+# The wgmma K loop (codegen/gemm_wgmma.c): on sm_90a for a product whose
+# operands are both k-major and whose tiles fill a wave; mma.sync for one
+# too small (CViT's linears at batch 10 ran 1.8x slower on wgmma), on
+# sm_90, and under KBC_GEMM_WGMMA=0; a GELU epilogue of 128 outputs a
+# thread parked and rolled.
+wg() { "$kbc" compile "$mm" --emit cuda --specialize "$@" 2>&1 | grep -c "schedule: gemm (.*wgmma"; }
+big="--set m=4096 --set k=4096 --set n=4096"
+[ "$(wg --target sm_90a $big)" = 1 ] || fail "matmul_bias_gelu 4096^3 on sm_90a: not wgmma"
+[ "$(wg --target sm_90a --set m=512 --set k=768 --set n=256)" = 0 ] || fail "a product of 8 tiles on wgmma"
+[ "$(wg --target sm_90 $big)" = 0 ] || fail "wgmma on sm_90 (not sm_90a)"
+[ "$(KBC_GEMM_WGMMA=0 wg --target sm_90a $big)" = 0 ] || fail "wgmma under KBC_GEMM_WGMMA=0"
+"$kbc" compile "$mm" --emit cuda --specialize --target sm_90a $big --precision tf32 2>&1 | grep -q "accumulators parked" ||
+  fail "matmul_bias_gelu at tf32 (64 x 256 a warpgroup): the GELU epilogue not parked"
 # A reduction over short windows only, with points for the whole GPU: a
 # thread per point (strided windows too: max pooling 3-D of stride 2 at
 # KernelBench's shape had teams of 2).

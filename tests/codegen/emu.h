@@ -14,6 +14,7 @@
 #include <cstring>
 #include <pthread.h>
 #include <thread>
+#include <atomic>
 #include <map>
 #include <vector>
 
@@ -158,8 +159,23 @@ static thread_local std::vector<emu_copy> emu_pending;
 static inline unsigned kbc_smem_u32(const float *p) { return (unsigned)((const char *)p - emu_smem_base); }
 static inline float kbc_lds(unsigned a) { return *(const float *)(emu_smem_base + a); }
 static inline float2 kbc_lds2(unsigned a) { return *(const float2 *)(emu_smem_base + a); }
-static inline void kbc_cp_async4(float *dst, unsigned, const float *src, bool ok) { emu_pending.push_back({dst, src, ok}); }
+// wgmma in flight count, per 1024-byte atom of shared memory, the reads of their operands (emu_wgmma
+// below); a copy into an atom being read is a race whatever order the emulation picks.
+static std::atomic<int> emu_wgmma_reads[232448 / 1024 + 1];
+static inline void emu_check_no_wgmma_reads(const float *dst) {
+  size_t atom = (size_t)((const char *)dst - emu_smem_base) / 1024;
+  if (atom < sizeof emu_wgmma_reads / sizeof *emu_wgmma_reads && emu_wgmma_reads[atom].load()) {
+    fprintf(stderr, "emu: thread %u copies into shared byte %zu, which a wgmma in flight reads\n", threadIdx.x,
+            (size_t)((const char *)dst - emu_smem_base));
+    abort();
+  }
+}
+static inline void kbc_cp_async4(float *dst, unsigned, const float *src, bool ok) {
+  emu_check_no_wgmma_reads(dst);
+  emu_pending.push_back({dst, src, ok});
+}
 static inline void kbc_cp_async16(float *dst, unsigned, const float *src, bool ok) {
+  emu_check_no_wgmma_reads(dst);
   for (int i = 0; i < 4; i++) emu_pending.push_back({dst + i, src + i, ok});
 }
 static inline void kbc_cp_commit() {
@@ -191,6 +207,75 @@ static inline void emu_ldsm(unsigned a, unsigned *r, int n) {
 }
 static inline void kbc_ldsm4(unsigned a, unsigned *r) { emu_ldsm(a, r, 4); }
 static inline void kbc_ldsm2(unsigned a, unsigned *r) { emu_ldsm(a, r, 2); }
+
+// wgmma m64nNk8 TF32 (sm_90a), both operands in shared memory in the 128-byte swizzle
+// (kbc_wgmma_desc: start address, 8-row atoms 1024 bytes apart): each thread's products are
+// queued in commit groups and done at the wait that retires them, reading shared memory then
+// (the latest moment the hardware may read it, so that a stage overwritten too early shows);
+// each thread computes its own accumulator fragment (warp w % 4 of the warpgroup: rows 16 (w % 4)
+// + g and + 8, columns 8 j + 2 t and + 1), operands read as TF32 (low 13 bits ignored), each
+// k8 sum rounded toward zero as kbc_mma_tf32 models it.
+#define KBC_WGMMA_HELPERS
+#define KBC_WGMMA_N64
+#define KBC_WGMMA_N128
+#define KBC_WGMMA_N256
+struct emu_wgmma_op {
+  float *d;
+  unsigned long long a, b;
+  int n;
+};
+static thread_local std::vector<std::vector<emu_wgmma_op>> emu_wgmma_groups;
+static thread_local std::vector<emu_wgmma_op> emu_wgmma_pending;
+static inline unsigned long long kbc_wgmma_desc(unsigned a) {
+  return (unsigned long long)((a & 0x3ffffu) >> 4) | 0x4000004000010000ull;
+}
+// The float at row r, k of a swizzled K-major tile whose descriptor is desc.
+static inline float emu_wgmma_at(unsigned long long desc, int r, int k) {
+  if ((desc >> 62) != 1 || ((desc >> 32) & 0x3fff) != 64) abort(); // the one layout generated
+  unsigned lin = (unsigned)(desc & 0x3fff) * 16 + (unsigned)(r / 8) * 1024 + (unsigned)(r % 8) * 128 + 4u * (unsigned)k;
+  unsigned phys = lin ^ (((lin >> 7) & 7u) << 4);
+  return emu_tf32_bits(*(const unsigned *)(emu_smem_base + phys));
+}
+// The atoms an operation reads: A's 8 (64 rows), B's n / 8, counted in flight from issue to retirement.
+static inline void emu_wgmma_count(const emu_wgmma_op &o, int by) {
+  unsigned a = (unsigned)(o.a & 0x3fff) * 16 / 1024, b = (unsigned)(o.b & 0x3fff) * 16 / 1024;
+  for (unsigned i = 0; i < 8; i++) emu_wgmma_reads[a + i] += by;
+  for (unsigned i = 0; i < (unsigned)o.n / 8; i++) emu_wgmma_reads[b + i] += by;
+}
+static inline void emu_wgmma_do(const emu_wgmma_op &o) {
+  int lane = threadIdx.x % 32, w4 = threadIdx.x / 32 % 4, g = lane / 4, t = lane % 4;
+  for (int j = 0; j < o.n / 8; j++)
+    for (int q = 0; q < 4; q++) {
+      int row = 16 * w4 + g + (q >= 2 ? 8 : 0), col = 8 * j + 2 * t + (q & 1);
+      double acc = o.d[4 * j + q];
+      for (int k = 0; k < 8; k++) acc += (double)emu_wgmma_at(o.a, row, k) * (double)emu_wgmma_at(o.b, col, k);
+      o.d[4 * j + q] = emu_round_to_zero(acc);
+    }
+}
+static inline void emu_wgmma_issue(const emu_wgmma_op &o) {
+  emu_wgmma_count(o, 1);
+  emu_wgmma_pending.push_back(o);
+}
+static inline void kbc_wgmma_n64(float *d, unsigned long long a, unsigned long long b) { emu_wgmma_issue({d, a, b, 64}); }
+static inline void kbc_wgmma_n128(float *d, unsigned long long a, unsigned long long b) { emu_wgmma_issue({d, a, b, 128}); }
+static inline void kbc_wgmma_n256(float *d, unsigned long long a, unsigned long long b) { emu_wgmma_issue({d, a, b, 256}); }
+static inline void kbc_wgmma_fence() {}
+static inline void kbc_fence_proxy_async() {}
+static inline void kbc_wgmma_pin(float &) {}
+static inline void kbc_wgmma_commit() {
+  emu_wgmma_groups.push_back(emu_wgmma_pending);
+  emu_wgmma_pending.clear();
+}
+template <int N> static inline void kbc_wgmma_wait() {
+  auto &g = emu_wgmma_groups;
+  while (g.size() > (size_t)N) {
+    for (const emu_wgmma_op &o : g.front()) {
+      emu_wgmma_do(o);
+      emu_wgmma_count(o, -1);
+    }
+    g.erase(g.begin());
+  }
+}
 
 template <class F> static void emu_launch(unsigned grid, unsigned block, F kernel) {
   gridDim.x = grid;

@@ -1,6 +1,6 @@
 /* kernel_emu.c — checks the generated kernels on the CPU, without a GPU.
  *
- *   kernel_emu SPEC [--tf32] [--chain] [--specialize] [--misalign] [--inputs LO:HI] [--grid N] [--dir DIR]
+ *   kernel_emu SPEC [--tf32] [--sm90a] [--chain] [--specialize] [--misalign] [--inputs LO:HI] [--grid N] [--dir DIR]
  *              [--cxx CXX] AXIS=N ...
  *
  * Compiles SPEC, binds its var axes, gives the inputs pseudo-random values
@@ -18,6 +18,9 @@
  * (except where the kernel adds into a zeroed output: split-K, scatters),
  * and the guard zones around every buffer must stay untouched (they hold
  * NaNs, so reading them shows too).
+ *
+ * --sm90a generates code for sm_90a (its wgmma K loop for GEMMs whose
+ * operands are both k-major; emu.h emulates wgmma), else for sm_90.
  *
  * --specialize compiles the program specialized for the binding (its var
  * axes made constants, as the runtime does with KBC_SPECIALIZE) and also
@@ -277,7 +280,7 @@ static int run_chain(emu *E, const ir_binding *B, const char *dir, const char *c
   return bad ? 1 : 0;
 }
 
-#define USAGE "usage: kernel_emu SPEC [--tf32] [--chain] [--specialize] [--misalign] [--inputs LO:HI] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ..."
+#define USAGE "usage: kernel_emu SPEC [--tf32] [--sm90a] [--chain] [--specialize] [--misalign] [--inputs LO:HI] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ..."
 
 /* The inputs' pseudo-random values, uniform in [lo, hi), in declaration
  * order (other compilations of the spec are given copies: same_outputs). */
@@ -365,11 +368,12 @@ static int same_as_lowered(emu *E, double **pdata) {
 
 static int emu_run(emu *E, int argc, char **argv) {
   const char *spec = NULL, *dir = "/tmp/kbc_kernel_emu", *cxx = getenv("CXX") ? getenv("CXX") : "c++";
-  int tf32 = 0, gridcap = 3, nsets = 0, chain = 0, specialize = 0;
+  int tf32 = 0, sm90a = 0, gridcap = 3, nsets = 0, chain = 0, specialize = 0;
   double lo = -1, hi = 1;
   const char *sets[64];
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--tf32")) tf32 = 1;
+    else if (!strcmp(argv[i], "--sm90a")) sm90a = 1;
     else if (!strcmp(argv[i], "--chain")) chain = 1;
     else if (!strcmp(argv[i], "--specialize")) specialize = 1;
     else if (!strcmp(argv[i], "--misalign")) misalign = 1;
@@ -418,6 +422,7 @@ static int emu_run(emu *E, int argc, char **argv) {
     if (!p) return fail(kbc_diag_text(d), NULL);
   }
   cg_target t = cg_target_default();
+  t.arch_a = sm90a;
   t.opt = cg_options_from_env(); /* KBC_IDX32, KBC_MAX_TEAM, ... as the runtime reads them */
   t.precision = tf32 ? CG_PRECISION_TF32 : CG_PRECISION_FP32;
   if (!cg_generate(a, p, &t, &E->g, d)) return fail(kbc_diag_text(d), NULL);

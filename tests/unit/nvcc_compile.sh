@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # nvcc_compile.sh KBC SPEC [PRECISION] — the spec's generated CUDA C (kbc
 # compile --emit cuda, target sm_90, precision fp32 or tf32) compiles with
-# nvcc for sm_80 and sm_90 with no errors, and no GEMM or attention kernel
+# nvcc for sm_80 and sm_90 with no errors (KBC_NVCC_TARGET=sm_90a: the text
+# for sm_90a, compiled for sm_90a alone), and no GEMM or attention kernel
 # (a kernel whose comment says "schedule: gemm" or "schedule: attention")
-# spills registers or uses a stack frame.  Prints registers / shared
+# spills registers or uses a stack frame, and ptxas serializes no wgmma.  Prints registers / shared
 # memory / spills of every such kernel.
 # Exit 77 (skip) when nvcc is absent (NVCC, CUDACXX, PATH, /usr/local/cuda).
 set -u
@@ -18,20 +19,29 @@ tmp=$(mktemp -d /tmp/kbc_nvcc_XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 name=$(basename "$spec" .kb)
 cu=$tmp/$name.cu
-if ! "$kbc" compile "$spec" --emit cuda --target sm_90 --precision "$prec" -o "$cu"; then
+target=${KBC_NVCC_TARGET:-sm_90}
+archs="sm_80 sm_90"
+[ "$target" = sm_90a ] && archs=sm_90a
+if ! "$kbc" compile "$spec" --emit cuda --target "$target" --precision "$prec" -o "$cu"; then
   echo "FAIL: kbc compile $spec"
   exit 1
 fi
 # GEMM and attention kernels: the name line after their "// schedule:" comment
 gemms=$(awk '/^\/\/ schedule: /{g = ($3 == "gemm" || $3 == "attention")} g && /^[A-Za-z_][A-Za-z0-9_]*\(/{sub(/\(.*/, ""); print; g = 0}' "$cu")
 status=0
-for arch in sm_80 sm_90; do
+for arch in $archs; do
   log=$tmp/$name.$arch.log
   if ! "$nvcc" -cubin -arch=$arch -Xptxas -v -o "$tmp/$name.$arch.cubin" "$cu" > "$log" 2>&1; then
     echo "FAIL: nvcc -arch=$arch $spec ($prec)"
     grep -m 20 -i error "$log"
     status=1
     continue
+  fi
+  # ptxas serializing wgmma (C7514: something touched the accumulators of a batch in flight)
+  if grep -q C7514 "$log"; then
+    echo "FAIL: ptxas serialized wgmma at $arch:"
+    grep -m 5 C7514 "$log"
+    status=1
   fi
   for k in $gemms; do
     info=$(awk -v k="$k" 'index($0, "Compiling entry function '"'"'" k "'"'"'") {f = 1; next}

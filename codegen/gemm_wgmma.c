@@ -1,0 +1,296 @@
+/* gemm_wgmma.c — the tiled contraction's wgmma K loop (sm_90a).
+ *
+ * Before: a vector-loop plan (gemm_vec.c) whose operands are both k-major
+ * (copied in 16-byte chunks along k), on tensor cores (TF32 or 3xTF32), for
+ * a target with sm_90a's features.  After gemm_wgmma_plan(): the plan's
+ * tile (two warpgroups, each a 64 x BN / wgn block of wgmma m64nNk8
+ * products), k-tiles of 32, its stages; printed from it the helpers, the
+ * chunks' places in a stage, the warpgroup coordinates and the K loop.
+ *
+ * The stages are in the 128-byte swizzle that wgmma reads without bank
+ * conflicts: a tile row is one k-tile of one m (or n), 32 floats = 128
+ * bytes, and its 16-byte chunk c (k 4c .. 4c + 3) lies at byte
+ * r * 128 + (c ^ r % 8) * 16; eight rows form a 1024-byte atom, so the
+ * stages start 1024-byte aligned.  A warp's 32 chunks are four whole rows:
+ * 128-byte global reads, conflict-free shared writes.  A descriptor names
+ * the atom rows' start (k step kk: + 4 kk bytes), atoms 1024 bytes apart.
+ * Without the swizzle (core matrices in order) the same loop ran at 72
+ * TFLOP/s, with it at 357 (bench/micro/gemm_wgmma.cu, docs/GEMM_WGMMA.md).
+ *
+ * The loop keeps one batch of wgmma in flight: the copies of k-tile
+ * kt + S - 2 are issued, then k-tile kt's products, then those of kt - 1
+ * waited for; so the copies run S - 2 k-tiles ahead (the stage of kt - 1
+ * may still be read).  (Copies issued after the products instead: fp32
+ * 4096^3 1,898 -> 2,164 us, TF32 unchanged; H200, 2026-12-03.)  The tensor cores read
+ * fp32 operands as TF32 by ignoring the low 13 mantissa bits (truncation,
+ * where the mma.sync loops round to nearest).  3xTF32 (fp32): after a
+ * stage lands each thread writes the low parts x - (x & ~0x1fff) of the
+ * chunks it copied into a second half of the stage; three products per k
+ * step (A low x B, A x B low, A x B) into the accumulators, which are
+ * added into fp32 totals every 64 k, as the mma.sync loops do (the tensor
+ * cores' sums round toward zero).  The accumulators are pinned (an empty
+ * asm that reads and writes them) around every batch and wait, so that no
+ * other instruction touches them while a batch is in flight (ptxas would
+ * otherwise serialize the wgmma, C7514). */
+#include <math.h>
+#include <string.h>
+
+#include "gemm_impl.h"
+
+enum { WG_BK = 32, WG_ROW = 4 * WG_BK, WG_ATOM = 1024, WG_MAX_STAGES = 6 };
+
+/* ---- the plan ------------------------------------------------------------- */
+
+static double util(double x, int b) {
+  double tiles = ceil(x / b);
+  return tiles > 0 ? x / (tiles * b) : 1;
+}
+
+typedef struct {
+  int bm, bn, wgn;
+} wg_tile;
+
+/* The tile by a small model: padding waste along m, n and k; the operand
+ * reuse of the tile (outputs per element loaded, 2 bm bn / (bm + bn), whose
+ * 128 x 256 measured 1.4x the 128 x 128's throughput: 357 against 253
+ * TFLOP/s at 4 stages); a wave of one block per multiprocessor (split-K
+ * adds slices where it may). */
+static double tile_score(const cg_target *t, const gemm_shape *sh, const wg_tile *w) {
+  double m = fmin(sh->m, w->bm), n = fmin(sh->n, w->bn);
+  double inner = fmin(1.0, 2.0 * m * n / (m + n) / 170.0);
+  double tiles = ceil(sh->m / w->bm) * ceil(sh->n / w->bn) * sh->batch;
+  double slices = sh->splittable ? fmax(1.0, fmin(GEMM_SPLIT_MAX, floor(sh->k / WG_BK / GEMM_SPLIT_MIN_KTILES))) : 1;
+  double par = fmin(1.0, tiles * slices / t->sm_count);
+  return util(sh->m, w->bm) * util(sh->n, w->bn) * util(sh->k, WG_BK) * inner * par;
+}
+
+int gemm_wgmma_stage_bytes(const cg_gemm_plan *plan) {
+  const gemm_cfg *f = &plan->tiling.cfg;
+  return (f->bm + f->bn) * WG_ROW * (plan->tiling.split3 ? 2 : 1);
+}
+
+int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
+  if (!t->arch_a || t->sm < 90 || !t->opt.gemm_wgmma || !v->op[0].kmajor || !v->op[1].kmajor) return 0;
+  /* 3xTF32 holds totals beside the accumulators: 64 x 128 a warpgroup at most */
+  static const wg_tile tf32[] = {{128, 256, 1}, {128, 128, 1}, {64, 256, 2}, {128, 64, 1}, {64, 128, 2}};
+  static const wg_tile split3[] = {{128, 128, 1}, {64, 256, 2}, {128, 64, 1}, {64, 128, 2}};
+  const wg_tile *c = v->tiling.split3 ? split3 : tf32;
+  int n = v->tiling.split3 ? 4 : 5, best = -1;
+  double best_score = -1;
+  for (int i = 0; i < n; i++) {
+    double sc = tile_score(t, &v->tiling.shape, &c[i]);
+    if (sc > best_score + 1e-9) best_score = sc, best = i;
+  }
+  /* Products too small to fill a wave of these tiles, or of one k-tile,
+   * keep the mma.sync loop, whose smaller tiles run two blocks a
+   * multiprocessor: on the H200 (2026-12-03) CViT at batch 10 took 300 us
+   * with wgmma for its linears against 166, and 512 x 3072 x 768 62 against
+   * 53 (docs/GEMM_WGMMA.md). */
+  const gemm_shape *sh = &v->tiling.shape;
+  double tiles = ceil(sh->m / c[best].bm) * ceil(sh->n / c[best].bn) * sh->batch;
+  double slices = sh->splittable ? fmax(1.0, fmin(GEMM_SPLIT_MAX, floor(sh->k / WG_BK / GEMM_SPLIT_MIN_KTILES))) : 1;
+  if (t->opt.gemm_wgmma == 3) best = 0; /* testing: the largest tile (KBC_GEMM_WGMMA=3) */
+  if (t->opt.gemm_wgmma == 1 && (tiles * slices < t->sm_count || sh->k < 2 * WG_BK)) return 0;
+  gemm_cfg *f = &v->tiling.cfg;
+  *f = (gemm_cfg){.mma = 1, .bm = c[best].bm, .bn = c[best].bn, .bk = WG_BK, .sa = c[best].bm, .sb = c[best].bn,
+                  .wm = 4 * (2 / c[best].wgn), .wn = c[best].wgn, .mi = 1, .ni = c[best].bn / c[best].wgn / 8};
+  v->wgn = c[best].wgn;
+  v->op[0].bx = f->bm;
+  v->op[1].bx = f->bn;
+  for (int w = 0; w < 2; w++) gemm_vec_plan(a, &v->op[w], WG_BK);
+  int stages = (t->smem_per_block - WG_ATOM) / gemm_wgmma_stage_bytes(v);
+  if (stages > WG_MAX_STAGES) stages = WG_MAX_STAGES;
+  if (stages < 3) return 0;
+  gemm_count_tiles(a, &v->tiling);
+  v->stages = stages;
+  v->wgmma = 1;
+  return 1;
+}
+
+/* ---- the helpers ---------------------------------------------------------- */
+
+static const char wgmma_helpers[] =
+    "#ifndef KBC_WGMMA_HELPERS\n"
+    "#define KBC_WGMMA_HELPERS\n"
+    "// wgmma (sm_90a): a shared-memory descriptor of a K-major tile in the 128-byte swizzle\n"
+    "// (start address a, 8-row atoms 1024 bytes apart); the fence before a batch, its commit, the\n"
+    "// wait until at most N batches are in flight; shared writes made visible to wgmma; an\n"
+    "// accumulator register pinned (no other instruction may touch it while wgmma are in flight).\n"
+    "__device__ __forceinline__ unsigned long long kbc_wgmma_desc(unsigned a) {\n"
+    "  return (unsigned long long)((a & 0x3ffffu) >> 4) | 0x4000004000010000ull;\n"
+    "}\n"
+    "__device__ __forceinline__ void kbc_wgmma_fence() { asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\"); }\n"
+    "__device__ __forceinline__ void kbc_wgmma_commit() { asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\"); }\n"
+    "template <int N> __device__ __forceinline__ void kbc_wgmma_wait() {\n"
+    "  asm volatile(\"wgmma.wait_group.sync.aligned %0;\" ::\"n\"(N) : \"memory\");\n"
+    "}\n"
+    "__device__ __forceinline__ void kbc_fence_proxy_async() { asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); }\n"
+    "__device__ __forceinline__ void kbc_wgmma_pin(float &r) { asm volatile(\"\" : \"+f\"(r)::\"memory\"); }\n"
+    "#endif\n\n";
+
+/* d (64 x n, n / 2 floats a thread) += A (64 x 8) B (8 x n), both tiles in
+ * shared memory, TF32. */
+static void product_helper(kbc_buf *out, int n) {
+  int r = n / 2;
+  kbc_buf_printf(out, "#ifndef KBC_WGMMA_N%d\n#define KBC_WGMMA_N%d\n", n, n);
+  kbc_buf_printf(out, "// d (64 x %d, %d floats a thread) += A (64 x 8) B (8 x %d), TF32, both from shared memory.\n", n,
+                 r, n);
+  kbc_buf_printf(out,
+                 "__device__ __forceinline__ void kbc_wgmma_n%d(float *d, unsigned long long a, unsigned long long b) {\n",
+                 n);
+  kbc_buf_printf(out, "  asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%%d, 0; \"\n", r + 2);
+  kbc_buf_printf(out, "               \"wgmma.mma_async.sync.aligned.m64n%dk8.f32.tf32.tf32 {", n);
+  for (int i = 0; i < r; i++) kbc_buf_printf(out, "%s%%%d", i ? ", " : "", i);
+  kbc_buf_printf(out, "}, %%%d, %%%d, p, 1, 1; }\"\n               :", r, r + 1);
+  for (int i = 0; i < r; i++) kbc_buf_printf(out, "%s\"+f\"(d[%d])", i ? ", " : " ", i);
+  kbc_buf_puts(out, "\n               : \"l\"(a), \"l\"(b), \"r\"(1));\n}\n#endif\n\n");
+}
+
+void gemm_wgmma_helpers(kbc_buf *out, const cg_gemm_plan *plan) {
+  kbc_buf_puts(out, wgmma_helpers);
+  product_helper(out, plan->tiling.cfg.bn / plan->wgn);
+}
+
+/* ---- emission ------------------------------------------------------------- */
+
+/* Byte offsets in a stage: A's tile, B's, and (3xTF32) the low parts' half. */
+static int tile_at(const cg_gemm_plan *plan, const gemm_operand *o) { return o->tag == 'a' ? 0 : plan->tiling.cfg.bm * WG_ROW; }
+static int half_at(const cg_gemm_plan *plan) { return (plan->tiling.cfg.bm + plan->tiling.cfg.bn) * WG_ROW; }
+
+const char *gemm_wgmma_chunk_off(gemm_emitter *ge, const gemm_operand *o, int j, const char *stage) {
+  return cg_fmt(&ge->emit, "(unsigned)((%s) * %d + %d + (%s) * %d + ((((%s) / 4) ^ ((%s) %% 8)) * 16))", stage,
+                gemm_wgmma_stage_bytes(ge->plan), tile_at(ge->plan, o), o->xl[j], WG_ROW, o->kl[j], o->xl[j]);
+}
+
+void gemm_wgmma_coords(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  int wn = plan->tiling.cfg.bn / plan->wgn;
+  cg_line(out, "const int _warp = _tid / 32, _lane = _tid %% 32;");
+  cg_line(out, "const int _g = _lane / 4, _t4 = _lane %% 4; // accumulator fragment row group, thread in group");
+  cg_line(out, "const int _wg = _warp / 4; // warpgroup: a 64 x %d block of the tile, by wgmma", wn);
+  if (plan->wgn == 1)
+    cg_line(out, "const int _wm0 = _wg * 64 + (_warp %% 4) * 16, _wn0 = 0; // the warp's 16 rows of it");
+  else cg_line(out, "const int _wm0 = (_warp %% 4) * 16, _wn0 = _wg * %d; // the warp's 16 rows of it", wn);
+}
+
+/* The low parts of this thread's chunks of stage _cur (3xTF32). */
+static void emit_low_parts(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  cg_line(out, "// the low parts x - (x & ~0x1fff) of this thread's chunks, into the stage's second half");
+  for (int w = 0; w < 2; w++) {
+    const gemm_operand *o = &plan->op[w];
+    for (int j = 0; j < o->chunks; j++) {
+      int total = o->bx * WG_BK / 4, part = o->chunk_partial && j == o->chunks - 1 ? total - j * GEMM_THREADS : 0;
+      cg_line(out, "%s{", part ? cg_fmt(out, "if (_tid < %d) ", part) : "");
+      cg_line(out, "  const unsigned _so = %s;", gemm_wgmma_chunk_off(ge, o, j, "_cur"));
+      cg_line(out, "  const float4 _v = *(const float4 *)(_sp + _so / 4);");
+      cg_line(out, "  float4 _l;");
+      for (int q = 0; q < 4; q++)
+        cg_line(out, "  _l.%c = _v.%c - __uint_as_float(__float_as_uint(_v.%c) & 0xffffe000u);", "xyzw"[q], "xyzw"[q],
+                "xyzw"[q]);
+      cg_line(out, "  *(float4 *)(_sp + (_so + %du) / 4) = _l;", half_at(plan));
+      cg_line(out, "}");
+    }
+  }
+}
+
+static void emit_pin(gemm_emitter *ge, int n) {
+  cg_line(&ge->emit, "#pragma unroll");
+  cg_line(&ge->emit, "for (int _q = 0; _q < %d; ++_q) kbc_wgmma_pin(_ap[_q]);", n);
+}
+
+void gemm_wgmma_k_loop(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  const gemm_cfg *f = &plan->tiling.cfg;
+  int S = plan->stages, P = S - 2, split3 = plan->tiling.split3, wn = f->bn / plan->wgn, nacc = wn / 2;
+  int stage = gemm_wgmma_stage_bytes(plan), half = half_at(plan);
+  cg_line(out, "// k-tiles 0 .. %d -> stages 0 .. %d (%d ahead: the k-tile before's wgmma may still read its stage)",
+          P - 1, P - 1, P);
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _st = 0; _st < %d; ++_st) {", P);
+  out->indent++;
+  cg_line(out, "if (_st < _nkt) {");
+  out->indent++;
+  cg_line(out, "const long long _kb = (_kt0 + _st) * %d;", WG_BK);
+  gemm_emit_copies(ge, "_st");
+  gemm_emit_k_advance(ge);
+  out->indent--;
+  cg_line(out, "}");
+  cg_line(out, "kbc_cp_commit();");
+  out->indent--;
+  cg_line(out, "}");
+  cg_line(out, "float *const _ap = &_acc[0][0][0]; // this thread's %d accumulators", nacc);
+  cg_line(out, "int _cur = 0, _nxt = %d; // the stages of k-tiles _kt and _kt + %d", P, P);
+  cg_line(out, "for (long long _kt = 0; _kt < _nkt; ++_kt) {");
+  out->indent++;
+  cg_line(out, "kbc_cp_wait<%d>(); // this thread's copies of k-tile _kt landed", P - 1);
+  if (split3) emit_low_parts(ge);
+  cg_line(out, "kbc_fence_proxy_async(); // this thread's shared writes visible to wgmma");
+  cg_line(out, "__syncthreads(); // k-tile _kt landed for every thread; stage _nxt read by no wgmma in flight");
+  cg_line(out, "if (_kt + %d < _nkt) { // k-tile _kt + %d -> stage _nxt, in flight during the products below", P, P);
+  out->indent++;
+  cg_line(out, "const long long _kb = (_kt0 + _kt + %d) * %d;", P, WG_BK);
+  gemm_emit_copies(ge, "_nxt");
+  gemm_emit_k_advance(ge);
+  out->indent--;
+  cg_line(out, "}");
+  cg_line(out, "kbc_cp_commit();");
+  emit_pin(ge, nacc);
+  cg_line(out, "kbc_wgmma_fence();");
+  cg_line(out, "{");
+  out->indent++;
+  cg_line(out, "const unsigned _sa = _sw + _cur * %du + %s, _sb = _sw + _cur * %du + %du%s; // the warpgroup's rows",
+          stage, plan->wgn == 1 ? "_wg * 8192u" : "0u", stage, f->bm * WG_ROW,
+          plan->wgn == 1 ? "" : cg_fmt(out, " + _wg * %du", wn * WG_ROW));
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _kk = 0; _kk < %d; _kk += 8) {", WG_BK);
+  if (split3) {
+    cg_line(out, "  kbc_wgmma_n%d(_ap, kbc_wgmma_desc(_sa + %du + _kk * 4), kbc_wgmma_desc(_sb + _kk * 4)); // A low x B", wn,
+            half);
+    cg_line(out, "  kbc_wgmma_n%d(_ap, kbc_wgmma_desc(_sa + _kk * 4), kbc_wgmma_desc(_sb + %du + _kk * 4)); // A x B low", wn,
+            half);
+  }
+  cg_line(out, "  kbc_wgmma_n%d(_ap, kbc_wgmma_desc(_sa + _kk * 4), kbc_wgmma_desc(_sb + _kk * 4));", wn);
+  cg_line(out, "}");
+  out->indent--;
+  cg_line(out, "}");
+  cg_line(out, "kbc_wgmma_commit();");
+  emit_pin(ge, nacc);
+  if (split3) {
+    cg_line(out, "if ((_kt & 1) == 1) { // every 64 k: the tensor cores' sums (rounded toward zero) into fp32 totals");
+    out->indent++;
+    cg_line(out, "kbc_wgmma_wait<0>();");
+    emit_pin(ge, nacc);
+    cg_line(out, "float *const _tp = &_tot[0][0][0];");
+    cg_line(out, "#pragma unroll");
+    cg_line(out, "for (int _q = 0; _q < %d; ++_q) { _tp[_q] += _ap[_q]; _ap[_q] = 0.0f; }", nacc);
+    out->indent--;
+    cg_line(out, "} else {");
+    cg_line(out, "  kbc_wgmma_wait<1>(); // k-tile _kt - 1's products done: its stage free");
+    out->indent++;
+    emit_pin(ge, nacc);
+    out->indent--;
+    cg_line(out, "}");
+  } else {
+    cg_line(out, "kbc_wgmma_wait<1>(); // k-tile _kt - 1's products done: its stage free");
+    emit_pin(ge, nacc);
+  }
+  cg_line(out, "_cur = _cur == %d ? 0 : _cur + 1;", S - 1);
+  cg_line(out, "_nxt = _nxt == %d ? 0 : _nxt + 1;", S - 1);
+  out->indent--;
+  cg_line(out, "}");
+  cg_line(out, "kbc_wgmma_wait<0>();");
+  emit_pin(ge, nacc);
+  cg_line(out, "kbc_cp_wait<0>();");
+  cg_line(out, "__syncthreads(); // the stages free: for the epilogue's tile and the next tile's copies");
+  if (split3) {
+    cg_line(out, "{ // the totals: _acc = _tot + the last k-tile's sums");
+    cg_line(out, "  const float *const _tp = &_tot[0][0][0];");
+    cg_line(out, "  #pragma unroll");
+    cg_line(out, "  for (int _q = 0; _q < %d; ++_q) _ap[_q] += _tp[_q];", nacc);
+    cg_line(out, "}");
+  }
+}
