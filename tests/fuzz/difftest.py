@@ -3,7 +3,7 @@ their generated kernels against the CPU reference interpreter.
 
     difftest.py emu  --kbc KBC --emu KERNEL_EMU [--seeds A:B] [--fresh N] [--jobs J] [--features LIST]
                      [--variants LIST] [--keep DIR] [--time-limit S]
-    difftest.py gpu  --kbc KBC [--seeds A:B] [--jobs J] [--variants fp32,tf32,idx64,...] [--keep DIR]
+    difftest.py gpu  --kbc KBC [--seeds A:B[,C,...]] [--jobs J] [--variants fp32,tf32,idx64,...] [--keep DIR]
     difftest.py replay --kbc KBC (--emu KERNEL_EMU | --gpu) CASE.kb...   # kept regressions
 
 Oracles, per spec:
@@ -433,8 +433,12 @@ def one(checker, seed, args, keepdir):
 
 
 def parse_seeds(s):
-    a, _, b = s.partition(":")
-    return list(range(int(a), int(b))) if b else [int(a)]
+    """A:B (B excluded), single seeds, or a comma-separated list of both."""
+    out = []
+    for part in s.split(","):
+        a, _, b = part.partition(":")
+        out += list(range(int(a), int(b))) if b else [int(a)]
+    return out
 
 
 def replay(args):

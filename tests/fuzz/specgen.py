@@ -60,8 +60,8 @@ class Tensor:
 class Gen:
     def __init__(self, seed, size, features):
         self.r = random.Random(seed)
-        # draws added after a seed's specs were fixed in docs and regressions, from a stream of their
-        # own, so that the main stream (and with it every earlier seed's spec) stays as it was
+        # draws added later come from a stream of their own, so that the main stream's draws stay
+        # as they were (a seed's spec changes only where such a draw changes it)
         self.r_late = random.Random(seed ^ 0x5EED5)
         self.size = size
         self.features = set(features)
