@@ -530,6 +530,23 @@ static void emit_k_loop(gemm_emitter *ge) {
   emit_flush(ge, 1);
 }
 
+void gemm_emit_first_copies(gemm_emitter *ge, int ahead) {
+  cg_emit *out = &ge->emit;
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _st = 0; _st < %d; ++_st) {", ahead);
+  out->indent++;
+  cg_line(out, "if (_st < _nkt) {");
+  out->indent++;
+  cg_line(out, "const long long _kb = (_kt0 + _st) * %d;", ge->plan->tiling.cfg.bk);
+  gemm_emit_copies(ge, "_st");
+  gemm_emit_k_advance(ge);
+  out->indent--;
+  cg_line(out, "}");
+  cg_line(out, "kbc_cp_commit();");
+  out->indent--;
+  cg_line(out, "}");
+}
+
 /* The pipelined K loop: k-tiles requested stages - 1 ahead into a ring of
  * shared stages by cp.async (a commit group per k-tile, none past the
  * end); per k-tile one wait and one barrier, after which its stage is
@@ -539,19 +556,7 @@ static void emit_k_loop_async(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   int bk = ge->plan->tiling.cfg.bk, S = ge->plan->stages;
   cg_line(out, "// k-tiles 0 .. %d -> stages 0 .. %d", S - 2, S - 2);
-  cg_line(out, "#pragma unroll");
-  cg_line(out, "for (int _st = 0; _st < %d; ++_st) {", S - 1);
-  out->indent++;
-  cg_line(out, "if (_st < _nkt) {");
-  out->indent++;
-  cg_line(out, "const long long _kb = (_kt0 + _st) * %d;", bk);
-  gemm_emit_copies(ge, "_st");
-  gemm_emit_k_advance(ge);
-  out->indent--;
-  cg_line(out, "}");
-  cg_line(out, "kbc_cp_commit();");
-  out->indent--;
-  cg_line(out, "}");
+  gemm_emit_first_copies(ge, S - 1);
   cg_line(out, "int _cur = 0, _nxt = %d; // the stages of k-tiles _kt and _kt + %d", S - 1, S - 1);
   cg_line(out, "for (long long _kt = 0; _kt < _nkt; ++_kt) {");
   out->indent++;

@@ -189,22 +189,28 @@ static void emit_column_indices(gemm_emitter *ge, const char *j) {
     cg_line(&ge->emit, "const long long %s = _col_%s[%s];", ge->names[c->n[i]], ge->names[c->n[i]], j);
 }
 
-/* A run of vec outputs: one vector store when the whole run is in range
- * and aligned, else one by one. */
-static void emit_vector_store(gemm_emitter *ge, const cg_flat_spaces *flat) {
+/* The run's values _v stored from the address of its first element (its
+ * column indices bound): one vector store when the whole run is in range
+ * (element k is where `pre k post` holds) and aligned, else one by one. */
+static void emit_run_store(gemm_emitter *ge, const cg_flat_spaces *flat, const char *pre, const char *post) {
   cg_emit *out = &ge->emit;
   const ir_stmt *s = ge->plan->s;
   int vec = ge->plan->epilogue.vec;
-  /* the run's first element: its address, then the vector store */
-  cg_line(out, "if (!_colok[_j0]) continue;");
-  emit_column_indices(ge, "_j0");
   cg_line(out, "float *_p = &%s[%s];", ge->ctx->names->tensor[s->out->id], cg_offset_in(out, s->out, s->lhs, flat));
-  cg_line(out, "if (_colok[_j0 + %d] && ((unsigned long long)_p & %dULL) == 0) {", vec - 1, 4 * vec - 1);
+  cg_line(out, "if (%s && ((unsigned long long)_p & %dULL) == 0) {", cg_fmt(out, "%s%d%s", pre, vec - 1, post), 4 * vec - 1);
   if (vec == 4) cg_line(out, "  *(float4 *)_p = make_float4(_v[0], _v[1], _v[2], _v[3]);");
   else cg_line(out, "  *(float2 *)_p = make_float2(_v[0], _v[1]);");
   cg_line(out, "} else { // one by one, each in range (columns in range form a prefix of the run)");
-  for (int k = 0; k < vec; k++) cg_line(out, "  if (_colok[_j0 + %d]) _p[%d] = _v[%d];", k, k, k);
+  for (int k = 0; k < vec; k++) cg_line(out, "  if (%s%d%s) _p[%d] = _v[%d];", pre, k, post, k, k);
   cg_line(out, "}");
+}
+
+/* A run of vec outputs: its first element's column indices, then the
+ * store. */
+static void emit_vector_store(gemm_emitter *ge, const cg_flat_spaces *flat) {
+  cg_line(&ge->emit, "if (!_colok[_j0]) continue;");
+  emit_column_indices(ge, "_j0");
+  emit_run_store(ge, flat, "_colok[_j0 + ", "]");
 }
 
 /* The thread's rows, and per row its runs of columns: each element's
@@ -260,7 +266,6 @@ static void emit_parked(gemm_emitter *ge, int n_rows, int n_cols, const cg_flat_
   const gemm_cfg *f = &plan->tiling.cfg;
   const cg_contraction *c = &plan->tiling.c;
   const gemm_epilogue *ep = &plan->epilogue;
-  const ir_stmt *s = plan->s;
   int nacc = f->mi * f->ni * 4, vec = ep->vec;
   cg_line(out, "// the accumulators parked in the free stages, read back by a rolled loop (small code)");
   cg_line(out, "#pragma unroll");
@@ -294,13 +299,7 @@ static void emit_parked(gemm_emitter *ge, int n_rows, int n_cols, const cg_flat_
   if (vec > 1) {
     if (!ep->nflat) gemm_decode_named(ge, "_nr", c->n, c->n_n, "");
     else ge->bind[c->n[c->n_n - 1]] = "_nr";
-    cg_line(out, "float *_p = &%s[%s];", ge->ctx->names->tensor[s->out->id], cg_offset_in(out, s->out, s->lhs, flat));
-    cg_line(out, "if (_nr + %d < _N && ((unsigned long long)_p & %dULL) == 0) {", vec - 1, 4 * vec - 1);
-    if (vec == 4) cg_line(out, "  *(float4 *)_p = make_float4(_v[0], _v[1], _v[2], _v[3]);");
-    else cg_line(out, "  *(float2 *)_p = make_float2(_v[0], _v[1]);");
-    cg_line(out, "} else { // one by one, each in range");
-    for (int k = 0; k < vec; k++) cg_line(out, "  if (_nr + %d < _N) _p[%d] = _v[%d];", k, k, k);
-    cg_line(out, "}");
+    emit_run_store(ge, flat, "_nr + ", " < _N");
   }
   out->indent--;
   cg_line(out, "}");

@@ -203,6 +203,9 @@ void gemm_emit_stores(gemm_emitter *ge, const char *buf);
 /* The pipelined K loop's copies of one k-tile (k offsets at _kb) into
  * shared stage `stage` (cp.async, zero outside M, N, K). */
 void gemm_emit_copies(gemm_emitter *ge, const char *stage);
+/* gemm_emit.c: the pipelined loops' first copies, k-tiles 0 .. ahead - 1
+ * into stages 0 .. ahead - 1, a commit group each (empty past the end). */
+void gemm_emit_first_copies(gemm_emitter *ge, int ahead);
 
 /* gemm_vec.c: the vector K loop.  Whether operand o can be copied in
  * chunks (gemm_plan.c asks before choosing plan->vec); its chunk slots at

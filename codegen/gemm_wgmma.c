@@ -209,19 +209,7 @@ void gemm_wgmma_k_loop(gemm_emitter *ge) {
   int stage = gemm_wgmma_stage_bytes(plan), half = half_at(plan);
   cg_line(out, "// k-tiles 0 .. %d -> stages 0 .. %d (%d ahead: the k-tile before's wgmma may still read its stage)",
           P - 1, P - 1, P);
-  cg_line(out, "#pragma unroll");
-  cg_line(out, "for (int _st = 0; _st < %d; ++_st) {", P);
-  out->indent++;
-  cg_line(out, "if (_st < _nkt) {");
-  out->indent++;
-  cg_line(out, "const long long _kb = (_kt0 + _st) * %d;", WG_BK);
-  gemm_emit_copies(ge, "_st");
-  gemm_emit_k_advance(ge);
-  out->indent--;
-  cg_line(out, "}");
-  cg_line(out, "kbc_cp_commit();");
-  out->indent--;
-  cg_line(out, "}");
+  gemm_emit_first_copies(ge, P);
   cg_line(out, "float *const _ap = &_acc[0][0][0]; // this thread's %d accumulators", nacc);
   cg_line(out, "int _cur = 0, _nxt = %d; // the stages of k-tiles _kt and _kt + %d", P, P);
   cg_line(out, "for (long long _kt = 0; _kt < _nkt; ++_kt) {");
