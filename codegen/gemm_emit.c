@@ -467,8 +467,7 @@ static void emit_math_mma(gemm_emitter *ge) {
  * BK <= GEMM_FLUSH_K, a power of two) the accumulators are added into fp32
  * totals (rounded to nearest) and zeroed (the model: about 1e-6 at any K).
  * At the end (all = 1) every k-tile's remainder. */
-enum { GEMM_FLUSH_K = 64 };
-static void emit_flush(gemm_emitter *ge, int all) {
+void gemm_emit_flush(gemm_emitter *ge, int all) {
   cg_emit *out = &ge->emit;
   const gemm_cfg *f = &ge->plan->tiling.cfg;
   if (!ge->plan->tiling.split3) return;
@@ -522,12 +521,12 @@ static void emit_k_loop(gemm_emitter *ge) {
   gemm_emit_table_write(ge, "_cur");
   if (ge->plan->tiling.mma) emit_math_mma(ge);
   else emit_math_ffma(ge);
-  emit_flush(ge, 0);
+  gemm_emit_flush(ge, 0);
   gemm_emit_stores(ge, "_cur ^ 1");
   cg_line(out, "__syncthreads();");
   out->indent--;
   cg_line(out, "}");
-  emit_flush(ge, 1);
+  gemm_emit_flush(ge, 1);
 }
 
 void gemm_emit_first_copies(gemm_emitter *ge, int ahead) {
@@ -572,14 +571,14 @@ static void emit_k_loop_async(gemm_emitter *ge) {
   cg_line(out, "kbc_cp_commit();");
   if (ge->plan->tiling.mma) emit_math_mma(ge);
   else emit_math_ffma(ge);
-  emit_flush(ge, 0);
+  gemm_emit_flush(ge, 0);
   cg_line(out, "_cur = _cur == %d ? 0 : _cur + 1;", S - 1);
   cg_line(out, "_nxt = _nxt == %d ? 0 : _nxt + 1;", S - 1);
   out->indent--;
   cg_line(out, "}");
   cg_line(out, "kbc_cp_wait<0>();");
   cg_line(out, "__syncthreads(); // the stages free: for the epilogue's tile and the next tile's copies");
-  emit_flush(ge, 1);
+  gemm_emit_flush(ge, 1);
 }
 
 void cg_emit_gemm(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k) {

@@ -59,6 +59,11 @@ typedef struct {
 } gemm_tiling;
 
 double gemm_tile_estimate(const sym *x);
+/* The fraction of tiles of b covering x that x uses (padding waste). */
+double gemm_util(double x, int b);
+/* Split-K's most slices for shape sh at k-tiles of bk (1 where it may not
+ * split): up to GEMM_SPLIT_MAX of at least GEMM_SPLIT_MIN_KTILES k-tiles. */
+double gemm_slices(const gemm_shape *sh, int bk);
 /* Bytes of one stage of the A and B tiles; of the register-staged K loop's
  * two (gemm_smem_bytes). */
 int gemm_stage_bytes(const gemm_cfg *f);
@@ -206,6 +211,12 @@ void gemm_emit_copies(gemm_emitter *ge, const char *stage);
 /* gemm_emit.c: the pipelined loops' first copies, k-tiles 0 .. ahead - 1
  * into stages 0 .. ahead - 1, a commit group each (empty past the end). */
 void gemm_emit_first_copies(gemm_emitter *ge, int ahead);
+/* 3xTF32: every GEMM_FLUSH_K reductions the tensor cores' sums go into
+ * fp32 totals (gemm_emit.c says why); gemm_emit_flush prints that flush
+ * (all = 0) or, after the K loop, the totals added into the accumulators
+ * (all = 1).  Nothing for a TF32 or FFMA tile. */
+enum { GEMM_FLUSH_K = 64 };
+void gemm_emit_flush(gemm_emitter *ge, int all);
 
 /* gemm_vec.c: the vector K loop.  Whether operand o can be copied in
  * chunks (gemm_plan.c asks before choosing plan->vec); its chunk slots at
@@ -232,6 +243,7 @@ void cg_emit_ldsm_helpers(kbc_buf *out);
  * helpers; a chunk's byte offset in a stage (C expression, from the local
  * row and k of chunk slot j); the thread's warpgroup coordinates; the K
  * loop. */
+enum { GEMM_WGMMA_ALIGN = 1024 }; /* the stages' alignment (the swizzle's atoms), allocated beyond them */
 int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v);
 void gemm_wgmma_helpers(kbc_buf *out, const cg_gemm_plan *plan);
 int gemm_wgmma_stage_bytes(const cg_gemm_plan *plan);

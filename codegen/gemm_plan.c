@@ -261,13 +261,6 @@ static int epilogue_collapses(kbc_arena *a, const cg_gemm_plan *plan, const int 
   return collapses(a, plan, s->rhs, ids, n) && cg_collapse(a, s, ir_flat_offset(a, s->out, s->lhs), ids, n);
 }
 
-/* The direct epilogue: row and column digits decoded only where some
- * address needs them (flat spaces: offsets through _m / _n); a thread's
- * columns in runs (4 for FFMA tiles of 4-wide chunks, 2 for mma
- * fragments, else its tn contiguous columns); vector stores where the
- * output's flat offset steps by exactly one along the flattened N indices
- * (a thread's consecutive columns are consecutive floats) and the sum is
- * not split. */
 /* Library calls (and divisions) in e outside the reduction r. */
 static int calls(const ir_expr *e, const ir_expr *r) {
   if (e == r) return 0;
@@ -283,6 +276,13 @@ static int calls(const ir_expr *e, const ir_expr *r) {
 
 enum { GEMM_PARK_CALLS = 64 }; /* library calls per thread from which the epilogue is rolled */
 
+/* The direct epilogue: row and column digits decoded only where some
+ * address needs them (flat spaces: offsets through _m / _n); a thread's
+ * columns in runs (4 for FFMA tiles of 4-wide chunks, 2 for mma
+ * fragments, else its tn contiguous columns); vector stores where the
+ * output's flat offset steps by exactly one along the flattened N indices
+ * (a thread's consecutive columns are consecutive floats) and the sum is
+ * not split. */
 static void plan_direct(kbc_arena *a, cg_gemm_plan *plan) {
   const cg_contraction *c = &plan->tiling.c;
   const gemm_cfg *f = &plan->tiling.cfg;
@@ -458,7 +458,7 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   k->smem = 0; /* register-staged: static __shared__, <= 48 KB */
   if (plan->stages > 2) {
     int cs = plan->epilogue.staged ? f->bm * (plan->epilogue.nc + 1) * 4 : 0;
-    k->smem = plan->stages * gemm_plan_stage_bytes(plan) + (plan->wgmma ? 1024 : 0); /* wgmma: aligned up */
+    k->smem = plan->stages * gemm_plan_stage_bytes(plan) + (plan->wgmma ? GEMM_WGMMA_ALIGN : 0); /* aligned up */
     if (cs > k->smem) k->smem = cs;
   }
   k->work = plan->split ? sym_scale(a, tl->tiles, GEMM_SPLIT_MAX) : tl->tiles;

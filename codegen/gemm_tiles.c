@@ -29,9 +29,13 @@ double gemm_tile_estimate(const sym *x) {
 
 /* ---- tile shapes --------------------------------------------------------- */
 
-static double util(double x, int b) {
+double gemm_util(double x, int b) {
   double tiles = ceil(x / b);
   return tiles > 0 ? x / (tiles * b) : 1;
+}
+
+double gemm_slices(const gemm_shape *sh, int bk) {
+  return sh->splittable ? fmax(1.0, fmin(GEMM_SPLIT_MAX, floor(sh->k / bk / GEMM_SPLIT_MIN_KTILES))) : 1;
 }
 
 
@@ -55,11 +59,8 @@ static double score(const cg_target *t, const gemm_shape *sh, const gemm_cfg *f)
   double tiles = ceil(sh->m / f->bm) * ceil(sh->n / f->bn) * sh->batch;
   int acc = f->mma ? f->mi * f->ni * 4 : f->tm * f->tn;
   double slots = (double)t->sm_count * (acc >= 48 ? 1 : 2);
-  /* with split-K, up to GEMM_SPLIT_MAX slices of at least
-   * GEMM_SPLIT_MIN_KTILES k-tiles per output tile */
-  double slices = sh->splittable ? fmax(1.0, fmin(GEMM_SPLIT_MAX, floor(sh->k / f->bk / GEMM_SPLIT_MIN_KTILES))) : 1;
-  double par = fmin(1.0, tiles * slices / slots);
-  return util(sh->m, f->bm) * util(sh->n, f->bn) * util(sh->k, f->bk) * inner * par;
+  double par = fmin(1.0, tiles * gemm_slices(sh, f->bk) / slots); /* with split-K's slices */
+  return gemm_util(sh->m, f->bm) * gemm_util(sh->n, f->bn) * gemm_util(sh->k, f->bk) * inner * par;
 }
 
 long long gemm_split_count(long long out_tiles, long long ktiles, int slots, long long below) {
@@ -85,7 +86,7 @@ static int choose_bk(const gemm_shape *sh, gemm_cfg *f) {
   f->bk = 8;
   if (sh->k >= 64 && (f->bm + f->bn) * 16 / GEMM_THREADS <= 24) {
     f->bk = 16;
-    if (gemm_smem_bytes(f) > GEMM_SMEM_TILES || util(sh->k, 16) < util(sh->k, 8)) f->bk = 8;
+    if (gemm_smem_bytes(f) > GEMM_SMEM_TILES || gemm_util(sh->k, 16) < gemm_util(sh->k, 8)) f->bk = 8;
   }
   return gemm_smem_bytes(f) <= GEMM_SMEM_TILES;
 }

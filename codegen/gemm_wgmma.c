@@ -37,18 +37,17 @@
 
 #include "gemm_impl.h"
 
-enum { WG_BK = 32, WG_ROW = 4 * WG_BK, WG_ATOM = 1024, WG_MAX_STAGES = 6 };
+enum { WG_BK = 32, WG_ROW = 4 * WG_BK, WG_MAX_STAGES = 6 };
 
 /* ---- the plan ------------------------------------------------------------- */
-
-static double util(double x, int b) {
-  double tiles = ceil(x / b);
-  return tiles > 0 ? x / (tiles * b) : 1;
-}
 
 typedef struct {
   int bm, bn, wgn;
 } wg_tile;
+
+static double tile_count(const gemm_shape *sh, const wg_tile *w) {
+  return ceil(sh->m / w->bm) * ceil(sh->n / w->bn) * sh->batch;
+}
 
 /* The tile by a small model: padding waste along m, n and k; the operand
  * reuse of the tile (outputs per element loaded, 2 bm bn / (bm + bn), whose
@@ -58,10 +57,8 @@ typedef struct {
 static double tile_score(const cg_target *t, const gemm_shape *sh, const wg_tile *w) {
   double m = fmin(sh->m, w->bm), n = fmin(sh->n, w->bn);
   double inner = fmin(1.0, 2.0 * m * n / (m + n) / 170.0);
-  double tiles = ceil(sh->m / w->bm) * ceil(sh->n / w->bn) * sh->batch;
-  double slices = sh->splittable ? fmax(1.0, fmin(GEMM_SPLIT_MAX, floor(sh->k / WG_BK / GEMM_SPLIT_MIN_KTILES))) : 1;
-  double par = fmin(1.0, tiles * slices / t->sm_count);
-  return util(sh->m, w->bm) * util(sh->n, w->bn) * util(sh->k, WG_BK) * inner * par;
+  double par = fmin(1.0, tile_count(sh, w) * gemm_slices(sh, WG_BK) / t->sm_count);
+  return gemm_util(sh->m, w->bm) * gemm_util(sh->n, w->bn) * gemm_util(sh->k, WG_BK) * inner * par;
 }
 
 int gemm_wgmma_stage_bytes(const cg_gemm_plan *plan) {
@@ -87,10 +84,9 @@ int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
    * with wgmma for its linears against 166, and 512 x 3072 x 768 62 against
    * 53 (docs/GEMM_WGMMA.md). */
   const gemm_shape *sh = &v->tiling.shape;
-  double tiles = ceil(sh->m / c[best].bm) * ceil(sh->n / c[best].bn) * sh->batch;
-  double slices = sh->splittable ? fmax(1.0, fmin(GEMM_SPLIT_MAX, floor(sh->k / WG_BK / GEMM_SPLIT_MIN_KTILES))) : 1;
+  int fills = tile_count(sh, &c[best]) * gemm_slices(sh, WG_BK) >= t->sm_count;
   if (t->opt.gemm_wgmma == 3) best = 0; /* testing: the largest tile (KBC_GEMM_WGMMA=3) */
-  if (t->opt.gemm_wgmma == 1 && (tiles * slices < t->sm_count || sh->k < 2 * WG_BK)) return 0;
+  if (t->opt.gemm_wgmma == 1 && (!fills || sh->k < 2 * WG_BK)) return 0;
   gemm_cfg *f = &v->tiling.cfg;
   *f = (gemm_cfg){.mma = 1, .bm = c[best].bm, .bn = c[best].bn, .bk = WG_BK, .sa = c[best].bm, .sb = c[best].bn,
                   .wm = 4 * (2 / c[best].wgn), .wn = c[best].wgn, .mi = 1, .ni = c[best].bn / c[best].wgn / 8};
@@ -98,7 +94,7 @@ int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
   v->op[0].bx = f->bm;
   v->op[1].bx = f->bn;
   for (int w = 0; w < 2; w++) gemm_vec_plan(a, &v->op[w], WG_BK);
-  int stages = (t->smem_per_block - WG_ATOM) / gemm_wgmma_stage_bytes(v);
+  int stages = (t->smem_per_block - GEMM_WGMMA_ALIGN) / gemm_wgmma_stage_bytes(v);
   if (stages > WG_MAX_STAGES) stages = WG_MAX_STAGES;
   if (stages < 3) return 0;
   gemm_count_tiles(a, &v->tiling);
@@ -248,7 +244,8 @@ void gemm_wgmma_k_loop(gemm_emitter *ge) {
   cg_line(out, "kbc_wgmma_commit();");
   emit_pin(ge, nacc);
   if (split3) {
-    cg_line(out, "if ((_kt & 1) == 1) { // every 64 k: the tensor cores' sums (rounded toward zero) into fp32 totals");
+    cg_line(out, "if ((_kt & %d) == %d) { // every %d k: the tensor cores' sums (rounded toward zero) into fp32 totals",
+            GEMM_FLUSH_K / WG_BK - 1, GEMM_FLUSH_K / WG_BK - 1, GEMM_FLUSH_K);
     out->indent++;
     cg_line(out, "kbc_wgmma_wait<0>();");
     emit_pin(ge, nacc);
@@ -274,11 +271,5 @@ void gemm_wgmma_k_loop(gemm_emitter *ge) {
   emit_pin(ge, nacc);
   cg_line(out, "kbc_cp_wait<0>();");
   cg_line(out, "__syncthreads(); // the stages free: for the epilogue's tile and the next tile's copies");
-  if (split3) {
-    cg_line(out, "{ // the totals: _acc = _tot + the last k-tile's sums");
-    cg_line(out, "  const float *const _tp = &_tot[0][0][0];");
-    cg_line(out, "  #pragma unroll");
-    cg_line(out, "  for (int _q = 0; _q < %d; ++_q) _ap[_q] += _tp[_q];", nacc);
-    cg_line(out, "}");
-  }
+  gemm_emit_flush(ge, 1);
 }

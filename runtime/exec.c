@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cache.h"
+#include "nvrtc.h"
 #include "support/env.h"
 
 #include "support/version.h"
@@ -56,7 +57,9 @@ cg_target rt_exec_target(const rt_device_props *props, cg_precision precision) {
   cg_target t = cg_target_default();
   if (props) {
     t.sm = props->cc_major * 10 + props->cc_minor;
-    t.arch_a = t.sm == 90; /* compiled for sm_90a there (rt_arch_of_cc) */
+    char arch[16];
+    rt_arch_of_cc(props->cc_major, props->cc_minor, arch, sizeof arch); /* what it is compiled for there */
+    t.arch_a = arch[strlen(arch) - 1] == 'a';
     t.sm_count = props->sm_count;
     t.smem_per_block = props->smem_per_block_optin;
     if (props->l2_bytes > 0) t.l2_bytes = props->l2_bytes;
