@@ -18,9 +18,10 @@
  * (BK + 4) g + t4 mod 32).  An x-major operand keeps the other loops'
  * [k][x] tile (rows padded to 8 mod 32 banks) with chunks of 4 consecutive
  * x.  A chunk is one cp.async of 16 bytes where its four elements lie
- * inside M, N and K and its global address is 16-byte aligned (tested per
- * chunk at run time: a binding's odd K or an offset tensor view falls back,
- * never faults), else four copies of 4 bytes, zero-filled outside.
+ * inside M, N and K and its global address is 16-byte aligned, else four
+ * copies of 4 bytes, zero-filled outside: one test for a whole k-tile, and
+ * where it fails (an edge, a binding's odd K, an offset tensor view) a test
+ * per chunk, never a fault (gemm_vec_copies).
  * Which tiles, k-tile depth and stages: gemm_plan.c's plan_vec.  Measured
  * on the H200 (2026-12-03, fp32, KernelBench's L2/12 at 1024 x 8192 x 8192):
  * 2,877 us in the register-staged loop, 2,230 in this one (cuBLAS's FFMA
@@ -141,27 +142,14 @@ static int chunk_threads(const gemm_emitter *ge, const gemm_operand *o, int j) {
   return o->chunk_partial && j == o->chunks - 1 ? total - j * GEMM_THREADS : 0;
 }
 
-/* Chunk slot j of o into stage `stage`: its row (gemm_emit_rows) is
- * row_of[j]. */
-static void emit_chunk(gemm_emitter *ge, const gemm_operand *o, int j, const char *stage) {
+/* The shared destination of chunk slot j of o in stage `stage`: _d (its
+ * pointer, for the copies before sm_80) and _ds (its shared address). */
+static void emit_dst(gemm_emitter *ge, const gemm_operand *o, int j, const char *stage) {
   cg_emit *out = &ge->emit;
-  const cg_contraction *c = &ge->plan->tiling.c;
   char T = o->tag == 'a' ? 'A' : 'B';
-  int ld = gemm_tile_ld(ge->plan, o), rows = gemm_tile_rows(ge->plan, o), r = o->row_of[j];
-  const char *name = ge->ctx->names->tensor[o->e->u.load.tensor->id];
+  int ld = gemm_tile_ld(ge->plan, o), rows = gemm_tile_rows(ge->plan, o);
   /* the chunk's first element in the tile: [x][k] (k-major) or [k][x] */
   const char *tr = o->kmajor ? o->xl[j] : o->kl[j], *tc = o->kmajor ? o->kl[j] : o->xl[j];
-  int n = chunk_threads(ge, o, j);
-  cg_line(out, "%s{", n ? cg_fmt(out, "if (_tid < %d) ", n) : "");
-  out->indent++;
-  cg_line(out, "const long long _kc = _kb + %s;", o->kl[j]);
-  for (int i = 0; i < c->n_k; i++) ge->bind[c->k[i]] = "_kc";
-  cg_line(out, "const long long _o = _%co%d + %s;", o->tag, r, cg_sym(out, o->k_off));
-  /* in range: all four elements (in4), element _e (in1) */
-  const char *in4 = o->kmajor ? cg_fmt(out, "_%cr%dok && _kc + 3 < _kend", o->tag, r)
-                              : cg_fmt(out, "_kc < _kend && _%cr%d + 3 < %s", o->tag, r, o->X);
-  const char *in1 = o->kmajor ? cg_fmt(out, "_%cr%dok && _kc + _e < _kend", o->tag, r)
-                              : cg_fmt(out, "_kc < _kend && _%cr%d + _e < %s", o->tag, r, o->X);
   if (ge->plan->wgmma) { /* the swizzled stages (gemm_wgmma.c) */
     cg_line(out, "const unsigned _so = %s;", gemm_wgmma_chunk_off(ge, o, j, stage));
     cg_line(out, "float *_d = _sp + _so / 4;");
@@ -170,6 +158,32 @@ static void emit_chunk(gemm_emitter *ge, const gemm_operand *o, int j, const cha
     cg_line(out, "float *_d = &_%cs[%s][%s][%s];", T, stage, tr, tc);
     cg_line(out, "const unsigned _ds = _s%c + 4u * (unsigned)(((%s) * %d + %s) * %d + %s);", T, stage, rows, tr, ld, tc);
   }
+}
+
+/* Binds the K indices to k (a variable) and returns o's offset there. */
+static const char *offset_at(gemm_emitter *ge, const gemm_operand *o, const char *k) {
+  const cg_contraction *c = &ge->plan->tiling.c;
+  for (int i = 0; i < c->n_k; i++) ge->bind[c->k[i]] = k;
+  return cg_sym(&ge->emit, o->k_off);
+}
+
+/* Chunk slot j of o into stage `stage`, each of its elements tested: its
+ * row (gemm_emit_rows) is row_of[j]. */
+static void emit_chunk(gemm_emitter *ge, const gemm_operand *o, int j, const char *stage) {
+  cg_emit *out = &ge->emit;
+  int r = o->row_of[j];
+  const char *name = ge->ctx->names->tensor[o->e->u.load.tensor->id];
+  int n = chunk_threads(ge, o, j);
+  cg_line(out, "%s{", n ? cg_fmt(out, "if (_tid < %d) ", n) : "");
+  out->indent++;
+  cg_line(out, "const long long _kc = _kb + %s;", o->kl[j]);
+  cg_line(out, "const long long _o = _%co%d + %s;", o->tag, r, offset_at(ge, o, "_kc"));
+  /* in range: all four elements (in4), element _e (in1) */
+  const char *in4 = o->kmajor ? cg_fmt(out, "_%cr%dok && _kc + 3 < _kend", o->tag, r)
+                              : cg_fmt(out, "_kc < _kend && _%cr%d + 3 < %s", o->tag, r, o->X);
+  const char *in1 = o->kmajor ? cg_fmt(out, "_%cr%dok && _kc + _e < _kend", o->tag, r)
+                              : cg_fmt(out, "_kc < _kend && _%cr%d + _e < %s", o->tag, r, o->X);
+  emit_dst(ge, o, j, stage);
   cg_line(out, "if (%s && ((unsigned long long)(size_t)(%s + _o) & 15) == 0) {", in4, name);
   cg_line(out, "  kbc_cp_async16(_d, _ds, %s + _o, true);", name);
   cg_line(out, "} else { // at an edge or unaligned: a float at a time, zero outside");
@@ -183,9 +197,87 @@ static void emit_chunk(gemm_emitter *ge, const gemm_operand *o, int j, const cha
   cg_line(out, "}");
 }
 
+/* Per tile, for the copies' single test (gemm_vec_copies): _vok, every
+ * chunk's row inside M or N (the chunks of a partial slot only for the
+ * threads that copy them), and (wgmma) each row's start as a pointer, to
+ * which a k-tile adds its k offset: one wide multiply-add a chunk where
+ * the row offset had been recomputed (4096^3 TF32 418 -> 393 us; on the
+ * mma.sync loops, which are not issue-bound, the pointers' registers cost
+ * 1-4%: H200, 2026-12-04). */
+void gemm_vec_rows_ok(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const char *rows = "";
+  for (int w = 0; w < 2; w++) {
+    const gemm_operand *o = &ge->plan->op[w];
+    for (int j = 0; j < o->chunks; j++) {
+      int n = chunk_threads(ge, o, j), r = o->row_of[j];
+      const char *ok = o->kmajor ? cg_fmt(out, "_%cr%dok", o->tag, r) : cg_fmt(out, "_%cr%d + 3 < %s", o->tag, r, o->X);
+      if (n) ok = cg_fmt(out, "(_tid >= %d || %s)", n, ok);
+      rows = cg_fmt(out, "%s%s%s", rows, *rows ? " && " : "", ok);
+    }
+  }
+  cg_line(out, "const bool _vok = %s; // every chunk's row inside", rows);
+  for (int w = 0; w < 2 && ge->plan->wgmma; w++) {
+    const gemm_operand *o = &ge->plan->op[w];
+    const char *name = ge->ctx->names->tensor[o->e->u.load.tensor->id];
+    for (int r = 0; r < o->n_rows; r++)
+      cg_line(out, "const float *const _p%c%d = %s + _%co%d; // row %d's start", o->tag, r, name, o->tag, r, r);
+  }
+}
+
+/* One k-tile's chunks into stage `stage`.  Where the k-tile lies inside K,
+ * every chunk's row inside M or N and every chunk's address 16-byte
+ * aligned (a whole tile of an aligned binding: all but the edge tiles), one
+ * test for all of them and then a cp.async of 16 bytes each, straight-line
+ * code; else each chunk tested on its own (emit_chunk).  Per-chunk tests
+ * and branches had made the wgmma loop issue-bound: 271 instructions a warp
+ * per k-tile, 6.7 cycles between issues, 61% of the tensor cores (ncu,
+ * H200, 4096^3 TF32, 2026-12-04). */
 void gemm_vec_copies(gemm_emitter *ge, const char *stage) {
+  cg_emit *out = &ge->emit;
+  const char *align = "";
+  cg_line(out, "{");
+  out->indent++;
+  for (int w = 0; w < 2; w++) {
+    const gemm_operand *o = &ge->plan->op[w];
+    const char *name = ge->ctx->names->tensor[o->e->u.load.tensor->id];
+    for (int j = 0; j < o->chunks; j++) {
+      int n = chunk_threads(ge, o, j);
+      const char *kc = cg_fmt(out, "_kc%c%d", o->tag, j), *g = cg_fmt(out, "_g%c%d", o->tag, j);
+      cg_line(out, "const long long %s = _kb + %s;", kc, o->kl[j]);
+      if (ge->plan->wgmma)
+        cg_line(out, "const float *const %s = _p%c%d + (%s);", g, o->tag, o->row_of[j], offset_at(ge, o, kc));
+      else
+        cg_line(out, "const float *const %s = %s + (_%co%d + %s);", g, name, o->tag, o->row_of[j], offset_at(ge, o, kc));
+      const char *at = cg_fmt(out, "(unsigned long long)(size_t)%s", g);
+      if (n) at = cg_fmt(out, "(_tid < %d ? %s : 0ull)", n, at);
+      align = cg_fmt(out, "%s%s%s", align, *align ? " | " : "", at);
+    }
+  }
+  cg_line(out, "if (_vok && _kb + %d <= _kend && ((%s) & 15) == 0) { // every chunk whole and aligned",
+          ge->plan->tiling.cfg.bk, align);
+  out->indent++;
+  for (int w = 0; w < 2; w++) {
+    const gemm_operand *o = &ge->plan->op[w];
+    for (int j = 0; j < o->chunks; j++) {
+      int n = chunk_threads(ge, o, j);
+      cg_line(out, "%s{", n ? cg_fmt(out, "if (_tid < %d) ", n) : "");
+      out->indent++;
+      emit_dst(ge, o, j, stage);
+      cg_line(out, "kbc_cp_async16(_d, _ds, _g%c%d, true);", o->tag, j);
+      out->indent--;
+      cg_line(out, "}");
+    }
+  }
+  out->indent--;
+  cg_line(out, "} else {");
+  out->indent++;
   for (int w = 0; w < 2; w++)
     for (int j = 0; j < ge->plan->op[w].chunks; j++) emit_chunk(ge, &ge->plan->op[w], j, stage);
+  out->indent--;
+  cg_line(out, "}");
+  out->indent--;
+  cg_line(out, "}");
 }
 
 /* Fragment register fr from ldmatrix's raw word: split into high and low

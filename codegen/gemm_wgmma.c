@@ -17,11 +17,13 @@
  * Without the swizzle (core matrices in order) the same loop ran at 72
  * TFLOP/s, with it at 357 (bench/micro/gemm_wgmma.cu, docs/GEMM_WGMMA.md).
  *
- * The loop keeps one batch of wgmma in flight: the copies of k-tile
- * kt + S - 2 are issued, then k-tile kt's products, then those of kt - 1
- * waited for; so the copies run S - 2 k-tiles ahead (the stage of kt - 1
- * may still be read).  (Copies issued after the products instead: fp32
- * 4096^3 1,898 -> 2,164 us, TF32 unchanged; H200, 2026-12-03.)  The tensor cores read
+ * The loop keeps one batch of wgmma in flight: k-tile kt's products are
+ * issued and the copies of k-tile kt + S - 2 (TF32; 3xTF32 the other way
+ * round), then the products of kt - 1 waited for; so the copies run S - 2
+ * k-tiles ahead (the stage of kt - 1 may still be read).  Measured on the
+ * H200: with the copies first, 3xTF32 at 4096^3 1,898 us against 2,164
+ * with the products first (2026-12-03); TF32 387 against 393 once the
+ * copies were lean (2026-12-04).  The tensor cores read
  * fp32 operands as TF32 by ignoring the low 13 mantissa bits (truncation,
  * where the mma.sync loops round to nearest).  3xTF32 (fp32): after a
  * stage lands each thread writes the low parts x - (x & ~0x1fff) of the
@@ -197,12 +199,26 @@ static void emit_pin(gemm_emitter *ge, int n) {
   cg_line(&ge->emit, "for (int _q = 0; _q < %d; ++_q) kbc_wgmma_pin(_ap[_q]);", n);
 }
 
+/* The copies of k-tile _kt + P into stage _nxt, committed as a group. */
+static void emit_next_copies(gemm_emitter *ge, int P) {
+  cg_emit *out = &ge->emit;
+  cg_line(out, "if (_kt + %d < _nkt) { // k-tile _kt + %d -> stage _nxt, in flight during the products", P, P);
+  out->indent++;
+  cg_line(out, "const long long _kb = (_kt0 + _kt + %d) * %d;", P, WG_BK);
+  gemm_emit_copies(ge, "_nxt");
+  gemm_emit_k_advance(ge);
+  out->indent--;
+  cg_line(out, "}");
+  cg_line(out, "kbc_cp_commit();");
+}
+
 void gemm_wgmma_k_loop(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
   const gemm_cfg *f = &plan->tiling.cfg;
   int S = plan->stages, P = S - 2, split3 = plan->tiling.split3, wn = f->bn / plan->wgn, nacc = wn / 2;
   int stage = gemm_wgmma_stage_bytes(plan), half = half_at(plan);
+  int products_first = !split3; /* TF32 (see above) */
   cg_line(out, "// k-tiles 0 .. %d -> stages 0 .. %d (%d ahead: the k-tile before's wgmma may still read its stage)",
           P - 1, P - 1, P);
   gemm_emit_first_copies(ge, P);
@@ -214,35 +230,30 @@ void gemm_wgmma_k_loop(gemm_emitter *ge) {
   if (split3) emit_low_parts(ge);
   cg_line(out, "kbc_fence_proxy_async(); // this thread's shared writes visible to wgmma");
   cg_line(out, "__syncthreads(); // k-tile _kt landed for every thread; stage _nxt read by no wgmma in flight");
-  cg_line(out, "if (_kt + %d < _nkt) { // k-tile _kt + %d -> stage _nxt, in flight during the products below", P, P);
-  out->indent++;
-  cg_line(out, "const long long _kb = (_kt0 + _kt + %d) * %d;", P, WG_BK);
-  gemm_emit_copies(ge, "_nxt");
-  gemm_emit_k_advance(ge);
-  out->indent--;
-  cg_line(out, "}");
-  cg_line(out, "kbc_cp_commit();");
+  if (!products_first) emit_next_copies(ge, P);
   emit_pin(ge, nacc);
   cg_line(out, "kbc_wgmma_fence();");
   cg_line(out, "{");
   out->indent++;
-  cg_line(out, "const unsigned _sa = _sw + _cur * %du + %s, _sb = _sw + _cur * %du + %du%s; // the warpgroup's rows",
-          stage, plan->wgn == 1 ? "_wg * 8192u" : "0u", stage, f->bm * WG_ROW,
-          plan->wgn == 1 ? "" : cg_fmt(out, " + _wg * %du", wn * WG_ROW));
+  /* a descriptor's address field is the shared address / 16 (below 2^18:
+   * no carry), so the k steps' descriptors are the stage's plus kk / 4 */
+  cg_line(out, "const unsigned long long _da = kbc_wgmma_desc(_sw + _cur * %du + %s), // the warpgroup's rows",
+          stage, plan->wgn == 1 ? "_wg * 8192u" : "0u");
+  cg_line(out, "    _db = kbc_wgmma_desc(_sw + _cur * %du + %du%s); // (a k step of 8: 32 bytes, 2 in the descriptor)",
+          stage, f->bm * WG_ROW, plan->wgn == 1 ? "" : cg_fmt(out, " + _wg * %du", wn * WG_ROW));
   cg_line(out, "#pragma unroll");
   cg_line(out, "for (int _kk = 0; _kk < %d; _kk += 8) {", WG_BK);
   if (split3) {
-    cg_line(out, "  kbc_wgmma_n%d(_ap, kbc_wgmma_desc(_sa + %du + _kk * 4), kbc_wgmma_desc(_sb + _kk * 4)); // A low x B", wn,
-            half);
-    cg_line(out, "  kbc_wgmma_n%d(_ap, kbc_wgmma_desc(_sa + _kk * 4), kbc_wgmma_desc(_sb + %du + _kk * 4)); // A x B low", wn,
-            half);
+    cg_line(out, "  kbc_wgmma_n%d(_ap, _da + %d + _kk / 4, _db + _kk / 4); // A low x B", wn, half / 16);
+    cg_line(out, "  kbc_wgmma_n%d(_ap, _da + _kk / 4, _db + %d + _kk / 4); // A x B low", wn, half / 16);
   }
-  cg_line(out, "  kbc_wgmma_n%d(_ap, kbc_wgmma_desc(_sa + _kk * 4), kbc_wgmma_desc(_sb + _kk * 4));", wn);
+  cg_line(out, "  kbc_wgmma_n%d(_ap, _da + _kk / 4, _db + _kk / 4);", wn);
   cg_line(out, "}");
   out->indent--;
   cg_line(out, "}");
   cg_line(out, "kbc_wgmma_commit();");
   emit_pin(ge, nacc);
+  if (products_first) emit_next_copies(ge, P);
   if (split3) {
     cg_line(out, "if ((_kt & %d) == %d) { // every %d k: the tensor cores' sums (rounded toward zero) into fp32 totals",
             GEMM_FLUSH_K / WG_BK - 1, GEMM_FLUSH_K / WG_BK - 1, GEMM_FLUSH_K);

@@ -231,6 +231,7 @@ batched_matmul_k0_out(const float *__restrict__ a,
     const int _bo0 = (k*n*z + _br0);
     const int _br1 = _n0 + (_tid + 256) % 32 * 4;
     const int _bo1 = (k*n*z + _br1);
+    const bool _vok = _ar0ok && _br0 + 3 < _N && _br1 + 3 < _N; // every chunk's row inside
     float _acc[2][4][4]; // the tensor cores' sums of the last k-tiles
     float _tot[2][4][4]; // their fp32 totals
     #pragma unroll
@@ -245,47 +246,73 @@ batched_matmul_k0_out(const float *__restrict__ a,
       if (_st < _nkt) {
         const int _kb = (_kt0 + _st) * 16;
         {
-          const int _kc = _kb + _tid % 4 * 4;
-          const int _o = _ao0 + _kc;
-          float *_d = &_As[_st][_tid / 4][_tid % 4 * 4];
-          const unsigned _ds = _sA + 4u * (unsigned)(((_st) * 64 + _tid / 4) * 20 + _tid % 4 * 4);
-          if (_ar0ok && _kc + 3 < _kend && ((unsigned long long)(size_t)(a + _o) & 15) == 0) {
-            kbc_cp_async16(_d, _ds, a + _o, true);
-          } else { // at an edge or unaligned: a float at a time, zero outside
-            #pragma unroll
-            for (int _e = 0; _e < 4; ++_e) {
-              const bool _ok = _ar0ok && _kc + _e < _kend;
-              kbc_cp_async4(_d + _e, _ds + 4u * _e, _ok ? a + _o + _e : a, _ok);
+          const int _kca0 = _kb + _tid % 4 * 4;
+          const float *const _ga0 = a + (_ao0 + _kca0);
+          const int _kcb0 = _kb + _tid / 32;
+          const float *const _gb0 = b + (_bo0 + (n*_kcb0));
+          const int _kcb1 = _kb + (_tid + 256) / 32;
+          const float *const _gb1 = b + (_bo1 + (n*_kcb1));
+          if (_vok && _kb + 16 <= _kend && (((unsigned long long)(size_t)_ga0 | (unsigned long long)(size_t)_gb0 | (unsigned long long)(size_t)_gb1) & 15) == 0) { // every chunk whole and aligned
+            {
+              float *_d = &_As[_st][_tid / 4][_tid % 4 * 4];
+              const unsigned _ds = _sA + 4u * (unsigned)(((_st) * 64 + _tid / 4) * 20 + _tid % 4 * 4);
+              kbc_cp_async16(_d, _ds, _ga0, true);
             }
-          }
-        }
-        {
-          const int _kc = _kb + _tid / 32;
-          const int _o = _bo0 + (n*_kc);
-          float *_d = &_Bs[_st][_tid / 32][_tid % 32 * 4];
-          const unsigned _ds = _sB + 4u * (unsigned)(((_st) * 16 + _tid / 32) * 136 + _tid % 32 * 4);
-          if (_kc < _kend && _br0 + 3 < _N && ((unsigned long long)(size_t)(b + _o) & 15) == 0) {
-            kbc_cp_async16(_d, _ds, b + _o, true);
-          } else { // at an edge or unaligned: a float at a time, zero outside
-            #pragma unroll
-            for (int _e = 0; _e < 4; ++_e) {
-              const bool _ok = _kc < _kend && _br0 + _e < _N;
-              kbc_cp_async4(_d + _e, _ds + 4u * _e, _ok ? b + _o + _e : b, _ok);
+            {
+              float *_d = &_Bs[_st][_tid / 32][_tid % 32 * 4];
+              const unsigned _ds = _sB + 4u * (unsigned)(((_st) * 16 + _tid / 32) * 136 + _tid % 32 * 4);
+              kbc_cp_async16(_d, _ds, _gb0, true);
             }
-          }
-        }
-        {
-          const int _kc = _kb + (_tid + 256) / 32;
-          const int _o = _bo1 + (n*_kc);
-          float *_d = &_Bs[_st][(_tid + 256) / 32][(_tid + 256) % 32 * 4];
-          const unsigned _ds = _sB + 4u * (unsigned)(((_st) * 16 + (_tid + 256) / 32) * 136 + (_tid + 256) % 32 * 4);
-          if (_kc < _kend && _br1 + 3 < _N && ((unsigned long long)(size_t)(b + _o) & 15) == 0) {
-            kbc_cp_async16(_d, _ds, b + _o, true);
-          } else { // at an edge or unaligned: a float at a time, zero outside
-            #pragma unroll
-            for (int _e = 0; _e < 4; ++_e) {
-              const bool _ok = _kc < _kend && _br1 + _e < _N;
-              kbc_cp_async4(_d + _e, _ds + 4u * _e, _ok ? b + _o + _e : b, _ok);
+            {
+              float *_d = &_Bs[_st][(_tid + 256) / 32][(_tid + 256) % 32 * 4];
+              const unsigned _ds = _sB + 4u * (unsigned)(((_st) * 16 + (_tid + 256) / 32) * 136 + (_tid + 256) % 32 * 4);
+              kbc_cp_async16(_d, _ds, _gb1, true);
+            }
+          } else {
+            {
+              const int _kc = _kb + _tid % 4 * 4;
+              const int _o = _ao0 + _kc;
+              float *_d = &_As[_st][_tid / 4][_tid % 4 * 4];
+              const unsigned _ds = _sA + 4u * (unsigned)(((_st) * 64 + _tid / 4) * 20 + _tid % 4 * 4);
+              if (_ar0ok && _kc + 3 < _kend && ((unsigned long long)(size_t)(a + _o) & 15) == 0) {
+                kbc_cp_async16(_d, _ds, a + _o, true);
+              } else { // at an edge or unaligned: a float at a time, zero outside
+                #pragma unroll
+                for (int _e = 0; _e < 4; ++_e) {
+                  const bool _ok = _ar0ok && _kc + _e < _kend;
+                  kbc_cp_async4(_d + _e, _ds + 4u * _e, _ok ? a + _o + _e : a, _ok);
+                }
+              }
+            }
+            {
+              const int _kc = _kb + _tid / 32;
+              const int _o = _bo0 + (n*_kc);
+              float *_d = &_Bs[_st][_tid / 32][_tid % 32 * 4];
+              const unsigned _ds = _sB + 4u * (unsigned)(((_st) * 16 + _tid / 32) * 136 + _tid % 32 * 4);
+              if (_kc < _kend && _br0 + 3 < _N && ((unsigned long long)(size_t)(b + _o) & 15) == 0) {
+                kbc_cp_async16(_d, _ds, b + _o, true);
+              } else { // at an edge or unaligned: a float at a time, zero outside
+                #pragma unroll
+                for (int _e = 0; _e < 4; ++_e) {
+                  const bool _ok = _kc < _kend && _br0 + _e < _N;
+                  kbc_cp_async4(_d + _e, _ds + 4u * _e, _ok ? b + _o + _e : b, _ok);
+                }
+              }
+            }
+            {
+              const int _kc = _kb + (_tid + 256) / 32;
+              const int _o = _bo1 + (n*_kc);
+              float *_d = &_Bs[_st][(_tid + 256) / 32][(_tid + 256) % 32 * 4];
+              const unsigned _ds = _sB + 4u * (unsigned)(((_st) * 16 + (_tid + 256) / 32) * 136 + (_tid + 256) % 32 * 4);
+              if (_kc < _kend && _br1 + 3 < _N && ((unsigned long long)(size_t)(b + _o) & 15) == 0) {
+                kbc_cp_async16(_d, _ds, b + _o, true);
+              } else { // at an edge or unaligned: a float at a time, zero outside
+                #pragma unroll
+                for (int _e = 0; _e < 4; ++_e) {
+                  const bool _ok = _kc < _kend && _br1 + _e < _N;
+                  kbc_cp_async4(_d + _e, _ds + 4u * _e, _ok ? b + _o + _e : b, _ok);
+                }
+              }
             }
           }
         }
@@ -299,47 +326,73 @@ batched_matmul_k0_out(const float *__restrict__ a,
       if (_kt + 2 < _nkt) { // k-tile _kt + 2 -> stage _nxt, in flight during the math below
         const int _kb = (_kt0 + _kt + 2) * 16;
         {
-          const int _kc = _kb + _tid % 4 * 4;
-          const int _o = _ao0 + _kc;
-          float *_d = &_As[_nxt][_tid / 4][_tid % 4 * 4];
-          const unsigned _ds = _sA + 4u * (unsigned)(((_nxt) * 64 + _tid / 4) * 20 + _tid % 4 * 4);
-          if (_ar0ok && _kc + 3 < _kend && ((unsigned long long)(size_t)(a + _o) & 15) == 0) {
-            kbc_cp_async16(_d, _ds, a + _o, true);
-          } else { // at an edge or unaligned: a float at a time, zero outside
-            #pragma unroll
-            for (int _e = 0; _e < 4; ++_e) {
-              const bool _ok = _ar0ok && _kc + _e < _kend;
-              kbc_cp_async4(_d + _e, _ds + 4u * _e, _ok ? a + _o + _e : a, _ok);
+          const int _kca0 = _kb + _tid % 4 * 4;
+          const float *const _ga0 = a + (_ao0 + _kca0);
+          const int _kcb0 = _kb + _tid / 32;
+          const float *const _gb0 = b + (_bo0 + (n*_kcb0));
+          const int _kcb1 = _kb + (_tid + 256) / 32;
+          const float *const _gb1 = b + (_bo1 + (n*_kcb1));
+          if (_vok && _kb + 16 <= _kend && (((unsigned long long)(size_t)_ga0 | (unsigned long long)(size_t)_gb0 | (unsigned long long)(size_t)_gb1) & 15) == 0) { // every chunk whole and aligned
+            {
+              float *_d = &_As[_nxt][_tid / 4][_tid % 4 * 4];
+              const unsigned _ds = _sA + 4u * (unsigned)(((_nxt) * 64 + _tid / 4) * 20 + _tid % 4 * 4);
+              kbc_cp_async16(_d, _ds, _ga0, true);
             }
-          }
-        }
-        {
-          const int _kc = _kb + _tid / 32;
-          const int _o = _bo0 + (n*_kc);
-          float *_d = &_Bs[_nxt][_tid / 32][_tid % 32 * 4];
-          const unsigned _ds = _sB + 4u * (unsigned)(((_nxt) * 16 + _tid / 32) * 136 + _tid % 32 * 4);
-          if (_kc < _kend && _br0 + 3 < _N && ((unsigned long long)(size_t)(b + _o) & 15) == 0) {
-            kbc_cp_async16(_d, _ds, b + _o, true);
-          } else { // at an edge or unaligned: a float at a time, zero outside
-            #pragma unroll
-            for (int _e = 0; _e < 4; ++_e) {
-              const bool _ok = _kc < _kend && _br0 + _e < _N;
-              kbc_cp_async4(_d + _e, _ds + 4u * _e, _ok ? b + _o + _e : b, _ok);
+            {
+              float *_d = &_Bs[_nxt][_tid / 32][_tid % 32 * 4];
+              const unsigned _ds = _sB + 4u * (unsigned)(((_nxt) * 16 + _tid / 32) * 136 + _tid % 32 * 4);
+              kbc_cp_async16(_d, _ds, _gb0, true);
             }
-          }
-        }
-        {
-          const int _kc = _kb + (_tid + 256) / 32;
-          const int _o = _bo1 + (n*_kc);
-          float *_d = &_Bs[_nxt][(_tid + 256) / 32][(_tid + 256) % 32 * 4];
-          const unsigned _ds = _sB + 4u * (unsigned)(((_nxt) * 16 + (_tid + 256) / 32) * 136 + (_tid + 256) % 32 * 4);
-          if (_kc < _kend && _br1 + 3 < _N && ((unsigned long long)(size_t)(b + _o) & 15) == 0) {
-            kbc_cp_async16(_d, _ds, b + _o, true);
-          } else { // at an edge or unaligned: a float at a time, zero outside
-            #pragma unroll
-            for (int _e = 0; _e < 4; ++_e) {
-              const bool _ok = _kc < _kend && _br1 + _e < _N;
-              kbc_cp_async4(_d + _e, _ds + 4u * _e, _ok ? b + _o + _e : b, _ok);
+            {
+              float *_d = &_Bs[_nxt][(_tid + 256) / 32][(_tid + 256) % 32 * 4];
+              const unsigned _ds = _sB + 4u * (unsigned)(((_nxt) * 16 + (_tid + 256) / 32) * 136 + (_tid + 256) % 32 * 4);
+              kbc_cp_async16(_d, _ds, _gb1, true);
+            }
+          } else {
+            {
+              const int _kc = _kb + _tid % 4 * 4;
+              const int _o = _ao0 + _kc;
+              float *_d = &_As[_nxt][_tid / 4][_tid % 4 * 4];
+              const unsigned _ds = _sA + 4u * (unsigned)(((_nxt) * 64 + _tid / 4) * 20 + _tid % 4 * 4);
+              if (_ar0ok && _kc + 3 < _kend && ((unsigned long long)(size_t)(a + _o) & 15) == 0) {
+                kbc_cp_async16(_d, _ds, a + _o, true);
+              } else { // at an edge or unaligned: a float at a time, zero outside
+                #pragma unroll
+                for (int _e = 0; _e < 4; ++_e) {
+                  const bool _ok = _ar0ok && _kc + _e < _kend;
+                  kbc_cp_async4(_d + _e, _ds + 4u * _e, _ok ? a + _o + _e : a, _ok);
+                }
+              }
+            }
+            {
+              const int _kc = _kb + _tid / 32;
+              const int _o = _bo0 + (n*_kc);
+              float *_d = &_Bs[_nxt][_tid / 32][_tid % 32 * 4];
+              const unsigned _ds = _sB + 4u * (unsigned)(((_nxt) * 16 + _tid / 32) * 136 + _tid % 32 * 4);
+              if (_kc < _kend && _br0 + 3 < _N && ((unsigned long long)(size_t)(b + _o) & 15) == 0) {
+                kbc_cp_async16(_d, _ds, b + _o, true);
+              } else { // at an edge or unaligned: a float at a time, zero outside
+                #pragma unroll
+                for (int _e = 0; _e < 4; ++_e) {
+                  const bool _ok = _kc < _kend && _br0 + _e < _N;
+                  kbc_cp_async4(_d + _e, _ds + 4u * _e, _ok ? b + _o + _e : b, _ok);
+                }
+              }
+            }
+            {
+              const int _kc = _kb + (_tid + 256) / 32;
+              const int _o = _bo1 + (n*_kc);
+              float *_d = &_Bs[_nxt][(_tid + 256) / 32][(_tid + 256) % 32 * 4];
+              const unsigned _ds = _sB + 4u * (unsigned)(((_nxt) * 16 + (_tid + 256) / 32) * 136 + (_tid + 256) % 32 * 4);
+              if (_kc < _kend && _br1 + 3 < _N && ((unsigned long long)(size_t)(b + _o) & 15) == 0) {
+                kbc_cp_async16(_d, _ds, b + _o, true);
+              } else { // at an edge or unaligned: a float at a time, zero outside
+                #pragma unroll
+                for (int _e = 0; _e < 4; ++_e) {
+                  const bool _ok = _kc < _kend && _br1 + _e < _N;
+                  kbc_cp_async4(_d + _e, _ds + 4u * _e, _ok ? b + _o + _e : b, _ok);
+                }
+              }
             }
           }
         }
