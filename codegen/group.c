@@ -216,11 +216,13 @@ static double product_tile(const ir_stmt *s, const int *ids, int n) {
  * a size the caller chooses; a contraction over var axes alone (a user's
  * matmul, m x k by k x n) is a GEMM, not the rows family's loop per output
  * element, which at m = k = n = 4096 is 10x slower.  None with opt.no_gemm
- * (debugging: rows schedules only). */
+ * (debugging: rows schedules only); every contraction with
+ * opt.gemm_always (testing). */
 static int tiled_candidate(kbc_arena *a, const ir_stmt *s, const cg_options *o) {
   if (o->no_gemm) return 0;
   cg_contraction c;
   if (!cg_find_contraction(a, s, &c)) return 0;
+  if (o->gemm_always) return 1;
   double macs = product_tile(s, c.m, c.n_m) * product_tile(s, c.n, c.n_n) * product_tile(s, c.bat, c.n_b) *
                 product_tile(s, c.k, c.n_k);
   return cg_extent_estimate(s, c.m, c.n_m) >= 16 && cg_extent_estimate(s, c.n, c.n_n) >= 16 &&

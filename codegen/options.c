@@ -18,6 +18,7 @@ cg_options cg_options_default(void) {
 cg_options cg_options_from_env(void) {
   cg_options o = cg_options_default();
   o.no_gemm = kbc_env_flag("KBC_NO_GEMM", 0);
+  o.gemm_always = kbc_env_flag("KBC_GEMM_ALWAYS", 0);
   o.no_fuse = kbc_env_flag("KBC_NO_FUSE", 0);
   o.no_attn = kbc_env_flag("KBC_NO_ATTN", 0);
   o.attn_always = kbc_env_flag("KBC_ATTN_ALWAYS", 0);
@@ -47,6 +48,7 @@ unsigned cg_pipeline_gates_from_env(void) { return cg_options_from_env().attn_re
 void cg_options_describe(const cg_options *o, kbc_buf *out) {
   cg_options d = cg_options_default();
   if (o->no_gemm != d.no_gemm) kbc_buf_puts(out, ", KBC_NO_GEMM");
+  if (o->gemm_always != d.gemm_always) kbc_buf_puts(out, ", KBC_GEMM_ALWAYS");
   if (o->no_fuse != d.no_fuse) kbc_buf_puts(out, ", KBC_NO_FUSE");
   if (o->no_attn != d.no_attn) kbc_buf_puts(out, ", KBC_NO_ATTN");
   if (o->attn_always != d.attn_always) kbc_buf_puts(out, ", KBC_ATTN_ALWAYS");

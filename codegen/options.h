@@ -15,6 +15,8 @@
 
 typedef struct {
   int no_gemm;         /* KBC_NO_GEMM: rows schedules only (debugging) */
+  int gemm_always;     /* KBC_GEMM_ALWAYS: every contraction the GEMM family takes is a tiled GEMM, however
+                          small (testing: the fuzzer's `gemm` variants at its small shapes) */
   int no_fuse;         /* KBC_NO_FUSE: one statement per kernel (debugging) */
   int no_attn;         /* KBC_NO_ATTN: no fused attention kernels (the chain as separate kernels) */
   int attn_always;     /* KBC_ATTN_ALWAYS: the fused attention kernel for every chain found, whether

@@ -280,6 +280,15 @@ big="--set m=4096 --set k=4096 --set n=4096"
 [ "$(KBC_GEMM_WGMMA=0 wg --target sm_90a $big)" = 0 ] || fail "wgmma under KBC_GEMM_WGMMA=0"
 "$kbc" compile "$mm" --emit cuda --specialize --target sm_90a $big --precision tf32 2>&1 | grep -q "accumulators parked" ||
   fail "matmul_bias_gelu at tf32 (64 x 256 a warpgroup): the GELU epilogue not parked"
+# A k-tile's chunks copied after one test for all of them (gemm_vec.c)
+"$kbc" compile "$mm" --emit cuda --specialize --target sm_90a $big --precision tf32 2>&1 |
+  grep -q "if (_vok && _kb + 32 <= _kend && .* // every chunk whole and aligned" ||
+  fail "matmul_bias_gelu 4096^3: no single test for a k-tile's copies"
+# A contraction below the GEMM family's threshold is a rows kernel, and a
+# tiled GEMM under KBC_GEMM_ALWAYS=1 (the fuzzer's gemm variants).
+gm() { "$kbc" compile "$mm" --emit plan --specialize --set m=8 --set k=4 --set n=8 --target sm_90 2>&1 | grep -c " gemm "; }
+[ "$(gm)" = 0 ] || fail "an 8 x 4 x 8 product tiled by default"
+[ "$(KBC_GEMM_ALWAYS=1 gm)" = 1 ] || fail "an 8 x 4 x 8 product not tiled under KBC_GEMM_ALWAYS=1"
 # A reduction over short windows only, with points for the whole GPU: a
 # thread per point (strided windows too: max pooling 3-D of stride 2 at
 # KernelBench's shape had teams of 2).

@@ -23,12 +23,14 @@ Oracles, per spec:
     against the generic program's), and `kbc compile --emit ptx --target
     sm_90` (NVRTC) compiles the kernels — `--variants` picks them (fp32,
     tf32, idx64, fp32mma, parts, attn, online, welford, recompute, spec, misalign: specialized with every
-    tensor off 16-byte alignment, wgmma / wgmma_tf32: code for sm_90a with its wgmma K loop wherever a
-    product's operands allow (KBC_GEMM_WGMMA=2), nvrtc);
+    tensor off 16-byte alignment, gemm / gemm_tf32: every contraction the GEMM family takes as a tiled
+    GEMM however small (KBC_GEMM_ALWAYS=1: the emulator's shapes are mostly below its threshold),
+    wgmma / wgmma_tf32: code for sm_90a with its wgmma K loop wherever a product's operands allow
+    (KBC_GEMM_WGMMA=2, with KBC_GEMM_ALWAYS=1), nvrtc);
   - gpu: `kbc verify --json` runs the kernels on the GPU against the
     interpreter, in each variant (fp32, tf32, and fp32 under KBC_IDX32=0,
     KBC_FP32_MMA, KBC_ROWS_PARTS, KBC_ATTN_ALWAYS, KBC_ROWS_ONLINE=2,
-    KBC_ROWS_WELFORD=2, KBC_ATTN_RECOMPUTE=1 or KBC_GEMM_WGMMA=2), several specs at a time — through
+    KBC_ROWS_WELFORD=2, KBC_ATTN_RECOMPUTE=1, KBC_GEMM_ALWAYS=1 or KBC_GEMM_WGMMA=2), several specs at a time — through
     `kbc verify --batch` processes kept running (one per job and
     environment: opening the GPU costs more than most specs, and is
     serialised between processes); a spec that fails there is run again
@@ -72,9 +74,12 @@ VARIANTS = {
     "online": ([], {"KBC_ROWS_ONLINE": "2"}),  # a row's max and sum of exps in one pass wherever they pair
     "welford": ([], {"KBC_ROWS_WELFORD": "2"}),  # a row's sum and squared deviations in one pass wherever they pair
     "spec": (["--specialize"], {}),  # specialized for the binding, as KBC_SPECIALIZE=1 runs it
+    # every contraction the GEMM family takes as a tiled GEMM, however small (the emulator's shapes have few)
+    "gemm": ([], {"KBC_GEMM_ALWAYS": "1"}),
+    "gemm_tf32": (["--tf32"], {"KBC_GEMM_ALWAYS": "1"}),
     # sm_90a's wgmma K loop wherever a product's operands allow, however small (codegen/gemm_wgmma.c)
-    "wgmma": (["--sm90a"], {"KBC_GEMM_WGMMA": "2"}),
-    "wgmma_tf32": (["--sm90a", "--tf32"], {"KBC_GEMM_WGMMA": "2"}),
+    "wgmma": (["--sm90a"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1"}),
+    "wgmma_tf32": (["--sm90a", "--tf32"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1"}),
     "misalign": (["--specialize", "--misalign"], {}),  # the same, every tensor 4 bytes off 16-byte alignment
     "nvrtc": None,  # `kbc compile --emit ptx --target sm_90`: NVRTC compiles every kernel
 }
@@ -90,6 +95,8 @@ GPU_VARIANTS = {
     "online": ("fp32", {"KBC_ROWS_ONLINE": "2"}),
     "welford": ("fp32", {"KBC_ROWS_WELFORD": "2"}),
     "spec": ("fp32", {"KBC_SPECIALIZE": "1"}),
+    "gemm": ("fp32", {"KBC_GEMM_ALWAYS": "1"}),
+    "gemm_tf32": ("tf32", {"KBC_GEMM_ALWAYS": "1"}),
     "wgmma": ("fp32", {"KBC_GEMM_WGMMA": "2"}),  # on an sm_90a GPU: wgmma wherever the operands allow
     "wgmma_tf32": ("tf32", {"KBC_GEMM_WGMMA": "2"}),
     "generic": ("fp32", {"KBC_SPECIALIZE": "0"}),  # the code for any binding (the runtime specializes by default)
