@@ -601,7 +601,7 @@ void cg_emit_gemm(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k) {
   emit_tile_start(ge);
   gemm_emit_rows(ge, &plan->op[0]);
   gemm_emit_rows(ge, &plan->op[1]);
-  if (plan->vec) gemm_vec_rows_ok(ge);
+  if (plan->vec) gemm_vec_rows(ge);
   else gemm_emit_k_init(ge);
   emit_registers(ge);
   if (plan->wgmma) gemm_wgmma_k_loop(ge);

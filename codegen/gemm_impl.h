@@ -229,7 +229,7 @@ void gemm_emit_flush(gemm_emitter *ge, int all);
  * of one stage of both. */
 int gemm_vec_operand_ok(kbc_arena *a, const cg_gemm_plan *plan, const gemm_operand *o);
 void gemm_vec_plan(kbc_arena *a, gemm_operand *o, int bk);
-void gemm_vec_rows_ok(gemm_emitter *ge);
+void gemm_vec_rows(gemm_emitter *ge);
 void gemm_vec_copies(gemm_emitter *ge, const char *stage);
 void gemm_vec_fragments(gemm_emitter *ge, const gemm_operand *o);
 int gemm_tile_kx(const cg_gemm_plan *plan, const gemm_operand *o);

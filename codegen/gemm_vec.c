@@ -204,7 +204,7 @@ static void emit_chunk(gemm_emitter *ge, const gemm_operand *o, int j, const cha
  * the row offset had been recomputed (4096^3 TF32 418 -> 393 us; on the
  * mma.sync loops, which are not issue-bound, the pointers' registers cost
  * 1-4%: H200, 2026-12-04). */
-void gemm_vec_rows_ok(gemm_emitter *ge) {
+void gemm_vec_rows(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const char *rows = "";
   for (int w = 0; w < 2; w++) {
