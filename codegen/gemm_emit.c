@@ -546,6 +546,18 @@ void gemm_emit_first_copies(gemm_emitter *ge, int ahead) {
   cg_line(out, "}");
 }
 
+void gemm_emit_next_copies(gemm_emitter *ge, int ahead) {
+  cg_emit *out = &ge->emit;
+  cg_line(out, "if (_kt + %d < _nkt) { // k-tile _kt + %d -> stage _nxt, in flight during the math", ahead, ahead);
+  out->indent++;
+  cg_line(out, "const long long _kb = (_kt0 + _kt + %d) * %d;", ahead, ge->plan->tiling.cfg.bk);
+  gemm_emit_copies(ge, "_nxt");
+  gemm_emit_k_advance(ge);
+  out->indent--;
+  cg_line(out, "}");
+  cg_line(out, "kbc_cp_commit();");
+}
+
 /* The pipelined K loop: k-tiles requested stages - 1 ahead into a ring of
  * shared stages by cp.async (a commit group per k-tile, none past the
  * end); per k-tile one wait and one barrier, after which its stage is
@@ -553,7 +565,7 @@ void gemm_emit_first_copies(gemm_emitter *ge, int ahead) {
  * for the next request. */
 static void emit_k_loop_async(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
-  int bk = ge->plan->tiling.cfg.bk, S = ge->plan->stages;
+  int S = ge->plan->stages;
   cg_line(out, "// k-tiles 0 .. %d -> stages 0 .. %d", S - 2, S - 2);
   gemm_emit_first_copies(ge, S - 1);
   cg_line(out, "int _cur = 0, _nxt = %d; // the stages of k-tiles _kt and _kt + %d", S - 1, S - 1);
@@ -561,14 +573,7 @@ static void emit_k_loop_async(gemm_emitter *ge) {
   out->indent++;
   cg_line(out, "kbc_cp_wait<%d>();", S - 2);
   cg_line(out, "__syncthreads(); // k-tile _kt landed for every thread; stage _nxt read by none (k-tile _kt - 1's)");
-  cg_line(out, "if (_kt + %d < _nkt) { // k-tile _kt + %d -> stage _nxt, in flight during the math below", S - 1, S - 1);
-  out->indent++;
-  cg_line(out, "const long long _kb = (_kt0 + _kt + %d) * %d;", S - 1, bk);
-  gemm_emit_copies(ge, "_nxt");
-  gemm_emit_k_advance(ge);
-  out->indent--;
-  cg_line(out, "}");
-  cg_line(out, "kbc_cp_commit();");
+  gemm_emit_next_copies(ge, S - 1);
   if (ge->plan->tiling.mma) emit_math_mma(ge);
   else emit_math_ffma(ge);
   gemm_emit_flush(ge, 0);

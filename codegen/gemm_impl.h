@@ -211,6 +211,9 @@ void gemm_emit_copies(gemm_emitter *ge, const char *stage);
 /* gemm_emit.c: the pipelined loops' first copies, k-tiles 0 .. ahead - 1
  * into stages 0 .. ahead - 1, a commit group each (empty past the end). */
 void gemm_emit_first_copies(gemm_emitter *ge, int ahead);
+/* In the loop: k-tile _kt + ahead into stage _nxt where it exists, then a
+ * commit group (empty past the end). */
+void gemm_emit_next_copies(gemm_emitter *ge, int ahead);
 /* 3xTF32: every GEMM_FLUSH_K reductions the tensor cores' sums go into
  * fp32 totals (gemm_emit.c says why); gemm_emit_flush prints that flush
  * (all = 0) or, after the K loop, the totals added into the accumulators

@@ -160,6 +160,13 @@ static void emit_dst(gemm_emitter *ge, const gemm_operand *o, int j, const char 
   }
 }
 
+/* Whether the row of chunk slot j lies inside M or N for all four of the
+ * chunk's elements (k-major: the row's flag; x-major: its last x). */
+static const char *row_in(cg_emit *out, const gemm_operand *o, int j) {
+  int r = o->row_of[j];
+  return o->kmajor ? cg_fmt(out, "_%cr%dok", o->tag, r) : cg_fmt(out, "_%cr%d + 3 < %s", o->tag, r, o->X);
+}
+
 /* Binds the K indices to k (a variable) and returns o's offset there. */
 static const char *offset_at(gemm_emitter *ge, const gemm_operand *o, const char *k) {
   const cg_contraction *c = &ge->plan->tiling.c;
@@ -179,8 +186,8 @@ static void emit_chunk(gemm_emitter *ge, const gemm_operand *o, int j, const cha
   cg_line(out, "const long long _kc = _kb + %s;", o->kl[j]);
   cg_line(out, "const long long _o = _%co%d + %s;", o->tag, r, offset_at(ge, o, "_kc"));
   /* in range: all four elements (in4), element _e (in1) */
-  const char *in4 = o->kmajor ? cg_fmt(out, "_%cr%dok && _kc + 3 < _kend", o->tag, r)
-                              : cg_fmt(out, "_kc < _kend && _%cr%d + 3 < %s", o->tag, r, o->X);
+  const char *in4 = o->kmajor ? cg_fmt(out, "%s && _kc + 3 < _kend", row_in(out, o, j))
+                              : cg_fmt(out, "_kc < _kend && %s", row_in(out, o, j));
   const char *in1 = o->kmajor ? cg_fmt(out, "_%cr%dok && _kc + _e < _kend", o->tag, r)
                               : cg_fmt(out, "_kc < _kend && _%cr%d + _e < %s", o->tag, r, o->X);
   emit_dst(ge, o, j, stage);
@@ -210,8 +217,8 @@ void gemm_vec_rows(gemm_emitter *ge) {
   for (int w = 0; w < 2; w++) {
     const gemm_operand *o = &ge->plan->op[w];
     for (int j = 0; j < o->chunks; j++) {
-      int n = chunk_threads(ge, o, j), r = o->row_of[j];
-      const char *ok = o->kmajor ? cg_fmt(out, "_%cr%dok", o->tag, r) : cg_fmt(out, "_%cr%d + 3 < %s", o->tag, r, o->X);
+      int n = chunk_threads(ge, o, j);
+      const char *ok = row_in(out, o, j);
       if (n) ok = cg_fmt(out, "(_tid >= %d || %s)", n, ok);
       rows = cg_fmt(out, "%s%s%s", rows, *rows ? " && " : "", ok);
     }

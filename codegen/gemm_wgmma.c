@@ -199,19 +199,6 @@ static void emit_pin(gemm_emitter *ge, int n) {
   cg_line(&ge->emit, "for (int _q = 0; _q < %d; ++_q) kbc_wgmma_pin(_ap[_q]);", n);
 }
 
-/* The copies of k-tile _kt + P into stage _nxt, committed as a group. */
-static void emit_next_copies(gemm_emitter *ge, int P) {
-  cg_emit *out = &ge->emit;
-  cg_line(out, "if (_kt + %d < _nkt) { // k-tile _kt + %d -> stage _nxt, in flight during the products", P, P);
-  out->indent++;
-  cg_line(out, "const long long _kb = (_kt0 + _kt + %d) * %d;", P, WG_BK);
-  gemm_emit_copies(ge, "_nxt");
-  gemm_emit_k_advance(ge);
-  out->indent--;
-  cg_line(out, "}");
-  cg_line(out, "kbc_cp_commit();");
-}
-
 void gemm_wgmma_k_loop(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
@@ -230,7 +217,7 @@ void gemm_wgmma_k_loop(gemm_emitter *ge) {
   if (split3) emit_low_parts(ge);
   cg_line(out, "kbc_fence_proxy_async(); // this thread's shared writes visible to wgmma");
   cg_line(out, "__syncthreads(); // k-tile _kt landed for every thread; stage _nxt read by no wgmma in flight");
-  if (!products_first) emit_next_copies(ge, P);
+  if (!products_first) gemm_emit_next_copies(ge, P);
   emit_pin(ge, nacc);
   cg_line(out, "kbc_wgmma_fence();");
   cg_line(out, "{");
@@ -253,7 +240,7 @@ void gemm_wgmma_k_loop(gemm_emitter *ge) {
   cg_line(out, "}");
   cg_line(out, "kbc_wgmma_commit();");
   emit_pin(ge, nacc);
-  if (products_first) emit_next_copies(ge, P);
+  if (products_first) gemm_emit_next_copies(ge, P);
   if (split3) {
     cg_line(out, "if ((_kt & %d) == %d) { // every %d k: the tensor cores' sums (rounded toward zero) into fp32 totals",
             GEMM_FLUSH_K / WG_BK - 1, GEMM_FLUSH_K / WG_BK - 1, GEMM_FLUSH_K);

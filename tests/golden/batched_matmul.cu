@@ -323,7 +323,7 @@ batched_matmul_k0_out(const float *__restrict__ a,
     for (int _kt = 0; _kt < _nkt; ++_kt) {
       kbc_cp_wait<1>();
       __syncthreads(); // k-tile _kt landed for every thread; stage _nxt read by none (k-tile _kt - 1's)
-      if (_kt + 2 < _nkt) { // k-tile _kt + 2 -> stage _nxt, in flight during the math below
+      if (_kt + 2 < _nkt) { // k-tile _kt + 2 -> stage _nxt, in flight during the math
         const int _kb = (_kt0 + _kt + 2) * 16;
         {
           const int _kca0 = _kb + _tid % 4 * 4;
