@@ -23,6 +23,8 @@ typedef struct {
                                   first+k mapped to outer dimension j */
   int team;                    /* ROWS: threads per outer point (power of 2, <= CG_BLOCK) */
   const struct cg_attention *attn; /* ATTN: the chain as cg_make_groups found it (attn_impl.h) */
+  const struct cg_fold *fold;  /* GEMM of two statements: the contraction and the next one
+                                  reducing its output, folded into its tiles (gemm_impl.h) */
 } cg_group;
 
 /* The statements partitioned into groups, each with its family decided;

@@ -138,6 +138,7 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
   if (plan->vec && !plan->wgmma) cg_emit_ldsm_helpers(C->out);
   if (plan->wgmma) gemm_wgmma_helpers(C->out, plan);
   kbc_buf_printf(C->out, "// %s\n", cg_stmt_comment(C->a, plan->s));
+  if (plan->fold) kbc_buf_printf(C->out, "// %s\n", cg_stmt_comment(C->a, plan->fold->t));
   kbc_buf_printf(C->out, "// schedule: gemm (%s), M = %s, N = %s, K = %s, batch = %s\n",
                  plan->wgmma ? (tl->split3 ? "3xTF32 wgmma m64nNk8, split operands, fp32 accumulation"
                                            : "TF32 wgmma m64nNk8, fp32 accumulation")
@@ -162,6 +163,11 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
                    : plan->vec ? " in 16-byte chunks"
                                : "");
   else kbc_buf_printf(C->out, ", shared memory %d B double-buffered\n", gemm_smem_bytes(f));
+  if (plan->fold) {
+    const char *r = gemm_join_names(ge, plan->fold->r, plan->fold->n_r);
+    kbc_buf_printf(C->out, "//   folded: per tile, a K loop for each %s, its outputs folded by %s into running values (%s is never stored)\n", r,
+                   ir_red_name[plan->fold->red->u.reduce.op], C->names->tensor[plan->s->out->id]);
+  }
   if (plan->epilogue.staged)
     kbc_buf_printf(C->out, "//   epilogue through shared memory (output contiguous along m), %d pass%s of %d columns\n",
                    plan->epilogue.passes, plan->epilogue.passes == 1 ? "" : "es", plan->epilogue.nc);
@@ -180,11 +186,33 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
                               : "evaluated per element");
   }
   ge->emit.written = cg_signature(C->out, C->a, C->p, C->names, k->name, GEMM_THREADS, plan->min_blocks, k->n_tensors,
-                               k->tensors, k->first, 1);
+                               k->tensors, k->first, k->count);
   kbc_buf_puts(C->out, "{\n");
 }
 
 /* ---- set-up --------------------------------------------------------------- */
+
+/* The k tables: per k-tile (two, the builder's next and the loads'), or of
+ * the whole K (plan->ktab). */
+static void emit_tables(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  int bk = plan->tiling.cfg.bk, n_k = plan->tiling.c.n_k;
+  if (plan->ktab) {
+    if (plan->table_digits) cg_line(out, "__shared__ long long _kdk[%d][%d]; // k table: digits of each k", n_k, plan->ktab);
+    for (int w = 0; w < 2; w++)
+      if (plan->op[w].table && plan->op[w].fast)
+        cg_line(out, "__shared__ long long _%cqk[%d]; // k table: %c offset of each k", plan->op[w].tag, plan->ktab,
+                w ? 'B' : 'A');
+    return;
+  }
+  if (plan->table_digits)
+    cg_line(out, "__shared__ long long _kd[2][%d][%d]; // k table: digits of k = k-tile base + i", n_k, bk);
+  for (int w = 0; w < 2; w++)
+    if (plan->op[w].table && plan->op[w].fast)
+      cg_line(out, "__shared__ long long _%cqt[2][%d]; // k table: %c offset of k = k-tile base + i", plan->op[w].tag, bk,
+              w ? 'B' : 'A');
+}
 
 /* The shared tiles (in a union with the epilogue's output tile when it is
  * staged) and the k tables. */
@@ -221,6 +249,7 @@ static void emit_shared(gemm_emitter *ge) {
       cg_line(out, "float (*_Cs)[%d] = (float (*)[%d])_smem; // the epilogue's output tile, over the stages",
               plan->epilogue.nc + 1, plan->epilogue.nc + 1);
     cg_line(out, "const unsigned _sA = kbc_smem_u32(_smem), _sB = _sA + %du; // their shared addresses", 4 * at);
+    emit_tables(ge);
     return;
   }
   if (!plan->epilogue.staged) {
@@ -239,13 +268,7 @@ static void emit_shared(gemm_emitter *ge) {
     cg_line(out, "float (&_Bs)[2][%d][%d] = _sm.k.Bs; // B tile, k-major: _Bs[k][n]", f->bk, f->sb + f->pad_b);
     cg_line(out, "float (&_Cs)[%d][%d] = _sm.Cs;", f->bm, nc + 1);
   }
-  if (plan->table_digits)
-    cg_line(out, "__shared__ long long _kd[2][%d][%d]; // k table: digits of k = k-tile base + i", plan->tiling.c.n_k,
-            f->bk);
-  for (int w = 0; w < 2; w++)
-    if (plan->op[w].table && plan->op[w].fast)
-      cg_line(out, "__shared__ long long _%cqt[2][%d]; // k table: %c offset of k = k-tile base + i", plan->op[w].tag,
-              f->bk, w ? 'B' : 'A');
+  emit_tables(ge);
 }
 
 /* The extents, tile counts and (split-K) the slice count. */
@@ -260,6 +283,9 @@ static void emit_extents(gemm_emitter *ge) {
   cg_line(out, "const long long _tiles_m = (_M + %d) / %d;", f->bm - 1, f->bm);
   cg_line(out, "const long long _tiles_n = (_N + %d) / %d;", f->bn - 1, f->bn);
   cg_line(out, "const long long _ktiles = (_K + %d) / %d;", f->bk - 1, f->bk);
+  if (plan->fold)
+    cg_line(out, "const long long _R = %s; // %s, folded", cg_sym(out, cg_extent_sym(out->a, plan->s, plan->fold->r, plan->fold->n_r)),
+            gemm_join_names(ge, plan->fold->r, plan->fold->n_r));
   if (!plan->split) {
     cg_line(out, "const long long _tiles = _tiles_m * _tiles_n * %s;", cg_sym(out, tl->B));
     return;
@@ -594,6 +620,11 @@ void cg_emit_gemm(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k) {
   ge->names = cg_index_names(C->a, C->names, s);
   ge->bind = KBC_NEW_ARRAY(C->a, const char *, s->n_index + 1);
   for (int id = 0; id < s->n_index; id++) ge->bind[id] = ge->names[id];
+  if (plan->fold) { /* t's indices stand for s's, by name */
+    const cg_fold *f = plan->fold;
+    ge->tbind = KBC_NEW_ARRAY(C->a, const char *, f->t->n_index + 1);
+    for (int id = 0; id < f->t->n_index; id++) ge->tbind[id] = f->s_of_t[id] >= 0 ? ge->names[f->s_of_t[id]] : "0";
+  }
   ge->emit = (cg_emit){.a = C->a, .p = C->p, .opt = &C->t->opt, .names = C->names, .out = C->out, .indent = 1, .s = s,
                     .idx = ge->bind};
   emit_header(ge, k);
@@ -601,9 +632,11 @@ void cg_emit_gemm(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k) {
   emit_extents(ge);
   gemm_emit_k_increments(ge);
   emit_thread_coords(ge);
+  gemm_emit_ktab(ge);
   cg_line(&ge->emit, "for (long long _tile = blockIdx.x; _tile < _tiles; _tile += gridDim.x) {");
   ge->emit.indent++;
   emit_tile_start(ge);
+  if (plan->fold) gemm_fold_open(ge);
   gemm_emit_rows(ge, &plan->op[0]);
   gemm_emit_rows(ge, &plan->op[1]);
   if (plan->vec) gemm_vec_rows(ge);
@@ -612,6 +645,7 @@ void cg_emit_gemm(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k) {
   if (plan->wgmma) gemm_wgmma_k_loop(ge);
   else if (plan->stages > 2) emit_k_loop_async(ge);
   else emit_k_loop(ge);
+  if (plan->fold) gemm_fold_close(ge);
   gemm_emit_epilogue(ge);
   ge->emit.indent--;
   cg_line(&ge->emit, "}");

@@ -17,11 +17,42 @@
  * m (the output is contiguous along m: convolutions). */
 #include "gemm_impl.h"
 
+/* ---- the fold's statement ---------------------------------------------- */
+
+/* With a fold, t's expressions are printed under t (its indices standing
+ * for s's names, ge->tbind) and s's again after. */
+static void enter_t(gemm_emitter *ge, int on) {
+  ge->emit.s = on ? ge->plan->fold->t : ge->plan->s;
+  ge->emit.idx = on ? ge->tbind : ge->bind;
+}
+
+/* The flat offset of the stored element: s's output, or with a fold t's. */
+static const char *out_offset(gemm_emitter *ge, const cg_flat_spaces *flat) {
+  const ir_stmt *st = ge->plan->fold ? ge->plan->fold->t : ge->plan->s;
+  if (ge->plan->fold) enter_t(ge, 1);
+  const char *off = cg_offset_in(&ge->emit, st->out, st->lhs, flat);
+  if (ge->plan->fold) enter_t(ge, 0);
+  return off;
+}
+
+/* The name of the stored tensor. */
+static const char *out_name(gemm_emitter *ge) {
+  return ge->ctx->names->tensor[(ge->plan->fold ? ge->plan->fold->t : ge->plan->s)->out->id];
+}
+
+/* t's expression e with its node `known` given as value. */
+static const char *t_value(gemm_emitter *ge, const ir_expr *e, const ir_expr *known, const char *value) {
+  enter_t(ge, 1);
+  cg_expr_ctx x = {.known = known, .known_value = value};
+  const char *v = cg_float_value(&ge->emit, e, cg_expr_in(&ge->emit, e, &x));
+  enter_t(ge, 0);
+  return v;
+}
+
 /* The output element's store of v (an atomic add of a K slice's partial
  * sum when split), addressed through the flat spaces (or NULL). */
 static void emit_store(gemm_emitter *ge, const char *v, const cg_flat_spaces *flat) {
-  const ir_stmt *s = ge->plan->s;
-  const char *dst = cg_fmt(&ge->emit, "%s[%s]", ge->ctx->names->tensor[s->out->id], cg_offset_in(&ge->emit, s->out, s->lhs, flat));
+  const char *dst = cg_fmt(&ge->emit, "%s[%s]", out_name(ge), out_offset(ge, flat));
   if (ge->plan->split) cg_line(&ge->emit, "if (_splits > 1) atomicAdd(&%s, %s); else %s = %s;", dst, v, dst, v);
   else cg_line(&ge->emit, "%s = %s;", dst, v);
 }
@@ -31,10 +62,27 @@ static void emit_store(gemm_emitter *ge, const char *v, const cg_flat_spaces *fl
  * them and the other slices' their partial sums alone. */
 static const char *element_value(gemm_emitter *ge, const char *acc, const cg_flat_spaces *flat) {
   const ir_stmt *s = ge->plan->s;
+  if (ge->plan->fold) return t_value(ge, ge->plan->fold->t->rhs, ge->plan->fold->red, acc);
   const ir_expr *r = ge->plan->tiling.c.reduce;
   cg_expr_ctx x = {.known = r, .known_value = acc, .flat = flat};
   const char *v = cg_float_value(&ge->emit, s->rhs, cg_expr_in(&ge->emit, s->rhs, &x));
   return ge->plan->split && s->rhs != r ? cg_fmt(&ge->emit, "(_kt0 == 0 ? %s : %s)", v, acc) : v;
+}
+
+/* The thread's output (_i, _j): its accumulator (acc_of), or with a fold
+ * its running value (acc_at). */
+static const char *acc_of(gemm_emitter *ge) {
+  return ge->plan->tiling.cfg.mma ? "_acc[_i / 2][_j / 2][(_i % 2) * 2 + _j % 2]" : "_acc[_i][_j]";
+}
+
+static const char *acc_at(gemm_emitter *ge) { return ge->plan->fold ? "_red[_i][_j]" : acc_of(ge); }
+
+/* The tile row of the thread's output row _i. */
+static const char *tile_row(gemm_emitter *ge) {
+  const gemm_cfg *f = &ge->plan->tiling.cfg;
+  if (f->mma) return "_wm0 + (_i / 2) * 16 + (_i % 2) * 8 + _g";
+  return f->vm == 4 ? cg_fmt(&ge->emit, "(_i / 4) * %d + _ty * 4 + _i %% 4", f->bm / (f->tm / 4))
+                    : cg_fmt(&ge->emit, "_ty * %d + _i", f->tm);
 }
 
 /* ---- staged --------------------------------------------------------------- */
@@ -100,8 +148,7 @@ static void emit_staged(gemm_emitter *ge) {
     cg_line(out, "#pragma unroll");
     cg_line(out, "for (int _i = 0; _i < %d; ++_i)", f->mma ? f->mi * 2 : f->tm);
     cg_line(out, "  #pragma unroll");
-    cg_line(out, "  for (int _j = %d; _j < %d; ++_j) _Cs[%s][%s] = %s;", sp.j0, sp.j1, sp.row, sp.cidx,
-            f->mma ? "_acc[_i / 2][_j / 2][(_i % 2) * 2 + _j % 2]" : "_acc[_i][_j]");
+    cg_line(out, "  for (int _j = %d; _j < %d; ++_j) _Cs[%s][%s] = %s;", sp.j0, sp.j1, sp.row, sp.cidx, acc_at(ge));
     cg_line(out, "__syncthreads();");
     cg_line(out, "for (int _c = _tid / %d; _c < %d; _c += %d) {", f->bm, ep->nc, GEMM_THREADS / f->bm);
     out->indent++;
@@ -194,9 +241,8 @@ static void emit_column_indices(gemm_emitter *ge, const char *j) {
  * (element k is where `pre k post` holds) and aligned, else one by one. */
 static void emit_run_store(gemm_emitter *ge, const cg_flat_spaces *flat, const char *pre, const char *post) {
   cg_emit *out = &ge->emit;
-  const ir_stmt *s = ge->plan->s;
   int vec = ge->plan->epilogue.vec;
-  cg_line(out, "float *_p = &%s[%s];", ge->ctx->names->tensor[s->out->id], cg_offset_in(out, s->out, s->lhs, flat));
+  cg_line(out, "float *_p = &%s[%s];", out_name(ge), out_offset(ge, flat));
   cg_line(out, "if (%s && ((unsigned long long)_p & %dULL) == 0) {", cg_fmt(out, "%s%d%s", pre, vec - 1, post), 4 * vec - 1);
   if (vec == 4) cg_line(out, "  *(float4 *)_p = make_float4(_v[0], _v[1], _v[2], _v[3]);");
   else cg_line(out, "  *(float2 *)_p = make_float2(_v[0], _v[1]);");
@@ -218,13 +264,10 @@ static void emit_vector_store(gemm_emitter *ge, const cg_flat_spaces *flat) {
 static void emit_elements(gemm_emitter *ge, int n_rows, int n_cols, const cg_flat_spaces *flat) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
-  const gemm_cfg *f = &plan->tiling.cfg;
   const cg_contraction *c = &plan->tiling.c;
   const gemm_epilogue *ep = &plan->epilogue;
-  const char *row = f->mma ? "_wm0 + (_i / 2) * 16 + (_i % 2) * 8 + _g"
-                    : f->vm == 4 ? cg_fmt(out, "(_i / 4) * %d + _ty * 4 + _i %% 4", f->bm / (f->tm / 4))
-                                 : cg_fmt(out, "_ty * %d + _i", f->tm);
-  const char *acc = f->mma ? "_acc[_i / 2][_j / 2][(_i % 2) * 2 + _j % 2]" : "_acc[_i][_j]";
+  const char *row = tile_row(ge);
+  const char *acc = acc_at(ge);
   cg_line(out, "#pragma unroll");
   cg_line(out, "for (int _i = 0; _i < %d; ++_i) {", n_rows);
   out->indent++;
@@ -320,7 +363,7 @@ static void emit_direct(gemm_emitter *ge) {
   int free_ids[2 * CG_MAX_OUTER + 64], n_free = 0;
   for (int i = 0; i < c->n_m; i++) free_ids[n_free++] = c->m[i];
   for (int i = 0; i < c->n_n; i++) free_ids[n_free++] = c->n[i];
-  int hoisted = cg_hoist_invariants(out, s->rhs, free_ids, n_free);
+  int hoisted = plan->fold ? 0 : cg_hoist_invariants(out, s->rhs, free_ids, n_free);
   if (!plan->epilogue.park) emit_columns(ge, n_cols);
   cg_flat_spaces flat = {0};
   if (plan->epilogue.mflat) {
@@ -340,4 +383,64 @@ static void emit_direct(gemm_emitter *ge) {
 void gemm_emit_epilogue(gemm_emitter *ge) {
   if (ge->plan->epilogue.staged) emit_staged(ge);
   else emit_direct(ge);
+}
+
+/* ---- the fold ------------------------------------------------------------ */
+
+/* The thread's outputs: rows and columns. */
+static void thread_outputs(const gemm_cfg *f, int *rows, int *cols) {
+  *rows = f->mma ? f->mi * 2 : f->tm;
+  *cols = f->mma ? f->ni * 2 : f->tn;
+}
+
+void gemm_fold_open(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const cg_fold *fd = ge->plan->fold;
+  int rows, cols;
+  thread_outputs(&ge->plan->tiling.cfg, &rows, &cols);
+  ir_red op = fd->red->u.reduce.op;
+  const char *r = gemm_join_names(ge, fd->r, fd->n_r);
+  cg_line(out, "// the fold: the %s over %s of each output of the thread, running in _red", ir_red_name[op], r);
+  cg_line(out, "float _red[%d][%d];", rows, cols);
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _i = 0; _i < %d; ++_i)", rows);
+  cg_line(out, "  #pragma unroll");
+  cg_line(out, "  for (int _j = 0; _j < %d; ++_j) _red[_i][_j] = %s;", cols, cg_float_literal(out->a, ir_red_identity(op)));
+  cg_line(out, "for (long long _r = 0; _r < _R; ++_r) { // each %s: a whole K loop", r);
+  out->indent++;
+  gemm_decode_named(ge, "_r", fd->r, fd->n_r, "");
+}
+
+void gemm_fold_close(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  const cg_fold *fd = plan->fold;
+  const cg_contraction *c = &plan->tiling.c;
+  int rows, cols;
+  thread_outputs(&plan->tiling.cfg, &rows, &cols);
+  for (int id = 0; id < plan->s->n_index; id++) ge->bind[id] = ge->names[id];
+  cg_line(out, "// this %s's outputs folded into _red (digits no value reads are left to the compiler)",
+          gemm_join_names(ge, fd->r, fd->n_r));
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _i = 0; _i < %d; ++_i) {", rows);
+  out->indent++;
+  cg_line(out, "const long long _m = _m0 + %s;", tile_row(ge));
+  gemm_decode_named(ge, "_m", c->m, c->n_m, "");
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _j = 0; _j < %d; ++_j) {", cols);
+  out->indent++;
+  cg_line(out, "const long long _n = _n0 + %s;", column(ge, "_j"));
+  cg_line(out, "if (_m >= _M || _n >= _N) continue;");
+  gemm_decode_named(ge, "_n", c->n, c->n_n, "");
+  /* s's element (its epilogue on the accumulator), as t's load of it */
+  cg_expr_ctx x = {.known = c->reduce, .known_value = acc_of(ge)};
+  const char *v = cg_float_value(out, plan->s->rhs, cg_expr_in(out, plan->s->rhs, &x));
+  const char *term = t_value(ge, fd->red->arg[0], fd->load, cg_fmt(out, "(%s)", v));
+  cg_line(out, "_red[_i][_j] = %s;", cg_combine(out, fd->red->u.reduce.op, "_red[_i][_j]", term));
+  out->indent--;
+  cg_line(out, "}");
+  out->indent--;
+  cg_line(out, "}");
+  out->indent--;
+  cg_line(out, "}");
 }

@@ -9,7 +9,9 @@
  *                    global loads, k tables, shared-memory stores;
  *   gemm_vec.c       the vector K loop's data movement: 16-byte chunks
  *                    copied by cp.async, fragments by ldmatrix;
- *   gemm_epilogue.c  the fused epilogue, direct or through shared memory.
+ *   gemm_epilogue.c  the fused epilogue, direct or through shared memory;
+ *   gemm_fold.c      the fold: the next statement's reduction of the
+ *                    output taken inside the tiles (cg_find_fold).
  * Nothing is decided while printing: the emitters read the plan. */
 #ifndef KBC_GEMM_IMPL_H
 #define KBC_GEMM_IMPL_H
@@ -23,6 +25,32 @@
  * 64 x 64 tiles of 2 x 2 mma tiles instead). */
 enum { GEMM_SPLIT_MAX = 64, GEMM_SPLIT_MIN_KTILES = 8 };
 enum { GEMM_THREADS = 256, GEMM_MAX_SLOTS = 64, GEMM_SMEM_STATIC = 48 * 1024, GEMM_SMEM_TILES = 44 * 1024 };
+
+/* ---- the fold (gemm_fold.c) ---- */
+
+/* A contraction s (`conv[n, c, z, i, j] = bias[c] + sum(..)`) whose output
+ * is a temporary that only the next statement t reads, once per element,
+ * inside one reduction over some of s's M indices R (`m[n, c, i, j] =
+ * min(z: conv[n, c, z, i, j])`; N indices: A and B are swapped).  One
+ * kernel computes both: its tiles cover s's other M indices, N and batch;
+ * per tile the block runs a whole K loop for each value of R and folds the
+ * outputs into running values by t's reduction (t's reduction body, s's
+ * output element as the load), then stores t's output through the
+ * epilogue.  s's output is never written. */
+typedef struct cg_fold {
+  const ir_stmt *t;
+  const ir_expr *red;  /* t's reduction */
+  const ir_expr *load; /* its one load of s's output */
+  int n_r, r[CG_MAX_OUTER]; /* the s indices red reduces, in s's order */
+  int swap;            /* R are N indices of the contraction as found: A and B swapped */
+  int *s_of_t;         /* t's index id -> the s index at the same place of the load */
+  int *t_of_s;         /* s's index id -> t's (every s free index is one) */
+} cg_fold;
+
+/* Whether statement i of p and the next form a fold that pays on target t
+ * (opt.gemm_fold: 1 where it pays — its tiles fill the GPU at the
+ * estimated extents; 2 wherever it matches; 0 never); if so, *out. */
+int cg_find_fold(kbc_arena *a, const ir_program *p, const cg_target *t, int i, cg_fold *out);
 
 /* ---- the tiling (gemm_tiles.c) ---- */
 
@@ -82,8 +110,10 @@ int gemm_choose_cfg(const cg_target *t, const gemm_shape *sh, int mma, int stage
 /* tl->tiles from its extents and tile shape. */
 void gemm_count_tiles(kbc_arena *a, gemm_tiling *tl);
 /* Whether s is a contraction that can be tiled (tiles may still be NULL);
- * if so, its tiling. */
+ * if so, its tiling.  gemm_tile_fold: under fold f (NULL: none), its R
+ * out of M (looped in the tile) and no split-K. */
 int gemm_tile(kbc_arena *a, const cg_target *t, const ir_stmt *s, gemm_tiling *out);
+int gemm_tile_fold(kbc_arena *a, const cg_target *t, const ir_stmt *s, const cg_fold *f, gemm_tiling *out);
 
 /* ---- the plan (gemm_plan.c) ---- */
 
@@ -139,6 +169,7 @@ typedef struct {
 
 struct cg_gemm_plan {
   const ir_stmt *s;
+  const cg_fold *fold; /* the next statement's reduction folded in (NULL: none) */
   gemm_tiling tiling;
   gemm_operand op[2];
   /* Both operands address K only through its flattening (cg_collapse):
@@ -148,6 +179,11 @@ struct cg_gemm_plan {
   const char *kslot_expr[2 * GEMM_MAX_SLOTS]; /* local k of each k slot */
   int builder;        /* the k slot (k = base + _tid % BK) that writes the k tables, or -1 */
   int table_digits;   /* a generic operand reads k digits from the table */
+  /* The k tables cover the whole K (known, its tables small: K padded to
+   * whole k-tiles and one more, ktab entries), written once per block before the first
+   * tile (gemm_emit_ktab) and read at _kb + local k, instead of a k-tile's
+   * entries written a k-tile ahead by the builder; 0: per k-tile tables. */
+  int ktab;
   gemm_epilogue epilogue;
   /* Split-K: the output is the sum plus terms without reductions, so when
    * the output tiles are too few for the GPU the K range is cut into
@@ -185,6 +221,7 @@ typedef struct {
   cg_emit emit;       /* the output; emit.idx is bind */
   const char **names; /* the statement's own index names */
   const char **bind;  /* what each index stands for now: rebound per load and in the epilogue */
+  const char **tbind; /* with a fold: what each index of its statement t stands for (s's names) */
 } gemm_emitter;
 
 /* "i*j" of the indices' names ("-" for none). */
@@ -205,6 +242,9 @@ void gemm_emit_k_init(gemm_emitter *ge);
 void gemm_emit_loads(gemm_emitter *ge, const char *tbuf);
 void gemm_emit_table_write(gemm_emitter *ge, const char *buf);
 void gemm_emit_stores(gemm_emitter *ge, const char *buf);
+/* With plan->ktab: the whole K's tables, written by the block's threads,
+ * then a barrier (before the tile loop). */
+void gemm_emit_ktab(gemm_emitter *ge);
 /* The pipelined K loop's copies of one k-tile (k offsets at _kb) into
  * shared stage `stage` (cp.async, zero outside M, N, K). */
 void gemm_emit_copies(gemm_emitter *ge, const char *stage);
@@ -259,5 +299,12 @@ void gemm_emit_k_advance(gemm_emitter *ge);
 /* gemm_epilogue.c: per output element of the thread: decode, epilogue,
  * store. */
 void gemm_emit_epilogue(gemm_emitter *ge);
+/* The fold (plan->fold): the running values _red, set to the reduction's
+ * identity, and the loop over R opened (R's digits decoded into s's index
+ * names); then, after the K loop, each output element of the thread
+ * folded into its _red and the loop closed.  The epilogue then stores t's
+ * value from _red. */
+void gemm_fold_open(gemm_emitter *ge);
+void gemm_fold_close(gemm_emitter *ge);
 
 #endif

@@ -95,7 +95,9 @@ static void emit_k_offsets(gemm_emitter *ge) {
 static void bind_slot(gemm_emitter *ge, const gemm_operand *o, int j, const char *tbuf) {
   const cg_contraction *c = &ge->plan->tiling.c;
   for (int i = 0; i < o->n_x; i++) ge->bind[o->x[i]] = rowdigit(ge, o, o->row_of[j], o->x[i]);
-  if (o->table)
+  if (o->table && ge->plan->ktab)
+    for (int i = 0; i < c->n_k; i++) ge->bind[c->k[i]] = cg_fmt(&ge->emit, "_kdk[%d][_kb + (%s)]", i, o->kl[j]);
+  else if (o->table)
     for (int i = 0; i < c->n_k; i++) ge->bind[c->k[i]] = cg_fmt(&ge->emit, "_kd[%s][%d][%s]", tbuf, i, o->kl[j]);
   else
     bind_k(ge, o->kslot_of[j]);
@@ -124,8 +126,9 @@ static const char *load_cond(gemm_emitter *ge, const gemm_operand *o, int j, con
 
 /* The flat offset of fast operand o's load slot j. */
 static const char *fast_offset(gemm_emitter *ge, const gemm_operand *o, int j, const char *tbuf) {
-  const char *koff = o->table ? cg_fmt(&ge->emit, "_%cqt[%s][%s]", o->tag, tbuf, o->kl[j])
-                              : cg_fmt(&ge->emit, "_%cq%d", o->tag, o->kslot_of[j]);
+  const char *koff = o->table && ge->plan->ktab ? cg_fmt(&ge->emit, "_%cqk[_kb + (%s)]", o->tag, o->kl[j])
+                     : o->table             ? cg_fmt(&ge->emit, "_%cqt[%s][%s]", o->tag, tbuf, o->kl[j])
+                                            : cg_fmt(&ge->emit, "_%cq%d", o->tag, o->kslot_of[j]);
   return cg_fmt(&ge->emit, "_%co%d + %s", o->tag, o->row_of[j], koff);
 }
 
@@ -171,6 +174,31 @@ void gemm_emit_table_write(gemm_emitter *ge, const char *buf) {
   }
   out->indent--;
   cg_line(out, "}");
+}
+
+void gemm_emit_ktab(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  const cg_contraction *c = &plan->tiling.c;
+  if (!plan->ktab) return;
+  cg_line(out, "// the k tables of the whole K (%s, padded to %d), once per block: each k's %s",
+          gemm_join_names(ge, c->k, c->n_k), plan->ktab, plan->table_digits ? "digits and offsets" : "offsets");
+  cg_line(out, "for (int _kx = _tid; _kx < %d; _kx += %d) {", plan->ktab, GEMM_THREADS);
+  out->indent++;
+  cg_line(out, "const bool _kxok = _kx < _K;");
+  const char **dst = KBC_NEW_ARRAY(out->a, const char *, c->n_k);
+  for (int i = 0; i < c->n_k; i++) dst[i] = cg_fmt(out, "_kx_%s", ge->names[c->k[i]]);
+  gemm_declare_decode(ge, "_kx", c->k, c->n_k, dst, "");
+  for (int i = 0; i < c->n_k; i++) ge->bind[c->k[i]] = dst[i];
+  if (plan->table_digits)
+    for (int i = 0; i < c->n_k; i++) cg_line(out, "_kdk[%d][_kx] = _kxok ? %s : 0;", i, dst[i]);
+  for (int w = 0; w < 2; w++) {
+    const gemm_operand *o = &plan->op[w];
+    if (o->table && o->fast) cg_line(out, "_%cqk[_kx] = _kxok ? %s : 0;", o->tag, cg_sym(out, o->k_off));
+  }
+  out->indent--;
+  cg_line(out, "}");
+  cg_line(out, "__syncthreads();");
 }
 
 /* The shared tile column of o's load slot j: its local x (FFMA thread

@@ -189,16 +189,45 @@ static void plan_operand_loads(kbc_arena *a, cg_gemm_plan *plan) {
   plan_loads(a, plan, &plan->op[1]);
 }
 
-/* ---- epilogue ------------------------------------------------------------ */
-
-/* Bytes of static shared memory besides the tiles: the k tables. */
-static int table_bytes(const cg_gemm_plan *plan) {
-  int bk = plan->tiling.cfg.bk;
-  int b = plan->table_digits ? 2 * plan->tiling.c.n_k * bk * 8 : 0;
+/* Bytes of static shared memory besides the tiles: the k tables, of
+ * `entries` each (two k-tiles' of the per-k-tile tables). */
+static int table_bytes_of(const cg_gemm_plan *plan, int64_t entries) {
+  int64_t b = plan->table_digits ? plan->tiling.c.n_k * entries * 8 : 0;
   for (int w = 0; w < 2; w++)
-    if (plan->op[w].table && plan->op[w].fast) b += 2 * bk * 8;
-  return b;
+    if (plan->op[w].table && plan->op[w].fast) b += entries * 8;
+  return b > INT32_MAX ? INT32_MAX : (int)b;
 }
+
+static int table_bytes(const cg_gemm_plan *plan) {
+  return table_bytes_of(plan, plan->ktab ? plan->ktab : 2 * plan->tiling.cfg.bk);
+}
+
+/* Whole-K tables (plan->ktab) where K is known and they take at most
+ * GEMM_KTAB_BYTES, beside the register-staged loop's tiles within the
+ * static shared memory: an implicit-GEMM convolution's offsets (and
+ * digits, for a padded operand's test) computed once per block, not per
+ * k-tile (the builder's digit carries and a table write a k-tile ahead),
+ * which also frees the K loop for cp.async stages.  The builder's k slot
+ * goes where no load takes it. */
+enum { GEMM_KTAB_BYTES = 16 * 1024 };
+static void plan_ktab(cg_gemm_plan *plan) {
+  int64_t K;
+  if (plan->builder < 0 || !sym_is_const(plan->tiling.K, &K)) return;
+  int bk = plan->tiling.cfg.bk;
+  /* whole k-tiles, and one more: the register-staged loop's loads of the
+   * k-tile past the end read the table before their test fails */
+  int64_t kp = (K + bk - 1) / bk * bk + bk;
+  int bytes = table_bytes_of(plan, kp);
+  if (bytes > GEMM_KTAB_BYTES || bytes + gemm_smem_bytes(&plan->tiling.cfg) > GEMM_SMEM_STATIC) return;
+  plan->ktab = (int)kp;
+  int used = 0;
+  for (int w = 0; w < 2; w++)
+    for (int j = 0; j < plan->op[w].slots; j++) used |= plan->op[w].kslot_of[j] == plan->builder;
+  if (!used && plan->builder == plan->n_kslots - 1) plan->n_kslots--;
+  plan->builder = -1;
+}
+
+/* ---- epilogue ------------------------------------------------------------ */
 
 /* Whether the epilogue goes through shared memory: when the output is
  * contiguous along m (a convolution's spatial positions) rather than n,
@@ -211,8 +240,14 @@ static void plan_staging(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   gemm_epilogue *ep = &plan->epilogue;
   ep->staged = 0;
   double run_m = 0, run_n = 0;
-  ir_expr probe = cg_store_as_load(s);
-  stride_runs(a, s, &probe, c->m[c->n_m - 1], c->n[c->n_n - 1], &run_m, &run_n);
+  if (plan->fold) { /* t's output, along t's indices */
+    ir_expr probe = cg_store_as_load(plan->fold->t);
+    stride_runs(a, plan->fold->t, &probe, plan->fold->t_of_s[c->m[c->n_m - 1]], plan->fold->t_of_s[c->n[c->n_n - 1]],
+                &run_m, &run_n);
+  } else {
+    ir_expr probe = cg_store_as_load(s);
+    stride_runs(a, s, &probe, c->m[c->n_m - 1], c->n[c->n_n - 1], &run_m, &run_n);
+  }
   if (run_m <= 0 || run_n > 0 || GEMM_THREADS % f->bm) return;
   /* the K loop's tiles: static (<= 48 KB), or the vector loop's dynamic stages */
   int tiles = plan->vec ? plan->stages * gemm_plan_stage_bytes(plan) : gemm_smem_bytes(f);
@@ -288,11 +323,15 @@ static void plan_direct(kbc_arena *a, cg_gemm_plan *plan) {
   const gemm_cfg *f = &plan->tiling.cfg;
   const ir_stmt *s = plan->s;
   gemm_epilogue *ep = &plan->epilogue;
-  ep->mflat = c->n_m > 1 && epilogue_collapses(a, plan, c->m, c->n_m);
-  ep->nflat = c->n_n > 1 && epilogue_collapses(a, plan, c->n, c->n_n);
+  /* (a fold stores t's output: its indices' digits, not flat spaces) */
+  ep->mflat = !plan->fold && c->n_m > 1 && epilogue_collapses(a, plan, c->m, c->n_m);
+  ep->nflat = !plan->fold && c->n_n > 1 && epilogue_collapses(a, plan, c->n, c->n_n);
   ep->run = f->mma ? 2 : f->vn == 4 ? 4 : f->tn;
   ep->vec = f->mma ? 2 : f->vn == 4 ? 4 : 1;
-  if (plan->split || !cg_offset_contiguous(a, s, ir_flat_offset(a, s->out, s->lhs), c->n, c->n_n)) ep->vec = 1;
+  const ir_stmt *st = plan->fold ? plan->fold->t : s;
+  int nids[CG_MAX_OUTER];
+  for (int i = 0; i < c->n_n; i++) nids[i] = plan->fold ? plan->fold->t_of_s[c->n[i]] : c->n[i];
+  if (plan->split || !cg_offset_contiguous(a, st, ir_flat_offset(a, st->out, st->lhs), nids, c->n_n)) ep->vec = 1;
   ep->park = plan->wgmma && calls(s->rhs, c->reduce) * (f->mi * 2) * (f->ni * 2) >= GEMM_PARK_CALLS;
 }
 
@@ -301,15 +340,15 @@ static void plan_direct(kbc_arena *a, cg_gemm_plan *plan) {
 /* Stages of the K loop (opt.gemm_stages, default GEMM_STAGES_DEFAULT):
  * cp.async stages where the GPU has them (sm_80+) and both operands are
  * plain loads (row offset + k offset, padded ones under their test) with
- * no k tables — each load slot one 4-byte copy straight into shared
- * memory, zero-filled outside M, N, K; else the register-staged double
- * buffer. */
+ * no per-k-tile k tables (whole-K ones, plan->ktab, are read-only) —
+ * each load slot one 4-byte copy straight into shared memory, zero-filled
+ * outside M, N, K; else the register-staged double buffer. */
 enum { GEMM_STAGES_DEFAULT = 2 };
 static int plan_stages(const cg_target *t, const cg_gemm_plan *plan) {
   int want = t->opt.gemm_stages ? t->opt.gemm_stages : GEMM_STAGES_DEFAULT;
   if (want < 3 || t->sm < 80 || plan->builder >= 0) return 2;
   for (int w = 0; w < 2; w++)
-    if (!plan->op[w].fast || plan->op[w].table) return 2;
+    if (!plan->op[w].fast || (plan->op[w].table && !plan->ktab)) return 2;
   return want;
 }
 
@@ -361,7 +400,9 @@ static void plan_vec(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
     if ((bk == 8 || chunks <= GEMM_VEC_MAX_CHUNKS) && stages * gemm_plan_stage_bytes(&v) <= t->smem_per_block) break;
   }
   if (bk < 8) return;
-  gemm_wgmma_plan(a, t, &v); /* sm_90a, both operands k-major: wgmma (gemm_wgmma.c) */
+  /* sm_90a, both operands k-major: wgmma (gemm_wgmma.c) — not under a fold,
+   * whose running values would double its 64 to 128 accumulators a thread */
+  if (!v.fold) gemm_wgmma_plan(a, t, &v);
   v.n_kslots = 0; /* k from the k-tile base: no k slots, tables or carries */
   v.builder = -1;
   v.table_digits = 0;
@@ -380,19 +421,21 @@ static int plain_operands(const cg_gemm_plan *plan) {
 
 /* The tiling for target t and the operands' load plans. */
 static int plan_tiles_and_loads(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
-  if (!gemm_tile(a, t, plan->s, &plan->tiling) || !plan->tiling.tiles) return 0;
+  if (!gemm_tile_fold(a, t, plan->s, plan->fold, &plan->tiling) || !plan->tiling.tiles) return 0;
   plan->builder = -1;
   plan_operand(a, plan, &plan->op[0], 'a');
   plan_operand(a, plan, &plan->op[1], 'b');
   plan_operand_loads(a, plan);
+  if (t->opt.gemm_ktab) plan_ktab(plan);
   return 1;
 }
 
 cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   kbc_arena *a = C->a;
-  if (g->count != 1) return NULL;
+  if (g->count != (g->fold ? 2 : 1)) return NULL;
   cg_gemm_plan *plan = KBC_NEW(a, cg_gemm_plan);
   plan->s = IR_STMT(C->p, g->first);
+  plan->fold = g->fold;
   gemm_tiling *tl = &plan->tiling;
   if (!plan_tiles_and_loads(a, C->t, plan)) return NULL;
   /* 3xTF32 by default only for plainly addressed operands: on the H200
@@ -406,6 +449,7 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
     ffma.opt.fp32_mma = 0;
     memset(plan, 0, sizeof *plan);
     plan->s = IR_STMT(C->p, g->first);
+    plan->fold = g->fold;
     if (!plan_tiles_and_loads(a, &ffma, plan)) return NULL;
   }
   const gemm_cfg *f = &tl->cfg;
@@ -453,7 +497,7 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
 
   k->family = CG_FAMILY_GEMM;
   k->first = g->first;
-  k->count = 1;
+  k->count = plan->fold ? 2 : 1;
   k->block = GEMM_THREADS;
   k->smem = 0; /* register-staged: static __shared__, <= 48 KB */
   if (plan->stages > 2) {
@@ -465,6 +509,12 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   k->per_block = 1;
   k->max_blocks = plan->split ? plan->slots : 0;
   k->zero_tensor = plan->split ? plan->s->out->id : -1;
-  k->n_tensors = cg_collect_tensors(a, C->p, g->first, 1, &k->tensors);
+  k->n_tensors = cg_collect_tensors(a, C->p, g->first, k->count, &k->tensors);
+  if (plan->fold) { /* s's output stays in the tiles */
+    int n = 0;
+    for (int i = 0; i < k->n_tensors; i++)
+      if (k->tensors[i] != plan->s->out->id) k->tensors[n++] = k->tensors[i];
+    k->n_tensors = n;
+  }
   return plan;
 }

@@ -163,10 +163,43 @@ static int adds_sum(const ir_expr *e, const ir_expr *r) {
   return 0;
 }
 
+/* c with A and B swapped (M and N too). */
+static void swap_sides(cg_contraction *c) {
+  const ir_expr *e = c->a;
+  c->a = c->b;
+  c->b = e;
+  int ids[CG_MAX_OUTER], n = c->n_m;
+  memcpy(ids, c->m, sizeof ids);
+  memcpy(c->m, c->n, sizeof ids);
+  memcpy(c->n, ids, sizeof ids);
+  c->n_m = c->n_n;
+  c->n_n = n;
+}
+
+/* c's M without the fold's R (each of them one of M): the tile's rows. */
+static int drop_fold(cg_contraction *c, const cg_fold *f) {
+  int n = 0;
+  for (int i = 0; i < c->n_m; i++) {
+    int in_r = 0;
+    for (int j = 0; j < f->n_r; j++) in_r |= f->r[j] == c->m[i];
+    if (!in_r) c->m[n++] = c->m[i];
+  }
+  if (c->n_m - n != f->n_r) return 0;
+  c->n_m = n;
+  return 1;
+}
+
 int gemm_tile(kbc_arena *a, const cg_target *t, const ir_stmt *s, gemm_tiling *out) {
+  return gemm_tile_fold(a, t, s, NULL, out);
+}
+
+int gemm_tile_fold(kbc_arena *a, const cg_target *t, const ir_stmt *s, const cg_fold *f, gemm_tiling *out) {
   memset(out, 0, sizeof *out);
   cg_contraction *c = &out->c;
-  if (!cg_find_contraction(a, s, c) || c->n_m < 1 || c->n_n < 1 || c->n_k < 1) return 0;
+  if (!cg_find_contraction(a, s, c)) return 0;
+  if (f && f->swap) swap_sides(c);
+  if (f && !drop_fold(c, f)) return 0;
+  if (c->n_m < 1 || c->n_n < 1 || c->n_k < 1) return 0;
   out->M = cg_extent_sym(a, s, c->m, c->n_m);
   out->N = cg_extent_sym(a, s, c->n, c->n_n);
   out->K = cg_extent_sym(a, s, c->k, c->n_k);
@@ -177,7 +210,7 @@ int gemm_tile(kbc_arena *a, const cg_target *t, const ir_stmt *s, gemm_tiling *o
                      gemm_tile_estimate(out->B), 0};
   /* Split-K needs an output that is the sum plus terms without it (added
    * by the first slice) and a K that may be long. */
-  sh->splittable = adds_sum(s->rhs, c->reduce) && !s->accumulate && sh->k >= 2.0 * GEMM_SPLIT_MIN_KTILES * 16;
+  sh->splittable = adds_sum(s->rhs, c->reduce) && !s->accumulate && !f && sh->k >= 2.0 * GEMM_SPLIT_MIN_KTILES * 16;
   /* fp32 on tensor cores as 3xTF32 split products (unless opt.fp32_mma is 0,
    * KBC_FP32_MMA=0: FFMA): on the H200 (2026-12-02) 1.12-1.33x the FFMA
    * tile on KernelBench's matrix products */

@@ -14,7 +14,9 @@
  *     GEMM when it can be tiled (gemm_tile) — unless its tiles are few and
  *     its reduction longer than its output (a projection of a few rows):
  *     then ROWS, a team of threads per output element splitting the sum —
- *     and ROWS with a thread per element when it cannot be tiled;
+ *     and ROWS with a thread per element when it cannot be tiled; a GEMM
+ *     takes the next statement in too where that one reduces its output
+ *     over some of its M or N indices (cg_find_fold, gemm_fold.c);
  *   - otherwise ROWS groups: a run of statements sharing outer dimensions.
  *     A group starts with all free indices of its first statement as outer
  *     dimensions; a following statement joins when, for every outer
@@ -670,8 +672,13 @@ int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, const 
     }
     if (s->accumulate || tiled_candidate(a, s, o)) {
       g[ng] = (cg_group){.first = i, .count = 1};
-      cg_group_family(a, p, t, &g[ng++]);
-      i++;
+      cg_group_family(a, p, t, &g[ng]);
+      cg_fold *f = KBC_NEW(a, cg_fold);
+      if (g[ng].family == CG_FAMILY_GEMM && i + 1 < n && !(heads && heads[i + 1]) && cg_find_fold(a, p, t, i, f)) {
+        g[ng].count = 2; /* the next statement's reduction folded into the tiles */
+        g[ng].fold = f;
+      }
+      i += g[ng++].count;
       continue;
     }
     builder b = {.p = p, .opt = o, .first = i, .count = 1, .capacity = 2048.0 * (t->sm_count > 0 ? t->sm_count : 1),

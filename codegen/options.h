@@ -57,6 +57,14 @@ typedef struct {
                           both k-contiguous run on wgmma from 128-byte-swizzled stages (gemm_wgmma.c);
                           0: mma.sync; 2: wherever eligible, however small (testing); 3: so, with the
                           largest tile */
+  int gemm_ktab;       /* KBC_GEMM_KTAB (default off: mixed on the H200, 0.75-1.11x): a GEMM's k tables
+                          (an implicit-GEMM convolution's offsets and digits) cover the whole K,
+                          written once per block, where K is known and they are small (gemm_plan.c,
+                          plan_ktab); 0: per k-tile tables */
+  int gemm_fold;       /* KBC_GEMM_FOLD (default 1): a contraction whose output only the next statement
+                          reads, reducing it over some M (or N) indices, is one kernel with that
+                          reduction folded into its tiles (gemm_fold.c) where it pays; 0: never;
+                          2: wherever it matches (testing) */
   int idx32;           /* KBC_IDX32 (default on; measured 0.97x geomean, 0.82-1.05x): the 32-bit
                           index variant where a binding fits (applied by the callers:
                           cg_program_narrow); 0: the 64-bit text always */

@@ -5,7 +5,9 @@
  * elementwise producer: `e = exp(x - m)`, `r = x + attn`) is substituted
  * into every statement that reads it: the load `e[a, b]` becomes the
  * producer's expression with its free indices replaced by `a, b`.  The
- * producer then has no readers and dce removes it.  Elementwise chains
+ * producer then has no readers and dce removes it (a reduction left over a
+ * variable its body no longer reads drops it: simplify.c's rule, rerun
+ * here).  Elementwise chains
  * thereby fuse into their consumers before kernels are formed.  Padded
  * loads are not inlined (outside the tensor they read 0, not the
  * expression), an inlining that would grow a statement beyond MAX_NODES
@@ -201,5 +203,8 @@ int ir_inline(ir_program *p, kbc_diag *d) {
     for (int j = i + 1; j < p->stmts.len; j++)
       if (r[j]) IR_STMT(p, j)->rhs = r[j];
   }
+  /* a reduction whose body read its variable only through an inlined
+   * tensor (`sum(r: t[r, i])`, t free of r) no longer ranges over it */
+  ir_drop_unused_reduce_vars(p);
   return 1;
 }

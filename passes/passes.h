@@ -12,6 +12,9 @@
 int ir_check_bounds(ir_program *p, kbc_diag *d);
 /* Folds constants and trivial arithmetic; forwards copies into outputs. */
 int ir_simplify(ir_program *p, kbc_diag *d);
+/* simplify.c's rule for reductions over variables their body never
+ * mentions, alone: for passes that make such reductions (inline). */
+void ir_drop_unused_reduce_vars(ir_program *p);
 /* A scatter's indices absent from its target summed first, into a temporary. */
 int ir_factor(ir_program *p, kbc_diag *d);
 /* Scatter-accumulate statements solved into deterministic gathers. */

@@ -393,7 +393,11 @@ int rt_module_function(rt_module *mod, const char *name, rt_function **out, rt_e
   fn->f = f;
   fn->mod = mod;
   fn->attrs = attrs;
-  fn->dyn_smem_limit = DEFAULT_DYN_SMEM;
+  /* the driver's default: what the 48 KB a block gets without opting in
+   * leaves beside the static shared memory (a GEMM's static k tables beside
+   * its dynamic stages: 46,080 B of stages failed to launch with 12 KB of
+   * tables, found 2026-12-04) */
+  fn->dyn_smem_limit = attrs.static_smem < DEFAULT_DYN_SMEM ? DEFAULT_DYN_SMEM - attrs.static_smem : 0;
   fn->next = mod->fns;
   mod->fns = fn;
   rt_debug(2, "kernel %s: %d registers, %d B static smem, %d B local, max %d threads/block",

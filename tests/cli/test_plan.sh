@@ -101,17 +101,36 @@ expect 0 "plan under KBC_IDX32=1" env KBC_IDX32=1 "$kbc" compile "$mm" --emit pl
 # ---- conv3d_min_softmax: a GEMM, a fused rows kernel, temporaries ----------------
 cv=$src/specs/conv3d_min_softmax.kb
 set_cv=(--set batch_size=2 --set in_channels=3 --set d=6 --set h=8 --set w=8)
-expect 0 "plan text (conv3d_min_softmax)" "$kbc" compile "$cv" --emit plan "${set_cv[@]}" --target sm_90 &&
+# (the generic plan folds the min into the convolution's tiles, below: not here)
+expect 0 "plan text (conv3d_min_softmax)" env KBC_GEMM_FOLD=0 "$kbc" compile "$cv" --emit plan "${set_cv[@]}" --target sm_90 &&
   mentions "plan text (conv3d_min_softmax)" "gemm" &&
   mentions "plan text (conv3d_min_softmax)" "conv[n, c, z, i, j] = bias[c] + sum(" &&
   mentions "plan text (conv3d_min_softmax)" "  buffer" &&
   mentions "plan text (conv3d_min_softmax)" "[2, 24, 4, 6, 6]"
-expect 0 "plan JSON (conv3d_min_softmax)" "$kbc" compile "$cv" --emit plan "${set_cv[@]}" --target sm_90 --json &&
+expect 0 "plan JSON (conv3d_min_softmax)" env KBC_GEMM_FOLD=0 "$kbc" compile "$cv" --emit plan "${set_cv[@]}" --target sm_90 --json &&
   cp "$log" "$tmp/cv.json" &&
   check_json "conv3d_min_softmax" "$tmp/cv.json" '
 assert "gemm" in families and "rows" in families, families
 assert buffers["conv"]["shape"] == [2, 24, 4, 6, 6], buffers
 assert d["workspace_bytes"] > 0'
+# At KernelBench's batch 128 the min over depth is folded into the
+# convolution's tiles (codegen/gemm_fold.c): one GEMM kernel computes conv
+# and m, and no buffer of the convolution's size is left; KBC_GEMM_FOLD=0
+# keeps the two kernels and the buffer.
+set_cv128=(--set batch_size=128 --set in_channels=3 --set d=24 --set h=32 --set w=32)
+expect 0 "plan JSON (conv3d_min_softmax, b128)" "$kbc" compile "$cv" --emit plan "${set_cv128[@]}" --target sm_90 --json &&
+  cp "$log" "$tmp/cv128.json" &&
+  check_json "conv3d_min_softmax b128" "$tmp/cv128.json" '
+k = d["kernels"][0]
+assert k["family"] == "gemm" and len(k["statements"]) == 2, k
+assert k["statements"][1].startswith("m[n, c, i, j] = min(z: conv["), k
+assert "conv" not in buffers and buffers["m"]["shape"] == [128, 24, 30, 30], buffers
+assert len(d["kernels"]) == 2, [k["name"] for k in d["kernels"]]'
+expect 0 "plan JSON (conv3d_min_softmax, b128, KBC_GEMM_FOLD=0)" env KBC_GEMM_FOLD=0 "$kbc" compile "$cv" --emit plan \
+  "${set_cv128[@]}" --target sm_90 --json &&
+  cp "$log" "$tmp/cv128n.json" &&
+  check_json "conv3d_min_softmax b128, no fold" "$tmp/cv128n.json" '
+assert buffers["conv"]["shape"] == [128, 24, 22, 30, 30], buffers'
 
 # ---- softmax_middle ------------------------------------------------------------
 sm=$src/specs/examples/softmax_middle.kb

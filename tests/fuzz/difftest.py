@@ -26,11 +26,14 @@ Oracles, per spec:
     tensor off 16-byte alignment, gemm / gemm_tf32: every contraction the GEMM family takes as a tiled
     GEMM however small (KBC_GEMM_ALWAYS=1: the emulator's shapes are mostly below its threshold),
     wgmma / wgmma_tf32: code for sm_90a with its wgmma K loop wherever a product's operands allow
-    (KBC_GEMM_WGMMA=2, with KBC_GEMM_ALWAYS=1), nvrtc);
+    (KBC_GEMM_WGMMA=2, with KBC_GEMM_ALWAYS=1), fold / fold_tf32: a contraction and the next
+    statement's reduction of its output as one kernel wherever they match (KBC_GEMM_FOLD=2, with
+    KBC_GEMM_ALWAYS=1), ktab: specialized with whole-K k tables and cp.async stages (KBC_GEMM_KTAB=1,
+    KBC_GEMM_STAGES=3, KBC_GEMM_ALWAYS=1), nvrtc);
   - gpu: `kbc verify --json` runs the kernels on the GPU against the
     interpreter, in each variant (fp32, tf32, and fp32 under KBC_IDX32=0,
     KBC_FP32_MMA, KBC_ROWS_PARTS, KBC_ATTN_ALWAYS, KBC_ROWS_ONLINE=2,
-    KBC_ROWS_WELFORD=2, KBC_ATTN_RECOMPUTE=1, KBC_GEMM_ALWAYS=1 or KBC_GEMM_WGMMA=2), several specs at a time — through
+    KBC_ROWS_WELFORD=2, KBC_ATTN_RECOMPUTE=1, KBC_GEMM_ALWAYS=1, KBC_GEMM_WGMMA=2, KBC_GEMM_FOLD=2 or KBC_GEMM_KTAB=1), several specs at a time — through
     `kbc verify --batch` processes kept running (one per job and
     environment: opening the GPU costs more than most specs, and is
     serialised between processes); a spec that fails there is run again
@@ -80,6 +83,12 @@ VARIANTS = {
     # sm_90a's wgmma K loop wherever a product's operands allow, however small (codegen/gemm_wgmma.c)
     "wgmma": (["--sm90a"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1"}),
     "wgmma_tf32": (["--sm90a", "--tf32"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1"}),
+    # a contraction and the next statement's reduction of its output in one kernel wherever they match
+    # (codegen/gemm_fold.c), every contraction a tiled GEMM
+    "fold": ([], {"KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1"}),
+    "fold_tf32": (["--tf32"], {"KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1"}),
+    # whole-K k tables (gemm_plan.c, plan_ktab: K known) and, with them, cp.async stages for gathered operands
+    "ktab": (["--specialize"], {"KBC_GEMM_KTAB": "1", "KBC_GEMM_STAGES": "3", "KBC_GEMM_ALWAYS": "1"}),
     "misalign": (["--specialize", "--misalign"], {}),  # the same, every tensor 4 bytes off 16-byte alignment
     "nvrtc": None,  # `kbc compile --emit ptx --target sm_90`: NVRTC compiles every kernel
 }
@@ -99,6 +108,9 @@ GPU_VARIANTS = {
     "gemm_tf32": ("tf32", {"KBC_GEMM_ALWAYS": "1"}),
     "wgmma": ("fp32", {"KBC_GEMM_WGMMA": "2"}),  # on an sm_90a GPU: wgmma wherever the operands allow
     "wgmma_tf32": ("tf32", {"KBC_GEMM_WGMMA": "2"}),
+    "fold": ("fp32", {"KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1"}),
+    "fold_tf32": ("tf32", {"KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1"}),
+    "ktab": ("fp32", {"KBC_GEMM_KTAB": "1", "KBC_GEMM_STAGES": "3", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
     "generic": ("fp32", {"KBC_SPECIALIZE": "0"}),  # the code for any binding (the runtime specializes by default)
 }
 TIMEOUT = 120

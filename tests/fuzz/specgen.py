@@ -456,15 +456,21 @@ class Gen:
         body = self.value(free + idx, 2, bounded=True)
         self.terms = saved
         op = r.choice(["sum", "sum", "max", "min"])
-        heads = ", ".join(f"{ix.name} < {ix.dim.text}" for ix in idx)
-        e = f"{op}({heads}: {x.name}[{', '.join(ix.name for ix in idx)}] * {body})"
+        return self.reduce_stmt(out_role, op, idx, f"{x.name}[{', '.join(ix.name for ix in idx)}] * {body}", L, free)
+
+    def reduce_stmt(self, out_role, op, red, body, terms, free):
+        """y[free] = op(red: body), a sum of `terms` terms scaled to a mean
+        by a power of 2 (exactly): the new tensor."""
+        heads = ", ".join(f"{ix.name} < {ix.dim.text}" for ix in red)
+        e = f"{op}({heads}: {body})"
         if op == "sum":
-            e = f"{2.0 ** -(L - 1).bit_length():.10g} * {e}"
+            e = f"{2.0 ** -(terms - 1).bit_length():.10g} * {e}"
+        dims = [ix.dim for ix in free]
         name = self.fresh("t" if out_role == "tensor" else "y")
-        self.lines.append(f"{'output' if out_role == 'output' else 'tensor'} {name} f32{self.shape_text(O)}")
-        lhs = name if not O else f"{name}[{', '.join(ix.name for ix in free)}]"
+        self.lines.append(f"{'output' if out_role == 'output' else 'tensor'} {name} f32{self.shape_text(dims)}")
+        lhs = name if not free else f"{name}[{', '.join(ix.name for ix in free)}]"
         self.stmts.append(f"{lhs} = {e}")
-        t = Tensor(name, O, out_role)
+        t = Tensor(name, dims, out_role)
         self.tensors.append(t)
         return t
 
@@ -513,7 +519,8 @@ class Gen:
         # the product summed over one of its N indices, as KernelBench's
         # level-2 chains write it (`sum(h: sum(k: x[b, k] * w[h, k]) / 2)`):
         # a nested contraction (passes/distribute.c, hoist.c)
-        if fn and r.random() < 0.25:
+        nested = fn and r.random() < 0.25
+        if nested:
             n = r.choice(fn)
             prod = f"sum({n.name} < {n.dim.text}: {prod})"
             free = [ix for ix in free if ix is not n]
@@ -521,11 +528,38 @@ class Gen:
         perm = list(free)
         if r.random() < 0.3:
             r.shuffle(perm)
+        # a third of the time the product reduced over some of its M or N
+        # indices by the next statement alone (`m[n, c, i, j] = min(z:
+        # conv[n, c, z, i, j])`): the reduction folded into the GEMM's
+        # tiles (codegen/gemm_fold.c), the product a temporary nobody else
+        # reads
+        sides = [x for x in (fm, fn) if len(x) > 1]
+        if not nested and sides and self.r_late.random() < 0.35:
+            return self.fold_contraction(out_role, name, perm, prod, self.r_late.choice(sides))
         self.lines.append(f"{'output' if out_role == 'output' else 'tensor'} {name} f32{self.shape_text([ix.dim for ix in perm])}")
         self.stmts.append(f"{name}[{', '.join(ix.name for ix in perm)}] = {prod}")
         t = Tensor(name, [ix.dim for ix in perm], out_role)
         self.tensors.append(t)
         return t
+
+    def fold_contraction(self, out_role, pname, perm, prod, side):
+        """pname[perm] = prod, then y[kept] = op(R: body(pname[perm])) over a
+        nonempty proper subset R of one side's indices."""
+        r = self.r_late
+        R = r.sample(side, r.randint(1, len(side) - 1))
+        kept = [ix for ix in perm if ix not in R]
+        self.lines.append(f"tensor {pname} f32{self.shape_text([ix.dim for ix in perm])}")
+        self.stmts.append(f"{pname}[{', '.join(ix.name for ix in perm)}] = {prod}")
+        op = r.choice(["sum", "max", "min"])
+        body = f"{pname}[{', '.join(ix.name for ix in perm)}]"
+        form = r.choice(["plain", "tanh", "times"])
+        if form == "tanh":
+            body = f"tanh({body})"
+        elif form == "times":  # a load beside it over the kept and reduced indices
+            over = r.sample(kept + R, r.randint(1, len(kept + R)))
+            x = self.new_input([ix.dim for ix in over])
+            body = f"{body} * {x.name}[{', '.join(ix.name for ix in over)}]"
+        return self.reduce_stmt(out_role, op, R, body, self.numel([ix.dim for ix in R]), kept)
 
     def stmt_scatter(self):
         """t[f(i)] += body: a declared target, indices bound by direct reads."""
