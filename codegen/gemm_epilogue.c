@@ -28,7 +28,7 @@ static void enter_t(gemm_emitter *ge, int on) {
 
 /* The flat offset of the stored element: s's output, or with a fold t's. */
 static const char *out_offset(gemm_emitter *ge, const cg_flat_spaces *flat) {
-  const ir_stmt *st = ge->plan->fold ? ge->plan->fold->t : ge->plan->s;
+  const ir_stmt *st = gemm_stored_stmt(ge->plan);
   if (ge->plan->fold) enter_t(ge, 1);
   const char *off = cg_offset_in(&ge->emit, st->out, st->lhs, flat);
   if (ge->plan->fold) enter_t(ge, 0);
@@ -37,7 +37,7 @@ static const char *out_offset(gemm_emitter *ge, const cg_flat_spaces *flat) {
 
 /* The name of the stored tensor. */
 static const char *out_name(gemm_emitter *ge) {
-  return ge->ctx->names->tensor[(ge->plan->fold ? ge->plan->fold->t : ge->plan->s)->out->id];
+  return ge->ctx->names->tensor[gemm_stored_stmt(ge->plan)->out->id];
 }
 
 /* t's expression e with its node `known` given as value. */
@@ -57,16 +57,28 @@ static void emit_store(gemm_emitter *ge, const char *v, const cg_flat_spaces *fl
   else cg_line(&ge->emit, "%s = %s;", dst, v);
 }
 
-/* The output element's value, the main sum being acc.  Under split-K with
+/* s's output element's value, the main sum being acc.  Under split-K with
  * terms beside the sum (`sum + bias`), the first K slice's value holds
  * them and the other slices' their partial sums alone. */
-static const char *element_value(gemm_emitter *ge, const char *acc, const cg_flat_spaces *flat) {
+static const char *s_value(gemm_emitter *ge, const char *acc, const cg_flat_spaces *flat) {
   const ir_stmt *s = ge->plan->s;
-  if (ge->plan->fold) return t_value(ge, ge->plan->fold->t->rhs, ge->plan->fold->red, acc);
   const ir_expr *r = ge->plan->tiling.c.reduce;
   cg_expr_ctx x = {.known = r, .known_value = acc, .flat = flat};
   const char *v = cg_float_value(&ge->emit, s->rhs, cg_expr_in(&ge->emit, s->rhs, &x));
   return ge->plan->split && s->rhs != r ? cg_fmt(&ge->emit, "(_kt0 == 0 ? %s : %s)", v, acc) : v;
+}
+
+/* The stored element's value: s's (s_value), or with a fold t's, its
+ * reduction's value being acc. */
+static const char *element_value(gemm_emitter *ge, const char *acc, const cg_flat_spaces *flat) {
+  if (ge->plan->fold) return t_value(ge, ge->plan->fold->t->rhs, ge->plan->fold->red, acc);
+  return s_value(ge, acc, flat);
+}
+
+/* The thread's outputs: rows and columns. */
+static void thread_outputs(const gemm_cfg *f, int *rows, int *cols) {
+  *rows = f->mma ? f->mi * 2 : f->tm;
+  *cols = f->mma ? f->ni * 2 : f->tn;
 }
 
 /* The thread's output (_i, _j): its accumulator (acc_of), or with a fold
@@ -136,6 +148,8 @@ static void emit_staged(gemm_emitter *ge) {
   const cg_contraction *c = &plan->tiling.c;
   const gemm_epilogue *ep = &plan->epilogue;
   for (int id = 0; id < plan->s->n_index; id++) ge->bind[id] = ge->names[id];
+  int n_rows, n_cols;
+  thread_outputs(f, &n_rows, &n_cols);
   cg_line(out, "// epilogue through shared memory (the output is contiguous along m): each thread takes row");
   cg_line(out, "// _m0 + _tid %% %d and strides over %d column%s at a time", f->bm, ep->nc, ep->nc == 1 ? "" : "s");
   cg_line(out, "const int _ml = _tid %% %d;", f->bm);
@@ -146,7 +160,7 @@ static void emit_staged(gemm_emitter *ge) {
     staged_pass sp = staged_pass_of(ge, p);
     cg_line(out, "// %s", ep->passes == 1 ? "all columns of the tile" : cg_fmt(out, "column group %d of %d", p, ep->passes));
     cg_line(out, "#pragma unroll");
-    cg_line(out, "for (int _i = 0; _i < %d; ++_i)", f->mma ? f->mi * 2 : f->tm);
+    cg_line(out, "for (int _i = 0; _i < %d; ++_i)", n_rows);
     cg_line(out, "  #pragma unroll");
     cg_line(out, "  for (int _j = %d; _j < %d; ++_j) _Cs[%s][%s] = %s;", sp.j0, sp.j1, sp.row, sp.cidx, acc_at(ge));
     cg_line(out, "__syncthreads();");
@@ -357,7 +371,8 @@ static void emit_direct(gemm_emitter *ge) {
   const gemm_cfg *f = &plan->tiling.cfg;
   const cg_contraction *c = &plan->tiling.c;
   const ir_stmt *s = plan->s;
-  int n_rows = f->mma ? f->mi * 2 : f->tm, n_cols = f->mma ? f->ni * 2 : f->tn;
+  int n_rows, n_cols;
+  thread_outputs(f, &n_rows, &n_cols);
   for (int id = 0; id < s->n_index; id++) ge->bind[id] = ge->names[id];
   cg_line(out, "// epilogue: each output element of the thread (the main sum is the accumulator)");
   int free_ids[2 * CG_MAX_OUTER + 64], n_free = 0;
@@ -386,12 +401,6 @@ void gemm_emit_epilogue(gemm_emitter *ge) {
 }
 
 /* ---- the fold ------------------------------------------------------------ */
-
-/* The thread's outputs: rows and columns. */
-static void thread_outputs(const gemm_cfg *f, int *rows, int *cols) {
-  *rows = f->mma ? f->mi * 2 : f->tm;
-  *cols = f->mma ? f->ni * 2 : f->tn;
-}
 
 void gemm_fold_open(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
@@ -433,9 +442,7 @@ void gemm_fold_close(gemm_emitter *ge) {
   cg_line(out, "if (_m >= _M || _n >= _N) continue;");
   gemm_decode_named(ge, "_n", c->n, c->n_n, "");
   /* s's element (its epilogue on the accumulator), as t's load of it */
-  cg_expr_ctx x = {.known = c->reduce, .known_value = acc_of(ge)};
-  const char *v = cg_float_value(out, plan->s->rhs, cg_expr_in(out, plan->s->rhs, &x));
-  const char *term = t_value(ge, fd->red->arg[0], fd->load, cg_fmt(out, "(%s)", v));
+  const char *term = t_value(ge, fd->red->arg[0], fd->load, cg_fmt(out, "(%s)", s_value(ge, acc_of(ge), NULL)));
   cg_line(out, "_red[_i][_j] = %s;", cg_combine(out, fd->red->u.reduce.op, "_red[_i][_j]", term));
   out->indent--;
   cg_line(out, "}");

@@ -213,6 +213,16 @@ struct cg_gemm_plan {
                          cg_signature takes it (-2: two from sm_90 on) */
 };
 
+/* The statement whose output the kernel stores: s, or with a fold t. */
+static inline const ir_stmt *gemm_stored_stmt(const cg_gemm_plan *plan) {
+  return plan->fold ? plan->fold->t : plan->s;
+}
+/* The stored statement's index standing for s's index id (itself without
+ * a fold). */
+static inline int gemm_stored_index(const cg_gemm_plan *plan, int id) {
+  return plan->fold ? plan->fold->t_of_s[id] : id;
+}
+
 /* ---- emission (gemm_emit.c, gemm_load.c, gemm_epilogue.c) ---- */
 
 typedef struct {

@@ -234,20 +234,15 @@ static void plan_ktab(cg_gemm_plan *plan) {
  * the thread tiles' stores would hit a separate sector per lane; if so,
  * its passes over groups of columns. */
 static void plan_staging(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
-  const ir_stmt *s = plan->s;
   const cg_contraction *c = &plan->tiling.c;
   const gemm_cfg *f = &plan->tiling.cfg;
   gemm_epilogue *ep = &plan->epilogue;
   ep->staged = 0;
   double run_m = 0, run_n = 0;
-  if (plan->fold) { /* t's output, along t's indices */
-    ir_expr probe = cg_store_as_load(plan->fold->t);
-    stride_runs(a, plan->fold->t, &probe, plan->fold->t_of_s[c->m[c->n_m - 1]], plan->fold->t_of_s[c->n[c->n_n - 1]],
-                &run_m, &run_n);
-  } else {
-    ir_expr probe = cg_store_as_load(s);
-    stride_runs(a, s, &probe, c->m[c->n_m - 1], c->n[c->n_n - 1], &run_m, &run_n);
-  }
+  const ir_stmt *st = gemm_stored_stmt(plan); /* (with a fold, t's output along t's indices) */
+  ir_expr probe = cg_store_as_load(st);
+  stride_runs(a, st, &probe, gemm_stored_index(plan, c->m[c->n_m - 1]), gemm_stored_index(plan, c->n[c->n_n - 1]),
+              &run_m, &run_n);
   if (run_m <= 0 || run_n > 0 || GEMM_THREADS % f->bm) return;
   /* the K loop's tiles: static (<= 48 KB), or the vector loop's dynamic stages */
   int tiles = plan->vec ? plan->stages * gemm_plan_stage_bytes(plan) : gemm_smem_bytes(f);
@@ -328,9 +323,9 @@ static void plan_direct(kbc_arena *a, cg_gemm_plan *plan) {
   ep->nflat = !plan->fold && c->n_n > 1 && epilogue_collapses(a, plan, c->n, c->n_n);
   ep->run = f->mma ? 2 : f->vn == 4 ? 4 : f->tn;
   ep->vec = f->mma ? 2 : f->vn == 4 ? 4 : 1;
-  const ir_stmt *st = plan->fold ? plan->fold->t : s;
+  const ir_stmt *st = gemm_stored_stmt(plan);
   int nids[CG_MAX_OUTER];
-  for (int i = 0; i < c->n_n; i++) nids[i] = plan->fold ? plan->fold->t_of_s[c->n[i]] : c->n[i];
+  for (int i = 0; i < c->n_n; i++) nids[i] = gemm_stored_index(plan, c->n[i]);
   if (plan->split || !cg_offset_contiguous(a, st, ir_flat_offset(a, st->out, st->lhs), nids, c->n_n)) ep->vec = 1;
   ep->park = plan->wgmma && calls(s->rhs, c->reduce) * (f->mi * 2) * (f->ni * 2) >= GEMM_PARK_CALLS;
 }
