@@ -487,8 +487,15 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   int mb = C->t->opt.gemm_min_blocks;
   /* the vector loop's other tiles: one block at least, said (without it
    * ptxas aimed at more and spilled a few bytes: SAM-HQ's o at 128
-   * registers, the MLP's second product at 80) */
-  plan->min_blocks = mb >= 2 ? mb : mb == 1 ? 0 : plan->wgmma ? 1 : plain ? -2 : plan->vec ? 1 : 0;
+   * registers, the MLP's second product at 80); so does a fold, whose
+   * running values double the thread's outputs (conv3d's FFMA fold: 128
+   * registers and 8 bytes spilled, 165 without the cap) */
+  plan->min_blocks = mb >= 2    ? mb
+                     : mb == 1 ? 0
+                     : plan->wgmma || plan->fold ? 1
+                     : plain                     ? -2
+                     : plan->vec                 ? 1
+                                                 : 0;
 
   k->family = CG_FAMILY_GEMM;
   k->first = g->first;
