@@ -156,7 +156,10 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
   else
     kbc_buf_printf(C->out, "//   tile %dx%dx%d, %d threads: %d x %d warps, warp tile %dx%d (%d x %d mma tiles)", f->bm,
                    f->bn, f->bk, GEMM_THREADS, f->wm, f->wn, f->mi * 16, f->ni * 8, f->mi, f->ni);
-  if (plan->stages > 2)
+  if (plan->win)
+    kbc_buf_printf(C->out, ", shared memory: A's box %lld B, B %d B\n", (long long)plan->win->box * 4,
+                   f->bn * plan->win->ldb * 4);
+  else if (plan->stages > 2)
     kbc_buf_printf(C->out, ", shared memory %d B in %d stages filled by cp.async%s\n",
                    plan->stages * gemm_plan_stage_bytes(plan), plan->stages,
                    plan->wgmma ? " in 16-byte chunks, 128-byte swizzle"
@@ -177,7 +180,12 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
                    o->kmajor ? "k" : (w ? "n" : "m"), o->chunks, o->kmajor ? (w ? "n][k" : "m][k") : (w ? "k][n" : "k][m"),
                    plan->wgmma ? ", read by wgmma" : o->kmajor ? ", fragments by ldmatrix" : "");
   }
-  for (int w = 0; w < 2 && !plan->vec; w++) {
+  if (plan->win)
+    kbc_buf_printf(C->out, "//   A: read in place from a box of %s staged per tile%s (outer rows: %s), zero outside it; B: "
+                   "the tile's columns by the whole K, staged per tile\n",
+                   C->names->tensor[plan->op[0].e->u.load.tensor->id], plan->fold ? " and fold step" : "",
+                   gemm_join_names(ge, c->m, plan->win->split));
+  for (int w = 0; w < 2 && !plan->vec && !plan->win; w++) {
     const gemm_operand *o = &plan->op[w];
     kbc_buf_printf(C->out, "//   %c: loaded %s-contiguous, %d per thread per k-tile, %s\n", w ? 'B' : 'A',
                    o->kmajor ? "k" : (w ? "n" : "m"), o->slots,
@@ -220,6 +228,10 @@ static void emit_shared(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
   const gemm_cfg *f = &plan->tiling.cfg;
+  if (plan->win) {
+    gemm_win_shared(ge);
+    return;
+  }
   if (plan->wgmma) { /* dynamic: the swizzled stages (gemm_wgmma.c), the epilogue's tile over them */
     cg_line(out, "KBC_DYNAMIC_SMEM(_smem);");
     cg_line(out, "const unsigned _s0 = kbc_smem_u32(_smem), _sw = (_s0 + 1023u) & ~1023u; // the stages: 1024-byte aligned");
@@ -280,9 +292,11 @@ static void emit_extents(gemm_emitter *ge) {
   cg_line(out, "const long long _M = %s;", cg_sym(out, tl->M));
   cg_line(out, "const long long _N = %s;", cg_sym(out, tl->N));
   cg_line(out, "const long long _K = %s;", cg_sym(out, tl->K));
-  cg_line(out, "const long long _tiles_m = (_M + %d) / %d;", f->bm - 1, f->bm);
+  if (plan->win)
+    cg_line(out, "const long long _tiles_m = %lld * %lld; // each value of the outer rows: %lld tiles of its %lld", (long long)plan->win->mo, (long long)plan->win->ti, (long long)plan->win->ti, (long long)plan->win->mi);
+  else cg_line(out, "const long long _tiles_m = (_M + %d) / %d;", f->bm - 1, f->bm);
   cg_line(out, "const long long _tiles_n = (_N + %d) / %d;", f->bn - 1, f->bn);
-  cg_line(out, "const long long _ktiles = (_K + %d) / %d;", f->bk - 1, f->bk);
+  if (!plan->win) cg_line(out, "const long long _ktiles = (_K + %d) / %d;", f->bk - 1, f->bk);
   if (plan->fold)
     cg_line(out, "const long long _R = %s; // %s, folded", cg_sym(out, cg_extent_sym(out->a, plan->s, plan->fold->r, plan->fold->n_r)),
             gemm_join_names(ge, plan->fold->r, plan->fold->n_r));
@@ -349,12 +363,16 @@ static void emit_tile_start(gemm_emitter *ge) {
     cg_line(out, "const long long _nkt = _ktiles - _kt0 < _kper ? _ktiles - _kt0 : _kper;");
     cg_line(out, "if (_nkt <= 0) continue;");
     cg_line(out, "const long long _kend = (_kt0 + _nkt) * %d < _K ? (_kt0 + _nkt) * %d : _K;", f->bk, f->bk);
-  } else {
+  } else if (!plan->win) {
     cg_line(out, "const long long _kt0 = 0, _nkt = _ktiles, _kend = _K; // the whole K range");
   }
   cg_line(out, "const long long _n0 = (_t %% _tiles_n) * %d;", f->bn);
   cg_line(out, "_t /= _tiles_n;");
-  cg_line(out, "const long long _m0 = (_t %% _tiles_m) * %d;", f->bm);
+  if (plan->win) { /* inside one value of the outer rows; the rows end at _mend */
+    long long mi = plan->win->mi, ti = plan->win->ti;
+    cg_line(out, "const long long _mt = _t %% _tiles_m, _mo = _mt / %lld * %lld, _mi0 = _mt %% %lld * %d;", ti, mi, ti, f->bm);
+    cg_line(out, "const long long _m0 = _mo + _mi0, _mend = _mo + (_mi0 + %d < %lld ? _mi0 + %d : %lld);", f->bm, mi, f->bm, mi);
+  } else cg_line(out, "const long long _m0 = (_t %% _tiles_m) * %d;", f->bm);
   cg_line(out, "_t /= _tiles_m;");
   if (c->n_b > 0) gemm_decode_named(ge, "_t", c->bat, c->n_b, " // batch");
 }
@@ -363,7 +381,7 @@ static void emit_tile_start(gemm_emitter *ge) {
 static void emit_registers(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const gemm_cfg *f = &ge->plan->tiling.cfg;
-  if (ge->plan->stages == 2)
+  if (ge->plan->stages == 2 && !ge->plan->win)
     cg_line(out, "float _av[%d], _bv[%d]; // staging registers: this thread's A and B elements of one k-tile",
             ge->plan->op[0].slots, ge->plan->op[1].slots);
   if (!ge->plan->tiling.mma) {
@@ -461,28 +479,38 @@ static void emit_fragments_kx(gemm_emitter *ge, int w) {
 static void emit_math_mma(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const gemm_cfg *f = &ge->plan->tiling.cfg;
-  int split3 = ge->plan->tiling.split3;
   cg_line(out, "#pragma unroll");
   cg_line(out, "for (int _kk = 0; _kk < %d; _kk += 8) {", f->bk);
   out->indent++;
-  if (split3)
-    cg_line(out, "unsigned _fa[%d][4], _fal[%d][4], _fb[%d][2], _fbl[%d][2]; // high and low TF32 parts", f->mi, f->mi,
-            f->ni, f->ni);
-  else cg_line(out, "unsigned _fa[%d][4], _fb[%d][2];", f->mi, f->ni);
+  gemm_emit_fragment_decls(ge);
   for (int w = 0; w < 2; w++)
     if (ge->plan->vec && ge->plan->op[w].kmajor) gemm_vec_fragments(ge, &ge->plan->op[w]);
     else emit_fragments_kx(ge, w);
+  gemm_emit_mma_passes(ge);
+  out->indent--;
+  cg_line(out, "}");
+}
+
+void gemm_emit_fragment_decls(gemm_emitter *ge) {
+  const gemm_cfg *f = &ge->plan->tiling.cfg;
+  if (ge->plan->tiling.split3)
+    cg_line(&ge->emit, "unsigned _fa[%d][4], _fal[%d][4], _fb[%d][2], _fbl[%d][2]; // high and low TF32 parts", f->mi,
+            f->mi, f->ni, f->ni);
+  else cg_line(&ge->emit, "unsigned _fa[%d][4], _fb[%d][2];", f->mi, f->ni);
+}
+
+void gemm_emit_mma_passes(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const gemm_cfg *f = &ge->plan->tiling.cfg;
   /* 3xTF32: the small products first, each product a pass over the tiles
    * (consecutive mma on different accumulators) */
   static const char *const pass[3] = {"_fal[_i], _fb[_j]", "_fa[_i], _fbl[_j]", "_fa[_i], _fb[_j]"};
-  for (int p = split3 ? 0 : 2; p < 3; p++) {
+  for (int p = ge->plan->tiling.split3 ? 0 : 2; p < 3; p++) {
     cg_line(out, "#pragma unroll");
     cg_line(out, "for (int _i = 0; _i < %d; ++_i)", f->mi);
     cg_line(out, "  #pragma unroll");
     cg_line(out, "  for (int _j = 0; _j < %d; ++_j) kbc_mma_tf32(_acc[_i][_j], %s);", f->ni, pass[p]);
   }
-  out->indent--;
-  cg_line(out, "}");
 }
 
 /* ---- the K loop ----------------------------------------------------------- */
@@ -494,14 +522,18 @@ static void emit_math_mma(gemm_emitter *ge) {
  * totals (rounded to nearest) and zeroed (the model: about 1e-6 at any K).
  * At the end (all = 1) every k-tile's remainder. */
 void gemm_emit_flush(gemm_emitter *ge, int all) {
+  const gemm_cfg *f = &ge->plan->tiling.cfg;
+  gemm_emit_flush_every(ge, all, "_kt", f->bk < GEMM_FLUSH_K ? GEMM_FLUSH_K / f->bk : 1);
+}
+
+void gemm_emit_flush_every(gemm_emitter *ge, int all, const char *counter, int every) {
   cg_emit *out = &ge->emit;
   const gemm_cfg *f = &ge->plan->tiling.cfg;
   if (!ge->plan->tiling.split3) return;
-  int every = f->bk < GEMM_FLUSH_K ? GEMM_FLUSH_K / f->bk : 1; /* k-tiles */
   if (all) cg_line(out, "{ // the totals: _acc = _tot + the last k-tiles' sums");
   else if (every == 1) cg_line(out, "{ // the tensor cores' sums (rounded toward zero) into the fp32 totals");
-  else cg_line(out, "if ((_kt & %d) == %d) { // the tensor cores' sums (rounded toward zero) into the fp32 totals",
-               every - 1, every - 1);
+  else cg_line(out, "if ((%s & %d) == %d) { // the tensor cores' sums (rounded toward zero) into the fp32 totals",
+               counter, every - 1, every - 1);
   out->indent++;
   cg_line(out, "#pragma unroll");
   cg_line(out, "for (int _i = 0; _i < %d; ++_i)", f->mi);
@@ -630,22 +662,28 @@ void cg_emit_gemm(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k) {
   emit_header(ge, k);
   emit_shared(ge);
   emit_extents(ge);
-  gemm_emit_k_increments(ge);
+  if (!plan->win) gemm_emit_k_increments(ge);
   emit_thread_coords(ge);
   gemm_emit_ktab(ge);
+  if (plan->win) gemm_win_table(ge);
   cg_line(&ge->emit, "for (long long _tile = blockIdx.x; _tile < _tiles; _tile += gridDim.x) {");
   ge->emit.indent++;
   emit_tile_start(ge);
+  if (plan->win) gemm_win_tile(ge);
   if (plan->fold) gemm_fold_open(ge);
-  gemm_emit_rows(ge, &plan->op[0]);
-  gemm_emit_rows(ge, &plan->op[1]);
-  if (plan->vec) gemm_vec_rows(ge);
-  else gemm_emit_k_init(ge);
+  if (!plan->win) {
+    gemm_emit_rows(ge, &plan->op[0]);
+    gemm_emit_rows(ge, &plan->op[1]);
+    if (plan->vec) gemm_vec_rows(ge);
+    else gemm_emit_k_init(ge);
+  }
   emit_registers(ge);
-  if (plan->wgmma) gemm_wgmma_k_loop(ge);
+  if (plan->win) gemm_win_k_loop(ge);
+  else if (plan->wgmma) gemm_wgmma_k_loop(ge);
   else if (plan->stages > 2) emit_k_loop_async(ge);
   else emit_k_loop(ge);
   if (plan->fold) gemm_fold_close(ge);
+  if (plan->win && plan->epilogue.staged) cg_line(&ge->emit, "__syncthreads(); // the box read: the epilogue's tile over it");
   gemm_emit_epilogue(ge);
   ge->emit.indent--;
   cg_line(&ge->emit, "}");

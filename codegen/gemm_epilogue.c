@@ -154,7 +154,7 @@ static void emit_staged(gemm_emitter *ge) {
   cg_line(out, "// _m0 + _tid %% %d and strides over %d column%s at a time", f->bm, ep->nc, ep->nc == 1 ? "" : "s");
   cg_line(out, "const int _ml = _tid %% %d;", f->bm);
   cg_line(out, "const long long _m = _m0 + _ml;");
-  cg_line(out, "const bool _mok = _m < _M;");
+  cg_line(out, "const bool _mok = _m < %s;", gemm_mlimit(plan));
   gemm_decode_named(ge, "_m", c->m, c->n_m, "");
   for (int p = 0; p < ep->passes; p++) {
     staged_pass sp = staged_pass_of(ge, p);
@@ -286,7 +286,7 @@ static void emit_elements(gemm_emitter *ge, int n_rows, int n_cols, const cg_fla
   cg_line(out, "for (int _i = 0; _i < %d; ++_i) {", n_rows);
   out->indent++;
   cg_line(out, "const long long _m = _m0 + %s;", row);
-  cg_line(out, "if (_m >= _M) continue;");
+  cg_line(out, "if (_m >= %s) continue;", gemm_mlimit(ge->plan));
   if (!ep->mflat) gemm_decode_named(ge, "_m", c->m, c->n_m, "");
   cg_line(out, "#pragma unroll");
   cg_line(out, "for (int _j0 = 0; _j0 < %d; _j0 += %d) {", n_cols, ep->vec);
@@ -331,7 +331,7 @@ static void emit_parked(gemm_emitter *ge, int n_rows, int n_cols, const cg_flat_
   cg_line(out, "for (int _i = 0; _i < %d; ++_i) {", n_rows);
   out->indent++;
   cg_line(out, "const long long _m = _m0 + _wm0 + (_i / 2) * 16 + (_i %% 2) * 8 + _g;");
-  cg_line(out, "if (_m >= _M) continue;");
+  cg_line(out, "if (_m >= %s) continue;", gemm_mlimit(ge->plan));
   if (!ep->mflat) gemm_decode_named(ge, "_m", c->m, c->n_m, "");
   cg_line(out, "#pragma unroll 1");
   cg_line(out, "for (int _j0 = 0; _j0 < %d; _j0 += %d) {", n_cols, vec);
@@ -439,7 +439,7 @@ void gemm_fold_close(gemm_emitter *ge) {
   cg_line(out, "for (int _j = 0; _j < %d; ++_j) {", cols);
   out->indent++;
   cg_line(out, "const long long _n = _n0 + %s;", column(ge, "_j"));
-  cg_line(out, "if (_m >= _M || _n >= _N) continue;");
+  cg_line(out, "if (_m >= %s || _n >= _N) continue;", gemm_mlimit(plan));
   gemm_decode_named(ge, "_n", c->n, c->n_n, "");
   /* s's element (its epilogue on the accumulator), as t's load of it */
   const char *term = t_value(ge, fd->red->arg[0], fd->load, cg_fmt(out, "(%s)", s_value(ge, acc_of(ge), NULL)));

@@ -11,7 +11,9 @@
  *                    copied by cp.async, fragments by ldmatrix;
  *   gemm_epilogue.c  the fused epilogue, direct or through shared memory;
  *   gemm_fold.c      the fold: the next statement's reduction of the
- *                    output taken inside the tiles (cg_find_fold).
+ *                    output taken inside the tiles (cg_find_fold);
+ *   gemm_win.c       the window K loop: a gathered operand's source box
+ *                    staged once per tile, read in place (gemm_win_plan).
  * Nothing is decided while printing: the emitters read the plan. */
 #ifndef KBC_GEMM_IMPL_H
 #define KBC_GEMM_IMPL_H
@@ -167,6 +169,32 @@ typedef struct {
   int park;
 } gemm_epilogue;
 
+/* The window K loop (gemm_win.c): operand A, a load whose every index is
+ * affine in the statement's indices with constant coefficients >= 0 (a
+ * convolution's x[n, ci, z + dz, i + di, j + dj]), read from a box of its
+ * tensor staged in shared memory once per tile (and value of a fold's R):
+ * per dimension d the box spans lo_d .. lo_d + ext[d] - 1, lo_d the index
+ * at the tile's first row with K and the inner M digits that wrap inside
+ * the tile at 0; elements outside the tensor are 0 (padding).  A's
+ * element (m, k) is then _W[ro(m) + ko(k)]: ro from m's digits (per
+ * thread, per tile), ko a table of the whole K.  Its M digits c.m[0 ..
+ * split - 1] are outer: a tile lies inside one value of them (so the box
+ * is bounded), ti tiles of BM rows over the inner extent mi each.  B, its
+ * N tile by the whole K (padded to kp, a multiple of 8, zero beyond K),
+ * is staged once per tile too.  Tensor cores only (TF32 or 3xTF32). */
+enum { GEMM_WIN_DIMS = 8 };
+typedef struct {
+  int split;           /* outer M digits */
+  int anchored;        /* the inner digit c.m[split] kept at its value in the tile's first row, or -1 */
+  int64_t mo, mi, ti;  /* outer values; inner rows per outer value; tiles over them */
+  int n_dim;           /* A's tensor rank */
+  int64_t ext[GEMM_WIN_DIMS], bs[GEMM_WIN_DIMS]; /* box extent and stride per dimension */
+  int64_t box;         /* box elements, the last dimension's rows padded to bs[n_dim - 2] */
+  int64_t *coef;       /* [n_dim][n_index]: index id's coefficient in dimension d */
+  int64_t kp;          /* K padded to a multiple of 8 */
+  int ldb;             /* B's staged row width (kp + pad) */
+} gemm_window;
+
 struct cg_gemm_plan {
   const ir_stmt *s;
   const cg_fold *fold; /* the next statement's reduction folded in (NULL: none) */
@@ -209,9 +237,13 @@ struct cg_gemm_plan {
    * two warpgroups each multiplying a 64 x (BN / wgn) tile by wgmma; wgn 1
    * (BM 128, the warpgroups along m) or 2 (BM 64, along n). */
   int wgmma, wgn;
+  const gemm_window *win; /* the window K loop (gemm_win.c), or NULL */
   int min_blocks;     /* __launch_bounds__'s blocks per multiprocessor (opt.gemm_min_blocks), as
                          cg_signature takes it (-2: two from sm_90 on) */
 };
+
+/* The end of the tile's rows (C name): the window's tiles end inside M. */
+static inline const char *gemm_mlimit(const cg_gemm_plan *plan) { return plan->win ? "_mend" : "_M"; }
 
 /* The statement whose output the kernel stores: s, or with a fold t. */
 static inline const ir_stmt *gemm_stored_stmt(const cg_gemm_plan *plan) {
@@ -270,6 +302,12 @@ void gemm_emit_next_copies(gemm_emitter *ge, int ahead);
  * (all = 1).  Nothing for a TF32 or FFMA tile. */
 enum { GEMM_FLUSH_K = 64 };
 void gemm_emit_flush(gemm_emitter *ge, int all);
+/* The same, every `every` values of the C counter (a power of two). */
+void gemm_emit_flush_every(gemm_emitter *ge, int all, const char *counter, int every);
+/* An mma K step's fragment registers (_fa, _fb; 3xTF32: and their low
+ * parts), and its products on the warp tile (3xTF32: three passes). */
+void gemm_emit_fragment_decls(gemm_emitter *ge);
+void gemm_emit_mma_passes(gemm_emitter *ge);
 
 /* gemm_vec.c: the vector K loop.  Whether operand o can be copied in
  * chunks (gemm_plan.c asks before choosing plan->vec); its chunk slots at
@@ -316,5 +354,17 @@ void gemm_emit_epilogue(gemm_emitter *ge);
  * value from _red. */
 void gemm_fold_open(gemm_emitter *ge);
 void gemm_fold_close(gemm_emitter *ge);
+
+/* gemm_win.c: the window K loop.  gemm_win_plan turns plan (a tensor-core
+ * tiling, register-staged, not split) into the window one where A's box
+ * pays and fits; whether it did.  Then the shared declarations, the k
+ * table (before the tile loop), the tile's set-up (B staged, the thread's
+ * row offsets: before a fold's loop), and per K loop the box staged and
+ * the math. */
+int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan);
+void gemm_win_shared(gemm_emitter *ge);
+void gemm_win_table(gemm_emitter *ge);
+void gemm_win_tile(gemm_emitter *ge);
+void gemm_win_k_loop(gemm_emitter *ge);
 
 #endif

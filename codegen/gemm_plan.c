@@ -245,7 +245,11 @@ static void plan_staging(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
               &run_m, &run_n);
   if (run_m <= 0 || run_n > 0 || GEMM_THREADS % f->bm) return;
   /* the K loop's tiles: static (<= 48 KB), or the vector loop's dynamic stages */
-  int tiles = plan->vec ? plan->stages * gemm_plan_stage_bytes(plan) : gemm_smem_bytes(f);
+  /* (the window loop's box, B and k table: gemm_win.c) */
+  int tiles = plan->win   ? (int)plan->win->box * 4
+              : plan->vec ? plan->stages * gemm_plan_stage_bytes(plan)
+                          : gemm_smem_bytes(f);
+  int extra = plan->win ? f->bn * plan->win->ldb * 4 + (int)plan->win->kp * 4 : table_bytes(plan);
   int limit = plan->vec ? t->smem_per_block : GEMM_SMEM_STATIC;
   for (int passes = 1; passes <= (f->mma ? f->ni : f->tn); passes++) {
     if (f->mma) {
@@ -261,7 +265,7 @@ static void plan_staging(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
       ep->nc = f->bn / passes;
     }
     int cs = f->bm * (ep->nc + 1) * 4;
-    if ((tiles > cs ? tiles : cs) + table_bytes(plan) <= limit) {
+    if ((tiles > cs ? tiles : cs) + extra <= limit) {
       ep->staged = 1;
       return;
     }
@@ -439,7 +443,10 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
    * (padded operands under their test, k tables) mixed: conv2d AlexNet
    * 1.49x slower, conv3d 1.06x, conv_transpose1d 1.07x, dilated 1.02x
    * faster.  So those stay FFMA unless KBC_FP32_MMA=1 asks. */
-  if (tl->split3 && C->t->opt.fp32_mma < 0 && !plain_operands(plan)) {
+  /* a gathered A read from a box of its tensor (gemm_win.c): on tensor
+   * cores, 3xTF32 at fp32 */
+  int win = gemm_win_plan(a, C->t, plan);
+  if (!win && tl->split3 && C->t->opt.fp32_mma < 0 && !plain_operands(plan)) {
     cg_target ffma = *C->t;
     ffma.opt.fp32_mma = 0;
     memset(plan, 0, sizeof *plan);
@@ -448,9 +455,13 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
     if (!plan_tiles_and_loads(a, &ffma, plan)) return NULL;
   }
   const gemm_cfg *f = &tl->cfg;
-  plan->stages = plan_stages(C->t, plan);
-  plan_vec(a, C->t, plan);
+  plan->stages = win ? 2 : plan_stages(C->t, plan);
+  if (!win) plan_vec(a, C->t, plan);
   plan_staging(a, C->t, plan);
+  if (win && !gemm_win_plan(a, C->t, plan)) { /* again with the epilogue's tile: the box may no longer fit */
+    plan->epilogue.staged = 0;
+    if (!gemm_win_plan(a, C->t, plan)) return NULL;
+  }
   /* Split-K when the output is the sum plus terms without it, K may be
    * long enough to cut, and the output tiles may be fewer than two waves
    * of block slots: the slice count is decided at run time, or here where
@@ -459,13 +470,13 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   plan->split_below = plan->s->rhs == tl->c.reduce ? 2 * plan->slots : plan->slots;
   int64_t M, N, B, K;
   if (sym_is_const(tl->M, &M) && sym_is_const(tl->N, &N) && sym_is_const(tl->B, &B) && sym_is_const(tl->K, &K))
-    plan->split = tl->shape.splittable &&
+    plan->split = tl->shape.splittable && !win &&
                   gemm_split_count((M + f->bm - 1) / f->bm * ((N + f->bn - 1) / f->bn) * B, (K + f->bk - 1) / f->bk,
                                    plan->slots, plan->split_below) > 1;
   else {
     double me = ir_estimate(tl->M), ne = ir_estimate(tl->N), be = ir_estimate(tl->B);
     int known = sym_is_const(tl->M, NULL) && sym_is_const(tl->N, NULL) && sym_is_const(tl->B, NULL);
-    plan->split = tl->shape.splittable && !(known && ceil(me / f->bm) * ceil(ne / f->bn) * be >= plan->split_below);
+    plan->split = tl->shape.splittable && !win && !(known && ceil(me / f->bm) * ceil(ne / f->bn) * be >= plan->split_below);
   }
   if (!plan->epilogue.staged) plan_direct(a, plan);
   /* Two blocks per multiprocessor (__launch_bounds__(256, 2): registers
@@ -489,9 +500,13 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
    * ptxas aimed at more and spilled a few bytes: SAM-HQ's o at 128
    * registers, the MLP's second product at 80); so does a fold, whose
    * running values double the thread's outputs (conv3d's FFMA fold: 128
-   * registers and 8 bytes spilled, 165 without the cap) */
+   * registers and 8 bytes spilled, 165 without the cap).  The window loop
+   * (gemm_win.c), measured at two blocks: two from sm_90 on (conv3d's fold
+   * at batch 128: 124 / 127 registers, no spill; at sm_80 32 bytes spilled
+   * under the cap) */
   plan->min_blocks = mb >= 2    ? mb
                      : mb == 1 ? 0
+                     : plan->win                 ? -2
                      : plan->wgmma || plan->fold ? 1
                      : plain                     ? -2
                      : plan->vec                 ? 1

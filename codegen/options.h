@@ -65,6 +65,10 @@ typedef struct {
                           reads, reducing it over some M (or N) indices, is one kernel with that
                           reduction folded into its tiles (gemm_fold.c) where it pays; 0: never;
                           2: wherever it matches (testing) */
+  int gemm_win;        /* KBC_GEMM_WIN (default 1): a GEMM whose A is a gathered load (an implicit-GEMM
+                          convolution) runs on tensor cores reading A from a box of its tensor staged
+                          per tile (gemm_win.c): 1 under a fold, where the box fits and each element is
+                          reused; 0: never; 2: wherever it fits (testing) */
   int idx32;           /* KBC_IDX32 (default on; measured 0.97x geomean, 0.82-1.05x): the 32-bit
                           index variant where a binding fits (applied by the callers:
                           cg_program_narrow); 0: the 64-bit text always */

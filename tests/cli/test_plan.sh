@@ -131,6 +131,17 @@ expect 0 "plan JSON (conv3d_min_softmax, b128, KBC_GEMM_FOLD=0)" env KBC_GEMM_FO
   cp "$log" "$tmp/cv128n.json" &&
   check_json "conv3d_min_softmax b128, no fold" "$tmp/cv128n.json" '
 assert buffers["conv"]["shape"] == [128, 24, 22, 30, 30], buffers'
+# Specialized at batch 128 (the runtime's default), the folded convolution
+# reads x from a box staged per tile and depth (codegen/gemm_win.c) on tensor
+# cores, 3xTF32 at fp32; KBC_GEMM_WIN=0 keeps the FFMA tile's gathered loads.
+expect 0 "cuda (conv3d_min_softmax, b128, specialized)" "$kbc" compile "$cv" --emit cuda --specialize "${set_cv128[@]}" \
+  --target sm_90 &&
+  mentions "cuda (conv3d_min_softmax, b128, specialized)" "A: read in place from a box of x staged per tile and fold step" &&
+  mentions "cuda (conv3d_min_softmax, b128, specialized)" "3xTF32 mma.sync"
+expect 0 "cuda (conv3d_min_softmax, b128, KBC_GEMM_WIN=0)" env KBC_GEMM_WIN=0 "$kbc" compile "$cv" --emit cuda --specialize \
+  "${set_cv128[@]}" --target sm_90 &&
+  mentions "cuda (conv3d_min_softmax, b128, KBC_GEMM_WIN=0)" "A: loaded m-contiguous" &&
+  if grep -q "box of x" "$log"; then fail "cuda (conv3d_min_softmax, b128, KBC_GEMM_WIN=0): the window is used"; fi
 
 # ---- softmax_middle ------------------------------------------------------------
 sm=$src/specs/examples/softmax_middle.kb

@@ -6,6 +6,7 @@
 # (a kernel whose comment says "schedule: gemm" or "schedule: attention")
 # spills registers or uses a stack frame, and ptxas serializes no wgmma.  Prints registers / shared
 # memory / spills of every such kernel.
+# KBC_NVCC_ARGS: more arguments for kbc compile (`--specialize --set AXIS=N ...`: the text for one binding).
 # Exit 77 (skip) when nvcc is absent (NVCC, CUDACXX, PATH, /usr/local/cuda).
 set -u
 kbc=$1 spec=$2 prec=${3:-fp32}
@@ -22,7 +23,8 @@ cu=$tmp/$name.cu
 target=${KBC_NVCC_TARGET:-sm_90}
 archs="sm_80 sm_90"
 [ "$target" = sm_90a ] && archs=sm_90a
-if ! "$kbc" compile "$spec" --emit cuda --target "$target" --precision "$prec" -o "$cu"; then
+# shellcheck disable=SC2086
+if ! "$kbc" compile "$spec" --emit cuda --target "$target" --precision "$prec" ${KBC_NVCC_ARGS:-} -o "$cu"; then
   echo "FAIL: kbc compile $spec"
   exit 1
 fi

@@ -1,0 +1,439 @@
+/* gemm_win.c — the window K loop: a gathered operand read in place from a
+ * box of its tensor staged in shared memory (gemm_window, gemm_impl.h).
+ *
+ * An implicit-GEMM convolution's A element (m, k) is x[n, ci, z + dz,
+ * i + di, j + dj]: the register-staged loop loads BM x K such elements
+ * per tile from global memory, each input element about K / (its reuse)
+ * times over.  Here the tile's rows (inside one value of the outer M
+ * digits) and the whole K touch a box of x — per dimension the range of
+ * its index over the tile — which the block stages once (zero outside the
+ * tensor: padded loads), then the mma fragments read A straight from it
+ * at _W[ro(m) + ko(k)]: ro per thread row and tile, ko from a table of
+ * the whole K written once per block.  B (the N tile by the whole K) is
+ * staged once per tile beside it.  With a fold, the box is staged again
+ * for each value of its R, B and the row offsets not.
+ *
+ * The choices, from constant extents (a specialized binding, the
+ * runtime's default): the outer M digits and the padding of the box's
+ * rows with the fewest shared-memory wavefronts per useful row (the box
+ * staged, plus the warps' A fragment reads, each as many as the most
+ * distinct addresses in one bank, simulated over the whole K), among
+ * those that fit beside B in 46 KB and read each staged element at least
+ * GEMM_WIN_REUSE times.  By default (opt.gemm_win 1) under a fold only:
+ * on the H200 (2026-12-04, docs/results/2026-12-04-win.txt) conv3d ->
+ * min -> softmax at batch 128 went from 522 to 383 us at fp32 (3xTF32
+ * now, FFMA before) and 362 to 301 at tf32, where the box and B, staged
+ * per tile, serve R K loops; unfolded, each tile stages, waits, then
+ * computes once, with nothing to overlap but the other block: batch 16
+ * 1.03x / 1.11x slower, the suite's conv3d 1.035x slower, its 3x3x1
+ * conv3d 0.954.  opt.gemm_win 2 takes it wherever it fits.
+ *
+ * Before: a plan with a tensor-core tiling (gemm_plan.c).  After
+ * gemm_win_plan(): plan->win where it applies; the emitters print the loop
+ * from it. */
+#include <string.h>
+
+#include "gemm_impl.h"
+
+enum {
+  GEMM_WIN_REUSE = 2,            /* (m, k) pairs of a tile per staged box element, at least */
+  GEMM_WIN_SMEM = 46 * 1024,     /* static shared memory: the box (or the epilogue's tile), B, the k table */
+};
+
+/* ---- the plan ------------------------------------------------------------ */
+
+static int64_t const_of(const sym *x, int *ok) {
+  int64_t v = 0;
+  if (!x || !sym_is_const(x, &v)) *ok = 0;
+  return v;
+}
+
+/* The box of window w (split, anchored set) for row padding `pad` of its
+ * last dimension: extents, strides, elements.  range[id]: the values id
+ * takes inside a tile, minus one. */
+static void box_layout(gemm_window *w, const int64_t *range, int n_index, int pad) {
+  int D = w->n_dim;
+  for (int d = 0; d < D; d++) {
+    int64_t e = 1;
+    for (int id = 0; id < n_index; id++) e += w->coef[d * n_index + id] * range[id];
+    w->ext[d] = e;
+  }
+  w->bs[D - 1] = 1;
+  for (int d = D - 2; d >= 0; d--) w->bs[d] = d == D - 2 ? w->ext[D - 1] + pad : w->bs[d + 1] * w->ext[d + 1];
+  w->box = D == 1 ? w->ext[0] : w->bs[0] * w->ext[0];
+}
+
+/* id's offset per unit in the box (sum over dimensions of stride times
+ * coefficient). */
+static int64_t box_coef(const gemm_window *w, int n_index, int id) {
+  int64_t c = 0;
+  for (int d = 0; d < w->n_dim; d++) c += w->bs[d] * w->coef[d * n_index + id];
+  return c;
+}
+
+/* The digits of flat value v over ids (extents E, the last fastest). */
+static void digits_of(int64_t v, const int *ids, int n, const int64_t *E, int64_t *dst) {
+  for (int i = n - 1; i >= 0; i--) {
+    dst[ids[i]] = i ? v % E[ids[i]] : v;
+    v /= E[ids[i]];
+  }
+}
+
+/* Bank conflicts of the A fragment reads of one warp over the whole K, at
+ * the tile of rows from 0: per k8 step and register, the most distinct
+ * addresses in one of 32 banks, summed. */
+static int64_t conflicts(kbc_arena *a, const gemm_window *w, const cg_contraction *c, const int64_t *E, int n_index,
+                         int64_t K) {
+  int64_t total = 0, *dig = KBC_NEW_ARRAY(a, int64_t, n_index + 1), ro[16], ko[8];
+  for (int r = 0; r < 16; r++) {
+    memset(dig, 0, ((size_t)n_index + 1) * sizeof *dig);
+    digits_of(r, c->m + w->split, c->n_m - w->split, E, dig);
+    ro[r] = 0;
+    for (int i = w->split; i < c->n_m; i++) ro[r] += box_coef(w, n_index, c->m[i]) * dig[c->m[i]];
+  }
+  for (int64_t kk = 0; kk < K; kk += 8) {
+    for (int q = 0; q < 8; q++) {
+      memset(dig, 0, ((size_t)n_index + 1) * sizeof *dig);
+      digits_of(kk + q < K ? kk + q : 0, c->k, c->n_k, E, dig);
+      ko[q] = 0;
+      for (int i = 0; i < c->n_k; i++) ko[q] += box_coef(w, n_index, c->k[i]) * dig[c->k[i]];
+    }
+    for (int reg = 0; reg < 4; reg++) { /* rows g or g + 8, k t4 or t4 + 4 */
+      int64_t addr[32];
+      for (int lane = 0; lane < 32; lane++) addr[lane] = ro[lane / 4 + (reg & 1) * 8] + ko[lane % 4 + (reg >> 1) * 4];
+      int worst = 1;
+      for (int b = 0; b < 32; b++) {
+        int distinct = 0;
+        for (int l = 0; l < 32; l++) {
+          if (((addr[l] % 32) + 32) % 32 != b) continue;
+          int seen = 0;
+          for (int l2 = 0; l2 < l; l2++) seen |= addr[l2] == addr[l];
+          distinct += !seen;
+        }
+        if (distinct > worst) worst = distinct;
+      }
+      total += worst;
+    }
+  }
+  return total;
+}
+
+int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
+  const gemm_tiling *tl = &plan->tiling;
+  const gemm_cfg *f = &tl->cfg;
+  const cg_contraction *c = &tl->c;
+  const ir_stmt *s = plan->s;
+  const ir_expr *A = plan->op[0].e;
+  const gemm_operand *B = &plan->op[1];
+  if (!t->opt.gemm_win || (t->opt.gemm_win == 1 && !plan->fold) || t->sm < 80 || !tl->mma || A->op != IR_OP_LOAD ||
+      !B->fast || B->guarded)
+    return 0;
+  const ir_tensor *x = A->u.load.tensor;
+  int n = s->n_index, D = x->rank, ok = 1;
+  if (D < 1 || D > GEMM_WIN_DIMS) return 0;
+  int64_t M = const_of(tl->M, &ok), N = const_of(tl->N, &ok), K = const_of(tl->K, &ok);
+  const_of(tl->B, &ok);
+  int64_t *E = KBC_NEW_ARRAY(a, int64_t, n + 1);
+  for (int id = 0; id < n; id++) E[id] = const_of(s->index[id].extent, &ok);
+  for (int d = 0; d < D; d++) const_of(x->shape[d], &ok);
+  if (!ok || M < 1 || N < 1 || K < 1) return 0;
+  gemm_window w = {.n_dim = D, .anchored = -1};
+  w.coef = KBC_NEW_ARRAY(a, int64_t, (size_t)D * n + 1);
+  sym **coeff = KBC_NEW_ARRAY(a, sym *, n + 1);
+  for (int d = 0; d < D; d++) {
+    sym *rest;
+    if (!sym_split_affine(a, A->u.load.idx[d], n, coeff, &rest) || !sym_is_const(rest, NULL)) return 0;
+    for (int id = 0; id < n; id++) {
+      int64_t v = 0;
+      if (coeff[id] && !sym_is_const(coeff[id], &v)) return 0;
+      if (v < 0) return 0;
+      w.coef[d * n + id] = v;
+    }
+  }
+  w.kp = (K + 7) / 8 * 8;
+  w.ldb = (int)(w.kp + ((4 - w.kp) % 32 + 32) % 32); /* rows = 4 mod 32 banks: B fragments conflict-free */
+  /* the outer digits and the row padding with the fewest staged elements
+   * per useful row (then the fewest bank conflicts) that fit */
+  int64_t *range = KBC_NEW_ARRAY(a, int64_t, n + 1);
+  double best = 0;
+  int found = 0;
+  for (int split = 0; split < c->n_m; split++) {
+    gemm_window v = w;
+    v.split = split;
+    v.mi = 1;
+    for (int i = split; i < c->n_m; i++) v.mi *= E[c->m[i]];
+    v.ti = (v.mi + f->bm - 1) / f->bm;
+    v.mo = M / v.mi;
+    memset(range, 0, (size_t)(n + 1) * sizeof *range);
+    for (int i = 0; i < c->n_k; i++) range[c->k[i]] = E[c->k[i]] - 1;
+    /* the slowest inner digit takes at most floor((BM - 1) / P) + 2 values
+     * (P: the faster inner digits' extents); the others any */
+    int64_t P = 1;
+    for (int i = split + 1; i < c->n_m; i++) P *= E[c->m[i]];
+    int64_t takes = (f->bm - 1) / P + 2;
+    v.anchored = takes < E[c->m[split]] ? c->m[split] : -1;
+    for (int i = split; i < c->n_m; i++) range[c->m[i]] = E[c->m[i]] - 1;
+    if (v.anchored >= 0) range[v.anchored] = takes - 1;
+    double util = (double)v.mi / (double)(v.ti * f->bm);
+    for (int pad = 0; pad < (D > 1 ? 32 : 1); pad++) {
+      gemm_window u = v;
+      box_layout(&u, range, n, pad);
+      int cs = plan->epilogue.staged ? f->bm * (plan->epilogue.nc + 1) * 4 : 0;
+      int64_t bytes = (u.box * 4 > cs ? u.box * 4 : cs) + (int64_t)f->bn * u.ldb * 4 + u.kp * 4;
+      if (bytes > GEMM_WIN_SMEM || (t->opt.gemm_win == 1 && (double)f->bm * util * K < GEMM_WIN_REUSE * (double)u.box))
+        continue;
+      /* shared-memory wavefronts per useful row: the box staged (a store
+       * and a load per 32 elements), the warps' A fragment reads (the most
+       * distinct addresses in a bank per read) */
+      double waves = 2.0 * (double)u.box / 32 + (double)(f->wm * f->wn * f->mi) * (double)conflicts(a, &u, c, E, n, K);
+      double cost = waves / (f->bm * util);
+      if (!found || cost < best) {
+        best = cost;
+        w = u;
+        found = 1;
+      }
+    }
+  }
+  if (!found) return 0;
+  gemm_window *keep = KBC_NEW(a, gemm_window);
+  *keep = w;
+  plan->win = keep;
+  return 1;
+}
+
+/* ---- emission ------------------------------------------------------------ */
+
+void gemm_win_shared(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  const gemm_window *w = plan->win;
+  const gemm_cfg *f = &plan->tiling.cfg;
+  const char *x = ge->ctx->names->tensor[plan->op[0].e->u.load.tensor->id];
+  const char *shape = "";
+  for (int d = 0; d < w->n_dim; d++)
+    shape = cg_fmt(out, "%s%s%lld", shape, d ? " x " : "", (long long)w->ext[d]);
+  if (plan->epilogue.staged) {
+    int nc = plan->epilogue.nc;
+    cg_line(out, "__shared__ __align__(16) union {");
+    cg_line(out, "  float W[%lld]; // the box of %s: %s, rows of %lld", (long long)w->box, x, shape,
+            (long long)(w->n_dim > 1 ? w->bs[w->n_dim - 2] : w->box));
+    cg_line(out, "  float Cs[%d][%d]; // the epilogue's output tile, one group of columns at a time", f->bm, nc + 1);
+    cg_line(out, "} _sm;");
+    cg_line(out, "float (&_W)[%lld] = _sm.W;", (long long)w->box);
+    cg_line(out, "float (&_Cs)[%d][%d] = _sm.Cs;", f->bm, nc + 1);
+  } else {
+    cg_line(out, "__shared__ __align__(16) float _W[%lld]; // the box of %s: %s, rows of %lld", (long long)w->box, x,
+            shape, (long long)(w->n_dim > 1 ? w->bs[w->n_dim - 2] : w->box));
+  }
+  cg_line(out, "__shared__ __align__(16) float _Bw[%d][%d]; // B: the tile's columns by the whole K", f->bn, w->ldb);
+  cg_line(out, "__shared__ int _wak[%lld]; // the box offset of each k (0 past K)", (long long)w->kp);
+}
+
+/* The K indices' digits of the C expression k into fresh names (prefix
+ * pre), bound; with a flat K the flat k itself (its last index stands for
+ * it, cg_collapse). */
+static void bind_k_digits(gemm_emitter *ge, const char *k, const char *pre, int flat) {
+  const cg_contraction *c = &ge->plan->tiling.c;
+  if (flat) {
+    ge->bind[c->k[c->n_k - 1]] = k;
+    return;
+  }
+  const char **dst = KBC_NEW_ARRAY(ge->emit.a, const char *, c->n_k);
+  for (int i = 0; i < c->n_k; i++) dst[i] = cg_fmt(&ge->emit, "%s%s", pre, ge->names[c->k[i]]);
+  gemm_declare_decode(ge, k, c->k, c->n_k, dst, "");
+  for (int i = 0; i < c->n_k; i++) ge->bind[c->k[i]] = dst[i];
+}
+
+/* The offset in the box of the indices ids (each bound) relative to
+ * `base` (the names of their values at the box's origin, "0" for none). */
+static const char *box_offset(gemm_emitter *ge, const int *ids, int n_ids, const char *const *val,
+                              const char *const *base) {
+  const gemm_window *w = ge->plan->win;
+  int n = ge->plan->s->n_index;
+  const char *e = "";
+  for (int i = 0; i < n_ids; i++) {
+    int64_t cf = box_coef(w, n, ids[i]);
+    if (!cf) continue;
+    const char *v = base && strcmp(base[i], "0") ? cg_fmt(&ge->emit, "(%s - %s)", val[i], base[i]) : val[i];
+    e = cg_fmt(&ge->emit, "%s%s%lld * %s", e, *e ? " + " : "", (long long)cf, v);
+  }
+  return *e ? e : "0";
+}
+
+void gemm_win_table(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const gemm_window *w = ge->plan->win;
+  const cg_contraction *c = &ge->plan->tiling.c;
+  cg_line(out, "// the box offset of each k: its digits' steps in the box");
+  cg_line(out, "for (int _k = _tid; _k < %lld; _k += %d) {", (long long)w->kp, GEMM_THREADS);
+  out->indent++;
+  cg_line(out, "int _o = 0;");
+  cg_line(out, "if (_k < _K) {");
+  out->indent++;
+  const char **dst = KBC_NEW_ARRAY(out->a, const char *, c->n_k);
+  for (int i = 0; i < c->n_k; i++) dst[i] = cg_fmt(out, "_wk_%s", ge->names[c->k[i]]);
+  gemm_declare_decode(ge, "_k", c->k, c->n_k, dst, "");
+  cg_line(out, "_o = %s;", box_offset(ge, c->k, c->n_k, dst, NULL));
+  out->indent--;
+  cg_line(out, "}");
+  cg_line(out, "_wak[_k] = _o;");
+  out->indent--;
+  cg_line(out, "}");
+  cg_line(out, "__syncthreads();");
+}
+
+/* The digits of every M index of the C expression m into names pre<index>. */
+static const char **m_digits(gemm_emitter *ge, const char *m, const char *pre) {
+  const cg_contraction *c = &ge->plan->tiling.c;
+  const char **dst = KBC_NEW_ARRAY(ge->emit.a, const char *, c->n_m);
+  for (int i = 0; i < c->n_m; i++) dst[i] = cg_fmt(&ge->emit, "%s%s", pre, ge->names[c->m[i]]);
+  gemm_declare_decode(ge, m, c->m, c->n_m, dst, "");
+  return dst;
+}
+
+void gemm_win_tile(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  const gemm_window *w = plan->win;
+  const gemm_cfg *f = &plan->tiling.cfg;
+  const cg_contraction *c = &plan->tiling.c;
+  const gemm_operand *B = &plan->op[1];
+  int rd = !plan->tiling.split3;
+  /* B: the tile's columns by the whole K, zero outside N and K */
+  cg_line(out, "__syncthreads(); // the last tile's readers of _Bw and _W done");
+  cg_line(out, "for (int _e = _tid; _e < %lld; _e += %d) { // B staged: _Bw[n][k]", (long long)f->bn * w->kp, GEMM_THREADS);
+  out->indent++;
+  cg_line(out, "const int _bn = _e / %lld, _bk = _e %% %lld;", (long long)w->kp, (long long)w->kp);
+  cg_line(out, "const long long _n = _n0 + _bn;");
+  cg_line(out, "float _v = 0.0f;");
+  cg_line(out, "if (_n < _N && _bk < _K) {");
+  out->indent++;
+  if (B->flat_rows) ge->bind[c->n[c->n_n - 1]] = "_n";
+  else {
+    const char **dst = KBC_NEW_ARRAY(out->a, const char *, c->n_n);
+    for (int i = 0; i < c->n_n; i++) dst[i] = cg_fmt(out, "_wn_%s", ge->names[c->n[i]]);
+    gemm_declare_decode(ge, "_n", c->n, c->n_n, dst, "");
+    for (int i = 0; i < c->n_n; i++) ge->bind[c->n[i]] = dst[i];
+  }
+  bind_k_digits(ge, "(long long)_bk", "_wk_", plan->kflat);
+  cg_line(out, "_v = %s[%s + %s];", ge->ctx->names->tensor[B->e->u.load.tensor->id], cg_sym(out, B->row_off),
+          cg_sym(out, B->k_off));
+  out->indent--;
+  cg_line(out, "}");
+  cg_line(out, "_Bw[_bn][_bk] = %s;", rd ? "kbc_tf32(_v)" : "_v");
+  out->indent--;
+  cg_line(out, "}");
+  for (int id = 0; id < plan->s->n_index; id++) ge->bind[id] = ge->names[id];
+  /* the thread's fragment rows: offsets in the box from the tile's first row */
+  cg_line(out, "// the thread's fragment rows (g and g + 8 of each m16 tile): offsets in the box");
+  const char **d0 = m_digits(ge, "_m0", "_w0_");
+  const char **base = KBC_NEW_ARRAY(out->a, const char *, c->n_m);
+  for (int i = 0; i < c->n_m; i++) base[i] = c->m[i] == w->anchored ? d0[i] : "0";
+  cg_line(out, "int _wro[%d][2];", f->mi);
+  for (int i = 0; i < f->mi; i++)
+    for (int h = 0; h < 2; h++) {
+      cg_line(out, "{");
+      out->indent++;
+      cg_line(out, "const long long _m = _m0 + _wm0 + %d + _g;", i * 16 + h * 8);
+      const char **dr = m_digits(ge, "_m", "_wr_");
+      cg_line(out, "_wro[%d][%d] = _m < _mend ? (int)(%s) : 0;", i, h,
+              box_offset(ge, c->m + w->split, c->n_m - w->split, dr + w->split, base + w->split));
+      out->indent--;
+      cg_line(out, "}");
+    }
+}
+
+/* One k8 step at k = kk (a C expression): fragments from the box and
+ * _Bw, the mma passes; guarded: k past K reads 0 from the box. */
+static void emit_step(gemm_emitter *ge, const char *kk, int guarded) {
+  cg_emit *out = &ge->emit;
+  const gemm_cfg *f = &ge->plan->tiling.cfg;
+  int split3 = ge->plan->tiling.split3;
+  cg_line(out, "{");
+  out->indent++;
+  cg_line(out, "const int _k0 = %s + _t4, _k1 = _k0 + 4;", kk);
+  cg_line(out, "const int _a0 = _wak[_k0], _a1 = _wak[_k1];");
+  gemm_emit_fragment_decls(ge);
+  static const char *const ra[4] = {"_wro[_i][0] + _a0", "_wro[_i][1] + _a0", "_wro[_i][0] + _a1", "_wro[_i][1] + _a1"};
+  static const char *const kv[4] = {"_k0", "_k0", "_k1", "_k1"};
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _i = 0; _i < %d; ++_i) {", f->mi);
+  for (int q = 0; q < 4; q++) {
+    const char *v = guarded ? cg_fmt(out, "(%s < _K ? _W[%s] : 0.0f)", kv[q], ra[q]) : cg_fmt(out, "_W[%s]", ra[q]);
+    if (split3) cg_line(out, "  kbc_split_tf32_fast(%s, _fa[_i][%d], _fal[_i][%d]);", v, q, q);
+    else cg_line(out, "  _fa[_i][%d] = __float_as_uint(%s);", q, v);
+  }
+  cg_line(out, "}");
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _j = 0; _j < %d; ++_j) {", f->ni);
+  cg_line(out, "  const int _c = _wn0 + _j * 8 + _g;");
+  for (int q = 0; q < 2; q++)
+    if (split3) cg_line(out, "  kbc_split_tf32_fast(_Bw[_c][_k%d], _fb[_j][%d], _fbl[_j][%d]);", q, q, q);
+    else cg_line(out, "  _fb[_j][%d] = __float_as_uint(_Bw[_c][_k%d]);", q, q);
+  cg_line(out, "}");
+  gemm_emit_mma_passes(ge);
+  out->indent--;
+  cg_line(out, "}");
+}
+
+void gemm_win_k_loop(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  const gemm_window *w = plan->win;
+  const cg_contraction *c = &plan->tiling.c;
+  const ir_expr *A = plan->op[0].e;
+  const ir_tensor *x = A->u.load.tensor;
+  int D = w->n_dim, rd = !plan->tiling.split3;
+  /* the box's origin: each index at the tile's first row, K and the inner
+   * digits that wrap at 0 (the fold's R and the batch at their values) */
+  for (int i = 0; i < c->n_k; i++) ge->bind[c->k[i]] = "0";
+  for (int i = 0; i < c->n_m; i++)
+    ge->bind[c->m[i]] = i < w->split || c->m[i] == w->anchored ? cg_fmt(out, "_w0_%s", ge->names[c->m[i]]) : "0";
+  cg_line(out, "// the box: per dimension of %s, from its index at the tile's first row", ge->ctx->names->tensor[x->id]);
+  for (int d = 0; d < D; d++) cg_line(out, "const long long _wlo%d = %s;", d, cg_sym(out, A->u.load.idx[d]));
+  for (int id = 0; id < plan->s->n_index; id++) ge->bind[id] = ge->names[id];
+  cg_line(out, "__syncthreads(); // the box's last readers done");
+  cg_line(out, "for (int _e = _tid; _e < %lld; _e += %d) {", (long long)w->box, GEMM_THREADS);
+  out->indent++;
+  const char *test = "", *off = "";
+  int64_t stride = 1;
+  for (int d = D - 1; d >= 0; d--) {
+    const char *b = D == 1 ? "_e"
+                    : d == 0 ? cg_fmt(out, "_e / %lld", (long long)w->bs[0])
+                    : d == D - 1 ? cg_fmt(out, "_e %% %lld", (long long)w->bs[D - 2])
+                                 : cg_fmt(out, "_e / %lld %% %lld", (long long)w->bs[d], (long long)w->ext[d]);
+    cg_line(out, "const int _b%d = %s;", d, b);
+    cg_line(out, "const long long _x%d = _wlo%d + _b%d;", d, d, d);
+    const char *dim = cg_sym(out, x->shape[d]);
+    test = cg_fmt(out, "%s%s_x%d >= 0 && _x%d < %s", test, *test ? " && " : "", d, d, dim);
+    off = cg_fmt(out, "%s%s_x%d * %lld", off, *off ? " + " : "", d, (long long)stride);
+    int64_t e = 0;
+    sym_is_const(x->shape[d], &e);
+    stride *= e;
+  }
+  if (D > 1) test = cg_fmt(out, "_b%d < %lld && %s", D - 1, (long long)w->ext[D - 1], test);
+  cg_line(out, "const float _v = %s ? %s[%s] : 0.0f;", test, ge->ctx->names->tensor[x->id], off);
+  cg_line(out, "_W[_e] = %s;", rd ? "kbc_tf32(_v)" : "_v");
+  out->indent--;
+  cg_line(out, "}");
+  cg_line(out, "__syncthreads();");
+  int64_t K = 0, full;
+  sym_is_const(plan->tiling.K, &K);
+  full = K / 8;
+  cg_line(out, "// the whole K from the box and _Bw, k8 steps");
+  if (full > 0) {
+    if (full <= 16) cg_line(out, "#pragma unroll");
+    else cg_line(out, "#pragma unroll 2");
+    cg_line(out, "for (int _ks = 0; _ks < %lld; ++_ks) {", (long long)full);
+    out->indent++;
+    emit_step(ge, "_ks * 8", 0);
+    if (full > GEMM_FLUSH_K / 8) gemm_emit_flush_every(ge, 0, "_ks", GEMM_FLUSH_K / 8);
+    out->indent--;
+    cg_line(out, "}");
+  }
+  if (K % 8) {
+    cg_line(out, "// the last k8 step, past K in part");
+    emit_step(ge, cg_fmt(out, "%lld", (long long)full * 8), 1);
+  }
+  gemm_emit_flush(ge, 1);
+}
