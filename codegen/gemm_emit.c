@@ -134,7 +134,7 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
   const cg_contraction *c = &tl->c;
   const gemm_cfg *f = &tl->cfg;
   if (tl->mma) cg_emit_mma_helpers(C->out, tl->split3);
-  if (plan->stages > 2) cg_emit_async_helpers(C->out);
+  if (plan->stages > 2 || (plan->win && plan->win->pipe)) cg_emit_async_helpers(C->out);
   if (plan->vec && !plan->wgmma) cg_emit_ldsm_helpers(C->out);
   if (plan->wgmma) gemm_wgmma_helpers(C->out, plan);
   kbc_buf_printf(C->out, "// %s\n", cg_stmt_comment(C->a, plan->s));

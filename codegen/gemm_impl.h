@@ -193,6 +193,10 @@ typedef struct {
   int64_t *coef;       /* [n_dim][n_index]: index id's coefficient in dimension d */
   int64_t kp;          /* K padded to a multiple of 8 */
   int ldb;             /* B's staged row width (kp + pad) */
+  /* Under a fold (opt.gemm_win_pipe): two box buffers, the next fold
+   * step's box copied by cp.async during this step's math; else one,
+   * staged by loads and stores before it. */
+  int pipe;
 } gemm_window;
 
 struct cg_gemm_plan {

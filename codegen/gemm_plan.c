@@ -246,7 +246,7 @@ static void plan_staging(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   if (run_m <= 0 || run_n > 0 || GEMM_THREADS % f->bm) return;
   /* the K loop's tiles: static (<= 48 KB), or the vector loop's dynamic stages */
   /* (the window loop's box, B and k table: gemm_win.c) */
-  int tiles = plan->win   ? (int)plan->win->box * 4
+  int tiles = plan->win   ? (int)plan->win->box * 4 * (plan->win->pipe ? 2 : 1)
               : plan->vec ? plan->stages * gemm_plan_stage_bytes(plan)
                           : gemm_smem_bytes(f);
   int extra = plan->win ? f->bn * plan->win->ldb * 4 + (int)plan->win->kp * 4 : table_bytes(plan);

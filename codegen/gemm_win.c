@@ -11,7 +11,11 @@
  * at _W[ro(m) + ko(k)]: ro per thread row and tile, ko from a table of
  * the whole K written once per block.  B (the N tile by the whole K) is
  * staged once per tile beside it.  With a fold, the box is staged again
- * for each value of its R, B and the row offsets not.
+ * for each value of its R, B and the row offsets not.  Pipelined (under a
+ * fold, opt.gemm_win_pipe, where two boxes fit): the next fold step's box
+ * is copied by cp.async into the other buffer during this step's math, a
+ * warp a row of the box (its coordinates decoded once per row, the lanes
+ * along it), rounded to TF32 where read.
  *
  * The choices, from constant extents (a specialized binding, the
  * runtime's default): the outer M digits and the padding of the box's
@@ -152,56 +156,64 @@ int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   }
   w.kp = (K + 7) / 8 * 8;
   w.ldb = (int)(w.kp + ((4 - w.kp) % 32 + 32) % 32); /* rows = 4 mod 32 banks: B fragments conflict-free */
-  /* the outer digits and the row padding with the fewest staged elements
-   * per useful row (then the fewest bank conflicts) that fit */
+  /* the outer digits and the row padding with the fewest shared-memory
+   * wavefronts per useful row that fit (two boxes, where pipelined) */
   int64_t *range = KBC_NEW_ARRAY(a, int64_t, n + 1);
   double best = 0;
   int found = 0;
-  for (int split = 0; split < c->n_m; split++) {
-    gemm_window v = w;
-    v.split = split;
-    v.mi = 1;
-    for (int i = split; i < c->n_m; i++) v.mi *= E[c->m[i]];
-    v.ti = (v.mi + f->bm - 1) / f->bm;
-    v.mo = M / v.mi;
-    memset(range, 0, (size_t)(n + 1) * sizeof *range);
-    for (int i = 0; i < c->n_k; i++) range[c->k[i]] = E[c->k[i]] - 1;
-    /* the slowest inner digit takes at most floor((BM - 1) / P) + 2 values
-     * (P: the faster inner digits' extents); the others any */
-    int64_t P = 1;
-    for (int i = split + 1; i < c->n_m; i++) P *= E[c->m[i]];
-    int64_t takes = (f->bm - 1) / P + 2;
-    v.anchored = takes < E[c->m[split]] ? c->m[split] : -1;
-    for (int i = split; i < c->n_m; i++) range[c->m[i]] = E[c->m[i]] - 1;
-    if (v.anchored >= 0) range[v.anchored] = takes - 1;
-    double util = (double)v.mi / (double)(v.ti * f->bm);
-    for (int pad = 0; pad < (D > 1 ? 32 : 1); pad++) {
-      gemm_window u = v;
-      box_layout(&u, range, n, pad);
-      int cs = plan->epilogue.staged ? f->bm * (plan->epilogue.nc + 1) * 4 : 0;
-      int64_t bytes = (u.box * 4 > cs ? u.box * 4 : cs) + (int64_t)f->bn * u.ldb * 4 + u.kp * 4;
-      if (bytes > GEMM_WIN_SMEM || (t->opt.gemm_win == 1 && (double)f->bm * util * K < GEMM_WIN_REUSE * (double)u.box))
-        continue;
-      /* shared-memory wavefronts per useful row: the box staged (a store
-       * and a load per 32 elements), the warps' A fragment reads (the most
-       * distinct addresses in a bank per read) */
-      double waves = 2.0 * (double)u.box / 32 + (double)(f->wm * f->wn * f->mi) * (double)conflicts(a, &u, c, E, n, K);
-      double cost = waves / (f->bm * util);
-      if (!found || cost < best) {
-        best = cost;
-        w = u;
-        found = 1;
+  gemm_window chosen = w;
+  for (int pipe = t->opt.gemm_win_pipe && plan->fold ? 1 : 0; pipe >= 0 && !found; pipe--) {
+    for (int split = 0; split < c->n_m; split++) {
+      gemm_window v = w;
+      v.pipe = pipe;
+      v.split = split;
+      v.mi = 1;
+      for (int i = split; i < c->n_m; i++) v.mi *= E[c->m[i]];
+      v.ti = (v.mi + f->bm - 1) / f->bm;
+      v.mo = M / v.mi;
+      memset(range, 0, (size_t)(n + 1) * sizeof *range);
+      for (int i = 0; i < c->n_k; i++) range[c->k[i]] = E[c->k[i]] - 1;
+      /* the slowest inner digit takes at most floor((BM - 1) / P) + 2 values
+       * (P: the faster inner digits' extents); the others any */
+      int64_t P = 1;
+      for (int i = split + 1; i < c->n_m; i++) P *= E[c->m[i]];
+      int64_t takes = (f->bm - 1) / P + 2;
+      v.anchored = takes < E[c->m[split]] ? c->m[split] : -1;
+      for (int i = split; i < c->n_m; i++) range[c->m[i]] = E[c->m[i]] - 1;
+      if (v.anchored >= 0) range[v.anchored] = takes - 1;
+      double util = (double)v.mi / (double)(v.ti * f->bm);
+      for (int pad = 0; pad < (D > 1 ? 32 : 1); pad++) {
+        gemm_window u = v;
+        box_layout(&u, range, n, pad);
+        int cs = plan->epilogue.staged ? f->bm * (plan->epilogue.nc + 1) * 4 : 0;
+        int64_t boxes = u.box * 4 * (pipe ? 2 : 1);
+        int64_t bytes = (boxes > cs ? boxes : cs) + (int64_t)f->bn * u.ldb * 4 + u.kp * 4;
+        if (bytes > GEMM_WIN_SMEM || (t->opt.gemm_win == 1 && (double)f->bm * util * K < GEMM_WIN_REUSE * (double)u.box))
+          continue;
+        /* shared-memory wavefronts per useful row: the box staged (a store
+         * and a load per 32 elements), the warps' A fragment reads (the most
+         * distinct addresses in a bank per read) */
+        double waves = 2.0 * (double)u.box / 32 + (double)(f->wm * f->wn * f->mi) * (double)conflicts(a, &u, c, E, n, K);
+        double cost = waves / (f->bm * util);
+        if (!found || cost < best) {
+          best = cost;
+          chosen = u;
+          found = 1;
+        }
       }
     }
   }
   if (!found) return 0;
   gemm_window *keep = KBC_NEW(a, gemm_window);
-  *keep = w;
+  *keep = chosen;
   plan->win = keep;
   return 1;
 }
 
 /* ---- emission ------------------------------------------------------------ */
+
+static void emit_origin(gemm_emitter *ge, const char *pre, const char *const *rdig);
+static void emit_box_copies(gemm_emitter *ge, const char *pre, const char *buf);
 
 void gemm_win_shared(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
@@ -212,18 +224,19 @@ void gemm_win_shared(gemm_emitter *ge) {
   const char *shape = "";
   for (int d = 0; d < w->n_dim; d++)
     shape = cg_fmt(out, "%s%s%lld", shape, d ? " x " : "", (long long)w->ext[d]);
+  const char *dims = w->pipe ? cg_fmt(out, "[2][%lld]", (long long)w->box) : cg_fmt(out, "[%lld]", (long long)w->box);
+  const char *what = cg_fmt(out, "// the box of %s%s: %s, rows of %lld", x, w->pipe ? " (two: this fold step's, the next's)" : "",
+                            shape, (long long)(w->n_dim > 1 ? w->bs[w->n_dim - 2] : w->box));
   if (plan->epilogue.staged) {
     int nc = plan->epilogue.nc;
     cg_line(out, "__shared__ __align__(16) union {");
-    cg_line(out, "  float W[%lld]; // the box of %s: %s, rows of %lld", (long long)w->box, x, shape,
-            (long long)(w->n_dim > 1 ? w->bs[w->n_dim - 2] : w->box));
+    cg_line(out, "  float W%s; %s", dims, what);
     cg_line(out, "  float Cs[%d][%d]; // the epilogue's output tile, one group of columns at a time", f->bm, nc + 1);
     cg_line(out, "} _sm;");
-    cg_line(out, "float (&_W)[%lld] = _sm.W;", (long long)w->box);
+    cg_line(out, "float (&_W)%s = _sm.W;", dims);
     cg_line(out, "float (&_Cs)[%d][%d] = _sm.Cs;", f->bm, nc + 1);
   } else {
-    cg_line(out, "__shared__ __align__(16) float _W[%lld]; // the box of %s: %s, rows of %lld", (long long)w->box, x,
-            shape, (long long)(w->n_dim > 1 ? w->bs[w->n_dim - 2] : w->box));
+    cg_line(out, "__shared__ __align__(16) float _W%s; %s", dims, what);
   }
   cg_line(out, "__shared__ __align__(16) float _Bw[%d][%d]; // B: the tile's columns by the whole K", f->bn, w->ldb);
   cg_line(out, "__shared__ int _wak[%lld]; // the box offset of each k (0 past K)", (long long)w->kp);
@@ -280,6 +293,7 @@ void gemm_win_table(gemm_emitter *ge) {
   out->indent--;
   cg_line(out, "}");
   cg_line(out, "__syncthreads();");
+  if (w->pipe) cg_line(out, "const unsigned _wsa = kbc_smem_u32(&_W[0][0]); // the boxes' shared address");
 }
 
 /* The digits of every M index of the C expression m into names pre<index>. */
@@ -299,8 +313,21 @@ void gemm_win_tile(gemm_emitter *ge) {
   const cg_contraction *c = &plan->tiling.c;
   const gemm_operand *B = &plan->op[1];
   int rd = !plan->tiling.split3;
-  /* B: the tile's columns by the whole K, zero outside N and K */
   cg_line(out, "__syncthreads(); // the last tile's readers of _Bw and _W done");
+  const char **d0 = m_digits(ge, "_m0", "_w0_");
+  if (w->pipe) { /* the first fold step's box, in flight while B is staged */
+    const cg_fold *fd = plan->fold;
+    const char **zero = KBC_NEW_ARRAY(out->a, const char *, fd->n_r);
+    for (int i = 0; i < fd->n_r; i++) zero[i] = "0";
+    cg_line(out, "{ // the first fold step's box -> _W[0] by cp.async, in flight while B is staged");
+    out->indent++;
+    emit_origin(ge, "_wf", zero);
+    emit_box_copies(ge, "_wf", "0");
+    out->indent--;
+    cg_line(out, "}");
+    cg_line(out, "kbc_cp_commit();");
+  }
+  /* B: the tile's columns by the whole K, zero outside N and K */
   cg_line(out, "for (int _e = _tid; _e < %lld; _e += %d) { // B staged: _Bw[n][k]", (long long)f->bn * w->kp, GEMM_THREADS);
   out->indent++;
   cg_line(out, "const int _bn = _e / %lld, _bk = _e %% %lld;", (long long)w->kp, (long long)w->kp);
@@ -326,7 +353,6 @@ void gemm_win_tile(gemm_emitter *ge) {
   for (int id = 0; id < plan->s->n_index; id++) ge->bind[id] = ge->names[id];
   /* the thread's fragment rows: offsets in the box from the tile's first row */
   cg_line(out, "// the thread's fragment rows (g and g + 8 of each m16 tile): offsets in the box");
-  const char **d0 = m_digits(ge, "_m0", "_w0_");
   const char **base = KBC_NEW_ARRAY(out->a, const char *, c->n_m);
   for (int i = 0; i < c->n_m; i++) base[i] = c->m[i] == w->anchored ? d0[i] : "0";
   cg_line(out, "int _wro[%d][2];", f->mi);
@@ -345,7 +371,7 @@ void gemm_win_tile(gemm_emitter *ge) {
 
 /* One k8 step at k = kk (a C expression): fragments from the box and
  * _Bw, the mma passes; guarded: k past K reads 0 from the box. */
-static void emit_step(gemm_emitter *ge, const char *kk, int guarded) {
+static void emit_step(gemm_emitter *ge, const char *wb, const char *kk, int guarded) {
   cg_emit *out = &ge->emit;
   const gemm_cfg *f = &ge->plan->tiling.cfg;
   int split3 = ge->plan->tiling.split3;
@@ -358,8 +384,11 @@ static void emit_step(gemm_emitter *ge, const char *kk, int guarded) {
   static const char *const kv[4] = {"_k0", "_k0", "_k1", "_k1"};
   cg_line(out, "#pragma unroll");
   cg_line(out, "for (int _i = 0; _i < %d; ++_i) {", f->mi);
+  /* (copied by cp.async: rounded to TF32 here) */
+  const char *rd = ge->plan->win->pipe && !split3 ? "kbc_tf32" : "";
   for (int q = 0; q < 4; q++) {
-    const char *v = guarded ? cg_fmt(out, "(%s < _K ? _W[%s] : 0.0f)", kv[q], ra[q]) : cg_fmt(out, "_W[%s]", ra[q]);
+    const char *v = guarded ? cg_fmt(out, "(%s < _K ? %s(%s[%s]) : 0.0f)", kv[q], rd, wb, ra[q])
+                            : cg_fmt(out, "%s(%s[%s])", rd, wb, ra[q]);
     if (split3) cg_line(out, "  kbc_split_tf32_fast(%s, _fa[_i][%d], _fal[_i][%d]);", v, q, q);
     else cg_line(out, "  _fa[_i][%d] = __float_as_uint(%s);", q, v);
   }
@@ -376,26 +405,35 @@ static void emit_step(gemm_emitter *ge, const char *kk, int guarded) {
   cg_line(out, "}");
 }
 
-void gemm_win_k_loop(gemm_emitter *ge) {
+/* The box's origin for the fold step whose R digits are named rdig (NULL:
+ * the indices' own names): per dimension of A's tensor its index at the
+ * tile's first row, K and the inner digits that wrap at 0, the fold's R
+ * and the batch at their values; into _wlo<d> (declared here, pre
+ * prefixed). */
+static void emit_origin(gemm_emitter *ge, const char *pre, const char *const *rdig) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
   const gemm_window *w = plan->win;
   const cg_contraction *c = &plan->tiling.c;
   const ir_expr *A = plan->op[0].e;
-  const ir_tensor *x = A->u.load.tensor;
-  int D = w->n_dim, rd = !plan->tiling.split3;
-  /* the box's origin: each index at the tile's first row, K and the inner
-   * digits that wrap at 0 (the fold's R and the batch at their values) */
   for (int i = 0; i < c->n_k; i++) ge->bind[c->k[i]] = "0";
   for (int i = 0; i < c->n_m; i++)
     ge->bind[c->m[i]] = i < w->split || c->m[i] == w->anchored ? cg_fmt(out, "_w0_%s", ge->names[c->m[i]]) : "0";
-  cg_line(out, "// the box: per dimension of %s, from its index at the tile's first row", ge->ctx->names->tensor[x->id]);
-  for (int d = 0; d < D; d++) cg_line(out, "const long long _wlo%d = %s;", d, cg_sym(out, A->u.load.idx[d]));
+  for (int i = 0; rdig && i < plan->fold->n_r; i++) ge->bind[plan->fold->r[i]] = rdig[i];
+  for (int d = 0; d < w->n_dim; d++) cg_line(out, "const long long %s_wlo%d = %s;", pre, d, cg_sym(out, A->u.load.idx[d]));
   for (int id = 0; id < plan->s->n_index; id++) ge->bind[id] = ge->names[id];
-  cg_line(out, "__syncthreads(); // the box's last readers done");
-  cg_line(out, "for (int _e = _tid; _e < %lld; _e += %d) {", (long long)w->box, GEMM_THREADS);
-  out->indent++;
-  const char *test = "", *off = "";
+}
+
+/* Box element _e of the origin pre_wlo: its tensor coordinates declared,
+ * *test (inside the box's rows and the tensor) and *off (its offset in the
+ * tensor) as C expressions. */
+static void box_element(gemm_emitter *ge, const char *pre, const char **test, const char **off) {
+  cg_emit *out = &ge->emit;
+  const gemm_window *w = ge->plan->win;
+  const ir_tensor *x = ge->plan->op[0].e->u.load.tensor;
+  int D = w->n_dim;
+  *test = "";
+  *off = "";
   int64_t stride = 1;
   for (int d = D - 1; d >= 0; d--) {
     const char *b = D == 1 ? "_e"
@@ -403,20 +441,110 @@ void gemm_win_k_loop(gemm_emitter *ge) {
                     : d == D - 1 ? cg_fmt(out, "_e %% %lld", (long long)w->bs[D - 2])
                                  : cg_fmt(out, "_e / %lld %% %lld", (long long)w->bs[d], (long long)w->ext[d]);
     cg_line(out, "const int _b%d = %s;", d, b);
-    cg_line(out, "const long long _x%d = _wlo%d + _b%d;", d, d, d);
+    cg_line(out, "const long long _x%d = %s_wlo%d + _b%d;", d, pre, d, d);
     const char *dim = cg_sym(out, x->shape[d]);
-    test = cg_fmt(out, "%s%s_x%d >= 0 && _x%d < %s", test, *test ? " && " : "", d, d, dim);
-    off = cg_fmt(out, "%s%s_x%d * %lld", off, *off ? " + " : "", d, (long long)stride);
+    *test = cg_fmt(out, "%s%s_x%d >= 0 && _x%d < %s", *test, **test ? " && " : "", d, d, dim);
+    *off = cg_fmt(out, "%s%s_x%d * %lld", *off, **off ? " + " : "", d, (long long)stride);
     int64_t e = 0;
     sym_is_const(x->shape[d], &e);
     stride *= e;
   }
-  if (D > 1) test = cg_fmt(out, "_b%d < %lld && %s", D - 1, (long long)w->ext[D - 1], test);
-  cg_line(out, "const float _v = %s ? %s[%s] : 0.0f;", test, ge->ctx->names->tensor[x->id], off);
-  cg_line(out, "_W[_e] = %s;", rd ? "kbc_tf32(_v)" : "_v");
+  if (D > 1) *test = cg_fmt(out, "_b%d < %lld && %s", D - 1, (long long)w->ext[D - 1], *test);
+}
+
+/* The box of origin pre_wlo copied into _W[buf] by cp.async (0 outside
+ * the tensor). */
+static void emit_box_copies(gemm_emitter *ge, const char *pre, const char *buf) {
+  cg_emit *out = &ge->emit;
+  const gemm_window *w = ge->plan->win;
+  const ir_tensor *t = ge->plan->op[0].e->u.load.tensor;
+  const char *x = ge->ctx->names->tensor[t->id];
+  int D = w->n_dim;
+  if (D == 1) { /* one row: the block's threads along it */
+    cg_line(out, "for (int _e = _tid; _e < %lld; _e += %d) {", (long long)w->box, GEMM_THREADS);
+    out->indent++;
+    const char *test, *off;
+    box_element(ge, pre, &test, &off);
+    cg_line(out, "const bool _ok = %s;", test);
+    cg_line(out, "kbc_cp_async4(&_W[%s][_e], _wsa + (unsigned)((%s) * %lld + _e) * 4u, _ok ? &%s[%s] : %s, _ok);", buf,
+            buf, (long long)w->box, x, off, x);
+    out->indent--;
+    cg_line(out, "}");
+    return;
+  }
+  /* a warp a row of the box (its coordinates decoded once), the lanes
+   * along it: consecutive floats of the tensor */
+  int64_t ld = w->bs[D - 2], rows = w->box / ld, stride[GEMM_WIN_DIMS];
+  stride[D - 1] = 1;
+  for (int d = D - 2; d >= 0; d--) {
+    int64_t e = 0;
+    sym_is_const(t->shape[d + 1], &e);
+    stride[d] = stride[d + 1] * e;
+  }
+  cg_line(out, "for (int _br = _warp; _br < %lld; _br += %d) { // a warp a row of the box", (long long)rows,
+          GEMM_THREADS / 32);
+  out->indent++;
+  const char *rowok = "", *rowoff = "";
+  for (int d = 0; d < D - 1; d++) {
+    int64_t per = w->bs[d] / ld; /* rows per step of dimension d */
+    const char *b = d == 0 ? cg_fmt(out, "_br / %lld", (long long)per)
+                           : cg_fmt(out, "_br / %lld %% %lld", (long long)per, (long long)w->ext[d]);
+    cg_line(out, "const long long _x%d = %s_wlo%d + %s;", d, pre, d, b);
+    rowok = cg_fmt(out, "%s%s_x%d >= 0 && _x%d < %s", rowok, *rowok ? " && " : "", d, d, cg_sym(out, t->shape[d]));
+    rowoff = cg_fmt(out, "%s%s_x%d * %lld", rowoff, *rowoff ? " + " : "", d, (long long)stride[d]);
+  }
+  cg_line(out, "const bool _rok = %s;", rowok);
+  cg_line(out, "const long long _ro = %s;", rowoff);
+  cg_line(out, "for (int _l = _lane; _l < %lld; _l += 32) {", (long long)w->ext[D - 1]);
+  out->indent++;
+  cg_line(out, "const long long _xl = %s_wlo%d + _l;", pre, D - 1);
+  cg_line(out, "const bool _ok = _rok && _xl >= 0 && _xl < %s;", cg_sym(out, t->shape[D - 1]));
+  cg_line(out, "const int _e = _br * %lld + _l;", (long long)ld);
+  cg_line(out, "kbc_cp_async4(&_W[%s][_e], _wsa + (unsigned)((%s) * %lld + _e) * 4u, _ok ? &%s[_ro + _xl] : %s, _ok);", buf,
+          buf, (long long)w->box, x, x);
   out->indent--;
   cg_line(out, "}");
-  cg_line(out, "__syncthreads();");
+  out->indent--;
+  cg_line(out, "}");
+}
+
+void gemm_win_k_loop(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  const gemm_window *w = plan->win;
+  const ir_expr *A = plan->op[0].e;
+  const ir_tensor *x = A->u.load.tensor;
+  int rd = !plan->tiling.split3;
+  const char *wb = "_W";
+  if (w->pipe) {
+    const cg_fold *fd = plan->fold;
+    cg_line(out, "if (_r + 1 < _R) { // the next step's box -> _W[(_r + 1) & 1] by cp.async, in flight during this math");
+    out->indent++;
+    const char **dst = KBC_NEW_ARRAY(out->a, const char *, fd->n_r);
+    for (int i = 0; i < fd->n_r; i++) dst[i] = cg_fmt(out, "_wn_%s", ge->names[fd->r[i]]);
+    gemm_declare_decode(ge, "(_r + 1)", fd->r, fd->n_r, dst, "");
+    emit_origin(ge, "_wn", dst);
+    emit_box_copies(ge, "_wn", "(_r + 1) & 1");
+    out->indent--;
+    cg_line(out, "}");
+    cg_line(out, "kbc_cp_commit();");
+    cg_line(out, "kbc_cp_wait<1>();");
+    cg_line(out, "__syncthreads(); // this step's box landed for every thread");
+    wb = "_W[_r & 1]";
+  } else {
+    cg_line(out, "// the box: per dimension of %s, from its index at the tile's first row", ge->ctx->names->tensor[x->id]);
+    emit_origin(ge, "", NULL);
+    cg_line(out, "__syncthreads(); // the box's last readers done");
+    cg_line(out, "for (int _e = _tid; _e < %lld; _e += %d) {", (long long)w->box, GEMM_THREADS);
+    out->indent++;
+    const char *test, *off;
+    box_element(ge, "", &test, &off);
+    cg_line(out, "const float _v = %s ? %s[%s] : 0.0f;", test, ge->ctx->names->tensor[x->id], off);
+    cg_line(out, "_W[_e] = %s;", rd ? "kbc_tf32(_v)" : "_v");
+    out->indent--;
+    cg_line(out, "}");
+    cg_line(out, "__syncthreads();");
+  }
   int64_t K = 0, full;
   sym_is_const(plan->tiling.K, &K);
   full = K / 8;
@@ -426,14 +554,15 @@ void gemm_win_k_loop(gemm_emitter *ge) {
     else cg_line(out, "#pragma unroll 2");
     cg_line(out, "for (int _ks = 0; _ks < %lld; ++_ks) {", (long long)full);
     out->indent++;
-    emit_step(ge, "_ks * 8", 0);
+    emit_step(ge, wb, "_ks * 8", 0);
     if (full > GEMM_FLUSH_K / 8) gemm_emit_flush_every(ge, 0, "_ks", GEMM_FLUSH_K / 8);
     out->indent--;
     cg_line(out, "}");
   }
   if (K % 8) {
     cg_line(out, "// the last k8 step, past K in part");
-    emit_step(ge, cg_fmt(out, "%lld", (long long)full * 8), 1);
+    emit_step(ge, wb, cg_fmt(out, "%lld", (long long)full * 8), 1);
   }
   gemm_emit_flush(ge, 1);
+  if (w->pipe) cg_line(out, "__syncthreads(); // _W[_r & 1] read: free for step _r + 2's copies");
 }

@@ -42,6 +42,7 @@ cg_options cg_options_from_env(void) {
   o.gemm_ktab = kbc_env_flag("KBC_GEMM_KTAB", 0);
   o.gemm_fold = kbc_env_int("KBC_GEMM_FOLD", 0, 2, 1); /* 2: wherever it matches (testing) */
   o.gemm_win = kbc_env_int("KBC_GEMM_WIN", 0, 2, 1); /* 2: wherever it fits (testing) */
+  o.gemm_win_pipe = kbc_env_flag("KBC_GEMM_WIN_PIPE", 0);
   o.idx32 = kbc_env_flag("KBC_IDX32", 1);
   return o;
 }
@@ -75,5 +76,6 @@ void cg_options_describe(const cg_options *o, kbc_buf *out) {
   if (o->gemm_ktab != d.gemm_ktab) kbc_buf_puts(out, ", KBC_GEMM_KTAB");
   if (o->gemm_fold != d.gemm_fold) kbc_buf_printf(out, ", KBC_GEMM_FOLD=%d", o->gemm_fold);
   if (o->gemm_win != d.gemm_win) kbc_buf_printf(out, ", KBC_GEMM_WIN=%d", o->gemm_win);
+  if (o->gemm_win_pipe != d.gemm_win_pipe) kbc_buf_puts(out, ", KBC_GEMM_WIN_PIPE");
   if (o->idx32 != d.idx32) kbc_buf_puts(out, ", KBC_IDX32=0");
 }

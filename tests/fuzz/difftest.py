@@ -29,9 +29,10 @@ Oracles, per spec:
     (KBC_GEMM_WGMMA=2, with KBC_GEMM_ALWAYS=1), fold / fold_tf32: a contraction and the next
     statement's reduction of its output as one kernel wherever they match (KBC_GEMM_FOLD=2, with
     KBC_GEMM_ALWAYS=1), ktab: specialized with whole-K k tables and cp.async stages (KBC_GEMM_KTAB=1,
-    KBC_GEMM_STAGES=3, KBC_GEMM_ALWAYS=1), win / win_tf32 / win_fold: specialized, a gathered operand
-    read from a box of its tensor wherever it fits (KBC_GEMM_WIN=2, KBC_GEMM_ALWAYS=1; with the fold
-    wherever it matches), nvrtc);
+    KBC_GEMM_STAGES=3, KBC_GEMM_ALWAYS=1), win / win_tf32 / win_fold / win_pipe: specialized, a gathered
+    operand read from a box of its tensor wherever it fits (KBC_GEMM_WIN=2, KBC_GEMM_ALWAYS=1; with the
+    fold wherever it matches; and the next fold step's box copied by cp.async, KBC_GEMM_WIN_PIPE=1),
+    nvrtc);
   - gpu: `kbc verify --json` runs the kernels on the GPU against the
     interpreter, in each variant (fp32, tf32, and fp32 under KBC_IDX32=0,
     KBC_FP32_MMA, KBC_ROWS_PARTS, KBC_ATTN_ALWAYS, KBC_ROWS_ONLINE=2,
@@ -95,6 +96,8 @@ VARIANTS = {
     "win": (["--specialize"], {"KBC_GEMM_WIN": "2", "KBC_GEMM_ALWAYS": "1"}),
     "win_tf32": (["--specialize", "--tf32"], {"KBC_GEMM_WIN": "2", "KBC_GEMM_ALWAYS": "1"}),
     "win_fold": (["--specialize"], {"KBC_GEMM_WIN": "2", "KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1"}),
+    "win_pipe": (["--specialize"], {"KBC_GEMM_WIN": "2", "KBC_GEMM_WIN_PIPE": "1", "KBC_GEMM_FOLD": "2",
+                                    "KBC_GEMM_ALWAYS": "1"}),
     "misalign": (["--specialize", "--misalign"], {}),  # the same, every tensor 4 bytes off 16-byte alignment
     "nvrtc": None,  # `kbc compile --emit ptx --target sm_90`: NVRTC compiles every kernel
 }
@@ -120,6 +123,8 @@ GPU_VARIANTS = {
     "win": ("fp32", {"KBC_GEMM_WIN": "2", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
     "win_tf32": ("tf32", {"KBC_GEMM_WIN": "2", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
     "win_fold": ("fp32", {"KBC_GEMM_WIN": "2", "KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
+    "win_pipe": ("tf32", {"KBC_GEMM_WIN": "2", "KBC_GEMM_WIN_PIPE": "1", "KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1",
+                          "KBC_SPECIALIZE": "1"}),
     "generic": ("fp32", {"KBC_SPECIALIZE": "0"}),  # the code for any binding (the runtime specializes by default)
 }
 TIMEOUT = 120
