@@ -197,6 +197,7 @@ typedef struct {
    * step's box copied by cp.async during this step's math; else one,
    * staged by loads and stores before it. */
   int pipe;
+  int b_once;          /* every tile has the same B (N in one tile, no batch): staged once per block */
 } gemm_window;
 
 struct cg_gemm_plan {

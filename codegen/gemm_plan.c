@@ -245,11 +245,11 @@ static void plan_staging(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
               &run_m, &run_n);
   if (run_m <= 0 || run_n > 0 || GEMM_THREADS % f->bm) return;
   /* the K loop's tiles: static (<= 48 KB), or the vector loop's dynamic stages */
-  /* (the window loop's box, B and k table: gemm_win.c) */
-  int tiles = plan->win   ? (int)plan->win->box * 4 * (plan->win->pipe ? 2 : 1)
+  /* (the window loop: its plan checks the epilogue's tile again, gemm_win.c) */
+  int tiles = plan->win   ? 0
               : plan->vec ? plan->stages * gemm_plan_stage_bytes(plan)
                           : gemm_smem_bytes(f);
-  int extra = plan->win ? f->bn * plan->win->ldb * 4 + (int)plan->win->kp * 4 : table_bytes(plan);
+  int extra = plan->win ? 0 : table_bytes(plan);
   int limit = plan->vec ? t->smem_per_block : GEMM_SMEM_STATIC;
   for (int passes = 1; passes <= (f->mma ? f->ni : f->tn); passes++) {
     if (f->mma) {
@@ -517,7 +517,9 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   k->count = plan->fold ? 2 : 1;
   k->block = GEMM_THREADS;
   k->smem = 0; /* register-staged: static __shared__, <= 48 KB */
-  if (plan->stages > 2) {
+  if (plan->win && plan->win->pipe) /* two boxes, then the epilogue's tile */
+    k->smem = (int)plan->win->box * 8 + (plan->epilogue.staged ? f->bm * (plan->epilogue.nc + 1) * 4 : 0);
+  else if (plan->stages > 2) {
     int cs = plan->epilogue.staged ? f->bm * (plan->epilogue.nc + 1) * 4 : 0;
     k->smem = plan->stages * gemm_plan_stage_bytes(plan) + (plan->wgmma ? GEMM_WGMMA_ALIGN : 0); /* aligned up */
     if (cs > k->smem) k->smem = cs;

@@ -10,12 +10,14 @@
  * tensor: padded loads), then the mma fragments read A straight from it
  * at _W[ro(m) + ko(k)]: ro per thread row and tile, ko from a table of
  * the whole K written once per block.  B (the N tile by the whole K) is
- * staged once per tile beside it.  With a fold, the box is staged again
- * for each value of its R, B and the row offsets not.  Pipelined (under a
- * fold, opt.gemm_win_pipe, where two boxes fit): the next fold step's box
- * is copied by cp.async into the other buffer during this step's math, a
- * warp a row of the box (its coordinates decoded once per row, the lanes
- * along it), rounded to TF32 where read.
+ * staged once per tile beside it (once per block where every tile has
+ * the same).  With a fold, the box is staged again for each value of its
+ * R, B and the row offsets not.  Pipelined (opt.gemm_win_pipe, where two
+ * boxes and the epilogue's tile fit in dynamic shared memory): the block's
+ * steps (each tile's fold steps, its tiles in turn) stage the next step's
+ * box by cp.async into the other buffer during this step's math, a warp a
+ * row of the box (its coordinates decoded once per row, the lanes along
+ * it), rounded to TF32 where read.
  *
  * The choices, from constant extents (a specialized binding, the
  * runtime's default): the outer M digits and the padding of the box's
@@ -42,6 +44,7 @@
 enum {
   GEMM_WIN_REUSE = 2,            /* (m, k) pairs of a tile per staged box element, at least */
   GEMM_WIN_SMEM = 46 * 1024,     /* static shared memory: the box (or the epilogue's tile), B, the k table */
+  GEMM_WIN_PIPE_SMEM = 96 * 1024, /* dynamic (pipelined): two boxes and the epilogue's tile (two blocks an SM) */
 };
 
 /* ---- the plan ------------------------------------------------------------ */
@@ -162,7 +165,7 @@ int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   double best = 0;
   int found = 0;
   gemm_window chosen = w;
-  for (int pipe = t->opt.gemm_win_pipe && plan->fold ? 1 : 0; pipe >= 0 && !found; pipe--) {
+  for (int pipe = t->opt.gemm_win_pipe ? 1 : 0; pipe >= 0 && !found; pipe--) {
     for (int split = 0; split < c->n_m; split++) {
       gemm_window v = w;
       v.pipe = pipe;
@@ -186,9 +189,13 @@ int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
         gemm_window u = v;
         box_layout(&u, range, n, pad);
         int cs = plan->epilogue.staged ? f->bm * (plan->epilogue.nc + 1) * 4 : 0;
-        int64_t boxes = u.box * 4 * (pipe ? 2 : 1);
-        int64_t bytes = (boxes > cs ? boxes : cs) + (int64_t)f->bn * u.ldb * 4 + u.kp * 4;
-        if (bytes > GEMM_WIN_SMEM || (t->opt.gemm_win == 1 && (double)f->bm * util * K < GEMM_WIN_REUSE * (double)u.box))
+        int64_t fixed = (int64_t)f->bn * u.ldb * 4 + u.kp * 4; /* static: B and the k table */
+        /* one box over the epilogue's tile, static; or (pipelined) two
+         * and the epilogue's tile apart (copies in flight during it),
+         * dynamic */
+        int64_t bytes = pipe ? 2 * u.box * 4 + cs : (u.box * 4 > cs ? u.box * 4 : cs);
+        if ((pipe ? bytes > GEMM_WIN_PIPE_SMEM || bytes + fixed > t->smem_per_block : bytes + fixed > GEMM_WIN_SMEM) ||
+            (t->opt.gemm_win == 1 && (double)f->bm * util * K < GEMM_WIN_REUSE * (double)u.box))
           continue;
         /* shared-memory wavefronts per useful row: the box staged (a store
          * and a load per 32 elements), the warps' A fragment reads (the most
@@ -204,6 +211,7 @@ int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
     }
   }
   if (!found) return 0;
+  chosen.b_once = N <= f->bn && c->n_b == 0;
   gemm_window *keep = KBC_NEW(a, gemm_window);
   *keep = chosen;
   plan->win = keep;
@@ -212,7 +220,8 @@ int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
 
 /* ---- emission ------------------------------------------------------------ */
 
-static void emit_origin(gemm_emitter *ge, const char *pre, const char *const *rdig);
+static void emit_step_box(gemm_emitter *ge, const char *tile, const char *r, const char *pre, const char *buf);
+static void emit_b_staging(gemm_emitter *ge, const char *n0);
 static void emit_box_copies(gemm_emitter *ge, const char *pre, const char *buf);
 
 void gemm_win_shared(gemm_emitter *ge) {
@@ -224,19 +233,24 @@ void gemm_win_shared(gemm_emitter *ge) {
   const char *shape = "";
   for (int d = 0; d < w->n_dim; d++)
     shape = cg_fmt(out, "%s%s%lld", shape, d ? " x " : "", (long long)w->ext[d]);
-  const char *dims = w->pipe ? cg_fmt(out, "[2][%lld]", (long long)w->box) : cg_fmt(out, "[%lld]", (long long)w->box);
-  const char *what = cg_fmt(out, "// the box of %s%s: %s, rows of %lld", x, w->pipe ? " (two: this fold step's, the next's)" : "",
+  const char *what = cg_fmt(out, "// the box of %s%s: %s, rows of %lld", x, w->pipe ? " (two: this step's, the next's)" : "",
                             shape, (long long)(w->n_dim > 1 ? w->bs[w->n_dim - 2] : w->box));
-  if (plan->epilogue.staged) {
+  if (w->pipe) { /* dynamic: the two boxes, then the epilogue's tile */
+    cg_line(out, "KBC_DYNAMIC_SMEM(_smem);");
+    cg_line(out, "float (*_W)[%lld] = (float (*)[%lld])_smem; %s", (long long)w->box, (long long)w->box, what);
+    if (plan->epilogue.staged)
+      cg_line(out, "float (*_Cs)[%d] = (float (*)[%d])(_smem + %lld); // the epilogue's output tile, apart from the boxes",
+              plan->epilogue.nc + 1, plan->epilogue.nc + 1, (long long)(2 * w->box));
+  } else if (plan->epilogue.staged) {
     int nc = plan->epilogue.nc;
     cg_line(out, "__shared__ __align__(16) union {");
-    cg_line(out, "  float W%s; %s", dims, what);
+    cg_line(out, "  float W[%lld]; %s", (long long)w->box, what);
     cg_line(out, "  float Cs[%d][%d]; // the epilogue's output tile, one group of columns at a time", f->bm, nc + 1);
     cg_line(out, "} _sm;");
-    cg_line(out, "float (&_W)%s = _sm.W;", dims);
+    cg_line(out, "float (&_W)[%lld] = _sm.W;", (long long)w->box);
     cg_line(out, "float (&_Cs)[%d][%d] = _sm.Cs;", f->bm, nc + 1);
   } else {
-    cg_line(out, "__shared__ __align__(16) float _W%s; %s", dims, what);
+    cg_line(out, "__shared__ __align__(16) float _W[%lld]; %s", (long long)w->box, what);
   }
   cg_line(out, "__shared__ __align__(16) float _Bw[%d][%d]; // B: the tile's columns by the whole K", f->bn, w->ldb);
   cg_line(out, "__shared__ int _wak[%lld]; // the box offset of each k (0 past K)", (long long)w->kp);
@@ -292,8 +306,18 @@ void gemm_win_table(gemm_emitter *ge) {
   cg_line(out, "_wak[_k] = _o;");
   out->indent--;
   cg_line(out, "}");
+  if (w->b_once) {
+    cg_line(out, "// B: every tile's columns (N in one tile, no batch), staged once");
+    emit_b_staging(ge, "0LL");
+  }
   cg_line(out, "__syncthreads();");
-  if (w->pipe) cg_line(out, "const unsigned _wsa = kbc_smem_u32(&_W[0][0]); // the boxes' shared address");
+  if (w->pipe) {
+    cg_line(out, "const unsigned _wsa = kbc_smem_u32(&_W[0][0]); // the boxes' shared address");
+    cg_line(out, "// the block's first step's box -> _W[0] by cp.async");
+    emit_step_box(ge, "(long long)blockIdx.x", "0LL", "_wf", "0");
+    cg_line(out, "kbc_cp_commit();");
+    cg_line(out, "int _wst = 0; // the box buffer of this step (steps: each tile's fold steps, the block's tiles in turn)");
+  }
 }
 
 /* The digits of every M index of the C expression m into names pre<index>. */
@@ -311,27 +335,41 @@ void gemm_win_tile(gemm_emitter *ge) {
   const gemm_window *w = plan->win;
   const gemm_cfg *f = &plan->tiling.cfg;
   const cg_contraction *c = &plan->tiling.c;
+  cg_line(out, "__syncthreads(); // the last tile's readers of %s done", w->b_once ? "_W" : "_Bw and _W");
+  const char **d0 = m_digits(ge, "_m0", "_w0_");
+  if (!w->b_once) emit_b_staging(ge, "_n0");
+  /* the thread's fragment rows: offsets in the box from the tile's first row */
+  cg_line(out, "// the thread's fragment rows (g and g + 8 of each m16 tile): offsets in the box");
+  const char **base = KBC_NEW_ARRAY(out->a, const char *, c->n_m);
+  for (int i = 0; i < c->n_m; i++) base[i] = c->m[i] == w->anchored ? d0[i] : "0";
+  cg_line(out, "int _wro[%d][2];", f->mi);
+  for (int i = 0; i < f->mi; i++)
+    for (int h = 0; h < 2; h++) {
+      cg_line(out, "{");
+      out->indent++;
+      cg_line(out, "const long long _m = _m0 + _wm0 + %d + _g;", i * 16 + h * 8);
+      const char **dr = m_digits(ge, "_m", "_wr_");
+      cg_line(out, "_wro[%d][%d] = _m < _mend ? (int)(%s) : 0;", i, h,
+              box_offset(ge, c->m + w->split, c->n_m - w->split, dr + w->split, base + w->split));
+      out->indent--;
+      cg_line(out, "}");
+    }
+}
+
+/* B (the columns from n0, a C expression, by the whole K; zero outside N
+ * and K) into _Bw. */
+static void emit_b_staging(gemm_emitter *ge, const char *n0) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  const gemm_window *w = plan->win;
+  const gemm_cfg *f = &plan->tiling.cfg;
+  const cg_contraction *c = &plan->tiling.c;
   const gemm_operand *B = &plan->op[1];
   int rd = !plan->tiling.split3;
-  cg_line(out, "__syncthreads(); // the last tile's readers of _Bw and _W done");
-  const char **d0 = m_digits(ge, "_m0", "_w0_");
-  if (w->pipe) { /* the first fold step's box, in flight while B is staged */
-    const cg_fold *fd = plan->fold;
-    const char **zero = KBC_NEW_ARRAY(out->a, const char *, fd->n_r);
-    for (int i = 0; i < fd->n_r; i++) zero[i] = "0";
-    cg_line(out, "{ // the first fold step's box -> _W[0] by cp.async, in flight while B is staged");
-    out->indent++;
-    emit_origin(ge, "_wf", zero);
-    emit_box_copies(ge, "_wf", "0");
-    out->indent--;
-    cg_line(out, "}");
-    cg_line(out, "kbc_cp_commit();");
-  }
-  /* B: the tile's columns by the whole K, zero outside N and K */
   cg_line(out, "for (int _e = _tid; _e < %lld; _e += %d) { // B staged: _Bw[n][k]", (long long)f->bn * w->kp, GEMM_THREADS);
   out->indent++;
   cg_line(out, "const int _bn = _e / %lld, _bk = _e %% %lld;", (long long)w->kp, (long long)w->kp);
-  cg_line(out, "const long long _n = _n0 + _bn;");
+  cg_line(out, "const long long _n = %s + _bn;", n0);
   cg_line(out, "float _v = 0.0f;");
   cg_line(out, "if (_n < _N && _bk < _K) {");
   out->indent++;
@@ -351,22 +389,6 @@ void gemm_win_tile(gemm_emitter *ge) {
   out->indent--;
   cg_line(out, "}");
   for (int id = 0; id < plan->s->n_index; id++) ge->bind[id] = ge->names[id];
-  /* the thread's fragment rows: offsets in the box from the tile's first row */
-  cg_line(out, "// the thread's fragment rows (g and g + 8 of each m16 tile): offsets in the box");
-  const char **base = KBC_NEW_ARRAY(out->a, const char *, c->n_m);
-  for (int i = 0; i < c->n_m; i++) base[i] = c->m[i] == w->anchored ? d0[i] : "0";
-  cg_line(out, "int _wro[%d][2];", f->mi);
-  for (int i = 0; i < f->mi; i++)
-    for (int h = 0; h < 2; h++) {
-      cg_line(out, "{");
-      out->indent++;
-      cg_line(out, "const long long _m = _m0 + _wm0 + %d + _g;", i * 16 + h * 8);
-      const char **dr = m_digits(ge, "_m", "_wr_");
-      cg_line(out, "_wro[%d][%d] = _m < _mend ? (int)(%s) : 0;", i, h,
-              box_offset(ge, c->m + w->split, c->n_m - w->split, dr + w->split, base + w->split));
-      out->indent--;
-      cg_line(out, "}");
-    }
 }
 
 /* One k8 step at k = kk (a C expression): fragments from the box and
@@ -405,12 +427,12 @@ static void emit_step(gemm_emitter *ge, const char *wb, const char *kk, int guar
   cg_line(out, "}");
 }
 
-/* The box's origin for the fold step whose R digits are named rdig (NULL:
- * the indices' own names): per dimension of A's tensor its index at the
- * tile's first row, K and the inner digits that wrap at 0, the fold's R
- * and the batch at their values; into _wlo<d> (declared here, pre
- * prefixed). */
-static void emit_origin(gemm_emitter *ge, const char *pre, const char *const *rdig) {
+/* The box's origin of a tile and fold step: per dimension of A's tensor
+ * its index at the tile's first row (M digits named `mpre`<index>), K and
+ * the inner digits that wrap at 0, the fold's R and the batch at their
+ * values (named rpre<index> / bpre<index>; NULL: the indices' own names);
+ * into pre_wlo<d>, declared here. */
+static void emit_origin(gemm_emitter *ge, const char *pre, const char *mpre, const char *bpre, const char *rpre) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
   const gemm_window *w = plan->win;
@@ -418,10 +440,41 @@ static void emit_origin(gemm_emitter *ge, const char *pre, const char *const *rd
   const ir_expr *A = plan->op[0].e;
   for (int i = 0; i < c->n_k; i++) ge->bind[c->k[i]] = "0";
   for (int i = 0; i < c->n_m; i++)
-    ge->bind[c->m[i]] = i < w->split || c->m[i] == w->anchored ? cg_fmt(out, "_w0_%s", ge->names[c->m[i]]) : "0";
-  for (int i = 0; rdig && i < plan->fold->n_r; i++) ge->bind[plan->fold->r[i]] = rdig[i];
+    ge->bind[c->m[i]] = i < w->split || c->m[i] == w->anchored ? cg_fmt(out, "%s%s", mpre, ge->names[c->m[i]]) : "0";
+  for (int i = 0; bpre && i < c->n_b; i++) ge->bind[c->bat[i]] = cg_fmt(out, "%s%s", bpre, ge->names[c->bat[i]]);
+  for (int i = 0; rpre && i < plan->fold->n_r; i++)
+    ge->bind[plan->fold->r[i]] = cg_fmt(out, "%s%s", rpre, ge->names[plan->fold->r[i]]);
   for (int d = 0; d < w->n_dim; d++) cg_line(out, "const long long %s_wlo%d = %s;", pre, d, cg_sym(out, A->u.load.idx[d]));
   for (int id = 0; id < plan->s->n_index; id++) ge->bind[id] = ge->names[id];
+}
+
+/* The box's origin of step (tile, r) (C expressions: any tile of the
+ * kernel, r a fold step): the tile decoded as emit_tile_start does (its
+ * M origin, batch digits), r into R digits; into pre_wlo<d>. */
+static void emit_step_origin(gemm_emitter *ge, const char *tile, const char *r, const char *pre) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  const gemm_window *w = plan->win;
+  const gemm_cfg *f = &plan->tiling.cfg;
+  const cg_contraction *c = &plan->tiling.c;
+  const char *bp = cg_fmt(out, "%s_b_", pre), *mp = cg_fmt(out, "%s_m_", pre), *rp = cg_fmt(out, "%s_r_", pre);
+  cg_line(out, "long long %s_t = %s / _tiles_n;", pre, tile);
+  cg_line(out, "const long long %s_mt = %s_t %% _tiles_m;", pre, pre);
+  cg_line(out, "%s_t /= _tiles_m;", pre);
+  cg_line(out, "const long long %s_m0 = %s_mt / %lld * %lld + %s_mt %% %lld * %d;", pre, pre, (long long)w->ti,
+          (long long)w->mi, pre, (long long)w->ti, f->bm);
+  const char **dst = KBC_NEW_ARRAY(out->a, const char *, CG_MAX_OUTER);
+  if (c->n_b > 0) {
+    for (int i = 0; i < c->n_b; i++) dst[i] = cg_fmt(out, "%s%s", bp, ge->names[c->bat[i]]);
+    gemm_declare_decode(ge, cg_fmt(out, "%s_t", pre), c->bat, c->n_b, dst, "");
+  }
+  for (int i = 0; i < c->n_m; i++) dst[i] = cg_fmt(out, "%s%s", mp, ge->names[c->m[i]]);
+  gemm_declare_decode(ge, cg_fmt(out, "%s_m0", pre), c->m, c->n_m, dst, "");
+  if (plan->fold) {
+    for (int i = 0; i < plan->fold->n_r; i++) dst[i] = cg_fmt(out, "%s%s", rp, ge->names[plan->fold->r[i]]);
+    gemm_declare_decode(ge, r, plan->fold->r, plan->fold->n_r, dst, "");
+  }
+  emit_origin(ge, pre, mp, c->n_b > 0 ? bp : NULL, plan->fold ? rp : NULL);
 }
 
 /* Box element _e of the origin pre_wlo: its tensor coordinates declared,
@@ -508,6 +561,17 @@ static void emit_box_copies(gemm_emitter *ge, const char *pre, const char *buf) 
   cg_line(out, "}");
 }
 
+/* Where step (tile, r) exists, its box copied into _W[buf] by cp.async. */
+static void emit_step_box(gemm_emitter *ge, const char *tile, const char *r, const char *pre, const char *buf) {
+  cg_emit *out = &ge->emit;
+  cg_line(out, "if (%s < _tiles) {", tile);
+  out->indent++;
+  emit_step_origin(ge, tile, r, pre);
+  emit_box_copies(ge, pre, buf);
+  out->indent--;
+  cg_line(out, "}");
+}
+
 void gemm_win_k_loop(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
@@ -517,23 +581,22 @@ void gemm_win_k_loop(gemm_emitter *ge) {
   int rd = !plan->tiling.split3;
   const char *wb = "_W";
   if (w->pipe) {
-    const cg_fold *fd = plan->fold;
-    cg_line(out, "if (_r + 1 < _R) { // the next step's box -> _W[(_r + 1) & 1] by cp.async, in flight during this math");
+    cg_line(out, "{ // the next step's box -> _W[_wst ^ 1] by cp.async, in flight during this math");
     out->indent++;
-    const char **dst = KBC_NEW_ARRAY(out->a, const char *, fd->n_r);
-    for (int i = 0; i < fd->n_r; i++) dst[i] = cg_fmt(out, "_wn_%s", ge->names[fd->r[i]]);
-    gemm_declare_decode(ge, "(_r + 1)", fd->r, fd->n_r, dst, "");
-    emit_origin(ge, "_wn", dst);
-    emit_box_copies(ge, "_wn", "(_r + 1) & 1");
+    if (plan->fold) {
+      cg_line(out, "long long _wnt = _tile, _wnr = _r + 1;");
+      cg_line(out, "if (_wnr == _R) { _wnr = 0; _wnt += gridDim.x; }");
+    } else cg_line(out, "const long long _wnt = _tile + gridDim.x, _wnr = 0;");
+    emit_step_box(ge, "_wnt", "_wnr", "_wn", "_wst ^ 1");
     out->indent--;
     cg_line(out, "}");
     cg_line(out, "kbc_cp_commit();");
     cg_line(out, "kbc_cp_wait<1>();");
     cg_line(out, "__syncthreads(); // this step's box landed for every thread");
-    wb = "_W[_r & 1]";
+    wb = "_W[_wst]";
   } else {
     cg_line(out, "// the box: per dimension of %s, from its index at the tile's first row", ge->ctx->names->tensor[x->id]);
-    emit_origin(ge, "", NULL);
+    emit_origin(ge, "", "_w0_", NULL, NULL);
     cg_line(out, "__syncthreads(); // the box's last readers done");
     cg_line(out, "for (int _e = _tid; _e < %lld; _e += %d) {", (long long)w->box, GEMM_THREADS);
     out->indent++;
@@ -564,5 +627,8 @@ void gemm_win_k_loop(gemm_emitter *ge) {
     emit_step(ge, wb, cg_fmt(out, "%lld", (long long)full * 8), 1);
   }
   gemm_emit_flush(ge, 1);
-  if (w->pipe) cg_line(out, "__syncthreads(); // _W[_r & 1] read: free for step _r + 2's copies");
+  if (w->pipe) {
+    cg_line(out, "__syncthreads(); // _W[_wst] read: free for the copies of the step after next");
+    cg_line(out, "_wst ^= 1;");
+  }
 }
