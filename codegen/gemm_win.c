@@ -526,17 +526,27 @@ static void emit_box_copies(gemm_emitter *ge, const char *pre, const char *buf) 
     return;
   }
   /* a warp a row of the box (its coordinates decoded once), the lanes
-   * along it: consecutive floats of the tensor */
-  int64_t ld = w->bs[D - 2], rows = w->box / ld, stride[GEMM_WIN_DIMS];
+   * along it: consecutive floats of the tensor; rows shorter than half a
+   * warp several at a time (rpw, lane l on row l / len) */
+  int64_t ld = w->bs[D - 2], rows = w->box / ld, len = w->ext[D - 1], stride[GEMM_WIN_DIMS];
+  int64_t rpw = len < 32 ? 32 / len : 1;
   stride[D - 1] = 1;
   for (int d = D - 2; d >= 0; d--) {
     int64_t e = 0;
     sym_is_const(t->shape[d + 1], &e);
     stride[d] = stride[d + 1] * e;
   }
-  cg_line(out, "for (int _br = _warp; _br < %lld; _br += %d) { // a warp a row of the box", (long long)rows,
-          GEMM_THREADS / 32);
-  out->indent++;
+  if (rpw > 1) {
+    cg_line(out, "for (int _brw = _warp; _brw < %lld; _brw += %d) { // a warp %lld rows of the box", (long long)((rows + rpw - 1) / rpw),
+            GEMM_THREADS / 32, (long long)rpw);
+    out->indent++;
+    cg_line(out, "const int _br = _brw * %lld + _lane / %lld;", (long long)rpw, (long long)len);
+    cg_line(out, "if (_lane >= %lld || _br >= %lld) continue;", (long long)(rpw * len), (long long)rows);
+  } else {
+    cg_line(out, "for (int _br = _warp; _br < %lld; _br += %d) { // a warp a row of the box", (long long)rows,
+            GEMM_THREADS / 32);
+    out->indent++;
+  }
   const char *rowok = "", *rowoff = "";
   for (int d = 0; d < D - 1; d++) {
     int64_t per = w->bs[d] / ld; /* rows per step of dimension d */
@@ -548,8 +558,10 @@ static void emit_box_copies(gemm_emitter *ge, const char *pre, const char *buf) 
   }
   cg_line(out, "const bool _rok = %s;", rowok);
   cg_line(out, "const long long _ro = %s;", rowoff);
-  cg_line(out, "for (int _l = _lane; _l < %lld; _l += 32) {", (long long)w->ext[D - 1]);
+  if (rpw > 1) cg_line(out, "{");
+  else cg_line(out, "for (int _l = _lane; _l < %lld; _l += 32) {", (long long)len);
   out->indent++;
+  if (rpw > 1) cg_line(out, "const int _l = _lane %% %lld;", (long long)len);
   cg_line(out, "const long long _xl = %s_wlo%d + _l;", pre, D - 1);
   cg_line(out, "const bool _ok = _rok && _xl >= 0 && _xl < %s;", cg_sym(out, t->shape[D - 1]));
   cg_line(out, "const int _e = _br * %lld + _l;", (long long)ld);
