@@ -182,9 +182,9 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
   }
   if (plan->win)
     kbc_buf_printf(C->out, "//   A: read in place from a box of %s staged per tile%s (outer rows: %s), zero outside it; B: "
-                   "the tile's columns by the whole K, staged per tile\n",
+                   "the tile's columns by the whole K, staged %s\n",
                    C->names->tensor[plan->op[0].e->u.load.tensor->id], plan->fold ? " and fold step" : "",
-                   gemm_join_names(ge, c->m, plan->win->split));
+                   gemm_join_names(ge, c->m, plan->win->split), plan->win->b_once ? "once per block" : "per tile");
   for (int w = 0; w < 2 && !plan->vec && !plan->win; w++) {
     const gemm_operand *o = &plan->op[w];
     kbc_buf_printf(C->out, "//   %c: loaded %s-contiguous, %d per thread per k-tile, %s\n", w ? 'B' : 'A',
@@ -293,7 +293,8 @@ static void emit_extents(gemm_emitter *ge) {
   cg_line(out, "const long long _N = %s;", cg_sym(out, tl->N));
   cg_line(out, "const long long _K = %s;", cg_sym(out, tl->K));
   if (plan->win)
-    cg_line(out, "const long long _tiles_m = %lld * %lld; // each value of the outer rows: %lld tiles of its %lld", (long long)plan->win->mo, (long long)plan->win->ti, (long long)plan->win->ti, (long long)plan->win->mi);
+    cg_line(out, "const long long _tiles_m = %lld * %lld; // each value of the outer rows: %lld tiles of its %lld",
+            (long long)plan->win->mo, (long long)plan->win->ti, (long long)plan->win->ti, (long long)plan->win->mi);
   else cg_line(out, "const long long _tiles_m = (_M + %d) / %d;", f->bm - 1, f->bm);
   cg_line(out, "const long long _tiles_n = (_N + %d) / %d;", f->bn - 1, f->bn);
   if (!plan->win) cg_line(out, "const long long _ktiles = (_K + %d) / %d;", f->bk - 1, f->bk);

@@ -189,6 +189,7 @@ typedef struct {
   int64_t mo, mi, ti;  /* outer values; inner rows per outer value; tiles over them */
   int n_dim;           /* A's tensor rank */
   int64_t ext[GEMM_WIN_DIMS], bs[GEMM_WIN_DIMS]; /* box extent and stride per dimension */
+  int64_t xs[GEMM_WIN_DIMS]; /* the tensor's own strides (row-major) */
   int64_t box;         /* box elements, the last dimension's rows padded to bs[n_dim - 2] */
   int64_t *coef;       /* [n_dim][n_index]: index id's coefficient in dimension d */
   int64_t kp;          /* K padded to a multiple of 8 */
@@ -362,7 +363,7 @@ void gemm_fold_close(gemm_emitter *ge);
 
 /* gemm_win.c: the window K loop.  gemm_win_plan turns plan (a tensor-core
  * tiling, register-staged, not split) into the window one where A's box
- * pays and fits; whether it did.  Then the shared declarations, the k
+ * pays and fits (its tiling's tile count then the window's); whether it did.  Then the shared declarations, the k
  * table (before the tile loop), the tile's set-up (B staged, the thread's
  * row offsets: before a fold's loop), and per K loop the box staged and
  * the math. */

@@ -525,8 +525,6 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
     if (cs > k->smem) k->smem = cs;
   }
   k->work = plan->split ? sym_scale(a, tl->tiles, GEMM_SPLIT_MAX) : tl->tiles;
-  if (plan->win) /* its tiles lie inside the outer rows' values: mo * ti of them along M (N, B constant) */
-    k->work = sym_const(a, plan->win->mo * plan->win->ti * ((N + f->bn - 1) / f->bn) * B);
   k->per_block = 1;
   k->max_blocks = plan->split ? plan->slots : 0;
   k->zero_tensor = plan->split ? plan->s->out->id : -1;

@@ -91,33 +91,31 @@ static void digits_of(int64_t v, const int *ids, int n, const int64_t *E, int64_
  * addresses in one of 32 banks, summed. */
 static int64_t conflicts(kbc_arena *a, const gemm_window *w, const cg_contraction *c, const int64_t *E, int n_index,
                          int64_t K) {
-  int64_t total = 0, *dig = KBC_NEW_ARRAY(a, int64_t, n_index + 1), ro[16], ko[8];
+  int64_t total = 0, *dig = KBC_NEW_ARRAY(a, int64_t, n_index + 1), *cf = KBC_NEW_ARRAY(a, int64_t, n_index + 1);
+  int64_t ro[16], ko[8];
+  for (int id = 0; id < n_index; id++) cf[id] = box_coef(w, n_index, id);
   for (int r = 0; r < 16; r++) {
     memset(dig, 0, ((size_t)n_index + 1) * sizeof *dig);
     digits_of(r, c->m + w->split, c->n_m - w->split, E, dig);
     ro[r] = 0;
-    for (int i = w->split; i < c->n_m; i++) ro[r] += box_coef(w, n_index, c->m[i]) * dig[c->m[i]];
+    for (int i = w->split; i < c->n_m; i++) ro[r] += cf[c->m[i]] * dig[c->m[i]];
   }
   for (int64_t kk = 0; kk < K; kk += 8) {
     for (int q = 0; q < 8; q++) {
       memset(dig, 0, ((size_t)n_index + 1) * sizeof *dig);
       digits_of(kk + q < K ? kk + q : 0, c->k, c->n_k, E, dig);
       ko[q] = 0;
-      for (int i = 0; i < c->n_k; i++) ko[q] += box_coef(w, n_index, c->k[i]) * dig[c->k[i]];
+      for (int i = 0; i < c->n_k; i++) ko[q] += cf[c->k[i]] * dig[c->k[i]];
     }
     for (int reg = 0; reg < 4; reg++) { /* rows g or g + 8, k t4 or t4 + 4 */
       int64_t addr[32];
-      for (int lane = 0; lane < 32; lane++) addr[lane] = ro[lane / 4 + (reg & 1) * 8] + ko[lane % 4 + (reg >> 1) * 4];
-      int worst = 1;
-      for (int b = 0; b < 32; b++) {
-        int distinct = 0;
-        for (int l = 0; l < 32; l++) {
-          if (((addr[l] % 32) + 32) % 32 != b) continue;
-          int seen = 0;
-          for (int l2 = 0; l2 < l; l2++) seen |= addr[l2] == addr[l];
-          distinct += !seen;
-        }
-        if (distinct > worst) worst = distinct;
+      int in_bank[32] = {0}, worst = 1;
+      for (int l = 0; l < 32; l++) {
+        addr[l] = ro[l / 4 + (reg & 1) * 8] + ko[l % 4 + (reg >> 1) * 4];
+        int seen = 0; /* the same address: one read (a broadcast) */
+        for (int l2 = 0; l2 < l; l2++) seen |= addr[l2] == addr[l];
+        int b = (int)(((addr[l] % 32) + 32) % 32);
+        if (!seen && ++in_bank[b] > worst) worst = in_bank[b];
       }
       total += worst;
     }
@@ -138,13 +136,15 @@ int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   const ir_tensor *x = A->u.load.tensor;
   int n = s->n_index, D = x->rank, ok = 1;
   if (D < 1 || D > GEMM_WIN_DIMS) return 0;
-  int64_t M = const_of(tl->M, &ok), N = const_of(tl->N, &ok), K = const_of(tl->K, &ok);
-  const_of(tl->B, &ok);
+  int64_t M = const_of(tl->M, &ok), N = const_of(tl->N, &ok), K = const_of(tl->K, &ok), Bt = const_of(tl->B, &ok);
   int64_t *E = KBC_NEW_ARRAY(a, int64_t, n + 1);
   for (int id = 0; id < n; id++) E[id] = const_of(s->index[id].extent, &ok);
-  for (int d = 0; d < D; d++) const_of(x->shape[d], &ok);
+  int64_t shape[GEMM_WIN_DIMS];
+  for (int d = 0; d < D; d++) shape[d] = const_of(x->shape[d], &ok);
   if (!ok || M < 1 || N < 1 || K < 1) return 0;
   gemm_window w = {.n_dim = D, .anchored = -1};
+  w.xs[D - 1] = 1;
+  for (int d = D - 2; d >= 0; d--) w.xs[d] = w.xs[d + 1] * shape[d + 1];
   w.coef = KBC_NEW_ARRAY(a, int64_t, (size_t)D * n + 1);
   sym **coeff = KBC_NEW_ARRAY(a, sym *, n + 1);
   for (int d = 0; d < D; d++) {
@@ -162,6 +162,7 @@ int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   /* the outer digits and the row padding with the fewest shared-memory
    * wavefronts per useful row that fit (two boxes, where pipelined) */
   int64_t *range = KBC_NEW_ARRAY(a, int64_t, n + 1);
+  int cs = plan->epilogue.staged ? f->bm * (plan->epilogue.nc + 1) * 4 : 0; /* the epilogue's tile */
   double best = 0;
   int found = 0;
   gemm_window chosen = w;
@@ -188,7 +189,6 @@ int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
       for (int pad = 0; pad < (D > 1 ? 32 : 1); pad++) {
         gemm_window u = v;
         box_layout(&u, range, n, pad);
-        int cs = plan->epilogue.staged ? f->bm * (plan->epilogue.nc + 1) * 4 : 0;
         int64_t fixed = (int64_t)f->bn * u.ldb * 4 + u.kp * 4; /* static: B and the k table */
         /* one box over the epilogue's tile, static; or (pipelined) two
          * and the epilogue's tile apart (copies in flight during it),
@@ -215,6 +215,8 @@ int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   gemm_window *keep = KBC_NEW(a, gemm_window);
   *keep = chosen;
   plan->win = keep;
+  /* its tiles lie inside the outer rows' values: mo * ti of them along M */
+  plan->tiling.tiles = sym_const(a, chosen.mo * chosen.ti * ((N + f->bn - 1) / f->bn) * Bt);
   return 1;
 }
 
@@ -256,19 +258,24 @@ void gemm_win_shared(gemm_emitter *ge) {
   cg_line(out, "__shared__ int _wak[%lld]; // the box offset of each k (0 past K)", (long long)w->kp);
 }
 
-/* The K indices' digits of the C expression k into fresh names (prefix
- * pre), bound; with a flat K the flat k itself (its last index stands for
- * it, cg_collapse). */
-static void bind_k_digits(gemm_emitter *ge, const char *k, const char *pre, int flat) {
-  const cg_contraction *c = &ge->plan->tiling.c;
-  if (flat) {
-    ge->bind[c->k[c->n_k - 1]] = k;
+/* The digits of the C expression flat over ids (the last fastest),
+ * declared as pre<index name>; their names. */
+static const char **digits(gemm_emitter *ge, const char *flat, const int *ids, int n, const char *pre) {
+  const char **dst = KBC_NEW_ARRAY(ge->emit.a, const char *, n);
+  for (int i = 0; i < n; i++) dst[i] = cg_fmt(&ge->emit, "%s%s", pre, ge->names[ids[i]]);
+  gemm_declare_decode(ge, flat, ids, n, dst, "");
+  return dst;
+}
+
+/* The indices ids bound to the digits of flat (names pre<index>); with
+ * `flat_ok` the flat value itself, for its last index (cg_collapse). */
+static void bind_digits(gemm_emitter *ge, const char *flat, const int *ids, int n, const char *pre, int flat_ok) {
+  if (flat_ok) {
+    ge->bind[ids[n - 1]] = flat;
     return;
   }
-  const char **dst = KBC_NEW_ARRAY(ge->emit.a, const char *, c->n_k);
-  for (int i = 0; i < c->n_k; i++) dst[i] = cg_fmt(&ge->emit, "%s%s", pre, ge->names[c->k[i]]);
-  gemm_declare_decode(ge, k, c->k, c->n_k, dst, "");
-  for (int i = 0; i < c->n_k; i++) ge->bind[c->k[i]] = dst[i];
+  const char **dst = digits(ge, flat, ids, n, pre);
+  for (int i = 0; i < n; i++) ge->bind[ids[i]] = dst[i];
 }
 
 /* The offset in the box of the indices ids (each bound) relative to
@@ -297,10 +304,7 @@ void gemm_win_table(gemm_emitter *ge) {
   cg_line(out, "int _o = 0;");
   cg_line(out, "if (_k < _K) {");
   out->indent++;
-  const char **dst = KBC_NEW_ARRAY(out->a, const char *, c->n_k);
-  for (int i = 0; i < c->n_k; i++) dst[i] = cg_fmt(out, "_wk_%s", ge->names[c->k[i]]);
-  gemm_declare_decode(ge, "_k", c->k, c->n_k, dst, "");
-  cg_line(out, "_o = %s;", box_offset(ge, c->k, c->n_k, dst, NULL));
+  cg_line(out, "_o = %s;", box_offset(ge, c->k, c->n_k, digits(ge, "_k", c->k, c->n_k, "_wk_"), NULL));
   out->indent--;
   cg_line(out, "}");
   cg_line(out, "_wak[_k] = _o;");
@@ -320,15 +324,6 @@ void gemm_win_table(gemm_emitter *ge) {
   }
 }
 
-/* The digits of every M index of the C expression m into names pre<index>. */
-static const char **m_digits(gemm_emitter *ge, const char *m, const char *pre) {
-  const cg_contraction *c = &ge->plan->tiling.c;
-  const char **dst = KBC_NEW_ARRAY(ge->emit.a, const char *, c->n_m);
-  for (int i = 0; i < c->n_m; i++) dst[i] = cg_fmt(&ge->emit, "%s%s", pre, ge->names[c->m[i]]);
-  gemm_declare_decode(ge, m, c->m, c->n_m, dst, "");
-  return dst;
-}
-
 void gemm_win_tile(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
@@ -336,7 +331,7 @@ void gemm_win_tile(gemm_emitter *ge) {
   const gemm_cfg *f = &plan->tiling.cfg;
   const cg_contraction *c = &plan->tiling.c;
   cg_line(out, "__syncthreads(); // the last tile's readers of %s done", w->b_once ? "_W" : "_Bw and _W");
-  const char **d0 = m_digits(ge, "_m0", "_w0_");
+  const char **d0 = digits(ge, "_m0", c->m, c->n_m, "_w0_");
   if (!w->b_once) emit_b_staging(ge, "_n0");
   /* the thread's fragment rows: offsets in the box from the tile's first row */
   cg_line(out, "// the thread's fragment rows (g and g + 8 of each m16 tile): offsets in the box");
@@ -348,7 +343,7 @@ void gemm_win_tile(gemm_emitter *ge) {
       cg_line(out, "{");
       out->indent++;
       cg_line(out, "const long long _m = _m0 + _wm0 + %d + _g;", i * 16 + h * 8);
-      const char **dr = m_digits(ge, "_m", "_wr_");
+      const char **dr = digits(ge, "_m", c->m, c->n_m, "_wr_");
       cg_line(out, "_wro[%d][%d] = _m < _mend ? (int)(%s) : 0;", i, h,
               box_offset(ge, c->m + w->split, c->n_m - w->split, dr + w->split, base + w->split));
       out->indent--;
@@ -373,14 +368,8 @@ static void emit_b_staging(gemm_emitter *ge, const char *n0) {
   cg_line(out, "float _v = 0.0f;");
   cg_line(out, "if (_n < _N && _bk < _K) {");
   out->indent++;
-  if (B->flat_rows) ge->bind[c->n[c->n_n - 1]] = "_n";
-  else {
-    const char **dst = KBC_NEW_ARRAY(out->a, const char *, c->n_n);
-    for (int i = 0; i < c->n_n; i++) dst[i] = cg_fmt(out, "_wn_%s", ge->names[c->n[i]]);
-    gemm_declare_decode(ge, "_n", c->n, c->n_n, dst, "");
-    for (int i = 0; i < c->n_n; i++) ge->bind[c->n[i]] = dst[i];
-  }
-  bind_k_digits(ge, "(long long)_bk", "_wk_", plan->kflat);
+  bind_digits(ge, "_n", c->n, c->n_n, "_wn_", B->flat_rows);
+  bind_digits(ge, "(long long)_bk", c->k, c->n_k, "_wk_", plan->kflat);
   cg_line(out, "_v = %s[%s + %s];", ge->ctx->names->tensor[B->e->u.load.tensor->id], cg_sym(out, B->row_off),
           cg_sym(out, B->k_off));
   out->indent--;
@@ -463,17 +452,9 @@ static void emit_step_origin(gemm_emitter *ge, const char *tile, const char *r, 
   cg_line(out, "%s_t /= _tiles_m;", pre);
   cg_line(out, "const long long %s_m0 = %s_mt / %lld * %lld + %s_mt %% %lld * %d;", pre, pre, (long long)w->ti,
           (long long)w->mi, pre, (long long)w->ti, f->bm);
-  const char **dst = KBC_NEW_ARRAY(out->a, const char *, CG_MAX_OUTER);
-  if (c->n_b > 0) {
-    for (int i = 0; i < c->n_b; i++) dst[i] = cg_fmt(out, "%s%s", bp, ge->names[c->bat[i]]);
-    gemm_declare_decode(ge, cg_fmt(out, "%s_t", pre), c->bat, c->n_b, dst, "");
-  }
-  for (int i = 0; i < c->n_m; i++) dst[i] = cg_fmt(out, "%s%s", mp, ge->names[c->m[i]]);
-  gemm_declare_decode(ge, cg_fmt(out, "%s_m0", pre), c->m, c->n_m, dst, "");
-  if (plan->fold) {
-    for (int i = 0; i < plan->fold->n_r; i++) dst[i] = cg_fmt(out, "%s%s", rp, ge->names[plan->fold->r[i]]);
-    gemm_declare_decode(ge, r, plan->fold->r, plan->fold->n_r, dst, "");
-  }
+  if (c->n_b > 0) digits(ge, cg_fmt(out, "%s_t", pre), c->bat, c->n_b, bp);
+  digits(ge, cg_fmt(out, "%s_m0", pre), c->m, c->n_m, mp);
+  if (plan->fold) digits(ge, r, plan->fold->r, plan->fold->n_r, rp);
   emit_origin(ge, pre, mp, c->n_b > 0 ? bp : NULL, plan->fold ? rp : NULL);
 }
 
@@ -487,7 +468,6 @@ static void box_element(gemm_emitter *ge, const char *pre, const char **test, co
   int D = w->n_dim;
   *test = "";
   *off = "";
-  int64_t stride = 1;
   for (int d = D - 1; d >= 0; d--) {
     const char *b = D == 1 ? "_e"
                     : d == 0 ? cg_fmt(out, "_e / %lld", (long long)w->bs[0])
@@ -497,10 +477,7 @@ static void box_element(gemm_emitter *ge, const char *pre, const char **test, co
     cg_line(out, "const long long _x%d = %s_wlo%d + _b%d;", d, pre, d, d);
     const char *dim = cg_sym(out, x->shape[d]);
     *test = cg_fmt(out, "%s%s_x%d >= 0 && _x%d < %s", *test, **test ? " && " : "", d, d, dim);
-    *off = cg_fmt(out, "%s%s_x%d * %lld", *off, **off ? " + " : "", d, (long long)stride);
-    int64_t e = 0;
-    sym_is_const(x->shape[d], &e);
-    stride *= e;
+    *off = cg_fmt(out, "%s%s_x%d * %lld", *off, **off ? " + " : "", d, (long long)w->xs[d]);
   }
   if (D > 1) *test = cg_fmt(out, "_b%d < %lld && %s", D - 1, (long long)w->ext[D - 1], *test);
 }
@@ -528,14 +505,8 @@ static void emit_box_copies(gemm_emitter *ge, const char *pre, const char *buf) 
   /* a warp a row of the box (its coordinates decoded once), the lanes
    * along it: consecutive floats of the tensor; rows shorter than half a
    * warp several at a time (rpw, lane l on row l / len) */
-  int64_t ld = w->bs[D - 2], rows = w->box / ld, len = w->ext[D - 1], stride[GEMM_WIN_DIMS];
+  int64_t ld = w->bs[D - 2], rows = w->box / ld, len = w->ext[D - 1];
   int64_t rpw = len < 32 ? 32 / len : 1;
-  stride[D - 1] = 1;
-  for (int d = D - 2; d >= 0; d--) {
-    int64_t e = 0;
-    sym_is_const(t->shape[d + 1], &e);
-    stride[d] = stride[d + 1] * e;
-  }
   if (rpw > 1) {
     cg_line(out, "for (int _brw = _warp; _brw < %lld; _brw += %d) { // a warp %lld rows of the box", (long long)((rows + rpw - 1) / rpw),
             GEMM_THREADS / 32, (long long)rpw);
@@ -554,7 +525,7 @@ static void emit_box_copies(gemm_emitter *ge, const char *pre, const char *buf) 
                            : cg_fmt(out, "_br / %lld %% %lld", (long long)per, (long long)w->ext[d]);
     cg_line(out, "const long long _x%d = %s_wlo%d + %s;", d, pre, d, b);
     rowok = cg_fmt(out, "%s%s_x%d >= 0 && _x%d < %s", rowok, *rowok ? " && " : "", d, d, cg_sym(out, t->shape[d]));
-    rowoff = cg_fmt(out, "%s%s_x%d * %lld", rowoff, *rowoff ? " + " : "", d, (long long)stride[d]);
+    rowoff = cg_fmt(out, "%s%s_x%d * %lld", rowoff, *rowoff ? " + " : "", d, (long long)w->xs[d]);
   }
   cg_line(out, "const bool _rok = %s;", rowok);
   cg_line(out, "const long long _ro = %s;", rowoff);
