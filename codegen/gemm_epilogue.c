@@ -16,6 +16,7 @@
  * strides over the group's columns, so that a warp stores 32 consecutive
  * m (the output is contiguous along m: convolutions). */
 #include "gemm_impl.h"
+#include "ir/subst.h"
 
 /* ---- the fold's statement ---------------------------------------------- */
 
@@ -402,6 +403,49 @@ void gemm_emit_epilogue(gemm_emitter *ge) {
 
 /* ---- the fold ------------------------------------------------------------ */
 
+/* Whether e reads memory, outside where() branches, padded loads and
+ * reductions (so that reading it early reads nothing e would not). */
+static int plain_reads(const ir_expr *e, int *unsafe) {
+  if (e->op == IR_OP_WHERE || e->op == IR_OP_REDUCE || (e->op == IR_OP_LOAD && e->u.load.padded)) *unsafe = 1;
+  int n = e->op == IR_OP_LOAD;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) n += plain_reads(e->arg[i], unsafe);
+  return n;
+}
+
+/* The largest float subexpressions of s's epilogue (outside where()
+ * branches and the contraction) that read memory and mention no M index
+ * nor the fold's (its R are M's, or N's where the fold swaps A and B) —
+ * a bias along the columns: the same for every row and step of the
+ * fold — loaded once per column of the thread before the fold's loop, into
+ * _hf<k>[cols] (0 past N), and printed as _hf<k>[_j] inside it. */
+static void hoist_columns(gemm_emitter *ge, const ir_expr *e, int cols) {
+  cg_emit *out = &ge->emit;
+  const cg_contraction *c = &ge->plan->tiling.c;
+  if (e->op == IR_OP_WHERE || e->op == IR_OP_REDUCE || out->n_hoisted + 2 > CG_MAX_HOISTED) return;
+  int unsafe = 0, free_of_m = e->type == IR_TY_FLOAT;
+  const cg_fold *fd = ge->plan->fold;
+  for (int i = 0; i < c->n_m && free_of_m; i++) free_of_m = !ir_expr_mentions_index(e, c->m[i]);
+  for (int i = 0; i < fd->n_r && free_of_m; i++) free_of_m = !ir_expr_mentions_index(e, fd->r[i]);
+  if (free_of_m && plain_reads(e, &unsafe) && !unsafe) {
+    const char *name = cg_fmt(out, "_hf%d", out->n_hoisted);
+    cg_line(out, "float %s[%d]; // %s, the same for every row and step of the fold", name, cols,
+            cg_expr(out, e));
+    cg_line(out, "#pragma unroll");
+    cg_line(out, "for (int _j = 0; _j < %d; ++_j) {", cols);
+    out->indent++;
+    cg_line(out, "const long long _n = _n0 + %s;", column(ge, "_j"));
+    cg_line(out, "%s[_j] = 0.0f;", name);
+    cg_line(out, "if (_n >= _N) continue;");
+    gemm_decode_named(ge, "_n", c->n, c->n_n, "");
+    cg_line(out, "%s[_j] = %s;", name, cg_float_value(out, e, cg_expr(out, e)));
+    out->indent--;
+    cg_line(out, "}");
+    cg_substitute(out, e, cg_fmt(out, "%s[_j]", name));
+    return;
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) hoist_columns(ge, e->arg[i], cols);
+}
+
 void gemm_fold_open(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const cg_fold *fd = ge->plan->fold;
@@ -409,6 +453,9 @@ void gemm_fold_open(gemm_emitter *ge) {
   thread_outputs(&ge->plan->tiling.cfg, &rows, &cols);
   ir_red op = fd->red->u.reduce.op;
   const char *r = gemm_join_names(ge, fd->r, fd->n_r);
+  ge->fold_saved = out->n_hoisted;
+  for (int id = 0; id < ge->plan->s->n_index; id++) ge->bind[id] = ge->names[id];
+  hoist_columns(ge, ge->plan->s->rhs, cols);
   cg_line(out, "// the fold: the %s over %s of each output of the thread, running in _red", ir_red_name[op], r);
   cg_line(out, "float _red[%d][%d];", rows, cols);
   cg_line(out, "#pragma unroll");
@@ -450,4 +497,5 @@ void gemm_fold_close(gemm_emitter *ge) {
   cg_line(out, "}");
   out->indent--;
   cg_line(out, "}");
+  out->n_hoisted = ge->fold_saved;
 }

@@ -198,6 +198,15 @@ typedef struct {
    * step's box copied by cp.async during this step's math; else one,
    * staged by loads and stores before it. */
   int pipe;
+  /* Pipelined with rows of a multiple of 4 floats (more than one row): the
+   * box copied in 16-byte chunks of its rows, a thread a chunk (one
+   * cp.async of 16 bytes where the four lie inside the tensor and the
+   * address is aligned, else four of 4 bytes); else a warp a row. */
+  int chunks;
+  /* TF32 (not 3xTF32), pipelined: each thread rounds the box elements it
+   * copied once they land (before the step's barrier), so that the
+   * fragments read them as they are; else rounded where read. */
+  int round_staged;
   int b_once;          /* every tile has the same B (N in one tile, no batch): staged once per block */
 } gemm_window;
 
@@ -270,6 +279,7 @@ typedef struct {
   const char **names; /* the statement's own index names */
   const char **bind;  /* what each index stands for now: rebound per load and in the epilogue */
   const char **tbind; /* with a fold: what each index of its statement t stands for (s's names) */
+  int fold_saved;     /* with a fold: emit.n_hoisted before its loop (its column values, gemm_fold_open) */
 } gemm_emitter;
 
 /* "i*j" of the indices' names ("-" for none). */

@@ -12,12 +12,16 @@
  * the whole K written once per block.  B (the N tile by the whole K) is
  * staged once per tile beside it (once per block where every tile has
  * the same).  With a fold, the box is staged again for each value of its
- * R, B and the row offsets not.  Pipelined (opt.gemm_win_pipe, where two
- * boxes and the epilogue's tile fit in dynamic shared memory): the block's
- * steps (each tile's fold steps, its tiles in turn) stage the next step's
- * box by cp.async into the other buffer during this step's math, a warp a
- * row of the box (its coordinates decoded once per row, the lanes along
- * it), rounded to TF32 where read.
+ * R, B and the row offsets not.  Pipelined (opt.gemm_win_pipe, the
+ * default, where two boxes and the epilogue's tile fit in dynamic shared
+ * memory): the block's steps (each tile's fold steps, its tiles in turn)
+ * stage the next step's box by cp.async into the other buffer during this
+ * step's math, a thread a 16-byte chunk of a row (rows padded to 4 floats;
+ * four 4-byte copies at an edge or an unaligned address); at TF32 each
+ * thread rounds the elements it copied once they land, so that the
+ * fragments read them as they are.  The k table holds byte offsets and
+ * each thread's fragment rows are addresses: an A element is one add and
+ * one load.
  *
  * The choices, from constant extents (a specialized binding, the
  * runtime's default): the outer M digits and the padding of the box's
@@ -32,7 +36,13 @@
  * per tile, serve R K loops; unfolded, each tile stages, waits, then
  * computes once, with nothing to overlap but the other block: batch 16
  * 1.03x / 1.11x slower, the suite's conv3d 1.035x slower, its 3x3x1
- * conv3d 0.954.  opt.gemm_win 2 takes it wherever it fits.
+ * conv3d 0.954.  opt.gemm_win 2 takes it wherever it fits.  Pipelined,
+ * chunked, rounded once (2026-12-04, docs/results/2026-12-04-win2.txt):
+ * batch 128 334 -> 247 us at fp32, 252 -> 165 at tf32 (against the
+ * pipelined loop of a warp a row, itself 0.87x / 0.84x of the single
+ * buffer); unfolded (opt.gemm_win 2 against 0) the suite's conv3d 0.87x
+ * and 0.84x, but its conv2d 1.9x and conv1d 1.17x slower, its AlexNet
+ * conv 1.18x: still under a fold only by default.
  *
  * Before: a plan with a tensor-core tiling (gemm_plan.c).  After
  * gemm_win_plan(): plan->win where it applies; the emitters print the loop
@@ -189,6 +199,9 @@ int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
       for (int pad = 0; pad < (D > 1 ? 32 : 1); pad++) {
         gemm_window u = v;
         box_layout(&u, range, n, pad);
+        /* pipelined, rows a multiple of 4 floats: copied in 16-byte chunks */
+        u.chunks = pipe && D > 1 && u.bs[D - 2] % 4 == 0;
+        if (pipe && D > 1 && !u.chunks) continue;
         int64_t fixed = (int64_t)f->bn * u.ldb * 4 + u.kp * 4; /* static: B and the k table */
         /* one box over the epilogue's tile, static; or (pipelined) two
          * and the epilogue's tile apart (copies in flight during it),
@@ -211,6 +224,7 @@ int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
     }
   }
   if (!found) return 0;
+  chosen.round_staged = chosen.pipe && !tl->split3;
   chosen.b_once = N <= f->bn && c->n_b == 0;
   gemm_window *keep = KBC_NEW(a, gemm_window);
   *keep = chosen;
@@ -255,7 +269,7 @@ void gemm_win_shared(gemm_emitter *ge) {
     cg_line(out, "__shared__ __align__(16) float _W[%lld]; %s", (long long)w->box, what);
   }
   cg_line(out, "__shared__ __align__(16) float _Bw[%d][%d]; // B: the tile's columns by the whole K", f->bn, w->ldb);
-  cg_line(out, "__shared__ int _wak[%lld]; // the box offset of each k (0 past K)", (long long)w->kp);
+  cg_line(out, "__shared__ int _wak[%lld]; // the box offset of each k in bytes (0 past K)", (long long)w->kp);
 }
 
 /* The digits of the C expression flat over ids (the last fastest),
@@ -298,13 +312,13 @@ void gemm_win_table(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const gemm_window *w = ge->plan->win;
   const cg_contraction *c = &ge->plan->tiling.c;
-  cg_line(out, "// the box offset of each k: its digits' steps in the box");
+  cg_line(out, "// the box offset of each k in bytes: its digits' steps in the box");
   cg_line(out, "for (int _k = _tid; _k < %lld; _k += %d) {", (long long)w->kp, GEMM_THREADS);
   out->indent++;
   cg_line(out, "int _o = 0;");
   cg_line(out, "if (_k < _K) {");
   out->indent++;
-  cg_line(out, "_o = %s;", box_offset(ge, c->k, c->n_k, digits(ge, "_k", c->k, c->n_k, "_wk_"), NULL));
+  cg_line(out, "_o = 4 * (%s);", box_offset(ge, c->k, c->n_k, digits(ge, "_k", c->k, c->n_k, "_wk_"), NULL));
   out->indent--;
   cg_line(out, "}");
   cg_line(out, "_wak[_k] = _o;");
@@ -382,7 +396,7 @@ static void emit_b_staging(gemm_emitter *ge, const char *n0) {
 
 /* One k8 step at k = kk (a C expression): fragments from the box and
  * _Bw, the mma passes; guarded: k past K reads 0 from the box. */
-static void emit_step(gemm_emitter *ge, const char *wb, const char *kk, int guarded) {
+static void emit_step(gemm_emitter *ge, const char *kk, int guarded) {
   cg_emit *out = &ge->emit;
   const gemm_cfg *f = &ge->plan->tiling.cfg;
   int split3 = ge->plan->tiling.split3;
@@ -391,15 +405,19 @@ static void emit_step(gemm_emitter *ge, const char *wb, const char *kk, int guar
   cg_line(out, "const int _k0 = %s + _t4, _k1 = _k0 + 4;", kk);
   cg_line(out, "const int _a0 = _wak[_k0], _a1 = _wak[_k1];");
   gemm_emit_fragment_decls(ge);
-  static const char *const ra[4] = {"_wro[_i][0] + _a0", "_wro[_i][1] + _a0", "_wro[_i][0] + _a1", "_wro[_i][1] + _a1"};
+  /* (byte offsets: one add an element, where an index would be scaled) */
+  static const char *const ra[4] = {"*(const float *)((const char *)_wrp[_i][0] + _a0)",
+                                    "*(const float *)((const char *)_wrp[_i][1] + _a0)",
+                                    "*(const float *)((const char *)_wrp[_i][0] + _a1)",
+                                    "*(const float *)((const char *)_wrp[_i][1] + _a1)"};
   static const char *const kv[4] = {"_k0", "_k0", "_k1", "_k1"};
   cg_line(out, "#pragma unroll");
   cg_line(out, "for (int _i = 0; _i < %d; ++_i) {", f->mi);
-  /* (copied by cp.async: rounded to TF32 here) */
-  const char *rd = ge->plan->win->pipe && !split3 ? "kbc_tf32" : "";
+  /* (copied by cp.async and not rounded once landed: rounded to TF32 here) */
+  const gemm_window *w = ge->plan->win;
+  const char *rd = w->pipe && !split3 && !w->round_staged ? "kbc_tf32" : "";
   for (int q = 0; q < 4; q++) {
-    const char *v = guarded ? cg_fmt(out, "(%s < _K ? %s(%s[%s]) : 0.0f)", kv[q], rd, wb, ra[q])
-                            : cg_fmt(out, "%s(%s[%s])", rd, wb, ra[q]);
+    const char *v = guarded ? cg_fmt(out, "(%s < _K ? %s(%s) : 0.0f)", kv[q], rd, ra[q]) : cg_fmt(out, "%s(%s)", rd, ra[q]);
     if (split3) cg_line(out, "  kbc_split_tf32_fast(%s, _fa[_i][%d], _fal[_i][%d]);", v, q, q);
     else cg_line(out, "  _fa[_i][%d] = __float_as_uint(%s);", q, v);
   }
@@ -502,22 +520,14 @@ static void emit_box_copies(gemm_emitter *ge, const char *pre, const char *buf) 
     cg_line(out, "}");
     return;
   }
-  /* a warp a row of the box (its coordinates decoded once), the lanes
-   * along it: consecutive floats of the tensor; rows shorter than half a
-   * warp several at a time (rpw, lane l on row l / len) */
-  int64_t ld = w->bs[D - 2], rows = w->box / ld, len = w->ext[D - 1];
-  int64_t rpw = len < 32 ? 32 / len : 1;
-  if (rpw > 1) {
-    cg_line(out, "for (int _brw = _warp; _brw < %lld; _brw += %d) { // a warp %lld rows of the box", (long long)((rows + rpw - 1) / rpw),
-            GEMM_THREADS / 32, (long long)rpw);
-    out->indent++;
-    cg_line(out, "const int _br = _brw * %lld + _lane / %lld;", (long long)rpw, (long long)len);
-    cg_line(out, "if (_lane >= %lld || _br >= %lld) continue;", (long long)(rpw * len), (long long)rows);
-  } else {
-    cg_line(out, "for (int _br = _warp; _br < %lld; _br += %d) { // a warp a row of the box", (long long)rows,
-            GEMM_THREADS / 32);
-    out->indent++;
-  }
+  /* a thread a chunk: 4 consecutive floats of a row (rows of a multiple
+   * of 4 floats, w->chunks), the row's coordinates decoded per chunk */
+  int64_t ld = w->bs[D - 2], rows = w->box / ld, len = w->ext[D - 1], cpr = (len + 3) / 4;
+  const char *W = cg_sym(out, t->shape[D - 1]);
+  cg_line(out, "for (int _c = _tid; _c < %lld; _c += %d) { // %lld rows of %lld chunks of 4 floats", (long long)(rows * cpr),
+          GEMM_THREADS, (long long)rows, (long long)cpr);
+  out->indent++;
+  cg_line(out, "const int _br = _c / %lld, _bc = _c %% %lld * 4;", (long long)cpr, (long long)cpr);
   const char *rowok = "", *rowoff = "";
   for (int d = 0; d < D - 1; d++) {
     int64_t per = w->bs[d] / ld; /* rows per step of dimension d */
@@ -528,19 +538,44 @@ static void emit_box_copies(gemm_emitter *ge, const char *pre, const char *buf) 
     rowoff = cg_fmt(out, "%s%s_x%d * %lld", rowoff, *rowoff ? " + " : "", d, (long long)w->xs[d]);
   }
   cg_line(out, "const bool _rok = %s;", rowok);
-  cg_line(out, "const long long _ro = %s;", rowoff);
-  if (rpw > 1) cg_line(out, "{");
-  else cg_line(out, "for (int _l = _lane; _l < %lld; _l += 32) {", (long long)len);
-  out->indent++;
-  if (rpw > 1) cg_line(out, "const int _l = _lane %% %lld;", (long long)len);
-  cg_line(out, "const long long _xl = %s_wlo%d + _l;", pre, D - 1);
-  cg_line(out, "const bool _ok = _rok && _xl >= 0 && _xl < %s;", cg_sym(out, t->shape[D - 1]));
-  cg_line(out, "const int _e = _br * %lld + _l;", (long long)ld);
-  cg_line(out, "kbc_cp_async4(&_W[%s][_e], _wsa + (unsigned)((%s) * %lld + _e) * 4u, _ok ? &%s[_ro + _xl] : %s, _ok);", buf,
-          buf, (long long)w->box, x, x);
-  out->indent--;
+  cg_line(out, "const long long _xl = %s_wlo%d + _bc, _o = %s + _xl;", pre, D - 1, rowoff);
+  cg_line(out, "const int _e = _br * %lld + _bc;", (long long)ld);
+  cg_line(out, "float *const _d = &_W[%s][_e];", buf);
+  cg_line(out, "const unsigned _ds = _wsa + (unsigned)((%s) * %lld + _e) * 4u;", buf, (long long)w->box);
+  /* (a last chunk past the box's row fills its padding, never read) */
+  cg_line(out, "if (_rok && _xl >= 0 && _xl + 3 < %s && ((unsigned long long)(size_t)(%s + _o) & 15) == 0) {", W, x);
+  cg_line(out, "  kbc_cp_async16(_d, _ds, %s + _o, true);", x);
+  cg_line(out, "} else { // at an edge or unaligned: a float at a time, zero outside");
+  cg_line(out, "  #pragma unroll");
+  cg_line(out, "  for (int _q = 0; _q < 4; ++_q) {");
+  cg_line(out, "    const bool _ok = _rok && _xl + _q >= 0 && _xl + _q < %s;", W);
+  cg_line(out, "    kbc_cp_async4(_d + _q, _ds + 4u * _q, _ok ? %s + _o + _q : %s, _ok);", x, x);
+  cg_line(out, "  }");
   cg_line(out, "}");
   out->indent--;
+  cg_line(out, "}");
+}
+
+/* The box in _W[buf], landed: each thread rounds to TF32 the elements it
+ * copied (emit_box_copies' assignment) — its own cp.async writes, visible
+ * to it after the wait; the step's barrier then shows them to all. */
+static void emit_round_box(gemm_emitter *ge, const char *buf) {
+  cg_emit *out = &ge->emit;
+  const gemm_window *w = ge->plan->win;
+  int D = w->n_dim;
+  cg_line(out, "// the box's elements this thread copied, rounded to TF32 once (the fragments read them as they are)");
+  if (D == 1) {
+    cg_line(out, "for (int _e = _tid; _e < %lld; _e += %d) _W[%s][_e] = kbc_tf32(_W[%s][_e]);", (long long)w->box,
+            GEMM_THREADS, buf, buf);
+    return;
+  }
+  int64_t ld = w->bs[D - 2], rows = w->box / ld, cpr = (w->ext[D - 1] + 3) / 4;
+  cg_line(out, "for (int _c = _tid; _c < %lld; _c += %d) {", (long long)(rows * cpr), GEMM_THREADS);
+  cg_line(out, "  float4 *const _p = (float4 *)&_W[%s][_c / %lld * %lld + _c %% %lld * 4];", buf, (long long)cpr, (long long)ld,
+          (long long)cpr);
+  cg_line(out, "  float4 _v = *_p;");
+  cg_line(out, "  _v.x = kbc_tf32(_v.x), _v.y = kbc_tf32(_v.y), _v.z = kbc_tf32(_v.z), _v.w = kbc_tf32(_v.w);");
+  cg_line(out, "  *_p = _v;");
   cg_line(out, "}");
 }
 
@@ -575,6 +610,7 @@ void gemm_win_k_loop(gemm_emitter *ge) {
     cg_line(out, "}");
     cg_line(out, "kbc_cp_commit();");
     cg_line(out, "kbc_cp_wait<1>();");
+    if (w->round_staged) emit_round_box(ge, "_wst");
     cg_line(out, "__syncthreads(); // this step's box landed for every thread");
     wb = "_W[_wst]";
   } else {
@@ -591,6 +627,11 @@ void gemm_win_k_loop(gemm_emitter *ge) {
     cg_line(out, "}");
     cg_line(out, "__syncthreads();");
   }
+  const gemm_cfg *f = &plan->tiling.cfg;
+  cg_line(out, "// the thread's fragment rows in the box (an A element: one add to the row's address)");
+  cg_line(out, "const float *_wrp[%d][2];", f->mi);
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _i = 0; _i < %d; ++_i) _wrp[_i][0] = &%s[_wro[_i][0]], _wrp[_i][1] = &%s[_wro[_i][1]];", f->mi, wb, wb);
   int64_t K = 0, full;
   sym_is_const(plan->tiling.K, &K);
   full = K / 8;
@@ -600,14 +641,14 @@ void gemm_win_k_loop(gemm_emitter *ge) {
     else cg_line(out, "#pragma unroll 2");
     cg_line(out, "for (int _ks = 0; _ks < %lld; ++_ks) {", (long long)full);
     out->indent++;
-    emit_step(ge, wb, "_ks * 8", 0);
+    emit_step(ge, "_ks * 8", 0);
     if (full > GEMM_FLUSH_K / 8) gemm_emit_flush_every(ge, 0, "_ks", GEMM_FLUSH_K / 8);
     out->indent--;
     cg_line(out, "}");
   }
   if (K % 8) {
     cg_line(out, "// the last k8 step, past K in part");
-    emit_step(ge, wb, cg_fmt(out, "%lld", (long long)full * 8), 1);
+    emit_step(ge, cg_fmt(out, "%lld", (long long)full * 8), 1);
   }
   gemm_emit_flush(ge, 1);
   if (w->pipe) {

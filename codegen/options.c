@@ -42,7 +42,7 @@ cg_options cg_options_from_env(void) {
   o.gemm_ktab = kbc_env_flag("KBC_GEMM_KTAB", 0);
   o.gemm_fold = kbc_env_int("KBC_GEMM_FOLD", 0, 2, 1); /* 2: wherever it matches (testing) */
   o.gemm_win = kbc_env_int("KBC_GEMM_WIN", 0, 2, 1); /* 2: wherever it fits (testing) */
-  o.gemm_win_pipe = kbc_env_flag("KBC_GEMM_WIN_PIPE", 0);
+  o.gemm_win_pipe = kbc_env_flag("KBC_GEMM_WIN_PIPE", 1);
   o.idx32 = kbc_env_flag("KBC_IDX32", 1);
   return o;
 }

@@ -69,9 +69,10 @@ typedef struct {
                           convolution) runs on tensor cores reading A from a box of its tensor staged
                           per tile (gemm_win.c): 1 under a fold, where the box fits and each element is
                           reused; 0: never; 2: wherever it fits (testing) */
-  int gemm_win_pipe;   /* KBC_GEMM_WIN_PIPE (default off, unmeasured): the window loop's next step's box
-                          (next fold step, else next tile) copied by cp.async into a second buffer during
-                          this step's math, dynamic shared memory (gemm_win.c) */
+  int gemm_win_pipe;   /* KBC_GEMM_WIN_PIPE (default on; measured 0.84-0.87x on conv3d b128): the window
+                          loop's next step's box (next fold step, else next tile) copied by cp.async into
+                          a second buffer during this step's math, dynamic shared memory (gemm_win.c);
+                          the single-buffered loop where two boxes do not fit */
   int idx32;           /* KBC_IDX32 (default on; measured 0.97x geomean, 0.82-1.05x): the 32-bit
                           index variant where a binding fits (applied by the callers:
                           cg_program_narrow); 0: the 64-bit text always */

@@ -30,8 +30,9 @@ Oracles, per spec:
     statement's reduction of its output as one kernel wherever they match (KBC_GEMM_FOLD=2, with
     KBC_GEMM_ALWAYS=1), ktab: specialized with whole-K k tables and cp.async stages (KBC_GEMM_KTAB=1,
     KBC_GEMM_STAGES=3, KBC_GEMM_ALWAYS=1), win / win_tf32 / win_fold / win_pipe: specialized, a gathered
-    operand read from a box of its tensor wherever it fits (KBC_GEMM_WIN=2, KBC_GEMM_ALWAYS=1; with the
-    fold wherever it matches; and the next fold step's box copied by cp.async, KBC_GEMM_WIN_PIPE=1),
+    operand read from a box of its tensor wherever it fits (KBC_GEMM_WIN=2, KBC_GEMM_ALWAYS=1), single-
+    buffered (KBC_GEMM_WIN_PIPE=0; win_fold with the fold wherever it matches) or pipelined, the next
+    step's box copied by cp.async (win_pipe, the default where two boxes fit; win_pipe32 on the GPU at fp32),
     nvrtc);
   - gpu: `kbc verify --json` runs the kernels on the GPU against the
     interpreter, in each variant (fp32, tf32, and fp32 under KBC_IDX32=0,
@@ -93,9 +94,9 @@ VARIANTS = {
     # whole-K k tables (gemm_plan.c, plan_ktab: K known) and, with them, cp.async stages for gathered operands
     "ktab": (["--specialize"], {"KBC_GEMM_KTAB": "1", "KBC_GEMM_STAGES": "3", "KBC_GEMM_ALWAYS": "1"}),
     # a gathered A read from a box of its tensor wherever it fits (codegen/gemm_win.c: constant extents)
-    "win": (["--specialize"], {"KBC_GEMM_WIN": "2", "KBC_GEMM_ALWAYS": "1"}),
-    "win_tf32": (["--specialize", "--tf32"], {"KBC_GEMM_WIN": "2", "KBC_GEMM_ALWAYS": "1"}),
-    "win_fold": (["--specialize"], {"KBC_GEMM_WIN": "2", "KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1"}),
+    "win": (["--specialize"], {"KBC_GEMM_WIN": "2", "KBC_GEMM_WIN_PIPE": "0", "KBC_GEMM_ALWAYS": "1"}),
+    "win_tf32": (["--specialize", "--tf32"], {"KBC_GEMM_WIN": "2", "KBC_GEMM_WIN_PIPE": "0", "KBC_GEMM_ALWAYS": "1"}),
+    "win_fold": (["--specialize"], {"KBC_GEMM_WIN": "2", "KBC_GEMM_WIN_PIPE": "0", "KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1"}),
     "win_pipe": (["--specialize"], {"KBC_GEMM_WIN": "2", "KBC_GEMM_WIN_PIPE": "1", "KBC_GEMM_FOLD": "2",
                                     "KBC_GEMM_ALWAYS": "1"}),
     "misalign": (["--specialize", "--misalign"], {}),  # the same, every tensor 4 bytes off 16-byte alignment
@@ -120,11 +121,13 @@ GPU_VARIANTS = {
     "fold": ("fp32", {"KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1"}),
     "fold_tf32": ("tf32", {"KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1"}),
     "ktab": ("fp32", {"KBC_GEMM_KTAB": "1", "KBC_GEMM_STAGES": "3", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
-    "win": ("fp32", {"KBC_GEMM_WIN": "2", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
-    "win_tf32": ("tf32", {"KBC_GEMM_WIN": "2", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
-    "win_fold": ("fp32", {"KBC_GEMM_WIN": "2", "KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
+    "win": ("fp32", {"KBC_GEMM_WIN": "2", "KBC_GEMM_WIN_PIPE": "0", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
+    "win_tf32": ("tf32", {"KBC_GEMM_WIN": "2", "KBC_GEMM_WIN_PIPE": "0", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
+    "win_fold": ("fp32", {"KBC_GEMM_WIN": "2", "KBC_GEMM_WIN_PIPE": "0", "KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
     "win_pipe": ("tf32", {"KBC_GEMM_WIN": "2", "KBC_GEMM_WIN_PIPE": "1", "KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1",
                           "KBC_SPECIALIZE": "1"}),
+    "win_pipe32": ("fp32", {"KBC_GEMM_WIN": "2", "KBC_GEMM_WIN_PIPE": "1", "KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1",
+                            "KBC_SPECIALIZE": "1"}),
     "generic": ("fp32", {"KBC_SPECIALIZE": "0"}),  # the code for any binding (the runtime specializes by default)
 }
 TIMEOUT = 120
