@@ -207,6 +207,16 @@ typedef struct {
    * copied once they land (before the step's barrier), so that the
    * fragments read them as they are; else rounded where read. */
   int round_staged;
+  /* The ring (pipelined, chunked, under a fold of one index r): r moves
+   * the box along one dimension of the tensor alone (ring: that dimension,
+   * not the rows' own, no M index in it; r's coefficient ring_cr below
+   * the box's extent ring_e there).  The two boxes become one buffer of
+   * 2 ring_e planes along it: a step copies only the planes the next step
+   * adds (ring_cr; a new tile's first step all ring_e), plane at virtual
+   * coordinate u in slot u mod 2 ring_e; the k table, rewritten per step
+   * (two buffers), holds the slots.  bs[] is the ring's layout.  -1: none. */
+  int ring;
+  int64_t ring_e, ring_cr;
   int b_once;          /* every tile has the same B (N in one tile, no batch): staged once per block */
 } gemm_window;
 

@@ -19,7 +19,12 @@
  * step's math, a thread a 16-byte chunk of a row (rows padded to 4 floats;
  * four 4-byte copies at an edge or an unaligned address); at TF32 each
  * thread rounds the elements it copied once they land, so that the
- * fragments read them as they are.  The k table holds byte offsets and
+ * fragments read them as they are.  Under a fold of one index that moves
+ * the box along one dimension alone (a convolution's output depth:
+ * opt.gemm_win_ring), the two boxes are one ring of twice the box's planes
+ * along it: a fold step copies only the planes the next step adds (one
+ * of three for a 3-deep kernel), a new tile all of them, the k table
+ * (two, rewritten a step ahead) naming the planes' slots.  The k table holds byte offsets and
  * each thread's fragment rows are addresses: an A element is one add and
  * one load.
  *
@@ -42,7 +47,9 @@
  * pipelined loop of a warp a row, itself 0.87x / 0.84x of the single
  * buffer); unfolded (opt.gemm_win 2 against 0) the suite's conv3d 0.87x
  * and 0.84x, but its conv2d 1.9x and conv1d 1.17x slower, its AlexNet
- * conv 1.18x: still under a fold only by default.
+ * conv 1.18x: still under a fold only by default.  The ring: batch 128
+ * fp32 244 -> 226 us (tf32 not measured: the session's device time ran
+ * out).
  *
  * Before: a plan with a tensor-core tiling (gemm_plan.c).  After
  * gemm_win_plan(): plan->win where it applies; the emitters print the loop
@@ -84,8 +91,32 @@ static void box_layout(gemm_window *w, const int64_t *range, int n_index, int pa
  * coefficient). */
 static int64_t box_coef(const gemm_window *w, int n_index, int id) {
   int64_t c = 0;
-  for (int d = 0; d < w->n_dim; d++) c += w->bs[d] * w->coef[d * n_index + id];
+  for (int d = 0; d < w->n_dim; d++)
+    if (d != w->ring) c += w->bs[d] * w->coef[d * n_index + id];
   return c;
+}
+
+/* Where the window can slide along a fold's index instead of restaging
+ * (gemm_window.ring): w's ring fields and ring layout set, 1. */
+static int ring_plan(gemm_window *w, const cg_contraction *c, const cg_fold *fold, int n) {
+  int D = w->n_dim, r = fold && fold->n_r == 1 ? fold->r[0] : -1, ring = -1;
+  if (r < 0 || !w->pipe || !w->chunks) return 0;
+  for (int d = 0; d < D; d++)
+    if (w->coef[d * n + r]) {
+      if (ring >= 0) return 0; /* r in two dimensions */
+      ring = d;
+    }
+  if (ring < 0 || ring == D - 1 || w->coef[ring * n + r] >= w->ext[ring]) return 0;
+  for (int i = 0; i < c->n_m; i++)
+    if (w->coef[ring * n + c->m[i]]) return 0;
+  w->ring = ring;
+  w->ring_e = w->ext[ring];
+  w->ring_cr = w->coef[ring * n + r];
+  /* strides over 2 ring_e planes along it: the buffer of both boxes */
+  int64_t ld = w->bs[D - 2];
+  for (int d = D - 3; d >= 0; d--) w->bs[d] = w->bs[d + 1] * (d + 1 == ring ? 2 * w->ring_e : w->ext[d + 1]);
+  w->bs[D - 2] = ld;
+  return 1;
 }
 
 /* The digits of flat value v over ids (extents E, the last fastest). */
@@ -152,7 +183,7 @@ int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   int64_t shape[GEMM_WIN_DIMS];
   for (int d = 0; d < D; d++) shape[d] = const_of(x->shape[d], &ok);
   if (!ok || M < 1 || N < 1 || K < 1) return 0;
-  gemm_window w = {.n_dim = D, .anchored = -1};
+  gemm_window w = {.n_dim = D, .anchored = -1, .ring = -1};
   w.xs[D - 1] = 1;
   for (int d = D - 2; d >= 0; d--) w.xs[d] = w.xs[d + 1] * shape[d + 1];
   w.coef = KBC_NEW_ARRAY(a, int64_t, (size_t)D * n + 1);
@@ -225,6 +256,7 @@ int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   }
   if (!found) return 0;
   chosen.round_staged = chosen.pipe && !tl->split3;
+  if (t->opt.gemm_win_ring) ring_plan(&chosen, c, plan->fold, n);
   chosen.b_once = N <= f->bn && c->n_b == 0;
   gemm_window *keep = KBC_NEW(a, gemm_window);
   *keep = chosen;
@@ -251,7 +283,14 @@ void gemm_win_shared(gemm_emitter *ge) {
     shape = cg_fmt(out, "%s%s%lld", shape, d ? " x " : "", (long long)w->ext[d]);
   const char *what = cg_fmt(out, "// the box of %s%s: %s, rows of %lld", x, w->pipe ? " (two: this step's, the next's)" : "",
                             shape, (long long)(w->n_dim > 1 ? w->bs[w->n_dim - 2] : w->box));
-  if (w->pipe) { /* dynamic: the two boxes, then the epilogue's tile */
+  if (w->ring >= 0) { /* dynamic: the ring (both boxes' room), then the epilogue's tile */
+    cg_line(out, "KBC_DYNAMIC_SMEM(_smem);");
+    cg_line(out, "float *const _W = _smem; // the ring of %s: the box %s, rows of %lld, %lld planes along dimension %d", x, shape,
+            (long long)w->bs[w->n_dim - 2], (long long)(2 * w->ring_e), w->ring);
+    if (plan->epilogue.staged)
+      cg_line(out, "float (*_Cs)[%d] = (float (*)[%d])(_smem + %lld); // the epilogue's output tile, apart from the ring",
+              plan->epilogue.nc + 1, plan->epilogue.nc + 1, (long long)(2 * w->box));
+  } else if (w->pipe) { /* dynamic: the two boxes, then the epilogue's tile */
     cg_line(out, "KBC_DYNAMIC_SMEM(_smem);");
     cg_line(out, "float (*_W)[%lld] = (float (*)[%lld])_smem; %s", (long long)w->box, (long long)w->box, what);
     if (plan->epilogue.staged)
@@ -269,7 +308,10 @@ void gemm_win_shared(gemm_emitter *ge) {
     cg_line(out, "__shared__ __align__(16) float _W[%lld]; %s", (long long)w->box, what);
   }
   cg_line(out, "__shared__ __align__(16) float _Bw[%d][%d]; // B: the tile's columns by the whole K", f->bn, w->ldb);
-  cg_line(out, "__shared__ int _wak[%lld]; // the box offset of each k in bytes (0 past K)", (long long)w->kp);
+  if (w->ring >= 0)
+    cg_line(out, "__shared__ int _wak[2][%lld]; // the ring offset of each k in bytes (0 past K): this step's, the next's",
+            (long long)w->kp);
+  else cg_line(out, "__shared__ int _wak[%lld]; // the box offset of each k in bytes (0 past K)", (long long)w->kp);
 }
 
 /* The digits of the C expression flat over ids (the last fastest),
@@ -308,28 +350,65 @@ static const char *box_offset(gemm_emitter *ge, const int *ids, int n_ids, const
   return *e ? e : "0";
 }
 
-void gemm_win_table(gemm_emitter *ge) {
+/* The k table into dst (a C array): each k's offset in the box in bytes;
+ * in the ring, of the step whose planes start at virtual coordinate v (a
+ * C expression): its plane's slot (v + its step along the ring) mod 2E. */
+static void emit_k_table(gemm_emitter *ge, const char *dst, const char *v) {
   cg_emit *out = &ge->emit;
   const gemm_window *w = ge->plan->win;
   const cg_contraction *c = &ge->plan->tiling.c;
-  cg_line(out, "// the box offset of each k in bytes: its digits' steps in the box");
+  int n = ge->plan->s->n_index;
   cg_line(out, "for (int _k = _tid; _k < %lld; _k += %d) {", (long long)w->kp, GEMM_THREADS);
   out->indent++;
   cg_line(out, "int _o = 0;");
   cg_line(out, "if (_k < _K) {");
   out->indent++;
-  cg_line(out, "_o = 4 * (%s);", box_offset(ge, c->k, c->n_k, digits(ge, "_k", c->k, c->n_k, "_wk_"), NULL));
+  const char **dk = digits(ge, "_k", c->k, c->n_k, "_wk_");
+  const char *o = box_offset(ge, c->k, c->n_k, dk, NULL);
+  if (w->ring >= 0) {
+    const char *along = "";
+    for (int i = 0; i < c->n_k; i++) {
+      int64_t cf = w->coef[w->ring * n + c->k[i]];
+      if (cf) along = cg_fmt(out, "%s + %lld * %s", along, (long long)cf, dk[i]);
+    }
+    o = cg_fmt(out, "%s + (int)((%s%s) %% %lld) * %lld", o, v, along, (long long)(2 * w->ring_e), (long long)w->bs[w->ring]);
+  }
+  cg_line(out, "_o = 4 * (%s);", o);
   out->indent--;
   cg_line(out, "}");
-  cg_line(out, "_wak[_k] = _o;");
+  cg_line(out, "%s[_k] = _o;", dst);
   out->indent--;
   cg_line(out, "}");
+}
+
+static void emit_ring_step(gemm_emitter *ge, const char *tile, const char *r, const char *pre, const char *n,
+                           const char *vstart);
+
+void gemm_win_table(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const gemm_window *w = ge->plan->win;
+  if (w->ring >= 0) {
+    cg_line(out, "// the ring offset of each k in bytes for the block's first step (its planes from slot 0)");
+    emit_k_table(ge, "_wak[0]", "0");
+  } else {
+    cg_line(out, "// the box offset of each k in bytes: its digits' steps in the box");
+    emit_k_table(ge, "_wak", NULL);
+  }
   if (w->b_once) {
     cg_line(out, "// B: every tile's columns (N in one tile, no batch), staged once");
     emit_b_staging(ge, "0LL");
   }
   cg_line(out, "__syncthreads();");
-  if (w->pipe) {
+  if (w->ring >= 0) {
+    cg_line(out, "const unsigned _wsa = kbc_smem_u32(_W); // the ring's shared address");
+    cg_line(out, "// the block's first step's planes (all %lld of its first tile) -> the ring from slot 0 by cp.async",
+            (long long)w->ring_e);
+    emit_ring_step(ge, "(long long)blockIdx.x", "0LL", "_wf", cg_fmt(out, "%lld", (long long)w->ring_e), "0");
+    cg_line(out, "kbc_cp_commit();");
+    cg_line(out, "int _wst = 0; // the k table of this step (steps: each tile's fold steps, the block's tiles in turn)");
+    cg_line(out, "long long _wv = 0; // the slot of this step's first plane (of %lld)", (long long)(2 * w->ring_e));
+    cg_line(out, "int _wnn = %lld; // planes this step added (landed during the last one's math)", (long long)w->ring_e);
+  } else if (w->pipe) {
     cg_line(out, "const unsigned _wsa = kbc_smem_u32(&_W[0][0]); // the boxes' shared address");
     cg_line(out, "// the block's first step's box -> _W[0] by cp.async");
     emit_step_box(ge, "(long long)blockIdx.x", "0LL", "_wf", "0");
@@ -403,7 +482,8 @@ static void emit_step(gemm_emitter *ge, const char *kk, int guarded) {
   cg_line(out, "{");
   out->indent++;
   cg_line(out, "const int _k0 = %s + _t4, _k1 = _k0 + 4;", kk);
-  cg_line(out, "const int _a0 = _wak[_k0], _a1 = _wak[_k1];");
+  if (ge->plan->win->ring >= 0) cg_line(out, "const int _a0 = _wak[_wst][_k0], _a1 = _wak[_wst][_k1];");
+  else cg_line(out, "const int _a0 = _wak[_k0], _a1 = _wak[_k1];");
   gemm_emit_fragment_decls(ge);
   /* (byte offsets: one add an element, where an index would be scaled) */
   static const char *const ra[4] = {"*(const float *)((const char *)_wrp[_i][0] + _a0)",
@@ -579,6 +659,87 @@ static void emit_round_box(gemm_emitter *ge, const char *buf) {
   cg_line(out, "}");
 }
 
+/* The ring's chunks of n planes (a C expression) from virtual coordinate
+ * vstart, a thread a chunk (plane, then row and chunk of it): with the
+ * origin pre_wlo, copied by cp.async (the planes' own coordinates along
+ * the ring from pre_wlo<ring> + E - n: the last n of the step's box);
+ * without (pre NULL), rounded to TF32 in place by the thread that copied
+ * them. */
+static void emit_ring_chunks(gemm_emitter *ge, const char *pre, const char *n, const char *vstart) {
+  cg_emit *out = &ge->emit;
+  const gemm_window *w = ge->plan->win;
+  const ir_tensor *t = ge->plan->op[0].e->u.load.tensor;
+  const char *x = ge->ctx->names->tensor[t->id];
+  int D = w->n_dim, R = w->ring;
+  int64_t cpr = (w->ext[D - 1] + 3) / 4, rpp = 1;
+  for (int d = 0; d < D - 1; d++)
+    if (d != R) rpp *= w->ext[d];
+  int64_t cpp = rpp * cpr; /* chunks a plane */
+  cg_line(out, "for (int _c = _tid; _c < (%s) * %lld; _c += %d) { // planes of %lld rows of %lld chunks of 4 floats", n,
+          (long long)cpp, GEMM_THREADS, (long long)rpp, (long long)cpr);
+  out->indent++;
+  cg_line(out, "const int _bp = _c / %lld, _bq = _c %% %lld, _br = _bq / %lld, _bc = _bq %% %lld * 4;", (long long)cpp,
+          (long long)cpp, (long long)cpr, (long long)cpr);
+  const char *e = cg_fmt(out, "(int)((%s + _bp) %% %lld) * %lld", vstart, (long long)(2 * w->ring_e), (long long)w->bs[R]);
+  const char *rowok = "", *rowoff = "";
+  int64_t per = rpp;
+  for (int d = 0; d < D - 1; d++) {
+    if (d == R) {
+      if (pre) {
+        cg_line(out, "const long long _x%d = %s_wlo%d + %lld - (%s) + _bp;", d, pre, d, (long long)w->ring_e, n);
+        rowok = cg_fmt(out, "%s%s_x%d >= 0 && _x%d < %s", rowok, *rowok ? " && " : "", d, d, cg_sym(out, t->shape[d]));
+        rowoff = cg_fmt(out, "%s%s_x%d * %lld", rowoff, *rowoff ? " + " : "", d, (long long)w->xs[d]);
+      }
+      continue;
+    }
+    per /= w->ext[d];
+    cg_line(out, "const int _b%d = _br / %lld %% %lld;", d, (long long)per, (long long)w->ext[d]);
+    e = cg_fmt(out, "%s + _b%d * %lld", e, d, (long long)w->bs[d]);
+    if (pre) {
+      cg_line(out, "const long long _x%d = %s_wlo%d + _b%d;", d, pre, d, d);
+      rowok = cg_fmt(out, "%s%s_x%d >= 0 && _x%d < %s", rowok, *rowok ? " && " : "", d, d, cg_sym(out, t->shape[d]));
+      rowoff = cg_fmt(out, "%s%s_x%d * %lld", rowoff, *rowoff ? " + " : "", d, (long long)w->xs[d]);
+    }
+  }
+  cg_line(out, "const int _e = %s + _bc;", e);
+  if (!pre) {
+    cg_line(out, "float4 *const _p = (float4 *)&_W[_e];");
+    cg_line(out, "float4 _v = *_p;");
+    cg_line(out, "_v.x = kbc_tf32(_v.x), _v.y = kbc_tf32(_v.y), _v.z = kbc_tf32(_v.z), _v.w = kbc_tf32(_v.w);");
+    cg_line(out, "*_p = _v;");
+  } else {
+    const char *W = cg_sym(out, t->shape[D - 1]);
+    cg_line(out, "const bool _rok = %s;", rowok);
+    cg_line(out, "const long long _xl = %s_wlo%d + _bc, _o = %s + _xl;", pre, D - 1, rowoff);
+    cg_line(out, "float *const _d = &_W[_e];");
+    cg_line(out, "const unsigned _ds = _wsa + (unsigned)_e * 4u;");
+    cg_line(out, "if (_rok && _xl >= 0 && _xl + 3 < %s && ((unsigned long long)(size_t)(%s + _o) & 15) == 0) {", W, x);
+    cg_line(out, "  kbc_cp_async16(_d, _ds, %s + _o, true);", x);
+    cg_line(out, "} else { // at an edge or unaligned: a float at a time, zero outside");
+    cg_line(out, "  #pragma unroll");
+    cg_line(out, "  for (int _q = 0; _q < 4; ++_q) {");
+    cg_line(out, "    const bool _ok = _rok && _xl + _q >= 0 && _xl + _q < %s;", W);
+    cg_line(out, "    kbc_cp_async4(_d + _q, _ds + 4u * _q, _ok ? %s + _o + _q : %s, _ok);", x, x);
+    cg_line(out, "  }");
+    cg_line(out, "}");
+  }
+  out->indent--;
+  cg_line(out, "}");
+}
+
+/* Where step (tile, r) exists, the last n planes of its box copied into
+ * the ring from virtual coordinate vstart. */
+static void emit_ring_step(gemm_emitter *ge, const char *tile, const char *r, const char *pre, const char *n,
+                           const char *vstart) {
+  cg_emit *out = &ge->emit;
+  cg_line(out, "if (%s < _tiles) {", tile);
+  out->indent++;
+  emit_step_origin(ge, tile, r, pre);
+  emit_ring_chunks(ge, pre, n, vstart);
+  out->indent--;
+  cg_line(out, "}");
+}
+
 /* Where step (tile, r) exists, its box copied into _W[buf] by cp.async. */
 static void emit_step_box(gemm_emitter *ge, const char *tile, const char *r, const char *pre, const char *buf) {
   cg_emit *out = &ge->emit;
@@ -598,7 +759,29 @@ void gemm_win_k_loop(gemm_emitter *ge) {
   const ir_tensor *x = A->u.load.tensor;
   int rd = !plan->tiling.split3;
   const char *wb = "_W";
-  if (w->pipe) {
+  if (w->ring >= 0) {
+    const char *E = cg_fmt(out, "%lld", (long long)w->ring_e);
+    cg_line(out, "long long _wn_v; // the slot of the next step's first plane");
+    cg_line(out, "int _wn_n; // and the planes it adds");
+    cg_line(out, "{ // the next step's new planes -> the ring after this step's by cp.async, in flight during this math");
+    out->indent++;
+    cg_line(out, "long long _wnt = _tile, _wnr = _r + 1;");
+    cg_line(out, "if (_wnr == _R) { _wnr = 0; _wnt += gridDim.x; }");
+    cg_line(out, "_wn_n = _wnr == 0 ? %s : %lld; // a new tile's all, else the fold step's slide", E, (long long)w->ring_cr);
+    cg_line(out, "_wn_v = (_wv + _wn_n) %% %lld;", (long long)(2 * w->ring_e));
+    emit_ring_step(ge, "_wnt", "_wnr", "_wn", "_wn_n", cg_fmt(out, "_wv + %s", E));
+    cg_line(out, "// its k table");
+    emit_k_table(ge, "_wak[_wst ^ 1]", "_wn_v");
+    out->indent--;
+    cg_line(out, "}");
+    cg_line(out, "kbc_cp_commit();");
+    cg_line(out, "kbc_cp_wait<1>();");
+    if (w->round_staged) {
+      cg_line(out, "// the planes this step added, rounded to TF32 once by the threads that copied them");
+      emit_ring_chunks(ge, NULL, "_wnn", cg_fmt(out, "_wv + %s - _wnn", E));
+    }
+    cg_line(out, "__syncthreads(); // this step's planes landed for every thread");
+  } else if (w->pipe) {
     cg_line(out, "{ // the next step's box -> _W[_wst ^ 1] by cp.async, in flight during this math");
     out->indent++;
     if (plan->fold) {
@@ -651,7 +834,10 @@ void gemm_win_k_loop(gemm_emitter *ge) {
     emit_step(ge, cg_fmt(out, "%lld", (long long)full * 8), 1);
   }
   gemm_emit_flush(ge, 1);
-  if (w->pipe) {
+  if (w->ring >= 0) {
+    cg_line(out, "__syncthreads(); // this step's planes and k table read: free for the copies of the step after next");
+    cg_line(out, "_wst ^= 1, _wv = _wn_v, _wnn = _wn_n;");
+  } else if (w->pipe) {
     cg_line(out, "__syncthreads(); // _W[_wst] read: free for the copies of the step after next");
     cg_line(out, "_wst ^= 1;");
   }

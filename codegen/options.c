@@ -12,7 +12,7 @@
 #include "support/env.h"
 
 cg_options cg_options_default(void) {
-  return (cg_options){.unroll = CG_UNROLL_DEFAULT, .attn_pipe = 1, .fp32_mma = -1, .gemm_vec = 1, .gemm_wgmma = 1, .rows_cost = 1, .rows_online = 1, .rows_welford = 1, .gemm_fold = 1, .gemm_win = 1, .idx32 = 1};
+  return (cg_options){.unroll = CG_UNROLL_DEFAULT, .attn_pipe = 1, .fp32_mma = -1, .gemm_vec = 1, .gemm_wgmma = 1, .rows_cost = 1, .rows_online = 1, .rows_welford = 1, .gemm_fold = 1, .gemm_win = 1, .gemm_win_pipe = 1, .gemm_win_ring = 1, .idx32 = 1};
 }
 
 cg_options cg_options_from_env(void) {
@@ -43,6 +43,7 @@ cg_options cg_options_from_env(void) {
   o.gemm_fold = kbc_env_int("KBC_GEMM_FOLD", 0, 2, 1); /* 2: wherever it matches (testing) */
   o.gemm_win = kbc_env_int("KBC_GEMM_WIN", 0, 2, 1); /* 2: wherever it fits (testing) */
   o.gemm_win_pipe = kbc_env_flag("KBC_GEMM_WIN_PIPE", 1);
+  o.gemm_win_ring = kbc_env_flag("KBC_GEMM_WIN_RING", 1);
   o.idx32 = kbc_env_flag("KBC_IDX32", 1);
   return o;
 }
@@ -76,6 +77,7 @@ void cg_options_describe(const cg_options *o, kbc_buf *out) {
   if (o->gemm_ktab != d.gemm_ktab) kbc_buf_puts(out, ", KBC_GEMM_KTAB");
   if (o->gemm_fold != d.gemm_fold) kbc_buf_printf(out, ", KBC_GEMM_FOLD=%d", o->gemm_fold);
   if (o->gemm_win != d.gemm_win) kbc_buf_printf(out, ", KBC_GEMM_WIN=%d", o->gemm_win);
-  if (o->gemm_win_pipe != d.gemm_win_pipe) kbc_buf_puts(out, ", KBC_GEMM_WIN_PIPE");
+  if (o->gemm_win_pipe != d.gemm_win_pipe) kbc_buf_puts(out, ", KBC_GEMM_WIN_PIPE=0");
+  if (o->gemm_win_ring != d.gemm_win_ring) kbc_buf_puts(out, ", KBC_GEMM_WIN_RING=0");
   if (o->idx32 != d.idx32) kbc_buf_puts(out, ", KBC_IDX32=0");
 }

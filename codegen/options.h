@@ -73,6 +73,9 @@ typedef struct {
                           loop's next step's box (next fold step, else next tile) copied by cp.async into
                           a second buffer during this step's math, dynamic shared memory (gemm_win.c);
                           the single-buffered loop where two boxes do not fit */
+  int gemm_win_ring;   /* KBC_GEMM_WIN_RING (default on): under a fold that moves the box along one
+                          dimension, the pipelined window's two boxes as one ring of planes along it,
+                          a step copying only the planes the next adds (gemm_win.c, gemm_window.ring) */
   int idx32;           /* KBC_IDX32 (default on; measured 0.97x geomean, 0.82-1.05x): the 32-bit
                           index variant where a binding fits (applied by the callers:
                           cg_program_narrow); 0: the 64-bit text always */
