@@ -270,6 +270,8 @@ const char *cg_extent_product(cg_emit *E, const int *ids, int n);
  * nothing is read that e would not read); returns the previous
  * E->n_hoisted, to restore when the loop closes. */
 int cg_hoist_invariants(cg_emit *E, const ir_expr *e, const int *vars, int nv);
+/* The same, the values emitted under x. */
+int cg_hoist_invariants_in(cg_emit *E, const ir_expr *e, const int *vars, int nv, const cg_expr_ctx *x);
 /* From here until E->n_hoisted is restored, cg_expr gives the C
  * expression `text` for e (returns 0 when the stack is full: e then
  * prints as itself). */

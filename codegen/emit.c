@@ -391,8 +391,12 @@ static void hoist(cg_emit *E, const ir_expr *e, const int *vars, int nv, const c
 }
 
 int cg_hoist_invariants(cg_emit *E, const ir_expr *e, const int *vars, int nv) {
+  return cg_hoist_invariants_in(E, e, vars, nv, NULL);
+}
+
+int cg_hoist_invariants_in(cg_emit *E, const ir_expr *e, const int *vars, int nv, const cg_expr_ctx *x) {
   int before = E->n_hoisted;
-  hoist(E, e, vars, nv, NULL);
+  hoist(E, e, vars, nv, x);
   return before;
 }
 

@@ -14,7 +14,9 @@
  * memory, per group of columns: the threads write their accumulators to
  * _Cs, then each takes one row (m = _m0 + _tid % BM, decoded once) and
  * strides over the group's columns, so that a warp stores 32 consecutive
- * m (the output is contiguous along m: convolutions). */
+ * m (the output is contiguous along m: convolutions); with a fold's tail
+ * (gemm_tail.c) each such thread then computes the tail's statements over
+ * its row (emit_tail). */
 #include "gemm_impl.h"
 #include "ir/subst.h"
 
@@ -142,6 +144,79 @@ static staged_pass staged_pass_of(gemm_emitter *ge, int p) {
   return sp;
 }
 
+/* The fold's tail (gemm_tail.c), after the tile's running values are in
+ * _Cs: a thread a row, T's value per column into _Cs (stored where read
+ * later), then each statement of the tail over the row — its loads of T
+ * read _Cs, of an earlier statement's value its register. */
+static void emit_tail(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  const cg_fold *fd = plan->fold;
+  const cg_tail *tl = fd->tail;
+  const gemm_cfg *f = &plan->tiling.cfg;
+  const cg_contraction *c = &plan->tiling.c;
+  const ir_program *p = ge->ctx->p;
+  const ir_stmt *t = fd->t;
+  cg_line(out, "// the fold's tail (%d statement%s): a thread a row of the tile, its %lld columns in _Cs", tl->n,
+          tl->n == 1 ? "" : "s", (long long)tl->ncol);
+  cg_line(out, "if (%s_mok) {", GEMM_THREADS > f->bm ? cg_fmt(out, "_tid < %d && ", f->bm) : "");
+  out->indent++;
+  cg_line(out, "for (int _c = 0; _c < %lld; ++_c) { // %s's values", (long long)tl->ncol, t->out->name);
+  out->indent++;
+  cg_line(out, "const long long _n = _n0 + _c;");
+  gemm_decode_named(ge, "_n", c->n, c->n_n, "");
+  cg_line(out, "const float _v = %s;", element_value(ge, "_Cs[_ml][_c]", NULL));
+  cg_line(out, "_Cs[_ml][_c] = _v;");
+  if (tl->store_t) emit_store(ge, "_v", NULL);
+  out->indent--;
+  cg_line(out, "}");
+  /* T's places: the names of s's indices there (the column: _tc) */
+  const char **at = KBC_NEW_ARRAY(out->a, const char *, t->out->rank + 1);
+  for (int d = 0; d < t->out->rank; d++) {
+    int tid;
+    sym_is_index(t->lhs[d], &tid);
+    at[d] = d == tl->tcol ? "_tc" : ge->names[fd->s_of_t[tid]];
+  }
+  const char **value_of = KBC_NEW_ARRAY(out->a, const char *, p->tensors.len + 1);
+  value_of[t->out->id] = "_Cs[_ml][_tc]";
+  const ir_stmt *saved_s = out->s;
+  const char **saved_idx = out->idx;
+  for (int k = 0; k < tl->n; k++) {
+    const ir_stmt *u = tl->u[k];
+    const char **names = KBC_NEW_ARRAY(out->a, const char *, u->n_index + 1);
+    for (int id = 0; id < u->n_index; id++)
+      names[id] = id == tl->col[k] ? "_tc" : tl->idx_pos[k][id] >= 0 ? at[tl->idx_pos[k][id]] : "0";
+    out->s = u;
+    out->idx = names;
+    cg_expr_ctx x = {.value_of = value_of};
+    cg_line(out, "// %s", cg_stmt_comment(out->a, u));
+    if (tl->col_free[k]) {
+      int hoisted = cg_hoist_invariants_in(out, u->rhs, &tl->col[k], 1, &x); /* (a division by a row's value: its reciprocal) */
+      cg_line(out, "for (long long _tc = 0; _tc < %lld; ++_tc) {", (long long)tl->ncol);
+      out->indent++;
+      const char *v = cg_float_value(out, u->rhs, cg_expr_in(out, u->rhs, &x));
+      cg_line(out, "%s[%s] = %s;", ge->ctx->names->tensor[u->out->id], cg_offset(out, u->out, u->lhs), v);
+      out->indent--;
+      cg_line(out, "}");
+      out->n_hoisted = hoisted;
+    } else {
+      cg_line(out, "float _tl%d;", k);
+      cg_line(out, "{");
+      out->indent++;
+      cg_line(out, "_tl%d = %s;", k, cg_float_value(out, u->rhs, cg_expr_in(out, u->rhs, &x)));
+      out->indent--;
+      cg_line(out, "}");
+      if (tl->store[k])
+        cg_line(out, "%s[%s] = _tl%d;", ge->ctx->names->tensor[u->out->id], cg_offset(out, u->out, u->lhs), k);
+      value_of[u->out->id] = cg_fmt(out, "_tl%d", k);
+    }
+  }
+  out->s = saved_s;
+  out->idx = saved_idx;
+  out->indent--;
+  cg_line(out, "}");
+}
+
 static void emit_staged(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
@@ -165,6 +240,11 @@ static void emit_staged(gemm_emitter *ge) {
     cg_line(out, "  #pragma unroll");
     cg_line(out, "  for (int _j = %d; _j < %d; ++_j) _Cs[%s][%s] = %s;", sp.j0, sp.j1, sp.row, sp.cidx, acc_at(ge));
     cg_line(out, "__syncthreads();");
+    if (plan->fold && plan->fold->tail) {
+      emit_tail(ge);
+      cg_line(out, "__syncthreads();");
+      continue;
+    }
     cg_line(out, "for (int _c = _tid / %d; _c < %d; _c += %d) {", f->bm, ep->nc, GEMM_THREADS / f->bm);
     out->indent++;
     cg_line(out, "const long long _n = _n0 + %s;", sp.col);

@@ -47,7 +47,30 @@ typedef struct cg_fold {
   int swap;            /* R are N indices of the contraction as found: A and B swapped */
   int *s_of_t;         /* t's index id -> the s index at the same place of the load */
   int *t_of_s;         /* s's index id -> t's (every s free index is one) */
+  const struct cg_tail *tail; /* the statements after t computed in the epilogue (NULL: none) */
 } cg_fold;
+
+/* The fold's tail (gemm_tail.c): statements u[0..n) after t, each over one
+ * row of t's output T at a time (T's places but the column, tcol: s's N,
+ * in one tile), computed per row in the staged epilogue; a statement's
+ * value without the column (a reduction over it, or none) is a register
+ * per row that later ones read, one with the column is stored per column. */
+typedef struct cg_tail {
+  int n;
+  const ir_stmt *const *u;
+  int tcol;                 /* T's place of the column */
+  int64_t ncol;             /* columns */
+  int *col;                 /* [k]: u[k]'s index standing for the column (-1: none) */
+  int *col_free;            /* [k]: ... a free index (stored per column), else its reductions' */
+  int **idx_pos;            /* [k][index id]: T's place of each row index of u[k] (-1: none) */
+  int **pos;                /* [k][d]: T's place of u[k]'s output place d (T->rank: the column) */
+  unsigned char *store;     /* [k]: u[k]'s output written (read after the group, or the program's) */
+  int store_t;              /* T written */
+} cg_tail;
+
+/* The statements from i + 2 that form fold f's tail (f->tail set): their
+ * count, 0 for none. */
+int cg_find_tail(kbc_arena *a, const ir_program *p, const cg_target *t, int i, const unsigned char *heads, cg_fold *f);
 
 /* Whether statement i of p and the next form a fold that pays on target t
  * (opt.gemm_fold: 1 where it pays — its tiles fill the GPU at the

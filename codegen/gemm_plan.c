@@ -237,6 +237,10 @@ static void plan_staging(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   const cg_contraction *c = &plan->tiling.c;
   const gemm_cfg *f = &plan->tiling.cfg;
   gemm_epilogue *ep = &plan->epilogue;
+  if (plan->fold && plan->fold->tail) { /* the tail reads whole rows of the tile: all columns at once */
+    ep->staged = 1, ep->passes = 1, ep->nc = f->bn;
+    return;
+  }
   ep->staged = 0;
   double run_m = 0, run_n = 0;
   const ir_stmt *st = gemm_stored_stmt(plan); /* (with a fold, t's output along t's indices) */
@@ -431,7 +435,7 @@ static int plan_tiles_and_loads(kbc_arena *a, const cg_target *t, cg_gemm_plan *
 
 cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   kbc_arena *a = C->a;
-  if (g->count != (g->fold ? 2 : 1)) return NULL;
+  if (g->count != (g->fold ? 2 + (g->fold->tail ? g->fold->tail->n : 0) : 1)) return NULL;
   cg_gemm_plan *plan = KBC_NEW(a, cg_gemm_plan);
   plan->s = IR_STMT(C->p, g->first);
   plan->fold = g->fold;
@@ -445,6 +449,7 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
    * faster.  So those stay FFMA unless KBC_FP32_MMA=1 asks. */
   /* a gathered A read from a box of its tensor (gemm_win.c): on tensor
    * cores, 3xTF32 at fp32 */
+  if (g->fold && g->fold->tail) plan_staging(a, C->t, plan); /* its tile in the window's shared memory from the start */
   int win = gemm_win_plan(a, C->t, plan);
   if (!win && tl->split3 && C->t->opt.fp32_mma < 0 && !plain_operands(plan)) {
     cg_target ffma = *C->t;
@@ -514,7 +519,7 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
 
   k->family = CG_FAMILY_GEMM;
   k->first = g->first;
-  k->count = plan->fold ? 2 : 1;
+  k->count = g->count; /* (with a fold, t and its tail) */
   k->block = GEMM_THREADS;
   k->smem = 0; /* register-staged: static __shared__, <= 48 KB */
   if (plan->win && plan->win->pipe) /* two boxes, then the epilogue's tile */
@@ -529,10 +534,16 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   k->max_blocks = plan->split ? plan->slots : 0;
   k->zero_tensor = plan->split ? plan->s->out->id : -1;
   k->n_tensors = cg_collect_tensors(a, C->p, g->first, k->count, &k->tensors);
-  if (plan->fold) { /* s's output stays in the tiles */
+  if (plan->fold) { /* s's output stays in the tiles; with a tail, the values it keeps in registers too */
+    const cg_tail *tail = plan->fold->tail;
+    unsigned char *kept = KBC_NEW_ARRAY(a, unsigned char, C->p->tensors.len + 1);
+    kept[plan->s->out->id] = 1;
+    if (tail && !tail->store_t) kept[plan->fold->t->out->id] = 1;
+    for (int j = 0; tail && j < tail->n; j++)
+      if (!tail->store[j] && !tail->col_free[j]) kept[tail->u[j]->out->id] = 1;
     int n = 0;
     for (int i = 0; i < k->n_tensors; i++)
-      if (k->tensors[i] != plan->s->out->id) k->tensors[n++] = k->tensors[i];
+      if (!kept[k->tensors[i]]) k->tensors[n++] = k->tensors[i];
     k->n_tensors = n;
   }
   return plan;

@@ -44,6 +44,7 @@ cg_options cg_options_from_env(void) {
   o.gemm_win = kbc_env_int("KBC_GEMM_WIN", 0, 2, 1); /* 2: wherever it fits (testing) */
   o.gemm_win_pipe = kbc_env_flag("KBC_GEMM_WIN_PIPE", 1);
   o.gemm_win_ring = kbc_env_flag("KBC_GEMM_WIN_RING", 1);
+  o.gemm_tail = kbc_env_flag("KBC_GEMM_TAIL", 0);
   o.idx32 = kbc_env_flag("KBC_IDX32", 1);
   return o;
 }
@@ -79,5 +80,6 @@ void cg_options_describe(const cg_options *o, kbc_buf *out) {
   if (o->gemm_win != d.gemm_win) kbc_buf_printf(out, ", KBC_GEMM_WIN=%d", o->gemm_win);
   if (o->gemm_win_pipe != d.gemm_win_pipe) kbc_buf_puts(out, ", KBC_GEMM_WIN_PIPE=0");
   if (o->gemm_win_ring != d.gemm_win_ring) kbc_buf_puts(out, ", KBC_GEMM_WIN_RING=0");
+  if (o->gemm_tail != d.gemm_tail) kbc_buf_puts(out, ", KBC_GEMM_TAIL");
   if (o->idx32 != d.idx32) kbc_buf_puts(out, ", KBC_IDX32=0");
 }

@@ -126,6 +126,15 @@ assert k["family"] == "gemm" and len(k["statements"]) == 2, k
 assert k["statements"][1].startswith("m[n, c, i, j] = min(z: conv["), k
 assert "conv" not in buffers and buffers["m"]["shape"] == [128, 24, 30, 30], buffers
 assert len(d["kernels"]) == 2, [k["name"] for k in d["kernels"]]'
+# With the fold's tail (KBC_GEMM_TAIL=1, codegen/gemm_tail.c) the softmax over
+# the channels runs in the same kernel's epilogue: one kernel, no buffer.
+expect 0 "plan JSON (conv3d_min_softmax, b128, KBC_GEMM_TAIL=1)" env KBC_GEMM_TAIL=1 "$kbc" compile "$cv" --emit plan \
+  "${set_cv128[@]}" --target sm_90 --json &&
+  cp "$log" "$tmp/cv128t.json" &&
+  check_json "conv3d_min_softmax b128, tail" "$tmp/cv128t.json" '
+k = d["kernels"][0]
+assert len(d["kernels"]) == 1 and k["family"] == "gemm" and len(k["statements"]) == 5, d["kernels"]
+assert not buffers, buffers'
 expect 0 "plan JSON (conv3d_min_softmax, b128, KBC_GEMM_FOLD=0)" env KBC_GEMM_FOLD=0 "$kbc" compile "$cv" --emit plan \
   "${set_cv128[@]}" --target sm_90 --json &&
   cp "$log" "$tmp/cv128n.json" &&

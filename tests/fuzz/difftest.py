@@ -33,6 +33,8 @@ Oracles, per spec:
     operand read from a box of its tensor wherever it fits (KBC_GEMM_WIN=2, KBC_GEMM_ALWAYS=1), single-
     buffered (KBC_GEMM_WIN_PIPE=0; win_fold with the fold wherever it matches) or pipelined, the next
     step's box copied by cp.async (win_pipe, the default where two boxes fit; win_pipe32 on the GPU at fp32),
+    tail / tail_tf32: a fold's next statements over its rows in its epilogue (KBC_GEMM_TAIL=1, KBC_GEMM_FOLD=2,
+    KBC_GEMM_ALWAYS=1),
     nvrtc);
   - gpu: `kbc verify --json` runs the kernels on the GPU against the
     interpreter, in each variant (fp32, tf32, and fp32 under KBC_IDX32=0,
@@ -99,6 +101,8 @@ VARIANTS = {
     "win_fold": (["--specialize"], {"KBC_GEMM_WIN": "2", "KBC_GEMM_WIN_PIPE": "0", "KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1"}),
     "win_pipe": (["--specialize"], {"KBC_GEMM_WIN": "2", "KBC_GEMM_WIN_PIPE": "1", "KBC_GEMM_FOLD": "2",
                                     "KBC_GEMM_ALWAYS": "1"}),
+    # the statements after a fold that finish its output a row at a time, in its epilogue (codegen/gemm_tail.c)
+    "tail": (["--specialize"], {"KBC_GEMM_TAIL": "1", "KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1"}),
     "misalign": (["--specialize", "--misalign"], {}),  # the same, every tensor 4 bytes off 16-byte alignment
     "nvrtc": None,  # `kbc compile --emit ptx --target sm_90`: NVRTC compiles every kernel
 }
@@ -128,6 +132,8 @@ GPU_VARIANTS = {
                           "KBC_SPECIALIZE": "1"}),
     "win_pipe32": ("fp32", {"KBC_GEMM_WIN": "2", "KBC_GEMM_WIN_PIPE": "1", "KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1",
                             "KBC_SPECIALIZE": "1"}),
+    "tail": ("fp32", {"KBC_GEMM_TAIL": "1", "KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
+    "tail_tf32": ("tf32", {"KBC_GEMM_TAIL": "1", "KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
     "generic": ("fp32", {"KBC_SPECIALIZE": "0"}),  # the code for any binding (the runtime specializes by default)
 }
 TIMEOUT = 120

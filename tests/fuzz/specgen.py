@@ -63,6 +63,7 @@ class Gen:
         # draws added later come from a stream of their own, so that the main stream's draws stay
         # as they were (a seed's spec changes only where such a draw changes it)
         self.r_late = random.Random(seed ^ 0x5EED5)
+        self.r_tail = random.Random(seed ^ 0x7A11)  # (its own: the specs before it kept their draws)
         self.size = size
         self.features = set(features)
         self.lines = []  # declarations
@@ -535,14 +536,15 @@ class Gen:
         # reads
         sides = [x for x in (fm, fn) if len(x) > 1]
         if not nested and sides and self.r_late.random() < 0.35:
-            return self.fold_contraction(out_role, name, perm, prod, self.r_late.choice(sides))
+            side = self.r_late.choice(sides)
+            return self.fold_contraction(out_role, name, perm, prod, side, fn if side is fm else fm)
         self.lines.append(f"{'output' if out_role == 'output' else 'tensor'} {name} f32{self.shape_text([ix.dim for ix in perm])}")
         self.stmts.append(f"{name}[{', '.join(ix.name for ix in perm)}] = {prod}")
         t = Tensor(name, [ix.dim for ix in perm], out_role)
         self.tensors.append(t)
         return t
 
-    def fold_contraction(self, out_role, pname, perm, prod, side):
+    def fold_contraction(self, out_role, pname, perm, prod, side, other):
         """pname[perm] = prod, then y[kept] = op(R: body(pname[perm])) over a
         nonempty proper subset R of one side's indices."""
         r = self.r_late
@@ -559,7 +561,22 @@ class Gen:
             over = r.sample(kept + R, r.randint(1, len(kept + R)))
             x = self.new_input([ix.dim for ix in over])
             body = f"{body} * {x.name}[{', '.join(ix.name for ix in over)}]"
-        return self.reduce_stmt(out_role, op, R, body, self.numel([ix.dim for ix in R]), kept)
+        t = self.reduce_stmt(out_role, op, R, body, self.numel([ix.dim for ix in R]), kept)
+        # half the time its rows finished over one kept index by the next
+        # statements (a bounded normalization): where that index is the
+        # product's N, the fold's tail (codegen/gemm_tail.c)
+        rt = self.r_tail
+        if len(kept) >= 2 and rt.random() < 0.5:
+            a = rt.choice(other if other and rt.random() < 0.75 else kept)
+            rows = [ix for ix in kept if ix is not a]
+            at = f"tanh({t.name}[{', '.join(ix.name for ix in kept)}])"
+            red = self.reduce_stmt("tensor", rt.choice(["sum", "max"]), [a], at, self.numel([a.dim]), rows)
+            z = self.fresh("y")
+            self.lines.append(f"output {z} f32{self.shape_text([ix.dim for ix in kept])}")
+            self.stmts.append(f"{z}[{', '.join(ix.name for ix in kept)}] = "
+                              f"exp({at} - {red.name}[{', '.join(ix.name for ix in rows)}])")
+            self.tensors.append(Tensor(z, [ix.dim for ix in kept], "output"))
+        return t
 
     def stmt_scatter(self):
         """t[f(i)] += body: a declared target, indices bound by direct reads."""

@@ -24,7 +24,7 @@ static const char *const cg_vars[] = {"KBC_NO_GEMM",    "KBC_NO_FUSE",    "KBC_M
                                       "KBC_FP32_MMA",   "KBC_ROWS_PARTS", "KBC_GEMM_MIN_BLOCKS", "KBC_IDX32",
                                       "KBC_NO_VEC",     "KBC_GEMM_STAGES", "KBC_ATTN_RECOMPUTE", "KBC_ROWS_WELFORD",
                                       "KBC_ROWS_ONLINE", "KBC_ATTN_PIPE", "KBC_GEMM_ALWAYS", "KBC_GEMM_FOLD",
-                                      "KBC_GEMM_KTAB",  "KBC_GEMM_WIN",   "KBC_GEMM_WIN_PIPE", "KBC_GEMM_WIN_RING"};
+                                      "KBC_GEMM_KTAB",  "KBC_GEMM_WIN",   "KBC_GEMM_WIN_PIPE", "KBC_GEMM_WIN_RING", "KBC_GEMM_TAIL"};
 
 static void clear_cg_vars(void) {
   for (size_t i = 0; i < sizeof cg_vars / sizeof cg_vars[0]; i++) unsetenv(cg_vars[i]);

@@ -1,0 +1,195 @@
+/* gemm_tail.c — the fold's tail: the statements after a fold that work a
+ * row of its output at a time, computed in the fold's epilogue
+ * (cg_tail, gemm_impl.h).
+ *
+ * A fold (gemm_fold.c) stores t's output T (`m[n, c, i, j] = min(z: ...)`)
+ * a tile row at a time through shared memory: one thread holds row (n, i,
+ * j) with all of T's columns c (s's N, in one tile).  The statements that
+ * follow often only finish such rows — a softmax over the channels:
+ *   mx[n, i, j] = max(k: m[n, k, i, j])
+ *   sm[n, i, j] = sum(k: exp(m[n, k, i, j] - mx[n, i, j]))
+ *   out[n, c, i, j] = exp(m[n, c, i, j] - mx[n, i, j]) / sm[n, i, j]
+ * — and then they run there too, each row's values in registers, and T
+ * (and their temporaries) are written only where something after the
+ * group reads them.
+ *
+ * Before: cg_find_fold found fold f of statements i and i + 1.  After
+ * cg_find_tail(): the count of statements from i + 2 that qualify, each
+ * decided from the IR alone (f->tail set where there is one):
+ *   - not a contraction, a `+=`, or an attention chain's head;
+ *   - its free indices: one per row place of T (T's places but the
+ *     column's), and at most the column's besides; its loads of T take
+ *     those at T's row places and at the column place one index of its own
+ *     (the column: free, or the variable of its every reduction — over
+ *     the column alone);
+ *   - its loads of an earlier tail statement's output: of one without the
+ *     column (a value per row), at the same row places;
+ *   - no load of s's output, of a column statement's output, or padded;
+ *   - the fold's tile holds every column (s's N one index, of constant
+ *     extent within one tile) and the staged epilogue's tile fits
+ *     (the plan then stages it, gemm_plan.c's plan_staging).
+ * opt.gemm_tail switches it on (KBC_GEMM_TAIL; off: not yet measured). */
+#include <string.h>
+
+#include "gemm_impl.h"
+#include "ir/subst.h"
+
+enum { GEMM_TAIL_MAX_COLUMNS = 128 };
+
+/* Whether tensor x is read by a statement of p outside [first, last]. */
+static int read_outside(const ir_program *p, const ir_tensor *x, int first, int last) {
+  for (int j = 0; j < p->stmts.len; j++)
+    if ((j < first || j > last) && (ir_expr_reads(IR_STMT(p, j)->rhs, x) || IR_STMT(p, j)->out == x)) return 1;
+  return 0;
+}
+
+typedef struct {
+  const ir_program *p;
+  const cg_tail *tail;
+  const ir_stmt *const *u; /* the tail's statements so far */
+  int k;                   /* this statement's number in the tail */
+  const ir_tensor *T, *S;  /* the fold's output, the contraction's */
+  int *pos;                /* this statement's index -> T's place (-1: none) */
+  int col;                 /* its column index, or -1 */
+} scan;
+
+/* Index id of the statement at T's place d (the column place: as the
+ * column): consistent with what was seen before. */
+static int place(scan *sc, int id, int d) {
+  if (d == sc->tail->tcol) {
+    if (sc->col >= 0 && sc->col != id) return 0;
+    sc->col = id;
+    return sc->pos[id] < 0;
+  }
+  if (sc->pos[id] >= 0 && sc->pos[id] != d) return 0;
+  if (id == sc->col) return 0;
+  sc->pos[id] = d;
+  return 1;
+}
+
+static int scan_expr(scan *sc, const ir_expr *e) {
+  if (e->op == IR_OP_LOAD) {
+    const ir_tensor *x = e->u.load.tensor;
+    if (x == sc->S) return 0;
+    int from = -1; /* an earlier tail statement's output */
+    for (int k = 0; k < sc->k; k++)
+      if (sc->u[k]->out == x) from = k;
+    if (x == sc->T || from >= 0) {
+      if (e->u.load.padded) return 0;
+      if (from >= 0 && sc->tail->col_free[from]) return 0;
+      for (int d = 0; d < x->rank; d++) {
+        int id;
+        if (!sym_is_index(e->u.load.idx[d], &id)) return 0;
+        /* an earlier statement's output: its place d stands at the T place of its lhs index there */
+        int tp = x == sc->T ? d : sc->tail->pos[from][d];
+        if (!place(sc, id, tp)) return 0;
+      }
+    }
+  }
+  if (e->op == IR_OP_REDUCE && (e->u.reduce.n_vars != 1 || (sc->col >= 0 && e->u.reduce.vars[0] != sc->col)))
+    return 0;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (!scan_expr(sc, e->arg[i])) return 0;
+  return 1;
+}
+
+/* The column index of the reductions of e (-1: none). */
+static int reduce_var(const ir_expr *e) {
+  if (e->op == IR_OP_REDUCE) return e->u.reduce.vars[0];
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) {
+    int v = reduce_var(e->arg[i]);
+    if (v >= 0) return v;
+  }
+  return -1;
+}
+
+/* Whether statement u qualifies as the tail's statement k (its places
+ * into tail->pos[k], its column into tail->col[k]). */
+static int qualifies(kbc_arena *a, const ir_program *p, cg_tail *tail, const ir_stmt *const *us, int k,
+                     const ir_tensor *T, const ir_tensor *S, const sym *ncol) {
+  const ir_stmt *u = us[k];
+  cg_contraction c;
+  if (u->accumulate || cg_find_contraction(a, u, &c) || u->out == T || u->out == S) return 0;
+  int *pos = KBC_NEW_ARRAY(a, int, u->n_index + 1);
+  for (int id = 0; id < u->n_index; id++) pos[id] = -1;
+  scan sc = {.p = p, .tail = tail, .u = us, .k = k, .T = T, .S = S, .pos = pos, .col = reduce_var(u->rhs)};
+  if (!scan_expr(&sc, u->rhs)) return 0;
+  /* its own output: written at plain free indices, each at a row place or the column */
+  int col_free = sc.col >= 0 && u->index[sc.col].kind == IR_IDX_FREE;
+  int rows = 0;
+  for (int id = 0; id < u->n_index; id++) {
+    if (u->index[id].kind != IR_IDX_FREE) continue;
+    if (id == sc.col) continue;
+    if (pos[id] < 0 || !sym_equal(u->index[id].extent, T->shape[pos[id]])) return 0;
+    rows++;
+  }
+  if (rows != T->rank - 1) return 0;
+  if (sc.col >= 0 && !sym_equal(u->index[sc.col].extent, ncol)) return 0;
+  if (col_free && reduce_var(u->rhs) >= 0) return 0;
+  for (int d = 0; d < u->out->rank; d++) {
+    int id;
+    if (!sym_is_index(u->lhs[d], &id) || u->index[id].kind != IR_IDX_FREE) return 0;
+  }
+  tail->pos[k] = KBC_NEW_ARRAY(a, int, u->out->rank + 1);
+  for (int d = 0; d < u->out->rank; d++) {
+    int id;
+    sym_is_index(u->lhs[d], &id);
+    tail->pos[k][d] = id == sc.col ? T->rank : pos[id]; /* T->rank: the column */
+  }
+  tail->idx_pos[k] = pos;
+  tail->col[k] = sc.col;
+  tail->col_free[k] = col_free;
+  return 1;
+}
+
+int cg_find_tail(kbc_arena *a, const ir_program *p, const cg_target *t, int i, const unsigned char *heads, cg_fold *f) {
+  if (!t->opt.gemm_tail || f->swap || i + 2 >= p->stmts.len) return 0;
+  const ir_stmt *s = IR_STMT(p, i);
+  const ir_tensor *T = f->t->out;
+  cg_contraction c;
+  int64_t ncol;
+  if (!cg_find_contraction(a, s, &c) || c.n_n != 1 || !sym_is_const(s->index[c.n[0]].extent, &ncol) ||
+      ncol > GEMM_TAIL_MAX_COLUMNS)
+    return 0;
+  /* the fold's tiles hold every column, and the staged tile fits */
+  /* (at fp32 the plan may fall back to FFMA tiles: both must) */
+  cg_target ffma = *t;
+  ffma.opt.fp32_mma = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    gemm_tiling tl;
+    if (!gemm_tile_fold(a, pass ? &ffma : t, s, f, &tl) || tl.cfg.bn < ncol || GEMM_THREADS % tl.cfg.bm ||
+        tl.cfg.bm * (tl.cfg.bn + 1) * 4 > GEMM_SMEM_TILES)
+      return 0;
+  }
+  cg_tail *tail = KBC_NEW(a, cg_tail);
+  tail->tcol = -1;
+  int tid = f->t_of_s[c.n[0]];
+  for (int d = 0; d < T->rank; d++) {
+    int id;
+    if (!sym_is_index(f->t->lhs[d], &id)) return 0;
+    if (id == tid) tail->tcol = d;
+  }
+  if (tail->tcol < 0) return 0;
+  tail->ncol = ncol;
+  int room = p->stmts.len - (i + 2);
+  const ir_stmt **us = KBC_NEW_ARRAY(a, const ir_stmt *, room + 1);
+  tail->col = KBC_NEW_ARRAY(a, int, room + 1);
+  tail->col_free = KBC_NEW_ARRAY(a, int, room + 1);
+  tail->pos = KBC_NEW_ARRAY(a, int *, room + 1);
+  tail->idx_pos = KBC_NEW_ARRAY(a, int *, room + 1);
+  tail->store = KBC_NEW_ARRAY(a, unsigned char, room + 1);
+  int n = 0;
+  while (n < room && !(heads && heads[i + 2 + n])) {
+    us[n] = IR_STMT(p, i + 2 + n);
+    if (!qualifies(a, p, tail, us, n, T, s->out, s->index[c.n[0]].extent)) break;
+    n++;
+  }
+  if (!n) return 0;
+  int last = i + 1 + n;
+  tail->n = n;
+  tail->u = us;
+  tail->store_t = T->role != IR_ROLE_TEMP || read_outside(p, T, i, last);
+  for (int k = 0; k < n; k++) tail->store[k] = us[k]->out->role != IR_ROLE_TEMP || read_outside(p, us[k]->out, i, last);
+  f->tail = tail;
+  return n;
+}
