@@ -327,6 +327,11 @@ void gemm_declare_decode(gemm_emitter *ge, const char *flat, const int *ids, int
 void gemm_decode_named(gemm_emitter *ge, const char *flat, const int *ids, int n, const char *comment);
 
 /* gemm_load.c: the K loop's data movement (buffers are C expressions). */
+/* A chunk of 4 floats from src + _o into shared memory at _d (_ds its
+ * shared address) by cp.async: 16 bytes where in4 (all four inside) holds
+ * and the address is 16-byte aligned, else a float at a time (loop
+ * variable q), in1 (that one inside) or zero. */
+void gemm_emit_chunk_copy(cg_emit *out, const char *src, const char *in4, const char *q, const char *in1);
 void gemm_emit_rows(gemm_emitter *ge, const gemm_operand *o);
 void gemm_emit_k_increments(gemm_emitter *ge);
 void gemm_emit_k_init(gemm_emitter *ge);

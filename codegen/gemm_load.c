@@ -310,3 +310,15 @@ void gemm_emit_k_init(gemm_emitter *ge) {
     gemm_declare_decode(ge, cg_fmt(out, "_k%d", ks), c->k, c->n_k, dst, "");
   }
 }
+
+void gemm_emit_chunk_copy(cg_emit *out, const char *src, const char *in4, const char *q, const char *in1) {
+  cg_line(out, "if (%s && ((unsigned long long)(size_t)(%s + _o) & 15) == 0) {", in4, src);
+  cg_line(out, "  kbc_cp_async16(_d, _ds, %s + _o, true);", src);
+  cg_line(out, "} else { // at an edge or unaligned: a float at a time, zero outside");
+  cg_line(out, "  #pragma unroll");
+  cg_line(out, "  for (int %s = 0; %s < 4; ++%s) {", q, q, q);
+  cg_line(out, "    const bool _ok = %s;", in1);
+  cg_line(out, "    kbc_cp_async4(_d + %s, _ds + 4u * %s, _ok ? %s + _o + %s : %s, _ok);", q, q, src, q, src);
+  cg_line(out, "  }");
+  cg_line(out, "}");
+}

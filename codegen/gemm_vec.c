@@ -191,15 +191,7 @@ static void emit_chunk(gemm_emitter *ge, const gemm_operand *o, int j, const cha
   const char *in1 = o->kmajor ? cg_fmt(out, "_%cr%dok && _kc + _e < _kend", o->tag, r)
                               : cg_fmt(out, "_kc < _kend && _%cr%d + _e < %s", o->tag, r, o->X);
   emit_dst(ge, o, j, stage);
-  cg_line(out, "if (%s && ((unsigned long long)(size_t)(%s + _o) & 15) == 0) {", in4, name);
-  cg_line(out, "  kbc_cp_async16(_d, _ds, %s + _o, true);", name);
-  cg_line(out, "} else { // at an edge or unaligned: a float at a time, zero outside");
-  cg_line(out, "  #pragma unroll");
-  cg_line(out, "  for (int _e = 0; _e < 4; ++_e) {");
-  cg_line(out, "    const bool _ok = %s;", in1);
-  cg_line(out, "    kbc_cp_async4(_d + _e, _ds + 4u * _e, _ok ? %s + _o + _e : %s, _ok);", name, name);
-  cg_line(out, "  }");
-  cg_line(out, "}");
+  gemm_emit_chunk_copy(out, name, in4, "_e", in1);
   out->indent--;
   cg_line(out, "}");
 }

@@ -580,6 +580,23 @@ static void box_element(gemm_emitter *ge, const char *pre, const char **test, co
   if (D > 1) *test = cg_fmt(out, "_b%d < %lld && %s", D - 1, (long long)w->ext[D - 1], *test);
 }
 
+/* One chunk (_rok its row inside the tensor, _xl its first element's
+ * index along the row, _o its offset, _d / _ds its shared address)
+ * copied (a last chunk past the box's row fills its padding, never read). */
+static void emit_chunk_copy(cg_emit *out, const char *x, const char *W) {
+  gemm_emit_chunk_copy(out, x, cg_fmt(out, "_rok && _xl >= 0 && _xl + 3 < %s", W), "_q",
+                       cg_fmt(out, "_rok && _xl + _q >= 0 && _xl + _q < %s", W));
+}
+
+/* The chunk at addr (a C address in _W, 16-byte aligned) rounded to TF32
+ * in place. */
+static void emit_chunk_round(cg_emit *out, const char *addr) {
+  cg_line(out, "float4 *const _p = (float4 *)%s;", addr);
+  cg_line(out, "float4 _v = *_p;");
+  cg_line(out, "_v.x = kbc_tf32(_v.x), _v.y = kbc_tf32(_v.y), _v.z = kbc_tf32(_v.z), _v.w = kbc_tf32(_v.w);");
+  cg_line(out, "*_p = _v;");
+}
+
 /* The box of origin pre_wlo copied into _W[buf] by cp.async (0 outside
  * the tensor). */
 static void emit_box_copies(gemm_emitter *ge, const char *pre, const char *buf) {
@@ -622,16 +639,7 @@ static void emit_box_copies(gemm_emitter *ge, const char *pre, const char *buf) 
   cg_line(out, "const int _e = _br * %lld + _bc;", (long long)ld);
   cg_line(out, "float *const _d = &_W[%s][_e];", buf);
   cg_line(out, "const unsigned _ds = _wsa + (unsigned)((%s) * %lld + _e) * 4u;", buf, (long long)w->box);
-  /* (a last chunk past the box's row fills its padding, never read) */
-  cg_line(out, "if (_rok && _xl >= 0 && _xl + 3 < %s && ((unsigned long long)(size_t)(%s + _o) & 15) == 0) {", W, x);
-  cg_line(out, "  kbc_cp_async16(_d, _ds, %s + _o, true);", x);
-  cg_line(out, "} else { // at an edge or unaligned: a float at a time, zero outside");
-  cg_line(out, "  #pragma unroll");
-  cg_line(out, "  for (int _q = 0; _q < 4; ++_q) {");
-  cg_line(out, "    const bool _ok = _rok && _xl + _q >= 0 && _xl + _q < %s;", W);
-  cg_line(out, "    kbc_cp_async4(_d + _q, _ds + 4u * _q, _ok ? %s + _o + _q : %s, _ok);", x, x);
-  cg_line(out, "  }");
-  cg_line(out, "}");
+  emit_chunk_copy(out, x, W);
   out->indent--;
   cg_line(out, "}");
 }
@@ -651,11 +659,10 @@ static void emit_round_box(gemm_emitter *ge, const char *buf) {
   }
   int64_t ld = w->bs[D - 2], rows = w->box / ld, cpr = (w->ext[D - 1] + 3) / 4;
   cg_line(out, "for (int _c = _tid; _c < %lld; _c += %d) {", (long long)(rows * cpr), GEMM_THREADS);
-  cg_line(out, "  float4 *const _p = (float4 *)&_W[%s][_c / %lld * %lld + _c %% %lld * 4];", buf, (long long)cpr, (long long)ld,
-          (long long)cpr);
-  cg_line(out, "  float4 _v = *_p;");
-  cg_line(out, "  _v.x = kbc_tf32(_v.x), _v.y = kbc_tf32(_v.y), _v.z = kbc_tf32(_v.z), _v.w = kbc_tf32(_v.w);");
-  cg_line(out, "  *_p = _v;");
+  out->indent++;
+  emit_chunk_round(out, cg_fmt(out, "&_W[%s][_c / %lld * %lld + _c %% %lld * 4]", buf, (long long)cpr, (long long)ld,
+                               (long long)cpr));
+  out->indent--;
   cg_line(out, "}");
 }
 
@@ -703,25 +710,14 @@ static void emit_ring_chunks(gemm_emitter *ge, const char *pre, const char *n, c
   }
   cg_line(out, "const int _e = %s + _bc;", e);
   if (!pre) {
-    cg_line(out, "float4 *const _p = (float4 *)&_W[_e];");
-    cg_line(out, "float4 _v = *_p;");
-    cg_line(out, "_v.x = kbc_tf32(_v.x), _v.y = kbc_tf32(_v.y), _v.z = kbc_tf32(_v.z), _v.w = kbc_tf32(_v.w);");
-    cg_line(out, "*_p = _v;");
+    emit_chunk_round(out, "&_W[_e]");
   } else {
     const char *W = cg_sym(out, t->shape[D - 1]);
     cg_line(out, "const bool _rok = %s;", rowok);
     cg_line(out, "const long long _xl = %s_wlo%d + _bc, _o = %s + _xl;", pre, D - 1, rowoff);
     cg_line(out, "float *const _d = &_W[_e];");
     cg_line(out, "const unsigned _ds = _wsa + (unsigned)_e * 4u;");
-    cg_line(out, "if (_rok && _xl >= 0 && _xl + 3 < %s && ((unsigned long long)(size_t)(%s + _o) & 15) == 0) {", W, x);
-    cg_line(out, "  kbc_cp_async16(_d, _ds, %s + _o, true);", x);
-    cg_line(out, "} else { // at an edge or unaligned: a float at a time, zero outside");
-    cg_line(out, "  #pragma unroll");
-    cg_line(out, "  for (int _q = 0; _q < 4; ++_q) {");
-    cg_line(out, "    const bool _ok = _rok && _xl + _q >= 0 && _xl + _q < %s;", W);
-    cg_line(out, "    kbc_cp_async4(_d + _q, _ds + 4u * _q, _ok ? %s + _o + _q : %s, _ok);", x, x);
-    cg_line(out, "  }");
-    cg_line(out, "}");
+    emit_chunk_copy(out, x, W);
   }
   out->indent--;
   cg_line(out, "}");
