@@ -161,15 +161,19 @@ static void emit_tail(gemm_emitter *ge) {
           tl->n == 1 ? "" : "s", (long long)tl->ncol);
   cg_line(out, "if (%s_mok) {", GEMM_THREADS > f->bm ? cg_fmt(out, "_tid < %d && ", f->bm) : "");
   out->indent++;
-  cg_line(out, "for (int _c = 0; _c < %lld; ++_c) { // %s's values", (long long)tl->ncol, t->out->name);
-  out->indent++;
-  cg_line(out, "const long long _n = _n0 + _c;");
-  gemm_decode_named(ge, "_n", c->n, c->n_n, "");
-  cg_line(out, "const float _v = %s;", element_value(ge, "_Cs[_ml][_c]", NULL));
-  cg_line(out, "_Cs[_ml][_c] = _v;");
-  if (tl->store_t) emit_store(ge, "_v", NULL);
-  out->indent--;
-  cg_line(out, "}");
+  /* T's values over the running ones (none to compute where T is the
+   * reduction itself and not stored) */
+  if (tl->store_t || t->rhs != fd->red) {
+    cg_line(out, "for (int _c = 0; _c < %lld; ++_c) { // %s's values", (long long)tl->ncol, t->out->name);
+    out->indent++;
+    cg_line(out, "const long long _n = _n0 + _c;");
+    gemm_decode_named(ge, "_n", c->n, c->n_n, "");
+    cg_line(out, "const float _v = %s;", element_value(ge, "_Cs[_ml][_c]", NULL));
+    cg_line(out, "_Cs[_ml][_c] = _v;");
+    if (tl->store_t) emit_store(ge, "_v", NULL);
+    out->indent--;
+    cg_line(out, "}");
+  }
   /* T's places: the names of s's indices there (the column: _tc) */
   const char **at = KBC_NEW_ARRAY(out->a, const char *, t->out->rank + 1);
   for (int d = 0; d < t->out->rank; d++) {
