@@ -44,7 +44,6 @@ static int read_outside(const ir_program *p, const ir_tensor *x, int first, int 
 }
 
 typedef struct {
-  const ir_program *p;
   const cg_tail *tail;
   const ir_stmt *const *u; /* the tail's statements so far */
   int k;                   /* this statement's number in the tail */
@@ -105,14 +104,14 @@ static int reduce_var(const ir_expr *e) {
 
 /* Whether statement u qualifies as the tail's statement k (its places
  * into tail->pos[k], its column into tail->col[k]). */
-static int qualifies(kbc_arena *a, const ir_program *p, cg_tail *tail, const ir_stmt *const *us, int k,
+static int qualifies(kbc_arena *a, cg_tail *tail, const ir_stmt *const *us, int k,
                      const ir_tensor *T, const ir_tensor *S, const sym *ncol) {
   const ir_stmt *u = us[k];
   cg_contraction c;
   if (u->accumulate || cg_find_contraction(a, u, &c) || u->out == T || u->out == S) return 0;
   int *pos = KBC_NEW_ARRAY(a, int, u->n_index + 1);
   for (int id = 0; id < u->n_index; id++) pos[id] = -1;
-  scan sc = {.p = p, .tail = tail, .u = us, .k = k, .T = T, .S = S, .pos = pos, .col = reduce_var(u->rhs)};
+  scan sc = {.tail = tail, .u = us, .k = k, .T = T, .S = S, .pos = pos, .col = reduce_var(u->rhs)};
   if (!scan_expr(&sc, u->rhs)) return 0;
   /* its own output: written at plain free indices, each at a row place or the column */
   int col_free = sc.col >= 0 && u->index[sc.col].kind == IR_IDX_FREE;
@@ -181,7 +180,7 @@ int cg_find_tail(kbc_arena *a, const ir_program *p, const cg_target *t, int i, c
   int n = 0;
   while (n < room && !(heads && heads[i + 2 + n])) {
     us[n] = IR_STMT(p, i + 2 + n);
-    if (!qualifies(a, p, tail, us, n, T, s->out, s->index[c.n[0]].extent)) break;
+    if (!qualifies(a, tail, us, n, T, s->out, s->index[c.n[0]].extent)) break;
     n++;
   }
   if (!n) return 0;
