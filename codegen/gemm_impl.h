@@ -226,10 +226,6 @@ typedef struct {
    * cp.async of 16 bytes where the four lie inside the tensor and the
    * address is aligned, else four of 4 bytes); else a warp a row. */
   int chunks;
-  /* TF32 (not 3xTF32), pipelined: each thread rounds the box elements it
-   * copied once they land (before the step's barrier), so that the
-   * fragments read them as they are; else rounded where read. */
-  int round_staged;
   /* The ring (pipelined, chunked, under a fold of one index r): r moves
    * the box along one dimension of the tensor alone (ring: that dimension,
    * not the rows' own, no M index in it; r's coefficient ring_cr below

@@ -112,10 +112,9 @@ static int ring_plan(gemm_window *w, const cg_contraction *c, const cg_fold *fol
   w->ring = ring;
   w->ring_e = w->ext[ring];
   w->ring_cr = w->coef[ring * n + r];
-  /* strides over 2 ring_e planes along it: the buffer of both boxes */
-  int64_t ld = w->bs[D - 2];
+  /* strides over 2 ring_e planes along it: the buffer of both boxes (the
+   * rows' own stride, bs[D - 2], as it was) */
   for (int d = D - 3; d >= 0; d--) w->bs[d] = w->bs[d + 1] * (d + 1 == ring ? 2 * w->ring_e : w->ext[d + 1]);
-  w->bs[D - 2] = ld;
   return 1;
 }
 
@@ -255,7 +254,6 @@ int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
     }
   }
   if (!found) return 0;
-  chosen.round_staged = chosen.pipe && !tl->split3;
   if (t->opt.gemm_win_ring) ring_plan(&chosen, c, plan->fold, n);
   chosen.b_once = N <= f->bn && c->n_b == 0;
   gemm_window *keep = KBC_NEW(a, gemm_window);
@@ -493,11 +491,9 @@ static void emit_step(gemm_emitter *ge, const char *kk, int guarded) {
   static const char *const kv[4] = {"_k0", "_k0", "_k1", "_k1"};
   cg_line(out, "#pragma unroll");
   cg_line(out, "for (int _i = 0; _i < %d; ++_i) {", f->mi);
-  /* (copied by cp.async and not rounded once landed: rounded to TF32 here) */
-  const gemm_window *w = ge->plan->win;
-  const char *rd = w->pipe && !split3 && !w->round_staged ? "kbc_tf32" : "";
+  /* (at TF32 the box holds rounded values: rounded where staged, or where landed) */
   for (int q = 0; q < 4; q++) {
-    const char *v = guarded ? cg_fmt(out, "(%s < _K ? %s(%s) : 0.0f)", kv[q], rd, ra[q]) : cg_fmt(out, "%s(%s)", rd, ra[q]);
+    const char *v = guarded ? cg_fmt(out, "(%s < _K ? (%s) : 0.0f)", kv[q], ra[q]) : cg_fmt(out, "(%s)", ra[q]);
     if (split3) cg_line(out, "  kbc_split_tf32_fast(%s, _fa[_i][%d], _fal[_i][%d]);", v, q, q);
     else cg_line(out, "  _fa[_i][%d] = __float_as_uint(%s);", q, v);
   }
@@ -580,10 +576,30 @@ static void box_element(gemm_emitter *ge, const char *pre, const char **test, co
   if (D > 1) *test = cg_fmt(out, "_b%d < %lld && %s", D - 1, (long long)w->ext[D - 1], *test);
 }
 
-/* One chunk (_rok its row inside the tensor, _xl its first element's
- * index along the row, _o its offset, _d / _ds its shared address)
- * copied (a last chunk past the box's row fills its padding, never read). */
-static void emit_chunk_copy(cg_emit *out, const char *x, const char *W) {
+/* Dimension d of a box row at coordinate b (a C expression) from the
+ * origin pre_wlo: _x<d> declared, its bounds test appended to *ok and its
+ * offset in the tensor to *off. */
+static void row_coord(gemm_emitter *ge, int d, const char *pre, const char *b, const char **ok, const char **off) {
+  cg_emit *out = &ge->emit;
+  const ir_tensor *t = ge->plan->op[0].e->u.load.tensor;
+  cg_line(out, "const long long _x%d = %s_wlo%d + %s;", d, pre, d, b);
+  *ok = cg_fmt(out, "%s%s_x%d >= 0 && _x%d < %s", *ok, **ok ? " && " : "", d, d, cg_sym(out, t->shape[d]));
+  *off = cg_fmt(out, "%s%s_x%d * %lld", *off, **off ? " + " : "", d, (long long)ge->plan->win->xs[d]);
+}
+
+/* The chunk _bc of the row (its test ok and offset off, row_coord) copied
+ * to dst (a C address in _W, ds its shared address): 16 bytes where all
+ * four lie inside the tensor's row, else a float at a time (a last chunk
+ * past the box's row fills its padding, never read). */
+static void emit_row_chunk(gemm_emitter *ge, const char *pre, const char *ok, const char *off, const char *dst,
+                           const char *ds) {
+  cg_emit *out = &ge->emit;
+  const ir_tensor *t = ge->plan->op[0].e->u.load.tensor;
+  const char *x = ge->ctx->names->tensor[t->id], *W = cg_sym(out, t->shape[ge->plan->win->n_dim - 1]);
+  cg_line(out, "const bool _rok = %s;", ok);
+  cg_line(out, "const long long _xl = %s_wlo%d + _bc, _o = %s + _xl;", pre, ge->plan->win->n_dim - 1, off);
+  cg_line(out, "float *const _d = %s;", dst);
+  cg_line(out, "const unsigned _ds = %s;", ds);
   gemm_emit_chunk_copy(out, x, cg_fmt(out, "_rok && _xl >= 0 && _xl + 3 < %s", W), "_q",
                        cg_fmt(out, "_rok && _xl + _q >= 0 && _xl + _q < %s", W));
 }
@@ -620,7 +636,6 @@ static void emit_box_copies(gemm_emitter *ge, const char *pre, const char *buf) 
   /* a thread a chunk: 4 consecutive floats of a row (rows of a multiple
    * of 4 floats, w->chunks), the row's coordinates decoded per chunk */
   int64_t ld = w->bs[D - 2], rows = w->box / ld, len = w->ext[D - 1], cpr = (len + 3) / 4;
-  const char *W = cg_sym(out, t->shape[D - 1]);
   cg_line(out, "for (int _c = _tid; _c < %lld; _c += %d) { // %lld rows of %lld chunks of 4 floats", (long long)(rows * cpr),
           GEMM_THREADS, (long long)rows, (long long)cpr);
   out->indent++;
@@ -630,16 +645,11 @@ static void emit_box_copies(gemm_emitter *ge, const char *pre, const char *buf) 
     int64_t per = w->bs[d] / ld; /* rows per step of dimension d */
     const char *b = d == 0 ? cg_fmt(out, "_br / %lld", (long long)per)
                            : cg_fmt(out, "_br / %lld %% %lld", (long long)per, (long long)w->ext[d]);
-    cg_line(out, "const long long _x%d = %s_wlo%d + %s;", d, pre, d, b);
-    rowok = cg_fmt(out, "%s%s_x%d >= 0 && _x%d < %s", rowok, *rowok ? " && " : "", d, d, cg_sym(out, t->shape[d]));
-    rowoff = cg_fmt(out, "%s%s_x%d * %lld", rowoff, *rowoff ? " + " : "", d, (long long)w->xs[d]);
+    row_coord(ge, d, pre, b, &rowok, &rowoff);
   }
-  cg_line(out, "const bool _rok = %s;", rowok);
-  cg_line(out, "const long long _xl = %s_wlo%d + _bc, _o = %s + _xl;", pre, D - 1, rowoff);
   cg_line(out, "const int _e = _br * %lld + _bc;", (long long)ld);
-  cg_line(out, "float *const _d = &_W[%s][_e];", buf);
-  cg_line(out, "const unsigned _ds = _wsa + (unsigned)((%s) * %lld + _e) * 4u;", buf, (long long)w->box);
-  emit_chunk_copy(out, x, W);
+  emit_row_chunk(ge, pre, rowok, rowoff, cg_fmt(out, "&_W[%s][_e]", buf),
+                 cg_fmt(out, "_wsa + (unsigned)((%s) * %lld + _e) * 4u", buf, (long long)w->box));
   out->indent--;
   cg_line(out, "}");
 }
@@ -675,8 +685,6 @@ static void emit_round_box(gemm_emitter *ge, const char *buf) {
 static void emit_ring_chunks(gemm_emitter *ge, const char *pre, const char *n, const char *vstart) {
   cg_emit *out = &ge->emit;
   const gemm_window *w = ge->plan->win;
-  const ir_tensor *t = ge->plan->op[0].e->u.load.tensor;
-  const char *x = ge->ctx->names->tensor[t->id];
   int D = w->n_dim, R = w->ring;
   int64_t cpr = (w->ext[D - 1] + 3) / 4, rpp = 1;
   for (int d = 0; d < D - 1; d++)
@@ -692,33 +700,17 @@ static void emit_ring_chunks(gemm_emitter *ge, const char *pre, const char *n, c
   int64_t per = rpp;
   for (int d = 0; d < D - 1; d++) {
     if (d == R) {
-      if (pre) {
-        cg_line(out, "const long long _x%d = %s_wlo%d + %lld - (%s) + _bp;", d, pre, d, (long long)w->ring_e, n);
-        rowok = cg_fmt(out, "%s%s_x%d >= 0 && _x%d < %s", rowok, *rowok ? " && " : "", d, d, cg_sym(out, t->shape[d]));
-        rowoff = cg_fmt(out, "%s%s_x%d * %lld", rowoff, *rowoff ? " + " : "", d, (long long)w->xs[d]);
-      }
+      if (pre) row_coord(ge, d, pre, cg_fmt(out, "%lld - (%s) + _bp", (long long)w->ring_e, n), &rowok, &rowoff);
       continue;
     }
     per /= w->ext[d];
     cg_line(out, "const int _b%d = _br / %lld %% %lld;", d, (long long)per, (long long)w->ext[d]);
     e = cg_fmt(out, "%s + _b%d * %lld", e, d, (long long)w->bs[d]);
-    if (pre) {
-      cg_line(out, "const long long _x%d = %s_wlo%d + _b%d;", d, pre, d, d);
-      rowok = cg_fmt(out, "%s%s_x%d >= 0 && _x%d < %s", rowok, *rowok ? " && " : "", d, d, cg_sym(out, t->shape[d]));
-      rowoff = cg_fmt(out, "%s%s_x%d * %lld", rowoff, *rowoff ? " + " : "", d, (long long)w->xs[d]);
-    }
+    if (pre) row_coord(ge, d, pre, cg_fmt(out, "_b%d", d), &rowok, &rowoff);
   }
   cg_line(out, "const int _e = %s + _bc;", e);
-  if (!pre) {
-    emit_chunk_round(out, "&_W[_e]");
-  } else {
-    const char *W = cg_sym(out, t->shape[D - 1]);
-    cg_line(out, "const bool _rok = %s;", rowok);
-    cg_line(out, "const long long _xl = %s_wlo%d + _bc, _o = %s + _xl;", pre, D - 1, rowoff);
-    cg_line(out, "float *const _d = &_W[_e];");
-    cg_line(out, "const unsigned _ds = _wsa + (unsigned)_e * 4u;");
-    emit_chunk_copy(out, x, W);
-  }
+  if (pre) emit_row_chunk(ge, pre, rowok, rowoff, "&_W[_e]", "_wsa + (unsigned)_e * 4u");
+  else emit_chunk_round(out, "&_W[_e]");
   out->indent--;
   cg_line(out, "}");
 }
@@ -772,7 +764,7 @@ void gemm_win_k_loop(gemm_emitter *ge) {
     cg_line(out, "}");
     cg_line(out, "kbc_cp_commit();");
     cg_line(out, "kbc_cp_wait<1>();");
-    if (w->round_staged) {
+    if (rd) {
       cg_line(out, "// the planes this step added, rounded to TF32 once by the threads that copied them");
       emit_ring_chunks(ge, NULL, "_wnn", cg_fmt(out, "_wv + %s - _wnn", E));
     }
@@ -789,7 +781,7 @@ void gemm_win_k_loop(gemm_emitter *ge) {
     cg_line(out, "}");
     cg_line(out, "kbc_cp_commit();");
     cg_line(out, "kbc_cp_wait<1>();");
-    if (w->round_staged) emit_round_box(ge, "_wst");
+    if (rd) emit_round_box(ge, "_wst");
     cg_line(out, "__syncthreads(); // this step's box landed for every thread");
     wb = "_W[_wst]";
   } else {

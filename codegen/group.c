@@ -17,8 +17,8 @@
  *     and ROWS with a thread per element when it cannot be tiled; a GEMM
  *     takes the next statement in too where that one reduces its output
  *     over some of its M or N indices (cg_find_fold, gemm_fold.c), and the
-     statements after that finish its output a row at a time (cg_find_tail,
-     gemm_tail.c);
+ *     statements after that finish its output a row at a time (cg_find_tail,
+ *     gemm_tail.c);
  *   - otherwise ROWS groups: a run of statements sharing outer dimensions.
  *     A group starts with all free indices of its first statement as outer
  *     dimensions; a following statement joins when, for every outer
