@@ -501,6 +501,12 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   int plain = (!f->mma || tl->split3) && ct->n_m == 1 && ct->n_n == 1 && ct->n_k == 1 && plain_operands(plan) &&
               !(plan->vec && f->mi * f->ni > 4); /* the vector loop: two blocks for small warp tiles only */
   int mb = C->t->opt.gemm_min_blocks;
+  /* an override the wgmma tile cannot take falls back to the plan's own:
+   * its accumulators (BN / wgn / 2 a thread) live through the whole K loop,
+   * and ptxas fails rather than spill them ("Insufficient registers" at
+   * 4096^3 TF32, m64n256 under two blocks: `kbc tune`, 2026-12-04) */
+  while (plan->wgmma && mb >= 2 && 65536 / (mb * GEMM_THREADS) < plan->tiling.cfg.bn / plan->wgn / 2 + 48) mb--;
+  if (plan->wgmma && mb == 1 && C->t->opt.gemm_min_blocks >= 2) mb = 0;
   /* the vector loop's other tiles: one block at least, said (without it
    * ptxas aimed at more and spilled a few bytes: SAM-HQ's o at 128
    * registers, the MLP's second product at 80); so does a fold, whose
