@@ -21,6 +21,7 @@
 #include "runtime/exec.h"
 #include "runtime/plan.h"
 #include "runtime/special.h"
+#include "runtime/tune.h"
 #include "support/env.h"
 #include "support/name.h"
 
@@ -193,6 +194,18 @@ kbc_status kbc_compile_string(const char *source, const char *name, const kbc_op
   if (opt) p->opt = *opt;
   p->target = kbc_arena_strdup(p->arena, p->opt.target ? p->opt.target : "auto");
   p->opt.target = p->target;
+  if (p->opt.config) {
+    cg_options probe = cg_options_default();
+    kbc_buf why = {0};
+    int bad = cg_options_apply(&probe, p->opt.config, &why);
+    kbc_status s = bad ? fail(KBC_ERROR_ARGUMENT, "config: %s", kbc_buf_str(&why)) : KBC_OK;
+    kbc_buf_free(&why);
+    if (bad) {
+      kbc_program_destroy(p);
+      return s;
+    }
+    p->opt.config = kbc_arena_strdup(p->arena, p->opt.config);
+  }
   p->preset = KBC_NEW_ARRAY(p->arena, int64_t, p->ir->vars.len + 1);
   if (kbc_program_set_specialize(p, rt_special_limit_from_env()) != KBC_OK) {
     kbc_program_destroy(p);
@@ -413,7 +426,7 @@ static cg_precision precision_of(const kbc_program *p) {
 
 /* The generic code's executor, made at its first use. */
 static int generic_exec(kbc_program *p, rt_err *err) {
-  return p->exec ? 0 : rt_exec_create(p->ir, p->opt.device, p->target, precision_of(p), &p->exec, err);
+  return p->exec ? 0 : rt_exec_create(p->ir, p->opt.device, p->target, precision_of(p), p->opt.config, &p->exec, err);
 }
 
 /* Launches the kernels specialized for binding b where KBC_SPECIALIZE
@@ -423,7 +436,7 @@ static int launch_special(kbc_program *p, const ir_binding *b, const rt_dptr *pt
   *done = 0;
   if (!p->special) return 0;
   const rt_specialized *sp;
-  if (rt_special_find(p->special, p->ir, b, p->opt.device, p->target, precision_of(p), &sp, err)) return -1;
+  if (rt_special_find(p->special, p->ir, b, p->opt.device, p->target, precision_of(p), p->opt.config, &sp, err)) return -1;
   if (!sp) return 0;
   rt_dptr *sptr = KBC_NEW_ARRAY(a, rt_dptr, sp->p->tensors.len + 1);
   for (int i = 0; i < p->ir->tensors.len; i++)
@@ -609,6 +622,81 @@ static kbc_status specialized_for_presets(kbc_program *p, kbc_arena *a, const ir
   return s;
 }
 
+/* The target: an explicit one needs no device; "auto" asks the device
+ * (*pp then points at props, else NULL). */
+static kbc_status resolve_arch(const kbc_program *p, char dev_arch[16], rt_device_props *props, const char **arch,
+                               rt_device_props **pp) {
+  *arch = p->target;
+  *pp = NULL;
+  if (strcmp(p->target, "auto")) return KBC_OK;
+  rt_err err = {0};
+  if (rt_device_query(p->opt.device, props, &err)) {
+    /* without a device: no device, whatever the driver's reason */
+    kbc_status s =
+        fail(KBC_ERROR_NO_DEVICE, "target auto: %s (give an explicit target such as sm_90)", rt_err_msg(&err));
+    rt_err_free(&err);
+    return s;
+  }
+  rt_arch_of_cc(props->cc_major, props->cc_minor, dev_arch, 16);
+  *arch = dev_arch;
+  *pp = props;
+  return KBC_OK;
+}
+
+/* ---- tune records (runtime/tune.h) ---------------------------------------- */
+
+/* The key of p's record at its presets' binding and its target. */
+static kbc_status tune_key(kbc_program *p, kbc_arena *a, char key[RT_KEY_HEX + 1]) {
+  const ir_program *prog;
+  const char *arch;
+  char dev_arch[16];
+  rt_device_props props, *pp;
+  kbc_status s = specialized_for_presets(p, a, &prog);
+  if (s == KBC_OK && prog->vars.len && p->special) {
+    for (int i = 0; i < p->ir->vars.len; i++)
+      if (p->preset[i] < 1)
+        return fail(KBC_ERROR_ARGUMENT, "tune record: var axis '%s' is not bound (kbc_program_bind_axis)",
+                    IR_VAR(p->ir, i)->name);
+  }
+  if (s == KBC_OK) s = resolve_arch(p, dev_arch, &props, &arch, &pp);
+  if (s == KBC_OK) rt_tune_key(prog, arch, precision_of(p), key);
+  return s;
+}
+
+kbc_status kbc_program_tune_store(kbc_program *p, const char *settings, const char *comment) {
+  if (!p) return fail(KBC_ERROR_ARGUMENT, "kbc_program_tune_store: NULL program");
+  if (settings) {
+    cg_options probe = cg_options_default();
+    kbc_buf why = {0};
+    int bad = cg_options_apply(&probe, settings, &why);
+    kbc_status s = bad ? fail(KBC_ERROR_ARGUMENT, "tune settings: %s", kbc_buf_str(&why)) : KBC_OK;
+    kbc_buf_free(&why);
+    if (bad) return s;
+  }
+  kbc_arena *a = kbc_arena_create();
+  char key[RT_KEY_HEX + 1];
+  kbc_status s = tune_key(p, a, key);
+  rt_err err = {0};
+  if (s == KBC_OK && (settings ? rt_tune_store(key, comment, settings, &err) : rt_tune_remove(key, &err)) < 0)
+    s = fail_rt(&err);
+  rt_err_free(&err);
+  kbc_arena_destroy(a);
+  return s;
+}
+
+kbc_status kbc_program_tune_load(kbc_program *p, char **out) {
+  if (!p || !out) return fail(KBC_ERROR_ARGUMENT, "kbc_program_tune_load: NULL argument");
+  *out = NULL;
+  kbc_arena *a = kbc_arena_create();
+  char key[RT_KEY_HEX + 1];
+  kbc_status s = tune_key(p, a, key);
+  kbc_buf settings = {0};
+  if (s == KBC_OK && rt_tune_load(key, &settings)) s = give(kbc_buf_str(&settings), settings.len, out, NULL);
+  kbc_buf_free(&settings);
+  kbc_arena_destroy(a);
+  return s;
+}
+
 kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t *len) {
   if (!p || !what || !out) return fail(KBC_ERROR_ARGUMENT, "kbc_program_emit: NULL argument");
   *out = NULL;
@@ -635,28 +723,21 @@ kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t
     kbc_arena_destroy(a);
     return s;
   }
-  /* An explicit target needs no device; "auto" asks the device. */
-  const char *arch = p->target;
+  const char *arch;
   char dev_arch[16];
   rt_device_props props, *pp = NULL;
   rt_err err = {0};
-  if (!strcmp(arch, "auto")) {
-    if (rt_device_query(p->opt.device, &props, &err)) {
-      /* without a device: no device, whatever the driver's reason */
-      s = fail(KBC_ERROR_NO_DEVICE, "target auto: %s (give an explicit target such as sm_90)", rt_err_msg(&err));
-      rt_err_free(&err);
-      kbc_arena_destroy(a);
-      return s;
-    }
-    rt_arch_of_cc(props.cc_major, props.cc_minor, dev_arch, sizeof dev_arch);
-    arch = dev_arch;
-    pp = &props;
+  if ((s = resolve_arch(p, dev_arch, &props, &arch, &pp)) != KBC_OK) {
+    kbc_arena_destroy(a);
+    return s;
   }
   cg_target t = rt_exec_target(pp, precision_of(p));
   if (!pp) {
     t.sm = atoi(arch + 3); /* "sm_90a" -> 90 */
     t.arch_a = arch[strlen(arch) - 1] == 'a';
   }
+  int tuned;
+  t.opt = rt_tune_options(prog, arch, precision_of(p), p->opt.config, &tuned);
   cg_program g;
   kbc_diag *d = kbc_diag_create(prog->name, NULL);
   /* The 32-bit index variant where KBC_IDX32 asks for it (t.opt.idx32) —
@@ -685,6 +766,11 @@ kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t
       pl.arch = arch;
       pl.precision = t.precision == CG_PRECISION_TF32 ? "tf32" : "fp32";
       pl.idx32 = idx32;
+      kbc_buf sw = {0};
+      cg_options_describe(&t.opt, &sw);
+      pl.switches = kbc_arena_strdup(a, sw.len > 2 ? kbc_buf_str(&sw) + 2 : ""); /* less the leading ", " */
+      kbc_buf_free(&sw);
+      pl.tuned = tuned;
       if (!strcmp(what, "plan")) rt_plan_text(&pl, &r);
       else rt_plan_json(&pl, &r);
       s = give(kbc_buf_str(&r), r.len, out, len);

@@ -153,8 +153,14 @@ static int require_vars(const char *cmd, const kbc_program *p) {
 
 int cli_bind_spec(const char *cmd, const char *spec, const char *precision, const char *const *sets, int n_sets,
                   kbc_program **p, kbc_binding_info *info) {
+  return cli_bind_spec_with(cmd, spec, precision, NULL, NULL, sets, n_sets, p, info);
+}
+
+int cli_bind_spec_with(const char *cmd, const char *spec, const char *precision, const char *target,
+                       const char *config, const char *const *sets, int n_sets, kbc_program **p,
+                       kbc_binding_info *info) {
   *p = NULL;
-  if (cli_compile_api(spec, precision, p) != CLI_OK) return CLI_FAIL;
+  if (cli_compile_api_with(spec, precision, target, config, p) != CLI_OK) return CLI_FAIL;
   kbc_arena *a = kbc_arena_create();
   int rc = CLI_OK;
   for (int i = 0; i < n_sets && rc == CLI_OK; i++) rc = apply_set(cmd, *p, a, sets[i]);

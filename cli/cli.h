@@ -116,6 +116,10 @@ int cli_parse_set(const char *cmd, kbc_arena *a, const char *arg, const char **n
  * its errors printed) into *info.  CLI_OK with *p, else *p NULL. */
 int cli_bind_spec(const char *cmd, const char *spec, const char *precision, const char *const *sets, int n_sets,
                   kbc_program **p, kbc_binding_info *info);
+/* The same compiled with cli_compile_api_with's target and config. */
+int cli_bind_spec_with(const char *cmd, const char *spec, const char *precision, const char *target,
+                       const char *config, const char *const *sets, int n_sets, kbc_program **p,
+                       kbc_binding_info *info);
 
 /* ---- the GPU commands' pieces (cmd_gpu.c) ---- */
 
@@ -123,6 +127,9 @@ int cli_bind_spec(const char *cmd, const char *spec, const char *precision, cons
 int cli_open_device(rt_device **dev);
 /* kbc_compile_file for the GPU ("auto" target); errors printed. */
 int cli_compile_api(const char *spec, const char *precision, kbc_program **p);
+/* The same for target (NULL: "auto") with kbc_options.config (may be NULL). */
+int cli_compile_api_with(const char *spec, const char *precision, const char *target, const char *config,
+                         kbc_program **p);
 /* Uniform values in [lo, hi) from a 64-bit LCG whose state advances;
  * cli_random_start(seed, lo, hi) starts it (bench's inputs are seed 0's
  * in [-1, 1)). */
@@ -152,6 +159,13 @@ typedef struct {
 int cli_dev_args_random(rt_device *dev, kbc_program *p, cli_random *r, int keep_host, cli_dev_args *g);
 void cli_dev_args_free(rt_device *dev, cli_dev_args *g);
 
+/* Times p on args (n of them): 3 launches to warm up, then iters samples
+ * of repeat launches back to back each (CUDA events around each sample,
+ * over repeat); the median and the fastest sample in us (min_us may be
+ * NULL).  CLI_OK, else CLI_FAIL (printed). */
+int cli_time_launches(rt_device *dev, kbc_program *p, const kbc_arg *args, int n, int64_t iters, int64_t repeat,
+                      double *median_us, double *min_us);
+
 /* What bench and verify hold while they run; cli_gpu_session_close
  * releases all of it (the arguments' device memory before the device),
  * whatever was reached, and zeroes it. */
@@ -177,6 +191,7 @@ int cli_batch(const char *cmd, cli_batch_fn run_line);
 int cmd_check(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 /* `kbc run --backend cuda` (cmd_gpu.c). */
 int cli_run_cuda(const char *spec, const char *inputs, const char *outputs, const char *precision, int cast,
                  const char *const *sets, int n_sets);

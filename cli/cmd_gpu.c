@@ -32,8 +32,14 @@ int cli_open_device(rt_device **dev) {
 }
 
 int cli_compile_api(const char *spec, const char *precision, kbc_program **p) {
-  kbc_options opt = {.target = "auto",
-                     .precision = precision && !strcmp(precision, "tf32") ? KBC_PRECISION_TF32 : KBC_PRECISION_FP32};
+  return cli_compile_api_with(spec, precision, NULL, NULL, p);
+}
+
+int cli_compile_api_with(const char *spec, const char *precision, const char *target, const char *config,
+                         kbc_program **p) {
+  kbc_options opt = {.target = target ? target : "auto",
+                     .precision = precision && !strcmp(precision, "tf32") ? KBC_PRECISION_TF32 : KBC_PRECISION_FP32,
+                     .config = config};
   return cli_compile_spec(spec, &opt, p) == CLI_OK ? CLI_OK : CLI_FAIL;
 }
 
@@ -132,6 +138,55 @@ void cli_gpu_session_close(cli_gpu_session *s) {
   rt_err_free(&s->err);
   kbc_arena_destroy(s->ar);
   memset(s, 0, sizeof *s);
+}
+
+static int cmp_float(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return x < y ? -1 : x > y;
+}
+
+int cli_time_launches(rt_device *dev, kbc_program *p, const kbc_arg *args, int n, int64_t iters, int64_t repeat,
+                      double *median_us, double *min_us) {
+  rt_err err = {0};
+  void *ev[2] = {NULL, NULL};
+  float *times = calloc((size_t)iters, sizeof *times);
+  int rc = CLI_FAIL;
+  if (!times) {
+    cli_error("out of host memory for the timings");
+    return CLI_FAIL;
+  }
+  for (int w = 0; w < 3; w++)
+    if (kbc_program_launch(p, args, (size_t)n, NULL) != KBC_OK) {
+      fprintf(stderr, "%s\n", kbc_last_error());
+      goto done;
+    }
+  if (rt_device_sync(dev, &err) || rt_event_create(dev, &ev[0], &err) || rt_event_create(dev, &ev[1], &err))
+    goto cuda_fail;
+  for (int64_t it = 0; it < iters; it++) {
+    if (rt_event_record(dev, ev[0], NULL, &err)) goto cuda_fail;
+    for (int64_t r = 0; r < repeat; r++)
+      if (kbc_program_launch(p, args, (size_t)n, NULL) != KBC_OK) {
+        fprintf(stderr, "%s\n", kbc_last_error());
+        goto done;
+      }
+    if (rt_event_record(dev, ev[1], NULL, &err) || rt_event_sync(dev, ev[1], &err) ||
+        rt_event_elapsed_ms(dev, ev[0], ev[1], &times[it], &err))
+      goto cuda_fail;
+    times[it] /= (float)repeat;
+  }
+  qsort(times, (size_t)iters, sizeof *times, cmp_float);
+  *median_us = times[iters / 2] * 1e3;
+  if (min_us) *min_us = times[0] * 1e3;
+  rc = CLI_OK;
+  goto done;
+cuda_fail:
+  cli_error("%s", rt_err_msg(&err));
+done:
+  for (int i = 0; i < 2; i++)
+    if (ev[i]) rt_event_destroy(dev, ev[i], NULL);
+  rt_err_free(&err);
+  free(times);
+  return rc;
 }
 
 /* ---- run --backend cuda ---------------------------------------------------- */
@@ -316,11 +371,6 @@ static void ceilings(const rt_device_props *d, int tf32, double *flops, double *
   }
 }
 
-static int cmp_float(const void *a, const void *b) {
-  float x = *(const float *)a, y = *(const float *)b;
-  return x < y ? -1 : x > y;
-}
-
 typedef struct {
   const char *spec, *precision;
   const char *const *sets;
@@ -356,73 +406,41 @@ static int bench_parse(int argc, char **argv, cli_value *v, bench_args *b) {
 
 static int bench(bench_args *b) {
   const char *spec = b->spec, *precision = b->precision;
-  int64_t iters = b->iters, repeat = b->repeat;
-  int json = b->json;
   /* Shapes from the spec and --set, on the CPU side first (clear errors). */
   cli_gpu_session s = {.ar = kbc_arena_create()};
   kbc_binding_info cost;
-  void *ev[2] = {NULL, NULL};
-  float *times = NULL;
   cli_random rnd = cli_random_start(0, -1, 1);
+  double us, min_us;
   int rc = cli_bind_spec("bench", spec, precision, b->sets, b->n_sets, &s.p, &cost);
   if (rc != CLI_OK) goto done;
   rc = CLI_FAIL;
-  if (cli_open_device(&s.dev) || cli_dev_args_random(s.dev, s.p, &rnd, 0, &s.g)) goto done;
-  kbc_arg *args = s.g.args;
-  int n = s.g.n;
-  times = calloc((size_t)iters, sizeof *times);
-  if (!times) goto done;
-  for (int w = 0; w < 3; w++)
-    if (kbc_program_launch(s.p, args, (size_t)n, NULL) != KBC_OK) {
-      fprintf(stderr, "%s\n", kbc_last_error());
-      goto done;
-    }
-  if (rt_device_sync(s.dev, &s.err) || rt_event_create(s.dev, &ev[0], &s.err) || rt_event_create(s.dev, &ev[1], &s.err))
-    goto cuda_fail;
-  for (int64_t it = 0; it < iters; it++) {
-    if (rt_event_record(s.dev, ev[0], NULL, &s.err)) goto cuda_fail;
-    for (int64_t r = 0; r < repeat; r++)
-      if (kbc_program_launch(s.p, args, (size_t)n, NULL) != KBC_OK) {
-        fprintf(stderr, "%s\n", kbc_last_error());
-        goto done;
-      }
-    if (rt_event_record(s.dev, ev[1], NULL, &s.err) || rt_event_sync(s.dev, ev[1], &s.err) ||
-        rt_event_elapsed_ms(s.dev, ev[0], ev[1], &times[it], &s.err))
-      goto cuda_fail;
-    times[it] /= (float)repeat;
-  }
-  qsort(times, (size_t)iters, sizeof *times, cmp_float);
-  double us = times[iters / 2] * 1e3;
+  if (cli_open_device(&s.dev) || cli_dev_args_random(s.dev, s.p, &rnd, 0, &s.g) ||
+      cli_time_launches(s.dev, s.p, s.g.args, s.g.n, b->iters, b->repeat, &us, &min_us))
+    goto done;
   double peak, bw;
   ceilings(rt_device_info(s.dev), !strcmp(precision, "tf32"), &peak, &bw);
   double floor_us = fmax(cost.flops / peak, cost.bytes / bw) * 1e6;
-  if (json) {
-    double num[] = {us, times[0] * 1e3, cost.flops, cost.bytes, cost.flops / us * 1e-3, cost.bytes / us * 1e-3,
+  if (b->json) {
+    double num[] = {us, min_us, cost.flops, cost.bytes, cost.flops / us * 1e-3, cost.bytes / us * 1e-3,
                     floor_us, 100.0 * floor_us / us};
-    bench_json(cli_spec_name(spec), kbc_program_name(s.p), rt_device_info(s.dev)->name, precision, iters, repeat,
-               kbc_program_num_kernels(s.p), num, 8);
+    bench_json(cli_spec_name(spec), kbc_program_name(s.p), rt_device_info(s.dev)->name, precision, b->iters,
+               b->repeat, kbc_program_num_kernels(s.p), num, 8);
   }
   else {
     char back_to_back[48] = "";
-    if (repeat > 1) snprintf(back_to_back, sizeof back_to_back, " of %lld back to back", (long long)repeat);
+    if (b->repeat > 1) snprintf(back_to_back, sizeof back_to_back, " of %lld back to back", (long long)b->repeat);
     printf("%s on %s (%s): %d kernel%s, median %.1f us over %lld runs%s (min %.1f)\n"
            "  %.4g FLOP, %.4g bytes: %.1f GFLOP/s, %.1f GB/s\n"
            "  floor %.1f us (%.0f TFLOP/s, %.1f TB/s): %.1f%% of floor\n",
            kbc_program_name(s.p), rt_device_info(s.dev)->name, precision, kbc_program_num_kernels(s.p),
-           kbc_program_num_kernels(s.p) == 1 ? "" : "s", us, (long long)iters, back_to_back, times[0] * 1e3, cost.flops,
+           kbc_program_num_kernels(s.p) == 1 ? "" : "s", us, (long long)b->iters, back_to_back, min_us, cost.flops,
            cost.bytes, cost.flops / us * 1e-3, cost.bytes / us * 1e-3, floor_us, peak * 1e-12, bw * 1e-12,
            100.0 * floor_us / us);
   }
   fflush(stdout);
   b->reported = 1;
   rc = CLI_OK;
-  goto done;
-cuda_fail:
-  cli_error("%s", rt_err_msg(&s.err));
 done:
-  for (int i = 0; ev[0] && i < 2; i++)
-    if (ev[i]) rt_event_destroy(s.dev, ev[i], NULL);
-  free(times);
   cli_gpu_session_close(&s);
   return rc;
 }

@@ -275,6 +275,7 @@ static const struct {
      cmd_run},
     {"verify", "SPEC --set ...", "check the GPU kernels against the CPU interpreter on random inputs", cmd_verify},
     {"bench", "SPEC --set ...", "time a spec on the GPU on random inputs, with its roofline", cmd_bench},
+    {"tune", "SPEC --set ...", "time code generation settings on the GPU, keep the fastest", cmd_tune},
     {"info", "", "versions, targets, driver, devices, kernel cache", cmd_info},
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };

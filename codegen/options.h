@@ -76,7 +76,7 @@ typedef struct {
   int gemm_win_ring;   /* KBC_GEMM_WIN_RING (default on): under a fold that moves the box along one
                           dimension, the pipelined window's two boxes as one ring of planes along it,
                           a step copying only the planes the next adds (gemm_win.c, gemm_window.ring) */
-  int gemm_tail;       /* KBC_GEMM_TAIL (default off: not yet measured): the statements after a fold that
+  int gemm_tail;       /* KBC_GEMM_TAIL (default on; measured 0.977-0.994 on conv3d b128/b256): the statements after a fold that
                           finish its output a row at a time (a softmax over the columns) computed in its
                           epilogue (gemm_tail.c) */
   int idx32;           /* KBC_IDX32 (default on; measured 0.97x geomean, 0.82-1.05x): the 32-bit
@@ -89,14 +89,22 @@ enum { CG_UNROLL_DEFAULT = 4, CG_UNROLL_MAX = 64, CG_MAX_TEAM_LIMIT = 1024 };
 /* No switch set: the defaults. */
 cg_options cg_options_default(void);
 /* The switches as the environment sets them (see options.c for each one's
- * variable and values). */
+ * variable and values), over the defaults or over o. */
 cg_options cg_options_from_env(void);
-/* Appends ", KBC_X[=v]" for each switch of o that differs from the default
- * (`kbc info`): the switches' names live here and in options.c only. */
+cg_options cg_options_from_env_over(cg_options o);
+/* Applies settings "KBC_X=V KBC_Y=W" (spaces or commas between; the
+ * variables' names and values, as the environment takes them; NULL or "":
+ * none) to o: 0, or -1 with err saying what is wrong (an unknown name, a
+ * value out of range; KBC_ATTN_RECOMPUTE, which gates IR passes, only
+ * from the environment).  kbc_options.config and `kbc tune`'s records. */
+int cg_options_apply(cg_options *o, const char *settings, kbc_buf *err);
+/* Appends ", KBC_X=v" for each switch of o that differs from the default
+ * (`kbc info`, the tune records): the switches' names live in options.c
+ * only. */
+void cg_options_describe(const cg_options *o, kbc_buf *out);
 /* The gated IR passes (passes/pipeline.h) code generation under the
  * environment's switches wants: for whoever runs the pipeline for a
  * program the runtime will generate code for. */
 unsigned cg_pipeline_gates_from_env(void);
-void cg_options_describe(const cg_options *o, kbc_buf *out);
 
 #endif

@@ -131,9 +131,15 @@ int cg_vec_loop(cg_emit *E, int j, const char *lane, int step, const cg_vec_body
   cg_line(E, "  %s = (%s - %s) / 4;", nv, n, hd);
   cg_line(E, "}");
 
-  /* float4s */
+  /* float4s, unrolled (opt.unroll) unless a thread takes at most one:
+   * a constant row of len elements gives it ceil(len / 4 / step) float4s,
+   * and a loop of one iteration unrolled only adds code and registers (a
+   * layernorm over rows of 1,024 on 256 threads: 0.85x unrolled once,
+   * side by side on the H200, 2026-12-04, docs/results/2026-12-04-tune-unroll.txt) */
   const char *v4[VEC_MAX_ROWS];
-  cg_line(E, "#pragma unroll %d", E->opt->unroll);
+  int unroll = E->opt->unroll;
+  if (sym_is_const(extent, &len) && (len / 4 + step - 1) / step <= 1) unroll = 1;
+  cg_line(E, "#pragma unroll %d", unroll);
   cg_line(E, "for (long long %s = %s; %s < %s; %s += %d) {", jv, lane, jv, nv, jv, step);
   E->indent++;
   const char *at = cg_fmt(E, "_j%d", E->tmp++);

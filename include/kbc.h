@@ -63,6 +63,10 @@ typedef struct {
   const char *target;      /* "auto" (NULL means auto), "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a" */
   kbc_precision precision; /* fp32 (<= 1e-5 relative error) or tf32 (<= 2e-3, faster) */
   int device;              /* CUDA device ordinal for "auto" and launches */
+  const char *config;      /* code generation switches, "KBC_GEMM_STAGES=3 KBC_GEMM_WGMMA=0" (the
+                              KBC_* variables of docs/ARCHITECTURE.md, "Switches"; spaces or commas
+                              between), used instead of a `kbc tune` record; the environment's
+                              switches still override them.  NULL: none (the record, if any) */
 } kbc_options;
 
 typedef struct kbc_program kbc_program;
@@ -222,6 +226,19 @@ KBC_API kbc_status kbc_program_output_shape(kbc_program *p, const kbc_arg *input
  * generates code for the target (an explicit one needs no GPU) and all but
  * "ir" and "cuda" compile it with NVRTC. */
 KBC_API kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t *len);
+
+/* ---- tuning (`kbc tune`) ----
+ * A record of code generation switches (kbc_options.config's form) for p
+ * at the binding of its preset var axes (kbc_program_bind_axis: all of
+ * them) and its target, kept in the kernel cache's directory: every later
+ * compilation of the same program (the same checked IR: comments and
+ * spacing aside) at that binding, target and precision uses them, unless
+ * kbc_options.config gives its own or KBC_TUNE=0.  settings NULL removes
+ * the record; comment (NULL: none) is kept in it as '#' lines. */
+KBC_API kbc_status kbc_program_tune_store(kbc_program *p, const char *settings, const char *comment);
+/* The record's settings into *out (malloc'ed, release with kbc_free; ""
+ * where the defaults were fastest), or *out = NULL where there is none. */
+KBC_API kbc_status kbc_program_tune_load(kbc_program *p, char **out);
 
 /* The IR as printed after lowering and after each pass (after NULL or
  * "all"), or after the one pass named `after` (kbc_pass_name), as `kbc

@@ -7,6 +7,7 @@
 
 #include "cache.h"
 #include "nvrtc.h"
+#include "tune.h"
 #include "support/env.h"
 
 #include "support/version.h"
@@ -134,8 +135,8 @@ static int build_variant(rt_exec *x, int i, rt_err *err) {
   return 0;
 }
 
-int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precision precision, rt_exec **out,
-                   rt_err *err) {
+int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precision precision, const char *config,
+                   rt_exec **out, rt_err *err) {
   *out = NULL;
   rt_exec *x = calloc(1, sizeof *x);
   if (!x) return rt_fail(err, RT_ERR_MEMORY, "out of memory");
@@ -147,6 +148,7 @@ int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precisi
   rt_arch_of_device(x->dev, dev_arch, sizeof dev_arch);
   if (!arch || !strcmp(arch, "auto")) arch = dev_arch;
   cg_target t = rt_exec_target(props, precision);
+  t.opt = rt_tune_options(p, arch, precision, config, NULL);
   kbc_diag *d = kbc_diag_create(p->name, NULL);
   int ok = cg_generate(x->arena, p, &t, &x->code, d);
   if (!ok) rt_fail(err, RT_ERR_INTERNAL, "%s", kbc_diag_text(d));

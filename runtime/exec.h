@@ -19,9 +19,10 @@
 
 typedef struct rt_exec rt_exec;
 
-/* arch: "auto" or NULL for the device's own. */
-int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precision precision, rt_exec **out,
-                   rt_err *err);
+/* arch: "auto" or NULL for the device's own; config: the code generation
+ * switches instead of p's tune record (runtime/tune.h), or NULL. */
+int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precision precision, const char *config,
+                   rt_exec **out, rt_err *err);
 void rt_exec_destroy(rt_exec *x);
 rt_device *rt_exec_device(rt_exec *x);
 const cg_program *rt_exec_code(const rt_exec *x);
@@ -44,7 +45,9 @@ size_t rt_workspace_layout(const ir_program *p, const unsigned char *in_ws, cons
 
 /* The target of a device (or the default H200-like one for dev == NULL),
  * with the code generation switches the environment sets
- * (cg_options_from_env, read here once per call). */
+ * (cg_options_from_env, read here once per call).  rt_exec_create and
+ * kbc_program_emit then put a program's tune record or config under them
+ * (rt_tune_options, runtime/tune.h). */
 cg_target rt_exec_target(const rt_device_props *props, cg_precision precision);
 
 #endif

@@ -166,6 +166,9 @@ void rt_plan_text(const rt_plan *pl, kbc_buf *o) {
     kbc_buf_printf(o, "%s%s=%lld", i ? " " : "", IR_VAR(p, i)->name, (long long)pl->b->vars[i]);
   kbc_buf_printf(o, ": %s, %s%s, %d launch%s\n", pl->arch ? pl->arch : "?", pl->precision ? pl->precision : "?",
                  pl->idx32 ? ", 32-bit indices" : "", pl->n_launches, pl->n_launches == 1 ? "" : "es");
+  if (pl->tuned || (pl->switches && *pl->switches))
+    kbc_buf_printf(o, "# switches: %s%s\n", pl->switches && *pl->switches ? pl->switches : "the defaults",
+                   pl->tuned ? " (from kbc tune's record)" : "");
   kbc_buf_puts(o, "# grid, block: [x, y, z] (a grid of 0: no work, not launched); smem: bytes per block,\n"
                   "# dynamic + static; regs: registers per thread (ptxas); under each, the statements it computes\n");
   static const char *const lhead[] = {"#", "kernel", "family", "grid", "block", "smem", "regs"};
@@ -219,5 +222,7 @@ void rt_plan_json(const rt_plan *pl, kbc_buf *o) {
     put_shape(o, bf->rank, bf->shape);
     kbc_buf_printf(o, ", \"bytes\": %zu}", bf->bytes);
   }
-  kbc_buf_printf(o, "],\n \"workspace_bytes\": %zu}\n", pl->workspace_bytes);
+  kbc_buf_printf(o, "],\n \"workspace_bytes\": %zu,\n \"switches\": ", pl->workspace_bytes);
+  rt_json_put_string(o, pl->switches ? pl->switches : "");
+  kbc_buf_printf(o, ", \"tuned\": %s}\n", pl->tuned ? "true" : "false");
 }

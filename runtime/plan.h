@@ -59,6 +59,8 @@ typedef struct {
   const char *arch;       /* the target, e.g. "sm_90" */
   const char *precision;  /* "fp32" or "tf32" */
   int idx32;              /* the 32-bit index variant runs (KBC_IDX32=1 and the binding fits) */
+  const char *switches;   /* the code generation switches not at their defaults, "KBC_X=1 ..." ("": none) */
+  int tuned;              /* they came from a `kbc tune` record (runtime/tune.h) */
   int n_launches;
   rt_plan_launch *launches;
   int n_buffers;

@@ -63,7 +63,7 @@ ir_program *rt_specialize(kbc_arena *a, kbc_diag *d, const char *source, const c
 /* Makes entry e for binding b: the program, its binding, the tensor map,
  * the executor. */
 static int make(rt_special *s, entry *e, const ir_program *g, const ir_binding *b, int device, const char *arch,
-                cg_precision precision, rt_err *err) {
+                cg_precision precision, const char *config, rt_err *err) {
   e->arena = kbc_arena_create();
   e->vars = malloc(sizeof(int64_t) * (size_t)(g->vars.len + 1));
   if (!e->arena || !e->vars) return rt_fail(err, RT_ERR_MEMORY, "out of memory");
@@ -88,11 +88,11 @@ static int make(rt_special *s, entry *e, const ir_program *g, const ir_binding *
   e->sp.p = p;
   e->sp.tensor_of = map;
   rt_debug(1, "%s: specialized for a new binding (%d of at most %d)", s->name, s->n + 1, s->limit);
-  return rt_exec_create(p, device, arch, precision, &e->sp.exec, err);
+  return rt_exec_create(p, device, arch, precision, config, &e->sp.exec, err);
 }
 
 int rt_special_find(rt_special *s, const ir_program *generic, const ir_binding *b, int device, const char *arch,
-                    cg_precision precision, const rt_specialized **out, rt_err *err) {
+                    cg_precision precision, const char *config, const rt_specialized **out, rt_err *err) {
   *out = NULL;
   if (!generic->vars.len) return 0; /* nothing to specialize */
   size_t nv = sizeof(int64_t) * (size_t)generic->vars.len;
@@ -103,7 +103,7 @@ int rt_special_find(rt_special *s, const ir_program *generic, const ir_binding *
     }
   if (s->n >= s->limit) return 0;
   entry *e = &s->e[s->n];
-  if (make(s, e, generic, b, device, arch, precision, err)) {
+  if (make(s, e, generic, b, device, arch, precision, config, err)) {
     rt_exec_destroy(e->sp.exec);
     kbc_arena_destroy(e->arena);
     free(e->vars);

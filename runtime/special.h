@@ -45,7 +45,7 @@ int rt_special_limit(const rt_special *s);
  * first call for b), in *out, or *out = NULL when b is not specialized (the
  * limit is reached).  -1 with a message in err when making it failed. */
 int rt_special_find(rt_special *s, const ir_program *generic, const ir_binding *b, int device, const char *arch,
-                    cg_precision precision, const rt_specialized **out, rt_err *err);
+                    cg_precision precision, const char *config, const rt_specialized **out, rt_err *err);
 
 /* The specialized program for b alone, without a GPU (`kbc compile --emit
  * ... --specialize`): NULL with diagnostics in d on failure. */

@@ -46,7 +46,8 @@ class Error(RuntimeError):
 
 
 class _Options(ctypes.Structure):
-    _fields_ = [("target", ctypes.c_char_p), ("precision", ctypes.c_int), ("device", ctypes.c_int)]
+    _fields_ = [("target", ctypes.c_char_p), ("precision", ctypes.c_int), ("device", ctypes.c_int),
+                ("config", ctypes.c_char_p)]
 
 
 class _Arg(ctypes.Structure):
@@ -128,10 +129,13 @@ class Program:
     ``source=``, spec text (``Program(source=text, name="attn")``; see also
     ``kbc.compile``).  ``precision`` is "fp32" (default) or "tf32";
     ``target`` "auto" (the device's) or "sm_80" ... "sm_90a"; ``device``
-    the CUDA device ordinal its GPU launches use."""
+    the CUDA device ordinal its GPU launches use; ``config`` code generation
+    switches, "KBC_GEMM_STAGES=3 KBC_GEMM_WGMMA=0", instead of a ``kbc tune``
+    record (kbc_options.config; the environment's switches still win)."""
 
     def __init__(self, spec_path: Optional[str] = None, precision: str = "fp32", target: str = "auto",
-                 device: int = 0, *, source: Optional[str] = None, name: Optional[str] = None):
+                 device: int = 0, *, source: Optional[str] = None, name: Optional[str] = None,
+                 config: Optional[str] = None):
         if precision not in ("fp32", "tf32"):
             raise ValueError(f"precision must be 'fp32' or 'tf32', not {precision!r}")
         if (spec_path is None) == (source is None):
@@ -141,7 +145,8 @@ class Program:
         lib = _load()
         self._lib = lib
         self._handle = ctypes.c_void_p()
-        opt = _Options(target.encode(), 0 if precision == "fp32" else 1, device)
+        opt = _Options(target.encode(), 0 if precision == "fp32" else 1, device,
+                       config.encode() if config is not None else None)
         if source is not None:
             _check(lib.kbc_compile_string(source.encode(), (name or "spec.kb").encode(), ctypes.byref(opt),
                                           ctypes.byref(self._handle)))
@@ -261,12 +266,12 @@ class Program:
 
 
 def compile(spec: str, precision: str = "fp32", target: str = "auto", device: int = 0,
-            name: Optional[str] = None) -> Program:
+            name: Optional[str] = None, config: Optional[str] = None) -> Program:
     """A Program from a spec file's path or from spec text (text is told
     apart by holding a newline or the word ``kernel``)."""
     if "\n" in spec or spec.lstrip().startswith("kernel "):
-        return Program(source=spec, name=name, precision=precision, target=target, device=device)
-    return Program(spec, precision=precision, target=target, device=device)
+        return Program(source=spec, name=name, precision=precision, target=target, device=device, config=config)
+    return Program(spec, precision=precision, target=target, device=device, config=config)
 
 
 def version() -> str:

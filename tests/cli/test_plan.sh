@@ -33,7 +33,8 @@ check_json() {
   if ! "$py" - "$file" "$extra" >"$tmp/pylog" 2>&1 <<'EOF'; then
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert set(d) == {"kernels", "buffers", "workspace_bytes"}, sorted(d)
+assert set(d) == {"kernels", "buffers", "workspace_bytes", "switches", "tuned"}, sorted(d)
+assert isinstance(d["switches"], str) and d["tuned"] in (True, False), d
 assert d["kernels"], "no kernels"
 for k in d["kernels"]:
     assert set(k) == {"name", "family", "statements", "grid", "block", "smem_bytes", "registers"}, sorted(k)
@@ -116,9 +117,10 @@ assert d["workspace_bytes"] > 0'
 # At KernelBench's batch 128 the min over depth is folded into the
 # convolution's tiles (codegen/gemm_fold.c): one GEMM kernel computes conv
 # and m, and no buffer of the convolution's size is left; KBC_GEMM_FOLD=0
-# keeps the two kernels and the buffer.
+# keeps the two kernels and the buffer.  (KBC_GEMM_TAIL=0: the softmax in a
+# kernel of its own, as below without it.)
 set_cv128=(--set batch_size=128 --set in_channels=3 --set d=24 --set h=32 --set w=32)
-expect 0 "plan JSON (conv3d_min_softmax, b128)" "$kbc" compile "$cv" --emit plan "${set_cv128[@]}" --target sm_90 --json &&
+expect 0 "plan JSON (conv3d_min_softmax, b128, KBC_GEMM_TAIL=0)" env KBC_GEMM_TAIL=0 "$kbc" compile "$cv" --emit plan "${set_cv128[@]}" --target sm_90 --json &&
   cp "$log" "$tmp/cv128.json" &&
   check_json "conv3d_min_softmax b128" "$tmp/cv128.json" '
 k = d["kernels"][0]
@@ -126,9 +128,9 @@ assert k["family"] == "gemm" and len(k["statements"]) == 2, k
 assert k["statements"][1].startswith("m[n, c, i, j] = min(z: conv["), k
 assert "conv" not in buffers and buffers["m"]["shape"] == [128, 24, 30, 30], buffers
 assert len(d["kernels"]) == 2, [k["name"] for k in d["kernels"]]'
-# With the fold's tail (KBC_GEMM_TAIL=1, codegen/gemm_tail.c) the softmax over
+# With the fold's tail (by default, codegen/gemm_tail.c) the softmax over
 # the channels runs in the same kernel's epilogue: one kernel, no buffer.
-expect 0 "plan JSON (conv3d_min_softmax, b128, KBC_GEMM_TAIL=1)" env KBC_GEMM_TAIL=1 "$kbc" compile "$cv" --emit plan \
+expect 0 "plan JSON (conv3d_min_softmax, b128)" "$kbc" compile "$cv" --emit plan \
   "${set_cv128[@]}" --target sm_90 --json &&
   cp "$log" "$tmp/cv128t.json" &&
   check_json "conv3d_min_softmax b128, tail" "$tmp/cv128t.json" '

@@ -48,4 +48,13 @@ except kbc.Error as e:
     assert e.status == "KBC_ERROR_SPEC" and "error:" in str(e), str(e)
 else:
     raise AssertionError("bad spec accepted")
+# config=: code generation switches for one program (kbc_options.config)
+tuned = kbc.Program(os.path.join(src, "specs/examples/softmax_middle.kb"), target="sm_90", config="KBC_UNROLL=1")
+assert torch.equal(tuned.run({"x": x})["out"], out)
+try:
+    kbc.compile(os.path.join(src, "specs/examples/softmax_middle.kb"), target="sm_90", config="KBC_UNROL=1")
+except kbc.Error as e:
+    assert e.status == "KBC_ERROR_ARGUMENT" and "unknown switch 'KBC_UNROL'" in str(e), str(e)
+else:
+    raise AssertionError("bad config accepted")
 print("python binding: ok")

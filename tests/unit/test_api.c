@@ -237,6 +237,44 @@ static void test_emit_cuda(void **state) {
   kbc_program_destroy(p);
 }
 
+/* kbc_options.config: code generation switches for one program (here the
+ * rows family's unroll factor changes its text), errors naming the switch
+ * (KBC_ERROR_ARGUMENT, no program); the tune records' store and load need
+ * every var axis bound. */
+static void test_config(void **state) {
+  (void)state;
+  kbc_options opt = {.target = "sm_90"}, unrolled = {.target = "sm_90", .config = "KBC_UNROLL=1, KBC_NO_VEC=yes"};
+  kbc_program *p, *q;
+  assert_int_equal(kbc_compile_string(spec, "scale_rows.kb", &opt, &p), KBC_OK);
+  assert_int_equal(kbc_compile_string(spec, "scale_rows.kb", &unrolled, &q), KBC_OK);
+  char *a, *b;
+  size_t la, lb;
+  assert_int_equal(kbc_program_emit(p, "cuda", &a, &la), KBC_OK);
+  assert_int_equal(kbc_program_emit(q, "cuda", &b, &lb), KBC_OK);
+  assert_true(la != lb || memcmp(a, b, la));
+  kbc_free(a);
+  kbc_free(b);
+  char *settings = (char *)1;
+  assert_int_equal(kbc_program_tune_load(p, &settings), KBC_ERROR_ARGUMENT); /* n and m not bound */
+  assert_null(settings);
+  assert_non_null(strstr(kbc_last_error(), "not bound"));
+  assert_int_equal(kbc_program_tune_store(p, "KBC_NOPE=1", NULL), KBC_ERROR_ARGUMENT);
+  assert_non_null(strstr(kbc_last_error(), "unknown switch 'KBC_NOPE'"));
+  kbc_program_destroy(p);
+  kbc_program_destroy(q);
+  static const char *const bad[][2] = {{"KBC_UNROLL=0", "KBC_UNROLL takes a number from 1 to 64, not '0'"},
+                                       {"KBC_NO_VEC=2", "KBC_NO_VEC takes 0 or 1, not '2'"},
+                                       {"KBC_UNROLL", "expected NAME=VALUE"},
+                                       {"KBC_UNROL=4", "unknown switch 'KBC_UNROL'"}};
+  for (int i = 0; i < 4; i++) {
+    kbc_options o = {.target = "sm_90", .config = bad[i][0]};
+    p = (kbc_program *)1;
+    assert_int_equal(kbc_compile_string(spec, "scale_rows.kb", &o, &p), KBC_ERROR_ARGUMENT);
+    assert_null(p);
+    assert_non_null(strstr(kbc_last_error(), bad[i][1]));
+  }
+}
+
 /* A loss into a rank-0 output, with a rank-0 input: no shape (NULL) for
  * either, rank 0 reported for the output, a rank-1 argument refused. */
 static void test_rank0(void **state) {
@@ -312,6 +350,7 @@ int main(void) {
       cmocka_unit_test(test_diagnostic_records),
       cmocka_unit_test(test_compile_errors),
       cmocka_unit_test(test_emit_cuda),
+      cmocka_unit_test(test_config),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -202,6 +202,41 @@ static void test_cg_options_from_env(void **state) {
   clear_cg_vars();
 }
 
+/* cg_options_apply: settings text ("KBC_X=V", spaces or commas between)
+ * into the fields by the same rule; what cg_options_describe writes reads
+ * back as the same options; errors leave a message. */
+static void test_cg_options_apply(void **state) {
+  (void)state;
+  cg_options o = cg_options_default();
+  kbc_buf err = {0};
+  assert_int_equal(cg_options_apply(&o, "KBC_GEMM_STAGES=3, KBC_NO_VEC=yes  KBC_GEMM_TAIL=off,KBC_FP32_MMA=0", &err), 0);
+  assert_int_equal(o.gemm_stages, 3);
+  assert_int_equal(o.no_vec, 1);
+  assert_int_equal(o.gemm_tail, 0);
+  assert_int_equal(o.fp32_mma, 0);
+  kbc_buf text = {0};
+  cg_options_describe(&o, &text);
+  cg_options back = cg_options_default();
+  assert_int_equal(cg_options_apply(&back, kbc_buf_str(&text) + 2, &err), 0); /* less the leading ", " */
+  assert_memory_equal(&o, &back, sizeof o);
+  assert_int_equal(cg_options_apply(&back, "", &err), 0);
+  assert_int_equal(cg_options_apply(&back, NULL, &err), 0);
+  static const char *const bad[][2] = {{"KBC_GEMM_STAGES=5", "KBC_GEMM_STAGES takes a number from 0 to 4, not '5'"},
+                                       {"KBC_NO_VEC=2", "KBC_NO_VEC takes 0 or 1, not '2'"},
+                                       {"KBC_NO_VEC", "expected NAME=VALUE at 'KBC_NO_VEC'"},
+                                       {"=1", "expected NAME=VALUE"},
+                                       {"KBC_NOPE=1", "unknown switch 'KBC_NOPE'"},
+                                       {"KBC_ATTN_RECOMPUTE=1", "from the environment only"}};
+  for (int i = 0; i < 6; i++) {
+    kbc_buf e = {0};
+    assert_int_equal(cg_options_apply(&back, bad[i][0], &e), -1);
+    assert_non_null(strstr(kbc_buf_str(&e), bad[i][1]));
+    kbc_buf_free(&e);
+  }
+  kbc_buf_free(&text);
+  kbc_buf_free(&err);
+}
+
 /* Out-of-range and malformed numbers keep the defaults (as tests/cli pins
  * for KBC_UNROLL and KBC_GEMM_MIN_BLOCKS). */
 static void test_cg_options_invalid(void **state) {
@@ -233,7 +268,7 @@ int main(void) {
       cmocka_unit_test(test_env_flag),            cmocka_unit_test(test_env_int),
       cmocka_unit_test(test_env_str),             cmocka_unit_test(test_invalid_warns_once),
       cmocka_unit_test(test_cg_options_defaults), cmocka_unit_test(test_cg_options_from_env),
-      cmocka_unit_test(test_cg_options_invalid),
+      cmocka_unit_test(test_cg_options_invalid),  cmocka_unit_test(test_cg_options_apply),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
