@@ -90,6 +90,17 @@ static kbc_status status_of(rt_err_kind kind) {
 /* A runtime error as the call's failure: its kind's status, its message. */
 static kbc_status fail_rt(const rt_err *e) { return fail(status_of(e->kind), "%s", rt_err_msg(e)); }
 
+/* Code generation settings ("KBC_X=V ...", cg_options_apply) that parse:
+ * KBC_OK, else KBC_ERROR_ARGUMENT with "what: <the reason>". */
+static kbc_status check_settings(const char *what, const char *settings) {
+  cg_options probe = cg_options_default();
+  kbc_buf why = {0};
+  kbc_status s = cg_options_apply(&probe, settings, &why) ? fail(KBC_ERROR_ARGUMENT, "%s: %s", what, kbc_buf_str(&why))
+                                                           : KBC_OK;
+  kbc_buf_free(&why);
+  return s;
+}
+
 const char *kbc_last_error(void) { return last_error ? last_error : ""; }
 const char *kbc_version(void) { return KBC_VERSION_STRING; }
 
@@ -195,12 +206,8 @@ kbc_status kbc_compile_string(const char *source, const char *name, const kbc_op
   p->target = kbc_arena_strdup(p->arena, p->opt.target ? p->opt.target : "auto");
   p->opt.target = p->target;
   if (p->opt.config) {
-    cg_options probe = cg_options_default();
-    kbc_buf why = {0};
-    int bad = cg_options_apply(&probe, p->opt.config, &why);
-    kbc_status s = bad ? fail(KBC_ERROR_ARGUMENT, "config: %s", kbc_buf_str(&why)) : KBC_OK;
-    kbc_buf_free(&why);
-    if (bad) {
+    kbc_status s = check_settings("config", p->opt.config);
+    if (s != KBC_OK) {
       kbc_program_destroy(p);
       return s;
     }
@@ -665,14 +672,8 @@ static kbc_status tune_key(kbc_program *p, kbc_arena *a, char key[RT_KEY_HEX + 1
 
 kbc_status kbc_program_tune_store(kbc_program *p, const char *settings, const char *comment) {
   if (!p) return fail(KBC_ERROR_ARGUMENT, "kbc_program_tune_store: NULL program");
-  if (settings) {
-    cg_options probe = cg_options_default();
-    kbc_buf why = {0};
-    int bad = cg_options_apply(&probe, settings, &why);
-    kbc_status s = bad ? fail(KBC_ERROR_ARGUMENT, "tune settings: %s", kbc_buf_str(&why)) : KBC_OK;
-    kbc_buf_free(&why);
-    if (bad) return s;
-  }
+  kbc_status bad = settings ? check_settings("tune settings", settings) : KBC_OK;
+  if (bad != KBC_OK) return bad;
   kbc_arena *a = kbc_arena_create();
   char key[RT_KEY_HEX + 1];
   kbc_status s = tune_key(p, a, key);
@@ -731,13 +732,12 @@ kbc_status kbc_program_emit(kbc_program *p, const char *what, char **out, size_t
     kbc_arena_destroy(a);
     return s;
   }
-  cg_target t = rt_exec_target(pp, precision_of(p));
+  int tuned;
+  cg_target t = rt_exec_target(pp, precision_of(p), rt_tune_options(prog, arch, precision_of(p), p->opt.config, &tuned));
   if (!pp) {
     t.sm = atoi(arch + 3); /* "sm_90a" -> 90 */
     t.arch_a = arch[strlen(arch) - 1] == 'a';
   }
-  int tuned;
-  t.opt = rt_tune_options(prog, arch, precision_of(p), p->opt.config, &tuned);
   cg_program g;
   kbc_diag *d = kbc_diag_create(prog->name, NULL);
   /* The 32-bit index variant where KBC_IDX32 asks for it (t.opt.idx32) —

@@ -125,6 +125,9 @@ int cli_bind_spec_with(const char *cmd, const char *spec, const char *precision,
 
 /* Opens device 0; without one prints "no GPU available: <why>", CLI_FAIL. */
 int cli_open_device(rt_device **dev);
+/* The relative L2 error a result at precision ("fp32" or "tf32") may have
+ * against the truth: 1e-5, or 2e-3 at tf32 (include/kbc.h). */
+double cli_tolerance(const char *precision);
 /* kbc_compile_file for the GPU ("auto" target); errors printed. */
 int cli_compile_api(const char *spec, const char *precision, kbc_program **p);
 /* The same for target (NULL: "auto") with kbc_options.config (may be NULL). */

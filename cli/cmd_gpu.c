@@ -31,6 +31,8 @@ int cli_open_device(rt_device **dev) {
   return rc ? CLI_FAIL : CLI_OK;
 }
 
+double cli_tolerance(const char *precision) { return precision && !strcmp(precision, "tf32") ? 2e-3 : 1e-5; }
+
 int cli_compile_api(const char *spec, const char *precision, kbc_program **p) {
   return cli_compile_api_with(spec, precision, NULL, NULL, p);
 }

@@ -184,7 +184,7 @@ static int run_candidate(tuner *t, const char *s) {
     c->us = NAN;
     return idx == 0 ? CLI_FAIL : CLI_OK; /* without the defaults there is nothing to compare */
   }
-  double tol = 2 * (strcmp(t->precision, "tf32") ? 1e-5 : 2e-3);
+  double tol = 2 * cli_tolerance(t->precision);
   c->status = c->rel <= tol ? "ok" : "wrong";
   if (c->rel > tol)
     cli_error("%s: outputs %.3g off the defaults' (relative L2; the tolerance is %.1g): this is a bug in kbc",
@@ -322,9 +322,10 @@ static int record_only(const cli_value *v, const char *spec, const char *precisi
     kbc_free(s);
   } else {
     const char *settings = v[T_STORE].count ? v[T_STORE].value : NULL;
-    if (kbc_program_tune_store(p, settings, settings ? "stored by kbc tune --store" : NULL) != KBC_OK) {
+    kbc_status st = kbc_program_tune_store(p, settings, settings ? "stored by kbc tune --store" : NULL);
+    if (st != KBC_OK) {
       cli_error("%s", kbc_last_error());
-      rc = kbc_last_error()[0] && strstr(kbc_last_error(), "tune settings:") ? CLI_USAGE : CLI_FAIL;
+      rc = st == KBC_ERROR_ARGUMENT ? CLI_USAGE : CLI_FAIL; /* settings that do not parse */
     }
   }
   kbc_program_destroy(p);

@@ -298,7 +298,7 @@ static int verify(verify_args *v) {
             "kbc verify: %.0f ms the spec and opening the device, %.0f ms inputs, %.0f ms compiling and running on "
             "the GPU, %.0f ms the CPU reference\n",
             t_open - t0, t_inputs - t_open, t_gpu - t_inputs, t_cpu - t_gpu);
-  double tol = !strcmp(v->precision, "tf32") ? 2e-3 : 1e-5;
+  double tol = cli_tolerance(v->precision);
   int all_ok = 1;
   for (int r = 0; r < n_out; r++) {
     rows[r].r = rt_compare_f32(s.g.host[rows[r].arg], cpu_out[rows[r].arg], rows[r].numel, tol);

@@ -3,7 +3,7 @@
  * Before: any environment.  After cg_options_from_env(): the cg_options
  * it asks for, each variable read once through support/env.h (so with
  * that one rule for booleans and numbers).  Called only by the code that
- * makes a target (the runtime's rt_exec_target, the kernel emulator, unit
+ * makes a target (the runtime's rt_tune_options, the kernel emulator, unit
  * tests); code generation itself never reads the environment. */
 #include "options.h"
 
@@ -87,11 +87,16 @@ static int set_one(cg_options *o, const char *name, const char *v, kbc_buf *err)
     kbc_buf_printf(err, "unknown switch '%s'", name);
     return -1;
   }
-  if (lo == 0 && hi == 1 && kbc_parse_flag(v, &on)) return *field = on, 0;
-  if (!(lo == 0 && hi == 1) && kbc_parse_int(v, lo, hi, &x)) return *field = (int)x, 0;
-  if (lo == 0 && hi == 1) kbc_buf_printf(err, "%s takes 0 or 1, not '%s'", name, v);
-  else kbc_buf_printf(err, "%s takes a number from %d to %d, not '%s'", name, lo, hi, v);
-  return -1;
+  int flag = lo == 0 && hi == 1;
+  if (flag && kbc_parse_flag(v, &on)) {
+    x = on;
+  } else if (flag || !kbc_parse_int(v, lo, hi, &x)) {
+    if (flag) kbc_buf_printf(err, "%s takes 0 or 1, not '%s'", name, v);
+    else kbc_buf_printf(err, "%s takes a number from %d to %d, not '%s'", name, lo, hi, v);
+    return -1;
+  }
+  *field = (int)x;
+  return 0;
 }
 
 int cg_options_apply(cg_options *o, const char *settings, kbc_buf *err) {

@@ -111,24 +111,24 @@ static void hash_field(sha256_ctx *c, const char *s) {
   if (s) sha256_update(c, s, (size_t)n);
 }
 
+void rt_key_of_fields(const char *const *fields, int n, char key[RT_KEY_HEX + 1]) {
+  sha256_ctx c;
+  sha256_init(&c);
+  for (int i = 0; i < n; i++) hash_field(&c, fields[i]);
+  unsigned char d[32];
+  sha256_final(&c, d);
+  to_hex(d, RT_KEY_HEX / 2, key);
+}
+
 int rt_cache_key(const rt_compile_req *req, char key[RT_KEY_HEX + 1], rt_err *err) {
   int major = 0, minor = 0;
   if (rt_nvrtc_version(&major, &minor, err) < 0) return -1;
   kbc_buf opts = {0}, ver = {0};
   if (rt_nvrtc_options(req->arch, req->opts, req->n_opts, &opts, err) < 0) return -1;
   kbc_buf_printf(&ver, "nvrtc %d.%d", major, minor);
-  sha256_ctx c;
-  sha256_init(&c);
-  hash_field(&c, "kbc cubin key 1");
-  hash_field(&c, req->kbc_version ? req->kbc_version : "unknown");
-  hash_field(&c, ver.data);
-  hash_field(&c, req->arch);
-  hash_field(&c, kbc_buf_str(&opts));
-  hash_field(&c, req->name);
-  hash_field(&c, req->src);
-  unsigned char d[32];
-  sha256_final(&c, d);
-  to_hex(d, RT_KEY_HEX / 2, key);
+  const char *fields[] = {"kbc cubin key 1", req->kbc_version ? req->kbc_version : "unknown",
+                          ver.data, req->arch, kbc_buf_str(&opts), req->name, req->src};
+  rt_key_of_fields(fields, 7, key);
   kbc_buf_free(&opts), kbc_buf_free(&ver);
   return 0;
 }

@@ -69,6 +69,10 @@ typedef struct {
 int rt_compile(const rt_compile_req *req, rt_compiled *out, rt_err *err);
 void rt_compiled_free(rt_compiled *c);
 
+/* SHA-256 over the n fields, each length-prefixed (NULL: a length of
+ * UINT64_MAX and no bytes), as RT_KEY_HEX hex digits (its first 128 bits):
+ * the cache's keys and the tune records' (runtime/tune.c). */
+void rt_key_of_fields(const char *const *fields, int n, char key[RT_KEY_HEX + 1]);
 /* The key of a request (needs NVRTC for its version). */
 int rt_cache_key(const rt_compile_req *req, char key[RT_KEY_HEX + 1], rt_err *err);
 /* The cache directory (see above), created if missing; -1 when none is usable. */

@@ -54,7 +54,7 @@ struct rt_exec {
   long long prof_runs;
 };
 
-cg_target rt_exec_target(const rt_device_props *props, cg_precision precision) {
+cg_target rt_exec_target(const rt_device_props *props, cg_precision precision, cg_options opt) {
   cg_target t = cg_target_default();
   if (props) {
     t.sm = props->cc_major * 10 + props->cc_minor;
@@ -66,7 +66,7 @@ cg_target rt_exec_target(const rt_device_props *props, cg_precision precision) {
     if (props->l2_bytes > 0) t.l2_bytes = props->l2_bytes;
   }
   t.precision = precision;
-  t.opt = cg_options_from_env();
+  t.opt = opt;
   return t;
 }
 
@@ -147,8 +147,7 @@ int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precisi
   char dev_arch[16];
   rt_arch_of_device(x->dev, dev_arch, sizeof dev_arch);
   if (!arch || !strcmp(arch, "auto")) arch = dev_arch;
-  cg_target t = rt_exec_target(props, precision);
-  t.opt = rt_tune_options(p, arch, precision, config, NULL);
+  cg_target t = rt_exec_target(props, precision, rt_tune_options(p, arch, precision, config, NULL));
   kbc_diag *d = kbc_diag_create(p->name, NULL);
   int ok = cg_generate(x->arena, p, &t, &x->code, d);
   if (!ok) rt_fail(err, RT_ERR_INTERNAL, "%s", kbc_diag_text(d));

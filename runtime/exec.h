@@ -43,11 +43,10 @@ enum { RT_WORKSPACE_ALIGN = 256 };
 void rt_workspace_members(const ir_program *p, const cg_program *g, unsigned char *in_ws);
 size_t rt_workspace_layout(const ir_program *p, const unsigned char *in_ws, const ir_binding *b, size_t *offset);
 
-/* The target of a device (or the default H200-like one for dev == NULL),
- * with the code generation switches the environment sets
- * (cg_options_from_env, read here once per call).  rt_exec_create and
- * kbc_program_emit then put a program's tune record or config under them
- * (rt_tune_options, runtime/tune.h). */
-cg_target rt_exec_target(const rt_device_props *props, cg_precision precision);
+/* The target of a device (or the default H200-like one for dev == NULL)
+ * at precision, with the code generation switches opt (rt_exec_create and
+ * kbc_program_emit pass rt_tune_options's: the environment's over a tune
+ * record or config, runtime/tune.h). */
+cg_target rt_exec_target(const rt_device_props *props, cg_precision precision, cg_options opt);
 
 #endif

@@ -2,7 +2,6 @@
 #include "tune.h"
 
 #include <errno.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,26 +12,13 @@
 
 enum { RECORD_MAX_BYTES = 1 << 16 };
 
-static void put_part(kbc_buf *b, const char *s) {
-  uint64_t n = strlen(s);
-  kbc_buf_putn(b, (const char *)&n, sizeof n);
-  kbc_buf_putn(b, s, (size_t)n);
-}
-
 void rt_tune_key(const ir_program *p, const char *arch, cg_precision precision, char key[RT_KEY_HEX + 1]) {
-  kbc_buf ir = {0}, b = {0};
+  kbc_buf ir = {0};
   ir_print(p, &ir);
-  put_part(&b, "kbc-tune-1");
-  put_part(&b, KBC_VERSION);
-  put_part(&b, arch);
-  put_part(&b, precision == CG_PRECISION_TF32 ? "tf32" : "fp32");
-  put_part(&b, kbc_buf_str(&ir));
-  char hex[65];
-  rt_sha256_hex(b.data, b.len, hex);
-  memcpy(key, hex, RT_KEY_HEX);
-  key[RT_KEY_HEX] = 0;
+  const char *fields[] = {"kbc-tune-1", KBC_VERSION, arch, precision == CG_PRECISION_TF32 ? "tf32" : "fp32",
+                          kbc_buf_str(&ir)};
+  rt_key_of_fields(fields, 5, key);
   kbc_buf_free(&ir);
-  kbc_buf_free(&b);
 }
 
 void rt_tune_path(const char *dir, const char *key, kbc_buf *path) {
