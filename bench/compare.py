@@ -111,7 +111,7 @@ def new_row(workload: Workload, shape: Shape, impl: im.Impl, n_sets: int, set_by
             "precision": impl.precision, "baseline": impl.baseline, "note": impl.note,
             "status": "N/A", "reason": None, "built": False, "counts": False, "threshold": THRESHOLDS[impl.precision],
             "median_us": None, "timing": None, "n_sets": n_sets, "set_bytes": set_bytes,
-            "setup_s": None, "first_call_s": None, "kbc_program_s": None, "compiled_graphs": None,
+            "setup_s": None, "first_call_s": None, "kbc_program_s": None, "kernels": None, "compiled_graphs": None,
             "rel_err": None, "max_abs_err": None, "worst_output": None, "errors": None,
             "flops": flops, "min_bytes": min_bytes, "floor_us": None, "floor_bound": None,
             "pct_of_floor": None, "speedup": None}
@@ -203,6 +203,8 @@ def run_impl(session: Session, impl: im.Impl, sets: list[Tensors], reference: Te
         if impl.family == "kbc":
             key = (str(WORKLOADS[row["workload"]].spec), impl.variant or impl.precision)
             row["kbc_program_s"] = session.kbc.compile_s.get(key)
+            prog = session.kbc.programs.get(key)
+            row["kernels"] = prog.num_kernels if prog is not None and prog.num_kernels > 0 else None
         del runner
         if impl.family == "compile":
             im.reset_compiler()

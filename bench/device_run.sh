@@ -50,6 +50,8 @@
 #          bench/ab_queue.txt), each under $AB_TIMEOUT (default 150) s,
 #          no line started past $AB_TIME (default 500) s, into $OUT/abq.txt;
 #   gpu:   the ctest tests labelled gpu (into $OUT/ctest_gpu.txt);
+#   reach: tools/demo.sh's GPU table ($OUT/demo.txt), the python package on
+#          CUDA and the installed package's examples ($OUT/ctest_reach.txt);
 #   fuzz:  the differential spec fuzzer on the GPU (tests/fuzz/difftest.py
 #          gpu: kbc verify of random specs, $FUZZ_JOBS at a time) over
 #          $FUZZ_SEEDS in $FUZZ_VARIANTS for at most $FUZZ_TIME seconds;
@@ -169,11 +171,21 @@ case "${1:-}" in
     LD_LIBRARY_PATH=$PWD/build/gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} KBC_PYTHON=$(command -v $py) \
       ctest --test-dir "$src/build/gpu" -L gpu -j4 --output-on-failure >$OUT/ctest_gpu.txt 2>&1
     grep -E "tests passed|Skipped|Failed|\*\*\*" $OUT/ctest_gpu.txt ;;
+  reach)
+    # issue 16 on the GPU: tools/demo.sh's GPU table, the python package on
+    # CUDA (gpu/python) and the installed package's embed_gpu (package/)
+    KBC_BUILD=build/gpu tools/demo.sh >$OUT/demo.txt 2>&1; echo "demo.sh: exit $?"; tail -12 $OUT/demo.txt
+    src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build/gpu/CMakeCache.txt)
+    [ "$src" = "$PWD" ] || { mkdir -p "$(dirname "$src")" && ln -sfn "$PWD" "$src"; }
+    py=python3; python3 -c 'import torch' 2>/dev/null || py=/usr/bin/python3
+    LD_LIBRARY_PATH=$PWD/build/gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} KBC_PYTHON=$(command -v $py) \
+      ctest --test-dir "$src/build/gpu" -R "gpu/python|package/" -V >$OUT/ctest_reach.txt 2>&1
+    grep -E "^ok|FAIL|SKIP|skipped|tests passed|Failed|\*\*\*" $OUT/ctest_reach.txt | tail -40 ;;
   fuzz)
     PYTHONUNBUFFERED=1 python3 tests/fuzz/difftest.py gpu --kbc build/gpu/kbc --seeds ${FUZZ_SEEDS:-1:100001} \
       --jobs ${FUZZ_JOBS:-16} --variants ${FUZZ_VARIANTS:-fp32,tf32,attn} --time-limit ${FUZZ_TIME:-400} --min-time 90 \
       --keep /tmp/fuzz_keep --json $OUT/fuzz.json >$OUT/fuzz.txt 2>&1
     [ -d /tmp/fuzz_keep ] && tar -czf $OUT/fuzz_keep.tgz -C /tmp fuzz_keep
     grep -v "^rejected" $OUT/fuzz.txt | tail -60 ;;
-  *) echo "usage: bench/device_run.sh ctest|check|profile|sam|rest|check+rest|sam-compile-N|autotune|attention|session|suite|suite-compile|warm|nocliff|abq|gpu|fuzz" >&2; exit 2 ;;
+  *) echo "usage: bench/device_run.sh ctest|check|profile|sam|rest|check+rest|sam-compile-N|autotune|attention|session|suite|suite-compile|warm|nocliff|abq|gpu|reach|fuzz" >&2; exit 2 ;;
 esac

@@ -64,6 +64,7 @@ static const struct {
     OPT(cuGraphLaunch, "cuGraphLaunch"),
     OPT(cuGraphExecDestroy, "cuGraphExecDestroy"),
     OPT(cuGraphDestroy, "cuGraphDestroy"),
+    OPT(cuStreamIsCapturing, "cuStreamIsCapturing"),
 #undef SYM
 #undef OPT
 };

@@ -182,6 +182,9 @@ typedef struct {
   CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
   CUresult (*cuGraphExecDestroy)(CUgraphExec);
   CUresult (*cuGraphDestroy)(CUgraph);
+  /* Whether a caller's stream is being captured (CUstreamCaptureStatus:
+   * 0 none, 1 active, 2 invalidated; optional). */
+  CUresult (*cuStreamIsCapturing)(CUstream, int *);
 } rt_cuda_api;
 
 /* The loaded driver, or NULL with the reason in *err (see the top comment). */

@@ -262,6 +262,13 @@ int rt_graph_capture_end(rt_device *dev, void *stream, void **exec, rt_err *err)
   return rc;
 }
 
+int rt_stream_capturing(rt_device *dev, void *stream) {
+  int status = 0;
+  if (!dev->cu->cuStreamIsCapturing || rt_device_make_current(dev, NULL) < 0) return 0;
+  if (dev->cu->cuStreamIsCapturing((CUstream)stream, &status) != 0) return 0;
+  return status != 0;
+}
+
 int rt_graph_launch(rt_device *dev, void *exec, void *stream, rt_err *err) {
   return CHECK(dev, cuGraphLaunch((CUgraphExec)exec, (CUstream)stream), "cuGraphLaunch");
 }

@@ -118,6 +118,11 @@ int rt_graph_capture_begin(rt_device *dev, void *stream, rt_err *err);
 int rt_graph_capture_end(rt_device *dev, void *stream, void **exec, rt_err *err);
 int rt_graph_launch(rt_device *dev, void *exec, void *stream, rt_err *err);
 void rt_graph_destroy(rt_device *dev, void *exec);
+/* 1 when a caller is capturing stream into a graph of its own (torch's
+ * CUDA graphs, torch.compile's reduce-overhead mode), where no memory may
+ * be allocated and the program's launches go into the caller's graph;
+ * 0 when not, or when the driver cannot tell. */
+int rt_stream_capturing(rt_device *dev, void *stream);
 
 /* Launches fn with grid x block threads and smem bytes of dynamic shared
  * memory on stream (NULL: legacy default stream); args as for

@@ -201,13 +201,19 @@ size_t rt_workspace_layout(const ir_program *p, const unsigned char *in_ws, cons
   return off;
 }
 
-/* Places every temporary in the workspace, growing it when needed. */
-static int place_temps(rt_exec *x, const ir_binding *b, rt_dptr *ptr, rt_err *err) {
+/* Places every temporary in the workspace, growing it when needed (not
+ * while the caller captures the stream: no allocation may happen then). */
+static int place_temps(rt_exec *x, const ir_binding *b, rt_dptr *ptr, int capturing, rt_err *err) {
   size_t *offset = calloc((size_t)x->p->tensors.len + 1, sizeof *offset);
   if (!offset) return rt_fail(err, RT_ERR_MEMORY, "out of memory");
   size_t need = rt_workspace_layout(x->p, x->in_ws, b, offset);
   int rc = 0;
-  if (need > x->workspace_bytes) {
+  if (need > x->workspace_bytes && capturing)
+    rc = rt_fail(err, RT_ERR_ARGUMENT,
+                 "%s needs a workspace of %zu bytes at these sizes, which cannot be allocated while the stream is "
+                 "being captured into a CUDA graph: run the program once at these sizes before capturing",
+                 x->p->name, need);
+  else if (need > x->workspace_bytes) {
     rc = x->workspace ? rt_mem_free(x->dev, x->workspace, err) : 0;
     if (!rc) {
       x->workspace = 0;
@@ -259,9 +265,12 @@ static int choose_variant(rt_exec *x, const ir_binding *b, rt_err *err) {
 }
 
 /* Queues every kernel for the binding (ptr: all tensors, temporaries
- * placed) on stream, from the chosen variant. */
+ * placed) on stream, from the chosen variant; timed per kernel when
+ * profiling (not under a caller's capture: the timing waits for the
+ * stream). */
 static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *vars, void **args, void *stream,
-                   rt_err *err) {
+                   int capturing, rt_err *err) {
+  void **ev = capturing ? NULL : x->prof_ev;
   int nv = x->p->vars.len;
   int idx32 = x->cur == RT_IDX32;
   const rt_variant *v = &x->v[x->cur];
@@ -274,7 +283,7 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
         launch_zero(v, idx32, ptr[kn->zero_tensor], b->numel[kn->zero_tensor], stream, err))
       return -1;
     /* profiling: events around the kernel (around nothing when it has no work) */
-    if (x->prof_ev && rt_event_record(x->dev, x->prof_ev[2 * k], stream, err)) return -1;
+    if (ev && rt_event_record(x->dev, ev[2 * k], stream, err)) return -1;
     if (l.grid[0] > 0) {
       int n = 0;
       for (int i = 0; i < kn->n_tensors; i++) args[n++] = &ptr[kn->tensors[i]];
@@ -284,9 +293,9 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
       rt_debug(2, "launch %s: grid %lld, block %d, smem %d", kn->name, (long long)l.grid[0], l.block[0], l.smem);
       if (rt_launch(v->fn[k], grid, block, (size_t)l.smem, stream, args, err)) return -1;
     }
-    if (x->prof_ev && rt_event_record(x->dev, x->prof_ev[2 * k + 1], stream, err)) return -1;
+    if (ev && rt_event_record(x->dev, ev[2 * k + 1], stream, err)) return -1;
   }
-  return x->prof_ev ? profile_collect(x, stream, err) : 0;
+  return ev ? profile_collect(x, stream, err) : 0;
 }
 
 /* Replays a captured graph when the arguments repeat (KBC_NO_GRAPH on
@@ -315,7 +324,7 @@ static int via_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *v
   rt_graph_destroy(x->dev, x->graph);
   x->graph = NULL;
   if (rt_graph_capture_begin(x->dev, x->capture_stream, err)) return -1;
-  int rc = enqueue(x, b, ptr, vars, args, x->capture_stream, err);
+  int rc = enqueue(x, b, ptr, vars, args, x->capture_stream, 0, err);
   void *g = NULL;
   if (rt_graph_capture_end(x->dev, x->capture_stream, &g, err) || rc) {
     rt_graph_destroy(x->dev, g);
@@ -347,10 +356,13 @@ int rt_exec_launch(rt_exec *x, const ir_binding *b, const rt_dptr *tensors, void
   }
   for (int i = 0; i < nt; i++) ptr[i] = tensors[i];
   for (int i = 0; i < nv; i++) vars[i] = b->vars[i];
-  if (place_temps(x, b, ptr, err) || choose_variant(x, b, err)) goto done;
-  int g = via_graph(x, b, ptr, vars, args, stream, err);
+  /* Under a caller's capture the kernels go into the caller's graph as
+   * they are: no graph of our own inside it, no allocation. */
+  int capturing = rt_stream_capturing(x->dev, stream);
+  if (place_temps(x, b, ptr, capturing, err) || choose_variant(x, b, err)) goto done;
+  int g = capturing ? 0 : via_graph(x, b, ptr, vars, args, stream, err);
   if (g < 0) goto done;
-  if (g == 0 && enqueue(x, b, ptr, vars, args, stream, err)) goto done;
+  if (g == 0 && enqueue(x, b, ptr, vars, args, stream, capturing, err)) goto done;
   rc = 0;
 done:
   free(ptr);
