@@ -7,7 +7,9 @@
 #      the toolkit's stub where there is no driver), and embed run;
 #   3. examples/embed.c and embed_gpu.c compiled with `pkg-config --cflags
 #      --libs kbc` alone, and embed run;
-#   4. embed_gpu run where a CUDA driver is installed (else said skipped).
+#   4. the python module installed under PREFIX/share/kbc/python imported
+#      from there, finding PREFIX's library, running a spec (torch needed);
+#   5. embed_gpu run where a CUDA driver is installed (else said skipped).
 # Exit status: 0 pass, 1 fail.
 set -u
 build=$1 src=$2
@@ -49,6 +51,21 @@ cc -std=c11 -o "$tmp/embed_pc" "$src/examples/embed.c" $flags -Wl,-rpath,"$libdi
 cc -std=c11 -I"$cuda/include" -o "$tmp/embed_gpu_pc" "$src/examples/embed_gpu.c" $flags -Wl,-rpath,"$libdir" \
    -L"$cuda/lib64/stubs" -lcuda -lm || fail "pkg-config: embed_gpu.c"
 echo "ok: pkg-config builds embed and embed_gpu"
+
+# the python module as installed (PREFIX/share/kbc/python): finds the
+# prefix's libkbc.so by itself, runs a spec on CPU tensors
+py=/usr/bin/python3
+if [ -x $py ] && $py -c 'import torch' >/dev/null 2>&1; then
+  (cd "$tmp" && env -u KBC_LIB PYTHONPATH="$tmp/prefix/share/kbc/python" $py -c '
+import sys, torch, kbc
+assert kbc.library_path().startswith(sys.argv[1]), kbc.library_path()
+p = kbc.compile("kernel twice\naxis n var\ninput x f32[n]\noutput y f32[n]\ny[i] = 2.0 * x[i]\n")
+assert torch.equal(p.run({"x": torch.arange(5.0)})["y"], torch.arange(5.0) * 2)
+print("ok: the installed python module runs a spec with", kbc.library_path())' "$tmp/prefix") ||
+    fail "the installed python module"
+else
+  echo "skipped: the installed python module (no torch for $py)"
+fi
 
 # the GPU example, where there is a driver
 if [ -x "$tmp/ex/embed_gpu" ] && ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; then
