@@ -41,9 +41,9 @@ static const struct {
   const char *values[3];
   int fp32_only;
 } knobs[] = {
-    {"KBC_GEMM_WGMMA", {"0"}, 0},   {"KBC_FP32_MMA", {"0", "1"}, 1}, {"KBC_GEMM_STAGES", {"2", "3", "4"}, 0},
+    {"KBC_GEMM_WGMMA", {"0"}, 0},   {"KBC_GEMM_WGMMA_T", {"1"}, 0}, {"KBC_FP32_MMA", {"0", "1"}, 1}, {"KBC_GEMM_STAGES", {"2", "3", "4"}, 0},
     {"KBC_GEMM_MIN_BLOCKS", {"1", "2"}, 0}, {"KBC_GEMM_WIN", {"0", "2"}, 0},  {"KBC_GEMM_FOLD", {"0"}, 0},
-    {"KBC_GEMM_TAIL", {"0"}, 0},    {"KBC_STREAM_SPLIT", {"1"}, 0},   {"KBC_ROWS_PARTS", {"1"}, 0},
+    {"KBC_GEMM_TAIL", {"0"}, 0},    {"KBC_GEMM_SPLIT", {"0"}, 0},     {"KBC_STREAM_SPLIT", {"1"}, 0},   {"KBC_ROWS_PARTS", {"1"}, 0},
     {"KBC_NO_ATTN", {"1"}, 0},      {"KBC_ATTN_MIN_BLOCKS", {"1", "2"}, 0}, {"KBC_UNROLL", {"1", "8"}, 0},
     {"KBC_IDX32", {"0"}, 0},
 };

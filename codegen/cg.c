@@ -5,9 +5,11 @@
  * per group its family's plan and the kernel printed from it (the table
  * CG_FAMILIES), after a preamble of helper functions; and per kernel its
  * launch (cg_kernel_launch, the one computation of launch dimensions). */
+#include <stdint.h>
 #include <string.h>
 
 #include "cg_impl.h"
+#include "gemm_impl.h"
 #include "support/name.h"
 
 const char *const cg_family_name[] = {
@@ -79,6 +81,16 @@ int cg_kernel_launch(const cg_kernel *k, const int64_t *vars, cg_launch *out) {
   if (blocks > 0x7fffffff) blocks = 0x7fffffff;
   out->grid[0] = blocks;
   return 1;
+}
+
+int64_t cg_kernel_scratch(const cg_kernel *k, const int64_t *vars) {
+  int64_t tiles, ktiles;
+  if (!k->scratch_tiles) return 0;
+  if (!sym_eval(k->scratch_tiles, vars, NULL, &tiles) || !sym_eval(k->scratch_ktiles, vars, NULL, &ktiles)) return -1;
+  long long splits = gemm_split_count(tiles, ktiles, k->scratch_slots, k->scratch_below, k->scratch_min);
+  if (splits < 2) return 0;
+  if (tiles > INT64_MAX / splits / k->scratch_tile) return -1;
+  return tiles * splits * k->scratch_tile;
 }
 
 cg_launch cg_zero_launch(int64_t n) {

@@ -68,6 +68,16 @@ typedef struct {
   int n_tensors;
   int *tensors;         /* tensor ids, in parameter order */
   int zero_tensor;      /* tensor id to zero-fill before the launch, or -1 */
+  /* Scratch memory of a launch (split-K: the K slices' partial sums, added
+   * in slice order by the last slice to finish).  Where scratch_tiles is
+   * set the kernel takes a float pointer after its tensors, to
+   * cg_kernel_scratch(k, vars) floats that the runtime places in the
+   * program's workspace after the temporaries (one region for all kernels:
+   * they run one after another). */
+  sym *scratch_tiles;   /* output tiles, or NULL: no scratch */
+  sym *scratch_ktiles;  /* k-tiles of the whole K */
+  int scratch_slots, scratch_below, scratch_min; /* the slice count's rule (gemm_split_count) */
+  int scratch_tile;     /* floats of one tile's partial sums */
 } cg_kernel;
 
 /* A launch configuration: blocks and threads per block in x, y, z, and
@@ -85,6 +95,10 @@ typedef struct {
  * k->block threads.  Returns 0 when the work cannot be evaluated (it
  * overflows); grid[0] == 0 means there is nothing to launch. */
 int cg_kernel_launch(const cg_kernel *k, const int64_t *vars, cg_launch *out);
+/* The floats of scratch kernel k needs for the var values vars: 0 for
+ * none (no scratch, or a single K slice), -1 when the sizes cannot be
+ * evaluated. */
+int64_t cg_kernel_scratch(const cg_kernel *k, const int64_t *vars);
 /* The launch of kbc_zero (the preamble's zero-fill) over n > 0 floats. */
 cg_launch cg_zero_launch(int64_t n);
 

@@ -296,6 +296,11 @@ int cg_collect_tensors(kbc_arena *a, const ir_program *p, int first, int count, 
 const unsigned char *cg_signature(kbc_buf *out, kbc_arena *a, const ir_program *p, const cg_names *names,
                                   const char *name, int block, int min_blocks, int n_tensors, const int *ids,
                                   int first, int count);
+/* The same with a scratch pointer (cg_kernel.scratch_tiles) named
+ * `scratch` after the tensors (NULL: none). */
+const unsigned char *cg_signature_scratch(kbc_buf *out, kbc_arena *a, const ir_program *p, const cg_names *names,
+                                          const char *name, int block, int min_blocks, int n_tensors, const int *ids,
+                                          int first, int count, const char *scratch);
 
 /* ---- schedule families ---- */
 /* Each family plans, then emits (the table: CG_FAMILIES, cg.h).  The

@@ -839,6 +839,12 @@ int cg_collect_tensors(kbc_arena *a, const ir_program *p, int first, int count, 
 const unsigned char *cg_signature(kbc_buf *out, kbc_arena *a, const ir_program *p, const cg_names *names,
                                   const char *name, int block, int min_blocks, int n_tensors, const int *ids,
                                   int first, int count) {
+  return cg_signature_scratch(out, a, p, names, name, block, min_blocks, n_tensors, ids, first, count, NULL);
+}
+
+const unsigned char *cg_signature_scratch(kbc_buf *out, kbc_arena *a, const ir_program *p, const cg_names *names,
+                                          const char *name, int block, int min_blocks, int n_tensors, const int *ids,
+                                          int first, int count, const char *scratch) {
   unsigned char *written = KBC_NEW_ARRAY(a, unsigned char, p->tensors.len + 1);
   for (int i = first; i < first + count; i++) written[IR_STMT(p, i)->out->id] = 1;
   const char *min = min_blocks >= 1    ? kbc_arena_printf(a, ", %d", min_blocks)
@@ -853,8 +859,9 @@ const unsigned char *cg_signature(kbc_buf *out, kbc_arena *a, const ir_program *
     kbc_buf_printf(out, "%s%s%s", i ? ",\n    " : "",
                    written[t->id] ? "float *" : "const float *__restrict__ ", names->tensor[t->id]);
   }
+  if (scratch) kbc_buf_printf(out, "%sfloat *__restrict__ %s", n_tensors ? ",\n    " : "", scratch);
   for (int i = 0; i < p->vars.len; i++)
-    kbc_buf_printf(out, "%sconst long long %s", n_tensors + i ? ",\n    " : "", names->axis[i]);
+    kbc_buf_printf(out, "%sconst long long %s", n_tensors + !!scratch + i ? ",\n    " : "", names->axis[i]);
   kbc_buf_puts(out, ")\n");
   return written;
 }

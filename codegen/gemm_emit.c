@@ -137,6 +137,9 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
   if (plan->stages > 2 || (plan->win && plan->win->pipe)) cg_emit_async_helpers(C->out);
   if (plan->vec && !plan->wgmma) cg_emit_ldsm_helpers(C->out);
   if (plan->wgmma) gemm_wgmma_helpers(C->out, plan);
+  if (plan->split)
+    kbc_buf_printf(C->out, "__device__ unsigned _%s_done[%lld]; // split-K: per output tile, its slices finished; the "
+                           "last resets it\n", k->name, (long long)plan->split_below);
   kbc_buf_printf(C->out, "// %s\n", cg_stmt_comment(C->a, plan->s));
   if (plan->fold) kbc_buf_printf(C->out, "// %s\n", cg_stmt_comment(C->a, plan->fold->t));
   kbc_buf_printf(C->out, "// schedule: gemm (%s), M = %s, N = %s, K = %s, batch = %s\n",
@@ -176,6 +179,11 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
                    plan->epilogue.passes, plan->epilogue.passes == 1 ? "" : "es", plan->epilogue.nc);
   for (int w = 0; w < 2 && plan->vec; w++) {
     const gemm_operand *o = &plan->op[w];
+    if (o->tr) {
+      kbc_buf_printf(C->out, "//   %c: %s-contiguous, copied a float at a time (transposed), %d per thread per k-tile, "
+                             "shared [%s][k], read by wgmma\n", w ? 'B' : 'A', w ? "n" : "m", o->chunks, w ? "n" : "m");
+      continue;
+    }
     kbc_buf_printf(C->out, "//   %c: copied in chunks of 4 along %s, %d per thread per k-tile, shared [%s]%s\n", w ? 'B' : 'A',
                    o->kmajor ? "k" : (w ? "n" : "m"), o->chunks, o->kmajor ? (w ? "n][k" : "m][k") : (w ? "k][n" : "k][m"),
                    plan->wgmma ? ", read by wgmma" : o->kmajor ? ", fragments by ldmatrix" : "");
@@ -193,8 +201,8 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
                    : o->fast  ? "addressed as row offset + k offset"
                               : "evaluated per element");
   }
-  ge->emit.written = cg_signature(C->out, C->a, C->p, C->names, k->name, GEMM_THREADS, plan->min_blocks, k->n_tensors,
-                               k->tensors, k->first, k->count);
+  ge->emit.written = cg_signature_scratch(C->out, C->a, C->p, C->names, k->name, GEMM_THREADS, plan->min_blocks,
+                                       k->n_tensors, k->tensors, k->first, k->count, plan->split ? "_kws" : NULL);
   kbc_buf_puts(C->out, "{\n");
 }
 
@@ -307,18 +315,20 @@ static void emit_extents(gemm_emitter *ge) {
   }
   int slots = plan->slots;
   cg_line(out, "// split-K: with fewer output tiles than %d, K is cut into up to %d slices of at least %d k-tiles,",
-          plan->split_below, GEMM_SPLIT_MAX, GEMM_SPLIT_MIN_KTILES);
-  cg_line(out, "// the count that best fills waves of %d blocks (two per multiprocessor); the slices' sums", slots);
-  cg_line(out, "// are added atomically into the zeroed output");
+          plan->split_below, GEMM_SPLIT_MAX, plan->split_min);
+  cg_line(out, "// the count that best fills waves of %d blocks (two per multiprocessor); each slice's sums go", slots);
+  cg_line(out, "// to scratch (_kws), and the last slice of a tile to finish adds them in slice order (the result");
+  cg_line(out, "// does not depend on timing) and applies the epilogue");
   cg_line(out, "const long long _out_tiles = _tiles_m * _tiles_n * %s;", cg_sym(out, tl->B));
   cg_line(out, "long long _splits = 1;");
   cg_line(out, "for (long long _s = 1, _best = 0; _s <= %d && _out_tiles < %d && _s * %d <= _ktiles; ++_s) {",
-          GEMM_SPLIT_MAX, plan->split_below, GEMM_SPLIT_MIN_KTILES);
+          GEMM_SPLIT_MAX, plan->split_below, plan->split_min);
   cg_line(out, "  const long long _fill = 1000 * _out_tiles * _s / ((_out_tiles * _s + %d) / %d * %d); // per mille",
           slots - 1, slots, slots);
-  cg_line(out, "  if (_fill > _best + 50) { _best = _fill; _splits = _s; }");
+  cg_line(out, "  if (_fill * 20 > _best * 21) { _best = _fill; _splits = _s; } // at least 5%% fuller");
   cg_line(out, "}");
   cg_line(out, "const long long _kper = (_ktiles + _splits - 1) / _splits; // k-tiles per slice");
+  cg_line(out, "const long long _nsl = (_ktiles + _kper - 1) / _kper; // the slices with k-tiles");
   cg_line(out, "const long long _tiles = _out_tiles * _splits;");
 }
 
@@ -645,11 +655,58 @@ static void emit_k_loop_async(gemm_emitter *ge) {
   gemm_emit_flush(ge, 1);
 }
 
+/* Split-K: the tile's K slices combined in slice order.  Each slice
+ * stores its accumulators in scratch (thread-major: accumulator r of
+ * thread t at r * 256 + t of the slice's part, coalesced), then counts
+ * itself done in the tile's counter (module state, after a
+ * __threadfence); the last slice to finish adds the parts of slices 0, 1,
+ * ... in that order into its accumulators and goes on to the epilogue,
+ * the others to their next tile.  The last resets the counter for the
+ * next launch.  The sum's order is fixed, so the result is deterministic
+ * (the atomic adds into a zeroed output it replaces were not), and the
+ * epilogue, applied once to the whole sum, may be any (the atomics could
+ * add only a sum plus terms the first slice added). */
+static void emit_slices_combined(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  const char *done = kbc_arena_printf(out->a, "_%s_done", ge->kname);
+  cg_line(out, "if (_splits > 1) { // the slices' sums, added in slice order by the tile's last slice to finish");
+  out->indent++;
+  cg_line(out, "__shared__ bool _klast;");
+  cg_line(out, "const int _nacc = (int)(sizeof _acc / sizeof(float)); // this thread's accumulators");
+  cg_line(out, "float *const _ap = &_acc[0][0]%s;", plan->tiling.mma ? "[0]" : "");
+  cg_line(out, "const long long _ot = _tile / _splits; // the output tile");
+  cg_line(out, "float *const _part = _kws + _ot * _splits * %lld + _tid; // its parts, slice by slice; this thread's",
+          (long long)plan->tiling.cfg.bm * plan->tiling.cfg.bn);
+  cg_line(out, "{");
+  cg_line(out, "  float *const _mine = _part + (_tile %% _splits) * _nacc * %d; // this slice's part", GEMM_THREADS);
+  cg_line(out, "  #pragma unroll");
+  cg_line(out, "  for (int _r = 0; _r < _nacc; ++_r) _mine[_r * %d] = _ap[_r];", GEMM_THREADS);
+  cg_line(out, "}");
+  cg_line(out, "__threadfence(); // the part is visible to the grid before the count says so");
+  cg_line(out, "__syncthreads();");
+  cg_line(out, "if (_tid == 0) _klast = atomicAdd(&%s[_ot], 1u) == (unsigned)(_nsl - 1);", done);
+  cg_line(out, "__syncthreads();");
+  cg_line(out, "if (!_klast) continue;");
+  cg_line(out, "__threadfence();");
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _r = 0; _r < _nacc; ++_r) _ap[_r] = 0.0f;");
+  cg_line(out, "for (long long _q = 0; _q < _nsl; ++_q) { // slice by slice, in order");
+  cg_line(out, "  const float *const _pq = _part + _q * _nacc * %d;", GEMM_THREADS);
+  cg_line(out, "  #pragma unroll");
+  cg_line(out, "  for (int _r = 0; _r < _nacc; ++_r) _ap[_r] += __ldcg(&_pq[_r * %d]); // from L2", GEMM_THREADS);
+  cg_line(out, "}");
+  cg_line(out, "if (_tid == 0) %s[_ot] = 0u; // ready for the next launch", done);
+  out->indent--;
+  cg_line(out, "}");
+}
+
 void cg_emit_gemm(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k) {
   const ir_stmt *s = plan->s;
   gemm_emitter *ge = KBC_NEW(C->a, gemm_emitter);
   ge->ctx = C;
   ge->plan = plan;
+  ge->kname = k->name;
   ge->names = cg_index_names(C->a, C->names, s);
   ge->bind = KBC_NEW_ARRAY(C->a, const char *, s->n_index + 1);
   for (int id = 0; id < s->n_index; id++) ge->bind[id] = ge->names[id];
@@ -684,6 +741,7 @@ void cg_emit_gemm(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k) {
   else if (plan->stages > 2) emit_k_loop_async(ge);
   else emit_k_loop(ge);
   if (plan->fold) gemm_fold_close(ge);
+  if (plan->split) emit_slices_combined(ge);
   if (plan->win && plan->epilogue.staged) cg_line(&ge->emit, "__syncthreads(); // the box read: the epilogue's tile over it");
   gemm_emit_epilogue(ge);
   ge->emit.indent--;

@@ -4,8 +4,9 @@
  * Before: the K loop of a tile is done: each thread holds its outputs'
  * sums in _acc.  After gemm_emit_epilogue(): per output element of the
  * thread, in range, the statement's rhs with the main sum given as the
- * accumulator (cg_expr_ctx.known), stored — or added atomically, a K
- * slice's partial sum, under split-K.  Direct (plan.epilogue.staged = 0):
+ * accumulator (cg_expr_ctx.known), stored (under split-K by the tile's
+ * last slice, with the slices' sum: gemm_emit.c's emit_slices_combined).
+ * Direct (plan.epilogue.staged = 0):
  * loads no output coordinate moves read once per tile (hoisted), row and
  * column digits decoded only where an address needs them (flat M / N:
  * offsets through _m / _n), a thread's columns decoded once per run of
@@ -52,23 +53,19 @@ static const char *t_value(gemm_emitter *ge, const ir_expr *e, const ir_expr *kn
   return v;
 }
 
-/* The output element's store of v (an atomic add of a K slice's partial
- * sum when split), addressed through the flat spaces (or NULL). */
+/* The output element's store of v, addressed through the flat spaces (or
+ * NULL).  (Under split-K only the tile's last slice gets here, with the
+ * whole sum: gemm_emit.c, emit_slices_combined.) */
 static void emit_store(gemm_emitter *ge, const char *v, const cg_flat_spaces *flat) {
-  const char *dst = cg_fmt(&ge->emit, "%s[%s]", out_name(ge), out_offset(ge, flat));
-  if (ge->plan->split) cg_line(&ge->emit, "if (_splits > 1) atomicAdd(&%s, %s); else %s = %s;", dst, v, dst, v);
-  else cg_line(&ge->emit, "%s = %s;", dst, v);
+  cg_line(&ge->emit, "%s[%s] = %s;", out_name(ge), out_offset(ge, flat), v);
 }
 
-/* s's output element's value, the main sum being acc.  Under split-K with
- * terms beside the sum (`sum + bias`), the first K slice's value holds
- * them and the other slices' their partial sums alone. */
+/* s's output element's value, the main sum being acc. */
 static const char *s_value(gemm_emitter *ge, const char *acc, const cg_flat_spaces *flat) {
   const ir_stmt *s = ge->plan->s;
   const ir_expr *r = ge->plan->tiling.c.reduce;
   cg_expr_ctx x = {.known = r, .known_value = acc, .flat = flat};
-  const char *v = cg_float_value(&ge->emit, s->rhs, cg_expr_in(&ge->emit, s->rhs, &x));
-  return ge->plan->split && s->rhs != r ? cg_fmt(&ge->emit, "(_kt0 == 0 ? %s : %s)", v, acc) : v;
+  return cg_float_value(&ge->emit, s->rhs, cg_expr_in(&ge->emit, s->rhs, &x));
 }
 
 /* The stored element's value: s's (s_value), or with a fold t's, its

@@ -123,11 +123,11 @@ int gemm_stage_bytes(const gemm_cfg *f);
 int gemm_smem_bytes(const gemm_cfg *f);
 /* Split-K's slice count for out_tiles output tiles of ktiles k-tiles on
  * `slots` block slots: 1 (no split) for `below` output tiles or more, else
- * the count of at most GEMM_SPLIT_MAX slices of at least
- * GEMM_SPLIT_MIN_KTILES k-tiles that best fills the waves.  The kernel
- * computes the same at run time (gemm_emit.c's emit_extents prints this
- * loop). */
-long long gemm_split_count(long long out_tiles, long long ktiles, int slots, long long below);
+ * the count of at most GEMM_SPLIT_MAX slices of at least min_ktiles
+ * k-tiles (GEMM_SPLIT_MIN_KTILES; 1 under KBC_GEMM_SPLIT=2) that best
+ * fills the waves.  The kernel computes the same at run time (gemm_emit.c's
+ * emit_extents prints this loop). */
+long long gemm_split_count(long long out_tiles, long long ktiles, int slots, long long below, int min_ktiles);
 /* mma: 0 FFMA, 1 TF32 tensor cores, 2 3xTF32; staged: the register-staged
  * K loop (3xTF32 warp tiles of at most 8 mma tiles, static shared memory),
  * else the vector loop (its stages' fit checked by its plan). */
@@ -171,6 +171,12 @@ typedef struct {
    * slots per thread per k-tile, the last one not taken by every thread
    * where chunk_partial. */
   int chunks, chunk_partial;
+  /* wgmma with an x-major operand (KBC_GEMM_WGMMA_T): copied a float at a
+   * time into the K-major swizzled stage wgmma reads, each load slot one
+   * element; a warp's 32 lanes take 8 consecutive x (a 32-byte sector of
+   * global memory per k) times 4 consecutive k, whose swizzled places fall
+   * in 32 distinct banks (gemm_vec_plan) */
+  int tr;
 } gemm_operand;
 
 /* How the output elements are computed and stored. */
@@ -264,6 +270,7 @@ struct cg_gemm_plan {
    * run time from the tile count, or by the plan where sizes are known). */
   int split;
   int slots;          /* blocks resident at once, two per multiprocessor: a wave */
+  int split_min;      /* split-K: k-tiles a slice at least (GEMM_SPLIT_MIN_KTILES; 1 under KBC_GEMM_SPLIT=2) */
   int split_below;    /* split-K only for fewer output tiles than this: two waves for the
                          bare sum, one with other terms (whose split lost 2% where the
                          tiles filled a wave: H200, 2026-12-02) */
@@ -309,6 +316,7 @@ typedef struct {
   const char **bind;  /* what each index stands for now: rebound per load and in the epilogue */
   const char **tbind; /* with a fold: what each index of its statement t stands for (s's names) */
   int fold_saved;     /* with a fold: emit.n_hoisted before its loop (its column values, gemm_fold_open) */
+  const char *kname;  /* the kernel's name (its module state is named after it) */
 } gemm_emitter;
 
 /* "i*j" of the indices' names ("-" for none). */

@@ -467,17 +467,18 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
     plan->epilogue.staged = 0;
     if (!gemm_win_plan(a, C->t, plan)) return NULL;
   }
-  /* Split-K when the output is the sum plus terms without it, K may be
-   * long enough to cut, and the output tiles may be fewer than two waves
-   * of block slots: the slice count is decided at run time, or here where
-   * the sizes are known — no split (and no zero-fill) where it would be 1. */
+  /* Split-K when K may be long enough to cut and the output tiles may be
+   * fewer than two waves of block slots (one where an epilogue follows the
+   * sum): the slice count is decided at run time, or here where the sizes
+   * are known — no split (and no scratch) where it would be 1. */
   plan->slots = 2 * C->t->sm_count;
   plan->split_below = plan->s->rhs == tl->c.reduce ? 2 * plan->slots : plan->slots;
+  plan->split_min = C->t->opt.gemm_split == 2 ? 1 : GEMM_SPLIT_MIN_KTILES;
   int64_t M, N, B, K;
   if (sym_is_const(tl->M, &M) && sym_is_const(tl->N, &N) && sym_is_const(tl->B, &B) && sym_is_const(tl->K, &K))
     plan->split = tl->shape.splittable && !win &&
                   gemm_split_count((M + f->bm - 1) / f->bm * ((N + f->bn - 1) / f->bn) * B, (K + f->bk - 1) / f->bk,
-                                   plan->slots, plan->split_below) > 1;
+                                   plan->slots, plan->split_below, plan->split_min) > 1;
   else {
     double me = ir_estimate(tl->M), ne = ir_estimate(tl->N), be = ir_estimate(tl->B);
     int known = sym_is_const(tl->M, NULL) && sym_is_const(tl->N, NULL) && sym_is_const(tl->B, NULL);
@@ -538,7 +539,15 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   k->work = plan->split ? sym_scale(a, tl->tiles, GEMM_SPLIT_MAX) : tl->tiles;
   k->per_block = 1;
   k->max_blocks = plan->split ? plan->slots : 0;
-  k->zero_tensor = plan->split ? plan->s->out->id : -1;
+  k->zero_tensor = -1;
+  if (plan->split) { /* the slices' partial sums in scratch (gemm_emit.c, emit_slices_combined) */
+    k->scratch_tiles = tl->tiles;
+    k->scratch_ktiles = sym_div(a, sym_add(a, tl->K, sym_const(a, f->bk - 1)), f->bk);
+    k->scratch_slots = plan->slots;
+    k->scratch_below = (int)plan->split_below;
+    k->scratch_min = plan->split_min;
+    k->scratch_tile = f->bm * f->bn;
+  }
   k->n_tensors = cg_collect_tensors(a, C->p, g->first, k->count, &k->tensors);
   if (plan->fold) { /* s's output stays in the tiles; with a tail, the values it keeps in registers too */
     const cg_tail *tail = plan->fold->tail;

@@ -63,12 +63,12 @@ static double score(const cg_target *t, const gemm_shape *sh, const gemm_cfg *f)
   return gemm_util(sh->m, f->bm) * gemm_util(sh->n, f->bn) * gemm_util(sh->k, f->bk) * inner * par;
 }
 
-long long gemm_split_count(long long out_tiles, long long ktiles, int slots, long long below) {
+long long gemm_split_count(long long out_tiles, long long ktiles, int slots, long long below, int min_ktiles) {
   long long splits = 1;
-  for (long long s = 1, best = 0; s <= GEMM_SPLIT_MAX && out_tiles < below && s * GEMM_SPLIT_MIN_KTILES <= ktiles;
+  for (long long s = 1, best = 0; s <= GEMM_SPLIT_MAX && out_tiles < below && s * min_ktiles <= ktiles;
        ++s) {
     const long long fill = 1000 * out_tiles * s / ((out_tiles * s + slots - 1) / slots * slots); /* per mille */
-    if (fill > best + 50) best = fill, splits = s;
+    if (fill * 20 > best * 21) best = fill, splits = s; /* at least 5% fuller */
   }
   return splits;
 }
@@ -151,18 +151,6 @@ int gemm_choose_cfg(const cg_target *t, const gemm_shape *sh, int mma, int stage
   return best_score > 0;
 }
 
-/* Whether e is the sum r plus terms without reductions (`sum + bias`,
- * `x - w + sum`): under split-K the first slice adds e's value and every
- * other slice its partial sum alone, so the terms are added once. */
-static int adds_sum(const ir_expr *e, const ir_expr *r) {
-  if (e == r) return 1;
-  if (e->op == IR_OP_ADD)
-    return (adds_sum(e->arg[0], r) && !ir_expr_has_reduce(e->arg[1])) ||
-           (adds_sum(e->arg[1], r) && !ir_expr_has_reduce(e->arg[0]));
-  if (e->op == IR_OP_SUB) return adds_sum(e->arg[0], r) && !ir_expr_has_reduce(e->arg[1]);
-  return 0;
-}
-
 /* c with A and B swapped (M and N too). */
 static void swap_sides(cg_contraction *c) {
   const ir_expr *e = c->a;
@@ -208,9 +196,11 @@ int gemm_tile_fold(kbc_arena *a, const cg_target *t, const ir_stmt *s, const cg_
   gemm_shape *sh = &out->shape;
   *sh = (gemm_shape){gemm_tile_estimate(out->M), gemm_tile_estimate(out->N), gemm_tile_estimate(out->K),
                      gemm_tile_estimate(out->B), 0};
-  /* Split-K needs an output that is the sum plus terms without it (added
-   * by the first slice) and a K that may be long. */
-  sh->splittable = adds_sum(s->rhs, c->reduce) && !s->accumulate && !f && sh->k >= 2.0 * GEMM_SPLIT_MIN_KTILES * 16;
+  /* Split-K needs a K that may be long, and an output the statement
+   * defines (not a `+=` into earlier values); any epilogue, which the last
+   * slice to finish applies to the slices' sum. */
+  sh->splittable = t->opt.gemm_split && !s->accumulate && !f &&
+                   (t->opt.gemm_split == 2 || sh->k >= 2.0 * GEMM_SPLIT_MIN_KTILES * 16);
   /* fp32 on tensor cores as 3xTF32 split products (unless opt.fp32_mma is 0,
    * KBC_FP32_MMA=0: FFMA): on the H200 (2026-12-02) 1.12-1.33x the FFMA
    * tile on KernelBench's matrix products */

@@ -96,7 +96,29 @@ int gemm_vec_operand_ok(kbc_arena *a, const cg_gemm_plan *plan, const gemm_opera
   return cg_offset_contiguous(a, plan->s, off, ids, n) && !known_misaligned(a, plan->s, off, ids, n);
 }
 
+/* A transposed operand's load slots (gemm_operand.tr; bk 32, bx a
+ * multiple of 64): slot j = r + R q (R = bx / 64 rows a thread) is the
+ * element at x = _tid % 8 + 8 (_tid / 32 + 8 r), k = 4 q + _tid % 32 / 8;
+ * the bx * 32 elements of a k-tile once each. */
+static void plan_transposed(kbc_arena *a, gemm_operand *o, int bk) {
+  int rows = o->bx / 64;
+  o->chunks = o->bx * bk / GEMM_THREADS;
+  o->chunk_partial = 0;
+  o->n_rows = rows;
+  for (int r = 0; r < rows; r++)
+    o->row_expr[r] = r ? kbc_arena_printf(a, "(_tid %% 8 + 8 * (_tid / 32 + %d))", 8 * r) : "(_tid % 8 + 8 * (_tid / 32))";
+  for (int j = 0; j < o->chunks; j++) {
+    o->row_of[j] = j % rows;
+    o->xl[j] = o->row_expr[j % rows];
+    o->kl[j] = kbc_arena_printf(a, "(%d + _tid %% 32 / 8)", 4 * (j / rows));
+  }
+}
+
 void gemm_vec_plan(kbc_arena *a, gemm_operand *o, int bk) {
+  if (o->tr) {
+    plan_transposed(a, o, bk);
+    return;
+  }
   int total = o->bx * bk / 4, per = o->kmajor ? bk / 4 : o->bx / 4; /* chunks in all, along a row */
   o->chunks = (total + GEMM_THREADS - 1) / GEMM_THREADS;
   o->chunk_partial = total % GEMM_THREADS != 0;
@@ -164,7 +186,7 @@ static void emit_dst(gemm_emitter *ge, const gemm_operand *o, int j, const char 
  * chunk's elements (k-major: the row's flag; x-major: its last x). */
 static const char *row_in(cg_emit *out, const gemm_operand *o, int j) {
   int r = o->row_of[j];
-  return o->kmajor ? cg_fmt(out, "_%cr%dok", o->tag, r) : cg_fmt(out, "_%cr%d + 3 < %s", o->tag, r, o->X);
+  return o->kmajor || o->tr ? cg_fmt(out, "_%cr%dok", o->tag, r) : cg_fmt(out, "_%cr%d + 3 < %s", o->tag, r, o->X);
 }
 
 /* Binds the K indices to k (a variable) and returns o's offset there. */
@@ -191,7 +213,10 @@ static void emit_chunk(gemm_emitter *ge, const gemm_operand *o, int j, const cha
   const char *in1 = o->kmajor ? cg_fmt(out, "_%cr%dok && _kc + _e < _kend", o->tag, r)
                               : cg_fmt(out, "_kc < _kend && _%cr%d + _e < %s", o->tag, r, o->X);
   emit_dst(ge, o, j, stage);
-  gemm_emit_chunk_copy(out, name, in4, "_e", in1);
+  if (o->tr) /* one float, zero outside */
+    cg_line(out, "kbc_cp_async4(_d, _ds, %s && _kc < _kend ? %s + _o : %s, %s && _kc < _kend);", row_in(out, o, j),
+            name, name, row_in(out, o, j));
+  else gemm_emit_chunk_copy(out, name, in4, "_e", in1);
   out->indent--;
   cg_line(out, "}");
 }
@@ -248,13 +273,16 @@ void gemm_vec_copies(gemm_emitter *ge, const char *stage) {
         cg_line(out, "const float *const %s = _p%c%d + (%s);", g, o->tag, o->row_of[j], offset_at(ge, o, kc));
       else
         cg_line(out, "const float *const %s = %s + (_%co%d + %s);", g, name, o->tag, o->row_of[j], offset_at(ge, o, kc));
+      if (o->tr) continue; /* copied a float at a time: any address */
       const char *at = cg_fmt(out, "(unsigned long long)(size_t)%s", g);
       if (n) at = cg_fmt(out, "(_tid < %d ? %s : 0ull)", n, at);
       align = cg_fmt(out, "%s%s%s", align, *align ? " | " : "", at);
     }
   }
-  cg_line(out, "if (_vok && _kb + %d <= _kend && ((%s) & 15) == 0) { // every chunk whole and aligned",
-          ge->plan->tiling.cfg.bk, align);
+  if (*align)
+    cg_line(out, "if (_vok && _kb + %d <= _kend && ((%s) & 15) == 0) { // every chunk whole and aligned",
+            ge->plan->tiling.cfg.bk, align);
+  else cg_line(out, "if (_vok && _kb + %d <= _kend) { // every element inside", ge->plan->tiling.cfg.bk);
   out->indent++;
   for (int w = 0; w < 2; w++) {
     const gemm_operand *o = &ge->plan->op[w];
@@ -263,7 +291,7 @@ void gemm_vec_copies(gemm_emitter *ge, const char *stage) {
       cg_line(out, "%s{", n ? cg_fmt(out, "if (_tid < %d) ", n) : "");
       out->indent++;
       emit_dst(ge, o, j, stage);
-      cg_line(out, "kbc_cp_async16(_d, _ds, _g%c%d, true);", o->tag, j);
+      cg_line(out, "kbc_cp_async%d(_d, _ds, _g%c%d, true);", o->tr ? 4 : 16, o->tag, j);
       out->indent--;
       cg_line(out, "}");
     }

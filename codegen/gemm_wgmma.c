@@ -69,7 +69,9 @@ int gemm_wgmma_stage_bytes(const cg_gemm_plan *plan) {
 }
 
 int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
-  if (!t->arch_a || t->sm < 90 || !t->opt.gemm_wgmma || !v->op[0].kmajor || !v->op[1].kmajor) return 0;
+  if (!t->arch_a || t->sm < 90 || !t->opt.gemm_wgmma) return 0;
+  /* an x-major operand: copied a float at a time, transposed (opt-in) */
+  if ((!v->op[0].kmajor || !v->op[1].kmajor) && !t->opt.gemm_wgmma_t) return 0;
   /* 3xTF32 holds totals beside the accumulators: 64 x 128 a warpgroup at most */
   static const wg_tile tf32[] = {{128, 256, 1}, {128, 128, 1}, {64, 256, 2}, {128, 64, 1}, {64, 128, 2}};
   static const wg_tile split3[] = {{128, 128, 1}, {64, 256, 2}, {128, 64, 1}, {64, 128, 2}};
@@ -89,19 +91,26 @@ int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
   int fills = tile_count(sh, &c[best]) * gemm_slices(sh, WG_BK) >= t->sm_count;
   if (t->opt.gemm_wgmma == 3) best = 0; /* testing: the largest tile (KBC_GEMM_WGMMA=3) */
   if (t->opt.gemm_wgmma == 1 && (!fills || sh->k < 2 * WG_BK)) return 0;
-  gemm_cfg *f = &v->tiling.cfg;
+  /* planned on a copy: v is left as it was where the tile does not fit
+   * (3xTF32's 64 x 256: two stages) */
+  cg_gemm_plan w = *v;
+  gemm_cfg *f = &w.tiling.cfg;
   *f = (gemm_cfg){.mma = 1, .bm = c[best].bm, .bn = c[best].bn, .bk = WG_BK, .sa = c[best].bm, .sb = c[best].bn,
                   .wm = 4 * (2 / c[best].wgn), .wn = c[best].wgn, .mi = 1, .ni = c[best].bn / c[best].wgn / 8};
-  v->wgn = c[best].wgn;
-  v->op[0].bx = f->bm;
-  v->op[1].bx = f->bn;
-  for (int w = 0; w < 2; w++) gemm_vec_plan(a, &v->op[w], WG_BK);
-  int stages = (t->smem_per_block - GEMM_WGMMA_ALIGN) / gemm_wgmma_stage_bytes(v);
+  w.wgn = c[best].wgn;
+  int stages = (t->smem_per_block - GEMM_WGMMA_ALIGN) / gemm_wgmma_stage_bytes(&w);
   if (stages > WG_MAX_STAGES) stages = WG_MAX_STAGES;
   if (stages < 3) return 0;
-  gemm_count_tiles(a, &v->tiling);
-  v->stages = stages;
-  v->wgmma = 1;
+  w.op[0].bx = f->bm;
+  w.op[1].bx = f->bn;
+  for (int i = 0; i < 2; i++) {
+    w.op[i].tr = !w.op[i].kmajor;
+    gemm_vec_plan(a, &w.op[i], WG_BK);
+  }
+  gemm_count_tiles(a, &w.tiling);
+  w.stages = stages;
+  w.wgmma = 1;
+  *v = w;
   return 1;
 }
 
@@ -156,8 +165,10 @@ static int tile_at(const cg_gemm_plan *plan, const gemm_operand *o) { return o->
 static int half_at(const cg_gemm_plan *plan) { return (plan->tiling.cfg.bm + plan->tiling.cfg.bn) * WG_ROW; }
 
 const char *gemm_wgmma_chunk_off(gemm_emitter *ge, const gemm_operand *o, int j, const char *stage) {
-  return cg_fmt(&ge->emit, "(unsigned)((%s) * %d + %d + (%s) * %d + ((((%s) / 4) ^ ((%s) %% 8)) * 16))", stage,
-                gemm_wgmma_stage_bytes(ge->plan), tile_at(ge->plan, o), o->xl[j], WG_ROW, o->kl[j], o->xl[j]);
+  /* (a transposed operand's element: its float in the chunk too) */
+  return cg_fmt(&ge->emit, "(unsigned)((%s) * %d + %d + (%s) * %d + ((((%s) / 4) ^ ((%s) %% 8)) * 16)%s)", stage,
+                gemm_wgmma_stage_bytes(ge->plan), tile_at(ge->plan, o), o->xl[j], WG_ROW, o->kl[j], o->xl[j],
+                o->tr ? cg_fmt(&ge->emit, " + ((%s) %% 4) * 4", o->kl[j]) : "");
 }
 
 void gemm_wgmma_coords(gemm_emitter *ge) {
@@ -183,6 +194,12 @@ static void emit_low_parts(gemm_emitter *ge) {
       int total = o->bx * WG_BK / 4, part = o->chunk_partial && j == o->chunks - 1 ? total - j * GEMM_THREADS : 0;
       cg_line(out, "%s{", part ? cg_fmt(out, "if (_tid < %d) ", part) : "");
       cg_line(out, "  const unsigned _so = %s;", gemm_wgmma_chunk_off(ge, o, j, "_cur"));
+      if (o->tr) { /* one float */
+        cg_line(out, "  const float _v = _sp[_so / 4];");
+        cg_line(out, "  _sp[(_so + %du) / 4] = _v - __uint_as_float(__float_as_uint(_v) & 0xffffe000u);", half_at(plan));
+        cg_line(out, "}");
+        continue;
+      }
       cg_line(out, "  const float4 _v = *(const float4 *)(_sp + _so / 4);");
       cg_line(out, "  float4 _l;");
       for (int q = 0; q < 4; q++)

@@ -57,6 +57,12 @@ typedef struct {
                           both k-contiguous run on wgmma from 128-byte-swizzled stages (gemm_wgmma.c);
                           0: mma.sync; 2: wherever eligible, however small (testing); 3: so, with the
                           largest tile */
+  int gemm_wgmma_t;    /* KBC_GEMM_WGMMA_T (default off until timed): wgmma also where an operand is
+                          m- or n-contiguous (`x @ w` with w[k, n]): that operand copied a float at a
+                          time into the K-major swizzled stage (gemm_vec.c, gemm_operand.tr) */
+  int gemm_split;      /* KBC_GEMM_SPLIT (default 1): split-K where the output tiles are few and K long
+                          (gemm_plan.c), the slices' sums added in slice order (deterministic);
+                          0: never; 2: wherever K has two k-tiles (testing: the fuzzer's `split`) */
   int gemm_ktab;       /* KBC_GEMM_KTAB (default off: mixed on the H200, 0.75-1.11x): a GEMM's k tables
                           (an implicit-GEMM convolution's offsets and digits) cover the whole K,
                           written once per block, where K is known and they are small (gemm_plan.c,

@@ -2,6 +2,7 @@
 #include "exec.h"
 
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,7 @@ struct rt_exec {
   unsigned char *in_ws;  /* by tensor id: a temporary placed in the workspace (rt_workspace_members) */
   rt_dptr workspace;
   size_t workspace_bytes;
+  rt_dptr scratch;        /* the kernels' scratch in the workspace, for the current launch */
   /* Graph replay: the launches of the last argument set (pointers and var
    * values), captured once the same set came twice in a row. */
   void *capture_stream;
@@ -191,14 +193,23 @@ void rt_workspace_members(const ir_program *p, const cg_program *g, unsigned cha
     }
 }
 
-size_t rt_workspace_layout(const ir_program *p, const unsigned char *in_ws, const ir_binding *b, size_t *offset) {
+size_t rt_workspace_layout(const ir_program *p, const cg_program *g, const unsigned char *in_ws, const ir_binding *b,
+                           size_t *offset, size_t *scratch_at, size_t *scratch_bytes) {
   size_t off = 0;
   for (int i = 0; i < p->tensors.len; i++) {
     if (!in_ws[i]) continue;
     if (offset) offset[i] = off;
     off += (sizeof(float) * (size_t)b->numel[i] + RT_WORKSPACE_ALIGN - 1) & ~(size_t)(RT_WORKSPACE_ALIGN - 1);
   }
-  return off;
+  int64_t scratch = 0;
+  for (int k = 0; k < g->n_kernels; k++) {
+    int64_t n = cg_kernel_scratch(&g->kernels[k], b->vars);
+    if (n < 0 || n > (int64_t)(SIZE_MAX / 8)) return (size_t)-1;
+    if (n > scratch) scratch = n;
+  }
+  *scratch_at = off;
+  *scratch_bytes = sizeof(float) * (size_t)scratch;
+  return off + *scratch_bytes;
 }
 
 /* Places every temporary in the workspace, growing it when needed (not
@@ -206,9 +217,12 @@ size_t rt_workspace_layout(const ir_program *p, const unsigned char *in_ws, cons
 static int place_temps(rt_exec *x, const ir_binding *b, rt_dptr *ptr, int capturing, rt_err *err) {
   size_t *offset = calloc((size_t)x->p->tensors.len + 1, sizeof *offset);
   if (!offset) return rt_fail(err, RT_ERR_MEMORY, "out of memory");
-  size_t need = rt_workspace_layout(x->p, x->in_ws, b, offset);
+  size_t scratch_at = 0, scratch_bytes = 0;
+  size_t need = rt_workspace_layout(x->p, &x->code, x->in_ws, b, offset, &scratch_at, &scratch_bytes);
   int rc = 0;
-  if (need > x->workspace_bytes && capturing)
+  if (need == (size_t)-1)
+    rc = rt_fail(err, RT_ERR_ARGUMENT, "%s: the scratch memory of a kernel overflows at these sizes", x->p->name);
+  else if (need > x->workspace_bytes && capturing)
     rc = rt_fail(err, RT_ERR_ARGUMENT,
                  "%s needs a workspace of %zu bytes at these sizes, which cannot be allocated while the stream is "
                  "being captured into a CUDA graph: run the program once at these sizes before capturing",
@@ -224,6 +238,7 @@ static int place_temps(rt_exec *x, const ir_binding *b, rt_dptr *ptr, int captur
   }
   for (int i = 0; !rc && i < x->p->tensors.len; i++)
     if (x->in_ws[i]) ptr[i] = x->workspace + offset[i];
+  x->scratch = rc ? 0 : x->workspace + scratch_at;
   free(offset);
   return rc ? -1 : 0;
 }
@@ -287,6 +302,7 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
     if (l.grid[0] > 0) {
       int n = 0;
       for (int i = 0; i < kn->n_tensors; i++) args[n++] = &ptr[kn->tensors[i]];
+      if (kn->scratch_tiles) args[n++] = &x->scratch;
       for (int i = 0; i < nv; i++) args[n++] = idx32 ? (void *)&vars32[i] : (void *)&vars[i];
       unsigned grid[3] = {(unsigned)l.grid[0], (unsigned)l.grid[1], (unsigned)l.grid[2]};
       unsigned block[3] = {(unsigned)l.block[0], (unsigned)l.block[1], (unsigned)l.block[2]};

@@ -57,14 +57,23 @@ int rt_plan_make(kbc_arena *a, const ir_program *p, const cg_program *g, const i
   size_t *offset = KBC_NEW_ARRAY(a, size_t, p->tensors.len + 1);
   unsigned char *in_ws = KBC_NEW_ARRAY(a, unsigned char, p->tensors.len + 1);
   rt_workspace_members(p, g, in_ws);
-  out->workspace_bytes = rt_workspace_layout(p, in_ws, b, offset);
-  out->buffers = KBC_NEW_ARRAY(a, rt_plan_buffer, p->tensors.len + 1);
+  size_t scratch_at, scratch_bytes;
+  out->workspace_bytes = rt_workspace_layout(p, g, in_ws, b, offset, &scratch_at, &scratch_bytes);
+  if (out->workspace_bytes == (size_t)-1)
+    return rt_fail(err, RT_ERR_ARGUMENT, "the scratch memory of a kernel overflows at these sizes");
+  out->buffers = KBC_NEW_ARRAY(a, rt_plan_buffer, p->tensors.len + 2);
   for (int i = 0; i < p->tensors.len; i++) {
     const ir_tensor *t = IR_TENSOR(p, i);
     if (!in_ws[i]) continue;
     out->buffers[out->n_buffers++] = (rt_plan_buffer){.name = t->name, .rank = t->rank, .shape = b->shape[i],
                                                       .bytes = sizeof(float) * (size_t)b->numel[i],
                                                       .offset = offset[i]};
+  }
+  if (scratch_bytes) { /* split-K's partial sums: one region for every kernel */
+    int64_t *shape = KBC_NEW_ARRAY(a, int64_t, 1);
+    shape[0] = (int64_t)(scratch_bytes / sizeof(float));
+    out->buffers[out->n_buffers++] =
+        (rt_plan_buffer){.name = "(scratch)", .rank = 1, .shape = shape, .bytes = scratch_bytes, .offset = scratch_at};
   }
   return 0;
 }
@@ -180,8 +189,9 @@ void rt_plan_text(const rt_plan *pl, kbc_buf *o) {
     kbc_buf_puts(o, ", no temporaries\n");
     return;
   }
-  kbc_buf_printf(o, ", %d temporar%s, each at a multiple of %d bytes\n", pl->n_buffers,
-                 pl->n_buffers == 1 ? "y" : "ies", RT_WORKSPACE_ALIGN);
+  int temps = pl->n_buffers - !strcmp(pl->buffers[pl->n_buffers - 1].name, "(scratch)");
+  kbc_buf_printf(o, ", %d temporar%s%s, each at a multiple of %d bytes\n", temps, temps == 1 ? "y" : "ies",
+                 temps < pl->n_buffers ? " and the kernels' scratch (split-K's partial sums)" : "", RT_WORKSPACE_ALIGN);
   static const char *const bhead[] = {"buffer", "shape", "bytes", "offset"};
   put_table(&(table){.n_cols = 4, .n_rows = pl->n_buffers, .head = bhead, .pl = pl, .cells = buffer_cells}, o);
 }

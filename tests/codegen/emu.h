@@ -22,6 +22,7 @@ struct dim3 {
   unsigned x = 0, y = 0, z = 0;
 };
 static thread_local dim3 threadIdx;
+static const unsigned emu_scratch_nan = 0x7fc0deadu; // kernel scratch starts as this NaN (kernel_emu.c)
 static dim3 blockIdx, blockDim, gridDim;
 static pthread_barrier_t emu_block_barrier, emu_warp_barrier[32];
 
@@ -67,6 +68,7 @@ static inline void __syncwarp(unsigned mask = 0xffffffffu) {
   pthread_barrier_wait(b);
 }
 static inline float __ldca(const float *p) { return *p; }
+static inline float __ldcg(const float *p) { return *p; }
 static inline void __stwb(float4 *p, float4 v) { *p = v; }
 static inline float4 __ldg(const float4 *p) { return *p; }
 static inline float __shfl_xor_sync(unsigned mask, float v, int lane_mask) {

@@ -15,7 +15,7 @@
  * between, so that the first launch must have left the state ready.  Every
  * tensor it writes must match the interpreter's float64 values (relative
  * L2 error <= 1e-5, or 2e-3 with --tf32), every element must be written
- * (except where the kernel adds into a zeroed output: split-K, scatters),
+ * (except where the kernel adds into a zeroed output: scatters),
  * and the guard zones around every buffer must stay untouched (they hold
  * NaNs, so reading them shows too).
  *
@@ -97,6 +97,21 @@ static int module_state(const cg_program *g, const cg_kernel *k) {
   char decl[512];
   snprintf(decl, sizeof decl, "__device__ unsigned _%s_done", k->name);
   return strstr(kbc_buf_str(&g->source), decl) != NULL;
+}
+
+/* Kernel ki's scratch (cg_kernel_scratch), declared in the launcher as
+ * scratch<ki>: NaN sentinels, so that a part read before it is written
+ * shows (at least one float, so that the pointer is valid). */
+static int scratch_decl(FILE *L, const cg_kernel *k, const int64_t *vars, int ki) {
+  if (!k->scratch_tiles) return 0;
+  int64_t n = cg_kernel_scratch(k, vars);
+  if (n < 0) return 1;
+  fprintf(L, "  static float *scratch%d = nullptr;\n", ki);
+  fprintf(L, "  if (!scratch%d) { scratch%d = (float *)malloc(4 * (%lldLL + 1)); if (!scratch%d) abort();\n", ki, ki,
+          (long long)n, ki);
+  fprintf(L, "    for (long long e = 0; e <= %lldLL; e++) memcpy(&scratch%d[e], &emu_scratch_nan, 4); }\n", (long long)n,
+          ki);
+  return 0;
 }
 
 /* Whether kernel k writes tensor t. */
@@ -219,8 +234,10 @@ static int run_chain(emu *E, const ir_binding *B, const char *dir, const char *c
       fprintf(L, "  for (long long e = 0; e < %lldLL; e++) t[%d][%d + e] = 0.0f;\n",
               (long long)B->numel[k->zero_tensor], k->zero_tensor, GUARD);
     if (grid == 0) continue;
+    if (scratch_decl(L, k, E->vars, ki)) return fail("cannot evaluate the scratch of ", k->name);
     fprintf(L, "  emu_launch(%lld, %d, [&] { %s(", (long long)grid, k->block, k->name);
     for (int j = 0; j < k->n_tensors; j++) fprintf(L, "%st[%d] + %d", j ? ", " : "", k->tensors[j], GUARD);
+    if (k->scratch_tiles) fprintf(L, ", scratch%d", ki);
     for (int v = 0; v < p->vars.len; v++) fprintf(L, ", %lldLL", (long long)E->vars[v]);
     fprintf(L, "); });\n");
   }
@@ -467,8 +484,11 @@ static int emu_run(emu *E, int argc, char **argv) {
     fprintf(L, "    snprintf(name, sizeof name, \"data%d.bin\");\n    FILE *f = fopen(name, \"rb\");\n", ng);
     for (int j = 0; j < k->n_tensors; j++)
       fprintf(L, "    float *t%d = rd(f, %lldLL);\n", j, (long long)B.numel[k->tensors[j]]);
-    fprintf(L, "    fclose(f);\n    emu_launch(%lld, %d, [&] { %s(", (long long)grid, k->block, k->name);
+    fprintf(L, "    fclose(f);\n");
+    if (scratch_decl(L, k, vars, ki)) return fail("cannot evaluate the scratch of ", k->name);
+    fprintf(L, "    emu_launch(%lld, %d, [&] { %s(", (long long)grid, k->block, k->name);
     for (int j = 0; j < k->n_tensors; j++) fprintf(L, "%st%d + %d", j ? ", " : "", j, GUARD);
+    if (k->scratch_tiles) fprintf(L, ", scratch%d", ki);
     for (int v = 0; v < p->vars.len; v++) fprintf(L, ", %lldLL", (long long)vars[v]);
     fprintf(L, "); });\n");
     if (module_state(&g, k)) {
@@ -479,6 +499,7 @@ static int emu_run(emu *E, int argc, char **argv) {
                   (long long)B.numel[k->tensors[j]], j, GUARD);
       fprintf(L, "    emu_launch(%lld, %d, [&] { %s(", (long long)grid, k->block, k->name);
       for (int j = 0; j < k->n_tensors; j++) fprintf(L, "%st%d + %d", j ? ", " : "", j, GUARD);
+      if (k->scratch_tiles) fprintf(L, ", scratch%d", ki);
       for (int v = 0; v < p->vars.len; v++) fprintf(L, ", %lldLL", (long long)vars[v]);
       fprintf(L, "); });\n");
     }
@@ -500,7 +521,7 @@ static int emu_run(emu *E, int argc, char **argv) {
       for (int64_t e = 0; e < n + 2 * GUARD; e++) memcpy(&buf[e], &SENTINEL, 4);
       if (!written(g.program, k, tid))
         for (int64_t e = 0; e < n; e++) buf[GUARD + e] = (float)data[tid][e];
-      else if (k->zero_tensor == tid) /* split-K and scatters add into it: zeroed first, as the runtime does */
+      else if (k->zero_tensor == tid) /* scatters add into it: zeroed first, as the runtime does */
         for (int64_t e = 0; e < n; e++) buf[GUARD + e] = 0.0f;
       fwrite(buf, 4, (size_t)(n + 2 * GUARD), D);
       free(buf);

@@ -103,6 +103,12 @@ VARIANTS = {
                                     "KBC_GEMM_ALWAYS": "1"}),
     # the statements after a fold that finish its output a row at a time, in its epilogue (codegen/gemm_tail.c)
     "tail": (["--specialize"], {"KBC_GEMM_TAIL": "1", "KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1"}),
+    # split-K wherever K has two k-tiles (the slices' sums through scratch, added in slice order), every
+    # contraction a tiled GEMM; and with wgmma, m- or n-contiguous operands copied transposed (KBC_GEMM_WGMMA_T)
+    "split": ([], {"KBC_GEMM_SPLIT": "2", "KBC_GEMM_ALWAYS": "1"}),
+    "split_tf32": (["--specialize", "--tf32"], {"KBC_GEMM_SPLIT": "2", "KBC_GEMM_ALWAYS": "1"}),
+    "wgmma_t": (["--sm90a"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_WGMMA_T": "1", "KBC_GEMM_SPLIT": "2",
+                              "KBC_GEMM_ALWAYS": "1"}),
     "misalign": (["--specialize", "--misalign"], {}),  # the same, every tensor 4 bytes off 16-byte alignment
     "nvrtc": None,  # `kbc compile --emit ptx --target sm_90`: NVRTC compiles every kernel
 }
@@ -135,6 +141,10 @@ GPU_VARIANTS = {
     "tail": ("fp32", {"KBC_GEMM_TAIL": "1", "KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
     "tail_tf32": ("tf32", {"KBC_GEMM_TAIL": "1", "KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
     "generic": ("fp32", {"KBC_SPECIALIZE": "0"}),  # the code for any binding (the runtime specializes by default)
+    "split": ("fp32", {"KBC_GEMM_SPLIT": "2", "KBC_GEMM_ALWAYS": "1"}),
+    "split_tf32": ("tf32", {"KBC_GEMM_SPLIT": "2", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
+    "wgmma_t": ("fp32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_WGMMA_T": "1"}),
+    "wgmma_t_tf32": ("tf32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_WGMMA_T": "1"}),
 }
 TIMEOUT = 120
 # A tensor whose relative L2 error exceeds the tolerance but whose every

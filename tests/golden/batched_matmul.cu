@@ -169,6 +169,7 @@ __device__ __forceinline__ void kbc_ldsm2(unsigned a, unsigned *r) {
 }
 #endif
 
+__device__ unsigned _batched_matmul_k0_out_done[528]; // split-K: per output tile, its slices finished; the last resets it
 // out[z, i, j] = sum(r: a[z, i, r] * b[z, r, j])
 // schedule: gemm (3xTF32 mma.sync m16n8k8, split operands, fp32 accumulation), M = i, N = j, K = r, batch = z
 //   tile 64x128x16, 256 threads: 2 x 4 warps, warp tile 32x32 (2 x 4 mma tiles), shared memory 41472 B in 3 stages filled by cp.async in 16-byte chunks
@@ -178,6 +179,7 @@ extern "C" __global__ void __launch_bounds__(256, 1)
 batched_matmul_k0_out(const float *__restrict__ a,
     const float *__restrict__ b,
     float *out,
+    float *__restrict__ _kws,
     const int batch,
     const int m,
     const int k,
@@ -194,15 +196,17 @@ batched_matmul_k0_out(const float *__restrict__ a,
   const int _tiles_n = (_N + 127) / 128;
   const int _ktiles = (_K + 15) / 16;
   // split-K: with fewer output tiles than 528, K is cut into up to 64 slices of at least 8 k-tiles,
-  // the count that best fills waves of 264 blocks (two per multiprocessor); the slices' sums
-  // are added atomically into the zeroed output
+  // the count that best fills waves of 264 blocks (two per multiprocessor); each slice's sums go
+  // to scratch (_kws), and the last slice of a tile to finish adds them in slice order (the result
+  // does not depend on timing) and applies the epilogue
   const int _out_tiles = _tiles_m * _tiles_n * batch;
   int _splits = 1;
   for (int _s = 1, _best = 0; _s <= 64 && _out_tiles < 528 && _s * 8 <= _ktiles; ++_s) {
     const int _fill = 1000 * _out_tiles * _s / ((_out_tiles * _s + 263) / 264 * 264); // per mille
-    if (_fill > _best + 50) { _best = _fill; _splits = _s; }
+    if (_fill * 20 > _best * 21) { _best = _fill; _splits = _s; } // at least 5% fuller
   }
   const int _kper = (_ktiles + _splits - 1) / _splits; // k-tiles per slice
+  const int _nsl = (_ktiles + _kper - 1) / _kper; // the slices with k-tiles
   const int _tiles = _out_tiles * _splits;
   const int _tid = threadIdx.x;
   const int _warp = _tid / 32, _lane = _tid % 32;
@@ -450,6 +454,32 @@ batched_matmul_k0_out(const float *__restrict__ a,
           #pragma unroll
           for (int _q = 0; _q < 4; ++_q) _acc[_i][_j][_q] += _tot[_i][_j][_q];
     }
+    if (_splits > 1) { // the slices' sums, added in slice order by the tile's last slice to finish
+      __shared__ bool _klast;
+      const int _nacc = (int)(sizeof _acc / sizeof(float)); // this thread's accumulators
+      float *const _ap = &_acc[0][0][0];
+      const int _ot = _tile / _splits; // the output tile
+      float *const _part = _kws + _ot * _splits * 8192 + _tid; // its parts, slice by slice; this thread's
+      {
+        float *const _mine = _part + (_tile % _splits) * _nacc * 256; // this slice's part
+        #pragma unroll
+        for (int _r = 0; _r < _nacc; ++_r) _mine[_r * 256] = _ap[_r];
+      }
+      __threadfence(); // the part is visible to the grid before the count says so
+      __syncthreads();
+      if (_tid == 0) _klast = atomicAdd(&_batched_matmul_k0_out_done[_ot], 1u) == (unsigned)(_nsl - 1);
+      __syncthreads();
+      if (!_klast) continue;
+      __threadfence();
+      #pragma unroll
+      for (int _r = 0; _r < _nacc; ++_r) _ap[_r] = 0.0f;
+      for (int _q = 0; _q < _nsl; ++_q) { // slice by slice, in order
+        const float *const _pq = _part + _q * _nacc * 256;
+        #pragma unroll
+        for (int _r = 0; _r < _nacc; ++_r) _ap[_r] += __ldcg(&_pq[_r * 256]); // from L2
+      }
+      if (_tid == 0) _batched_matmul_k0_out_done[_ot] = 0u; // ready for the next launch
+    }
     // epilogue: each output element of the thread (the main sum is the accumulator)
     bool _colok[8];
     int _col_j[8];
@@ -471,7 +501,7 @@ batched_matmul_k0_out(const float *__restrict__ a,
         for (int _j = _j0; _j < _j0 + 1; ++_j) {
           if (!_colok[_j]) continue;
           const int j = _col_j[_j];
-          if (_splits > 1) atomicAdd(&out[((z) * m + i) * n + j], _acc[_i / 2][_j / 2][(_i % 2) * 2 + _j % 2]); else out[((z) * m + i) * n + j] = _acc[_i / 2][_j / 2][(_i % 2) * 2 + _j % 2];
+          out[((z) * m + i) * n + j] = _acc[_i / 2][_j / 2][(_i % 2) * 2 + _j % 2];
         }
       }
     }

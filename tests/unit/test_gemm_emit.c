@@ -127,10 +127,12 @@ static void check_gemm(const gen *G, const cg_kernel *k, const int64_t *vars, in
   if (vec) assert_true(k->smem > 0 && k->smem <= cg_target_default().smem_per_block);
   else assert_int_equal(k->smem, 0);
   /* split-K: a capped grid (a wave of two blocks per SM) over up to 64
-   * slices per output tile, adding into the output zeroed first */
+   * slices per output tile, their partial sums in scratch (no zero-fill) */
   int split = strstr(text, "split-K") != NULL;
   assert_int_equal(k->max_blocks, split ? 2 * cg_target_default().sm_count : 0);
-  assert_int_equal(k->zero_tensor, split ? s->out->id : -1);
+  assert_int_equal(k->zero_tensor, -1);
+  assert_int_equal(k->scratch_tiles != NULL, split);
+  if (split) assert_non_null(strstr(text, "float *__restrict__ _kws"));
   assert_non_null(strstr(text, "// schedule: gemm"));
   /* 256 threads; two blocks per multiprocessor (from sm_90 on) asked only
    * for FFMA and 3xTF32 products of one index per M, N and K (gemm_plan.c) */
