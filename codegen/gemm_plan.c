@@ -537,6 +537,10 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
     if (cs > k->smem) k->smem = cs;
   }
   k->work = plan->split ? sym_scale(a, tl->tiles, GEMM_SPLIT_MAX) : tl->tiles;
+  int64_t tiles, ktiles;
+  if (plan->split && sym_is_const(tl->tiles, &tiles) && sym_is_const(tl->K, &ktiles)) /* the items exactly */
+    k->work = sym_const(a, tiles * gemm_split_count(tiles, (ktiles + f->bk - 1) / f->bk, plan->slots, plan->split_below,
+                                                   plan->split_min));
   k->per_block = 1;
   k->max_blocks = plan->split ? plan->slots : 0;
   k->zero_tensor = -1;
