@@ -368,7 +368,8 @@ void gemm_emit_fragment_decls(gemm_emitter *ge);
 void gemm_emit_mma_passes(gemm_emitter *ge);
 
 /* gemm_vec.c: the vector K loop.  Whether operand o can be copied in
- * chunks (gemm_plan.c asks before choosing plan->vec); its chunk slots at
+ * chunks (gemm_plan.c asks before choosing plan->vec: 1 yes, 2 yes but a
+ * known stride or offset leaves most chunks unaligned, 0 no); its chunk slots at
  * k-tiles of bk (local x and k, the rows they share: xl, kl, row_expr,
  * row_of, as the staged loop's slots); the copies of one k-tile into stage
  * `stage`; the mma fragments of a k-major operand at _kk of stage _cur into

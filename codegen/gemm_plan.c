@@ -375,8 +375,14 @@ static int sizes_known(const gemm_tiling *tl) {
 
 static void plan_vec(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   if (!t->opt.gemm_vec || !plan->tiling.mma || t->sm < 80) return;
-  for (int w = 0; w < 2; w++)
-    if (!gemm_vec_operand_ok(a, plan, &plan->op[w])) return;
+  /* a known misaligned operand (most chunks would go a float at a time)
+   * keeps the staged loop, unless wgmma copies it transposed anyway */
+  int misaligned_tr = 0;
+  for (int w = 0; w < 2; w++) {
+    int ok = gemm_vec_operand_ok(a, plan, &plan->op[w]);
+    if (ok == 2 && !plan->op[w].kmajor && t->arch_a && t->opt.gemm_wgmma && t->opt.gemm_wgmma_t) misaligned_tr = 1;
+    else if (ok != 1) return;
+  }
   cg_gemm_plan v = *plan;
   gemm_cfg *f = &v.tiling.cfg;
   /* Where the sizes are known (constants, a specialized binding), the tile
@@ -406,6 +412,7 @@ static void plan_vec(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   /* sm_90a, both operands k-major: wgmma (gemm_wgmma.c) — not under a fold,
    * whose running values would double its 64 to 128 accumulators a thread */
   if (!v.fold) gemm_wgmma_plan(a, t, &v);
+  if (misaligned_tr && !v.wgmma) return;
   v.n_kslots = 0; /* k from the k-tile base: no k slots, tables or carries */
   v.builder = -1;
   v.table_digits = 0;

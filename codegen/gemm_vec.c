@@ -21,7 +21,10 @@
  * inside M, N and K and its global address is 16-byte aligned, else four
  * copies of 4 bytes, zero-filled outside: one test for a whole k-tile, and
  * where it fails (an edge, a binding's odd K, an offset tensor view) a test
- * per chunk, never a fault (gemm_vec_copies).
+ * per chunk, never a fault (gemm_vec_copies).  Under wgmma an x-major
+ * operand may instead be transposed (gemm_operand.tr, KBC_GEMM_WGMMA_T):
+ * its slots single elements, copied 4 bytes at a time into the K-major
+ * swizzled stage (plan_transposed).
  * Which tiles, k-tile depth and stages: gemm_plan.c's plan_vec.  Measured
  * on the H200 (2026-12-03, fp32, KernelBench's L2/12 at 1024 x 8192 x 8192):
  * 2,877 us in the register-staged loop, 2,230 in this one (cuBLAS's FFMA
@@ -93,7 +96,8 @@ int gemm_vec_operand_ok(kbc_arena *a, const cg_gemm_plan *plan, const gemm_opera
   const int *ids = o->kmajor ? c->k : o->x;
   int n = o->kmajor ? c->n_k : o->n_x;
   if (o->kmajor ? !(c->n_k == 1 || plan->kflat) : !(o->n_x == 1 || o->flat_rows)) return 0;
-  return cg_offset_contiguous(a, plan->s, off, ids, n) && !known_misaligned(a, plan->s, off, ids, n);
+  if (!cg_offset_contiguous(a, plan->s, off, ids, n)) return 0;
+  return known_misaligned(a, plan->s, off, ids, n) ? 2 : 1;
 }
 
 /* A transposed operand's load slots (gemm_operand.tr; bk 32, bx a
@@ -197,7 +201,8 @@ static const char *offset_at(gemm_emitter *ge, const gemm_operand *o, const char
 }
 
 /* Chunk slot j of o into stage `stage`, each of its elements tested: its
- * row (gemm_emit_rows) is row_of[j]. */
+ * row (gemm_emit_rows) is row_of[j].  (A transposed operand's slot is one
+ * element: its row's flag and k.) */
 static void emit_chunk(gemm_emitter *ge, const gemm_operand *o, int j, const char *stage) {
   cg_emit *out = &ge->emit;
   int r = o->row_of[j];
@@ -207,16 +212,17 @@ static void emit_chunk(gemm_emitter *ge, const gemm_operand *o, int j, const cha
   out->indent++;
   cg_line(out, "const long long _kc = _kb + %s;", o->kl[j]);
   cg_line(out, "const long long _o = _%co%d + %s;", o->tag, r, offset_at(ge, o, "_kc"));
-  /* in range: all four elements (in4), element _e (in1) */
-  const char *in4 = o->kmajor ? cg_fmt(out, "%s && _kc + 3 < _kend", row_in(out, o, j))
-                              : cg_fmt(out, "_kc < _kend && %s", row_in(out, o, j));
-  const char *in1 = o->kmajor ? cg_fmt(out, "_%cr%dok && _kc + _e < _kend", o->tag, r)
-                              : cg_fmt(out, "_kc < _kend && _%cr%d + _e < %s", o->tag, r, o->X);
   emit_dst(ge, o, j, stage);
-  if (o->tr) /* one float, zero outside */
-    cg_line(out, "kbc_cp_async4(_d, _ds, %s && _kc < _kend ? %s + _o : %s, %s && _kc < _kend);", row_in(out, o, j),
-            name, name, row_in(out, o, j));
-  else gemm_emit_chunk_copy(out, name, in4, "_e", in1);
+  if (o->tr) { /* one float, zero outside */
+    const char *in = cg_fmt(out, "%s && _kc < _kend", row_in(out, o, j));
+    cg_line(out, "kbc_cp_async4(_d, _ds, %s ? %s + _o : %s, %s);", in, name, name, in);
+  } else { /* in range: all four elements (in4), element _e (in1) */
+    const char *in4 = o->kmajor ? cg_fmt(out, "%s && _kc + 3 < _kend", row_in(out, o, j))
+                                : cg_fmt(out, "_kc < _kend && %s", row_in(out, o, j));
+    const char *in1 = o->kmajor ? cg_fmt(out, "_%cr%dok && _kc + _e < _kend", o->tag, r)
+                                : cg_fmt(out, "_kc < _kend && _%cr%d + _e < %s", o->tag, r, o->X);
+    gemm_emit_chunk_copy(out, name, in4, "_e", in1);
+  }
   out->indent--;
   cg_line(out, "}");
 }
