@@ -321,11 +321,15 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
 static int via_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *vars, void **args, void *stream,
                      rt_err *err) {
   if (kbc_env_flag("KBC_NO_GRAPH", 0) || x->prof_ev || !rt_graph_supported(x->dev) || x->code.n_kernels < 1) return 0;
-  size_t len = sizeof(rt_dptr) * (size_t)x->p->tensors.len + sizeof(long long) * (size_t)x->p->vars.len;
+  /* the key: every tensor's pointer, the var values and the scratch's
+   * pointer (a grown workspace moves it, temporaries or none) */
+  size_t nt = sizeof(rt_dptr) * (size_t)x->p->tensors.len, nv = sizeof(long long) * (size_t)x->p->vars.len;
+  size_t len = nt + nv + sizeof x->scratch;
   unsigned char *key = malloc(len + 1);
   if (!key) return 0;
-  memcpy(key, ptr, sizeof(rt_dptr) * (size_t)x->p->tensors.len);
-  memcpy(key + sizeof(rt_dptr) * (size_t)x->p->tensors.len, vars, sizeof(long long) * (size_t)x->p->vars.len);
+  memcpy(key, ptr, nt);
+  memcpy(key + nt, vars, nv);
+  memcpy(key + nt + nv, &x->scratch, sizeof x->scratch);
   if (x->graph && !memcmp(key, x->graph_key, len)) {
     free(key);
     return rt_graph_launch(x->dev, x->graph, stream, err) ? -1 : 1;
