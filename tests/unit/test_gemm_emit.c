@@ -166,6 +166,15 @@ static void check_gemm(const gen *G, const cg_kernel *k, const int64_t *vars, in
   assert_true(sym_eval(k->work, vars, NULL, &work));
   if (!split) assert_int_equal(work, tiles);
   else assert_true(work % tiles == 0 && work / tiles >= 2 && work / tiles <= 64);
+  /* split-K's scratch at the binding: a tile of partial sums per (tile,
+   * slice), none for one slice; the slices as the kernel counts them */
+  int64_t scratch = cg_kernel_scratch(k, vars);
+  if (!split) assert_int_equal(scratch, 0);
+  else {
+    int64_t per = (int64_t)bm * bn * tiles, slices = scratch / per;
+    assert_int_equal(k->scratch_tile, bm * bn);
+    assert_true(scratch == 0 || (scratch % per == 0 && slices >= 2 && slices <= 64));
+  }
   /* parameters: the kernel's tensors, then every var axis */
   const char *sig = strstr(text, k->name);
   for (int i = 0; i < k->n_tensors; i++) {
