@@ -481,12 +481,13 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   plan->slots = 2 * C->t->sm_count;
   plan->split_below = plan->s->rhs == tl->c.reduce ? 2 * plan->slots : plan->slots;
   plan->split_min = C->t->opt.gemm_split == 2 ? 1 : GEMM_SPLIT_MIN_KTILES;
-  int64_t M, N, B, K;
-  if (sym_is_const(tl->M, &M) && sym_is_const(tl->N, &N) && sym_is_const(tl->B, &B) && sym_is_const(tl->K, &K))
-    plan->split = tl->shape.splittable && !win &&
-                  gemm_split_count((M + f->bm - 1) / f->bm * ((N + f->bn - 1) / f->bn) * B, (K + f->bk - 1) / f->bk,
-                                   plan->slots, plan->split_below, plan->split_min) > 1;
-  else {
+  int64_t M, N, B, K, items = 0; /* items: tiles x slices, where the sizes are known */
+  if (sym_is_const(tl->M, &M) && sym_is_const(tl->N, &N) && sym_is_const(tl->B, &B) && sym_is_const(tl->K, &K)) {
+    int64_t out_tiles = (M + f->bm - 1) / f->bm * ((N + f->bn - 1) / f->bn) * B;
+    long long splits = gemm_split_count(out_tiles, (K + f->bk - 1) / f->bk, plan->slots, plan->split_below, plan->split_min);
+    plan->split = tl->shape.splittable && !win && splits > 1;
+    items = out_tiles * splits;
+  } else {
     double me = ir_estimate(tl->M), ne = ir_estimate(tl->N), be = ir_estimate(tl->B);
     int known = sym_is_const(tl->M, NULL) && sym_is_const(tl->N, NULL) && sym_is_const(tl->B, NULL);
     plan->split = tl->shape.splittable && !win && !(known && ceil(me / f->bm) * ceil(ne / f->bn) * be >= plan->split_below);
@@ -543,11 +544,9 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
     k->smem = plan->stages * gemm_plan_stage_bytes(plan) + (plan->wgmma ? GEMM_WGMMA_ALIGN : 0); /* aligned up */
     if (cs > k->smem) k->smem = cs;
   }
-  k->work = plan->split ? sym_scale(a, tl->tiles, GEMM_SPLIT_MAX) : tl->tiles;
-  int64_t tiles, ktiles;
-  if (plan->split && sym_is_const(tl->tiles, &tiles) && sym_is_const(tl->K, &ktiles)) /* the items exactly */
-    k->work = sym_const(a, tiles * gemm_split_count(tiles, (ktiles + f->bk - 1) / f->bk, plan->slots, plan->split_below,
-                                                   plan->split_min));
+  /* split: the items exactly where the sizes are known, else up to
+   * GEMM_SPLIT_MAX slices a tile (the capped grid strides over them) */
+  k->work = !plan->split ? tl->tiles : items ? sym_const(a, items) : sym_scale(a, tl->tiles, GEMM_SPLIT_MAX);
   k->per_block = 1;
   k->max_blocks = plan->split ? plan->slots : 0;
   k->zero_tensor = -1;

@@ -204,7 +204,7 @@ size_t rt_workspace_layout(const ir_program *p, const cg_program *g, const unsig
   int64_t scratch = 0;
   for (int k = 0; k < g->n_kernels; k++) {
     int64_t n = cg_kernel_scratch(&g->kernels[k], b->vars);
-    if (n < 0 || n > (int64_t)(SIZE_MAX / 8)) return (size_t)-1;
+    if (n < 0 || (uint64_t)n > (SIZE_MAX - off) / sizeof(float)) return (size_t)-1;
     if (n > scratch) scratch = n;
   }
   *scratch_at = off;
@@ -212,8 +212,9 @@ size_t rt_workspace_layout(const ir_program *p, const cg_program *g, const unsig
   return off + *scratch_bytes;
 }
 
-/* Places every temporary in the workspace, growing it when needed (not
- * while the caller captures the stream: no allocation may happen then). */
+/* Places every temporary and the kernels' scratch in the workspace,
+ * growing it when needed (not while the caller captures the stream: no
+ * allocation may happen then). */
 static int place_temps(rt_exec *x, const ir_binding *b, rt_dptr *ptr, int capturing, rt_err *err) {
   size_t *offset = calloc((size_t)x->p->tensors.len + 1, sizeof *offset);
   if (!offset) return rt_fail(err, RT_ERR_MEMORY, "out of memory");

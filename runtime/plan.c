@@ -69,6 +69,7 @@ int rt_plan_make(kbc_arena *a, const ir_program *p, const cg_program *g, const i
                                                       .bytes = sizeof(float) * (size_t)b->numel[i],
                                                       .offset = offset[i]};
   }
+  out->n_temps = out->n_buffers;
   if (scratch_bytes) { /* split-K's partial sums: one region for every kernel */
     int64_t *shape = KBC_NEW_ARRAY(a, int64_t, 1);
     shape[0] = (int64_t)(scratch_bytes / sizeof(float));
@@ -189,9 +190,9 @@ void rt_plan_text(const rt_plan *pl, kbc_buf *o) {
     kbc_buf_puts(o, ", no temporaries\n");
     return;
   }
-  int temps = pl->n_buffers - !strcmp(pl->buffers[pl->n_buffers - 1].name, "(scratch)");
-  kbc_buf_printf(o, ", %d temporar%s%s, each at a multiple of %d bytes\n", temps, temps == 1 ? "y" : "ies",
-                 temps < pl->n_buffers ? " and the kernels' scratch (split-K's partial sums)" : "", RT_WORKSPACE_ALIGN);
+  kbc_buf_printf(o, ", %d temporar%s%s, each at a multiple of %d bytes\n", pl->n_temps, pl->n_temps == 1 ? "y" : "ies",
+                 pl->n_temps < pl->n_buffers ? " and the kernels' scratch (split-K's partial sums)" : "",
+                 RT_WORKSPACE_ALIGN);
   static const char *const bhead[] = {"buffer", "shape", "bytes", "offset"};
   put_table(&(table){.n_cols = 4, .n_rows = pl->n_buffers, .head = bhead, .pl = pl, .cells = buffer_cells}, o);
 }

@@ -6,11 +6,12 @@
  * binding (ir_bind), and the kernels' resources as ptxas reported them
  * (rt_compile; kernels missing from it are reported as unknown).
  * After rt_plan_make: the launches in the order rt_exec_launch issues them
- * — for each kernel, the kbc_zero that zero-fills its scatter (or split-K)
- * target first, where it has one, then the kernel — with the dimensions of
+ * — for each kernel, the kbc_zero that zero-fills its scatter target
+ * first, where it has one, then the kernel — with the dimensions of
  * cg_kernel_launch / cg_zero_launch (the functions the runtime launches
- * with), and the temporaries the runtime places in its workspace, at the
- * offsets of rt_workspace_layout, with the workspace's size.
+ * with), and the temporaries the runtime places in its workspace, then the
+ * kernels' scratch (split-K's partial sums, a buffer named "(scratch)"),
+ * at the offsets of rt_workspace_layout, with the workspace's size.
  *
  * Text (rt_plan_text): a header naming the program, binding, target and
  * precision; a table of launches, each followed by the IR statements it
@@ -64,7 +65,8 @@ typedef struct {
   int n_launches;
   rt_plan_launch *launches;
   int n_buffers;
-  rt_plan_buffer *buffers;
+  rt_plan_buffer *buffers;  /* the temporaries, then the scratch where there is one */
+  int n_temps;              /* of them, temporaries */
   size_t workspace_bytes;
 } rt_plan;
 

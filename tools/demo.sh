@@ -29,10 +29,14 @@ for s in specs/conv3d_min_softmax.kb specs/cvit.kb specs/sam_hq_attn_relpos_bwd.
   $kbc check "$s"
 done
 
-# A GPU? kbc's own answer (driver, device), and the reason when not.
-gpu=$($kbc info --json | python3 -c 'import json, sys
+# A GPU? kbc's own answer (driver, device), and the reason when not:
+# "NAME<US>WHY" from one `kbc info --json` (US, a separator that keeps an
+# empty NAME a field of its own).
+IFS=$'\x1f' read -r gpu why < <($kbc info --json | python3 -c 'import json, sys
 d = json.load(sys.stdin)
-print(d["devices"][0]["name"] if d.get("devices") else "")' 2>/dev/null || true)
+name = d["devices"][0]["name"] if d.get("devices") else ""
+print(name + "\x1f" + (d.get("driver_error") or d.get("devices_error") or "no CUDA device"))' 2>/dev/null ||
+  printf '\x1fkbc info failed\n')
 if [ -n "$gpu" ]; then
   py=""
   for p in python3 /usr/bin/python3; do
@@ -55,9 +59,6 @@ if [ -n "$gpu" ]; then
   $kbc bench specs/sam_hq_attn_relpos_bwd.kb --set batch_size=4 --set height=64 --set width=64
   exit 0
 fi
-why=$($kbc info --json | python3 -c 'import json, sys
-d = json.load(sys.stdin)
-print(d.get("driver_error") or d.get("devices_error") or "no CUDA device")' 2>/dev/null || echo "kbc info failed")
 echo "demo: no GPU ($why): conv3d -> min -> softmax on the CPU interpreter against PyTorch"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -22,7 +22,6 @@ struct dim3 {
   unsigned x = 0, y = 0, z = 0;
 };
 static thread_local dim3 threadIdx;
-static const unsigned emu_scratch_nan = 0x7fc0deadu; // kernel scratch starts as this NaN (kernel_emu.c)
 static dim3 blockIdx, blockDim, gridDim;
 static pthread_barrier_t emu_block_barrier, emu_warp_barrier[32];
 

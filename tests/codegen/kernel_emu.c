@@ -100,7 +100,7 @@ static int module_state(const cg_program *g, const cg_kernel *k) {
 }
 
 /* Kernel ki's scratch (cg_kernel_scratch), declared in the launcher as
- * scratch<ki>: NaN sentinels, so that a part read before it is written
+ * scratch<ki>: sentinel NaNs, so that a part read before it is written
  * shows (at least one float, so that the pointer is valid). */
 static int scratch_decl(FILE *L, const cg_kernel *k, const int64_t *vars, int ki) {
   if (!k->scratch_tiles) return 0;
@@ -109,9 +109,23 @@ static int scratch_decl(FILE *L, const cg_kernel *k, const int64_t *vars, int ki
   fprintf(L, "  static float *scratch%d = nullptr;\n", ki);
   fprintf(L, "  if (!scratch%d) { scratch%d = (float *)malloc(4 * (%lldLL + 1)); if (!scratch%d) abort();\n", ki, ki,
           (long long)n, ki);
-  fprintf(L, "    for (long long e = 0; e <= %lldLL; e++) memcpy(&scratch%d[e], &emu_scratch_nan, 4); }\n", (long long)n,
-          ki);
+  fprintf(L, "    const unsigned nan = 0x%xu;\n", SENTINEL);
+  fprintf(L, "    for (long long e = 0; e <= %lldLL; e++) memcpy(&scratch%d[e], &nan, 4); }\n", (long long)n, ki);
   return 0;
+}
+
+/* The launcher's line running kernel ki on `grid` blocks: its tensors
+ * (t[id] of the whole program's, by_id, else the kernel's own t<j>), past
+ * their guard zones, then its scratch, then the var values. */
+static void launch_line(FILE *L, const cg_kernel *k, int ki, int64_t grid, int by_id, const int64_t *vars, int nv) {
+  fprintf(L, "  emu_launch(%lld, %d, [&] { %s(", (long long)grid, k->block, k->name);
+  for (int j = 0; j < k->n_tensors; j++) {
+    if (by_id) fprintf(L, "%st[%d] + %d", j ? ", " : "", k->tensors[j], GUARD);
+    else fprintf(L, "%st%d + %d", j ? ", " : "", j, GUARD);
+  }
+  if (k->scratch_tiles) fprintf(L, ", scratch%d", ki);
+  for (int v = 0; v < nv; v++) fprintf(L, ", %lldLL", (long long)vars[v]);
+  fprintf(L, "); });\n");
 }
 
 /* Whether kernel k writes tensor t. */
@@ -235,11 +249,7 @@ static int run_chain(emu *E, const ir_binding *B, const char *dir, const char *c
               (long long)B->numel[k->zero_tensor], k->zero_tensor, GUARD);
     if (grid == 0) continue;
     if (scratch_decl(L, k, E->vars, ki)) return fail("cannot evaluate the scratch of ", k->name);
-    fprintf(L, "  emu_launch(%lld, %d, [&] { %s(", (long long)grid, k->block, k->name);
-    for (int j = 0; j < k->n_tensors; j++) fprintf(L, "%st[%d] + %d", j ? ", " : "", k->tensors[j], GUARD);
-    if (k->scratch_tiles) fprintf(L, ", scratch%d", ki);
-    for (int v = 0; v < p->vars.len; v++) fprintf(L, ", %lldLL", (long long)E->vars[v]);
-    fprintf(L, "); });\n");
+    launch_line(L, k, ki, grid, 1, E->vars, p->vars.len);
   }
   fprintf(L, "  FILE *o = fopen(\"out.bin\", \"wb\");\n");
   for (int i = 0; i < nt; i++)
@@ -486,22 +496,14 @@ static int emu_run(emu *E, int argc, char **argv) {
       fprintf(L, "    float *t%d = rd(f, %lldLL);\n", j, (long long)B.numel[k->tensors[j]]);
     fprintf(L, "    fclose(f);\n");
     if (scratch_decl(L, k, vars, ki)) return fail("cannot evaluate the scratch of ", k->name);
-    fprintf(L, "    emu_launch(%lld, %d, [&] { %s(", (long long)grid, k->block, k->name);
-    for (int j = 0; j < k->n_tensors; j++) fprintf(L, "%st%d + %d", j ? ", " : "", j, GUARD);
-    if (k->scratch_tiles) fprintf(L, ", scratch%d", ki);
-    for (int v = 0; v < p->vars.len; v++) fprintf(L, ", %lldLL", (long long)vars[v]);
-    fprintf(L, "); });\n");
+    launch_line(L, k, ki, grid, 0, vars, p->vars.len);
     if (module_state(&g, k)) {
       /* launched again on sentinels: the first launch left its state ready */
       for (int j = 0; j < k->n_tensors; j++)
         if (written(g.program, k, k->tensors[j]))
           fprintf(L, "    for (long long e = 0; e < %lldLL; e++) memcpy(&t%d[%d + e], &emu_sentinel, 4);\n",
                   (long long)B.numel[k->tensors[j]], j, GUARD);
-      fprintf(L, "    emu_launch(%lld, %d, [&] { %s(", (long long)grid, k->block, k->name);
-      for (int j = 0; j < k->n_tensors; j++) fprintf(L, "%st%d + %d", j ? ", " : "", j, GUARD);
-      if (k->scratch_tiles) fprintf(L, ", scratch%d", ki);
-      for (int v = 0; v < p->vars.len; v++) fprintf(L, ", %lldLL", (long long)vars[v]);
-      fprintf(L, "); });\n");
+      launch_line(L, k, ki, grid, 0, vars, p->vars.len);
     }
     for (int j = 0; j < k->n_tensors; j++)
       if (written(g.program, k, k->tensors[j]))
