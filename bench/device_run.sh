@@ -50,6 +50,9 @@
 #          bench/ab_queue.txt), each under $AB_TIMEOUT (default 150) s,
 #          no line started past $AB_TIME (default 500) s, into $OUT/abq.txt;
 #   gpu:   the ctest tests labelled gpu (into $OUT/ctest_gpu.txt);
+#   persist: the persistent kernel (KBC_PERSIST=2) verified and timed
+#          against the kernels one by one at bench/ab_cases_persist.txt's
+#          cases ($OUT/persist_{verify,ab}.txt);
 #   reach: tools/demo.sh's GPU table ($OUT/demo.txt), the python package on
 #          CUDA and the installed package's examples ($OUT/ctest_reach.txt);
 #   fuzz:  the differential spec fuzzer on the GPU (tests/fuzz/difftest.py
@@ -164,6 +167,18 @@ case "${1:-}" in
       echo "== A=$a B=$b ($cases, at $SECONDS s)"
       timeout "${AB_TIMEOUT:-150}" bench/ab.sh "$a" "$b" "$cases" 2>&1 | tail -n +2 | cut -c1-50,70-
     done | tee $OUT/abq.txt ;;
+  persist)
+    # issue 15: the persistent kernel (KBC_PERSIST=2) checked against the
+    # interpreter by kbc verify at every case of bench/ab_cases_persist.txt,
+    # fp32 and tf32, then timed against the kernels launched one by one
+    sed -e 's/#.*//' -e '/^[[:space:]]*$/d' bench/ab_cases_persist.txt | while read -r spec args; do
+      for prec in fp32 tf32; do
+        r=$(KBC_PERSIST=2 timeout 120 build/gpu/kbc verify "$spec" $args --precision $prec 2>&1 | tail -n 2 | tr '\n' ' ')
+        echo "$prec $spec $args: $r"
+      done
+    done | tee $OUT/persist_verify.txt
+    timeout "${AB_TIMEOUT:-300}" bench/ab.sh build/gpu build/gpu:KBC_PERSIST=2 bench/ab_cases_persist.txt 2>&1 |
+      tee $OUT/persist_ab.txt ;;
   gpu)
     src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build/gpu/CMakeCache.txt)
     [ "$src" = "$PWD" ] || { mkdir -p "$(dirname "$src")" && ln -sfn "$PWD" "$src"; }

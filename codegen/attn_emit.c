@@ -542,7 +542,7 @@ void cg_emit_attn(cg_ctx *C, const cg_attn_plan *plan, const cg_kernel *k) {
   attn_emit_helpers(&ae);
   emit_header(&ae, k);
   if (L->pipe) {
-    E->written = cg_signature(C->out, C->a, C->p, C->names, k->name, L->threads, L->min_blocks, k->n_tensors,
+    E->written = cg_signature(C, k->name, L->threads, L->min_blocks, k->n_tensors,
                               k->tensors, k->first, k->count);
     kbc_buf_puts(C->out, "{\n");
     attn_emit_pipe_body(&ae);
@@ -552,7 +552,7 @@ void cg_emit_attn(cg_ctx *C, const cg_attn_plan *plan, const cg_kernel *k) {
   /* (256, 1): the accumulators are held in registers, up to 255 of them,
    * rather than spilled for a second block per multiprocessor (nvcc's
    * ptxas chose 128 registers and spills for mma at an N2 tile of 128) */
-  E->written = cg_signature(C->out, C->a, C->p, C->names, k->name, AT_THREADS, 1, k->n_tensors, k->tensors,
+  E->written = cg_signature(C, k->name, AT_THREADS, 1, k->n_tensors, k->tensors,
                             k->first, k->count);
   kbc_buf_puts(C->out, "{\n");
   cg_line(E, "__shared__ __align__(16) float _sm[%d];", p_at + L->bc * L->ldp);

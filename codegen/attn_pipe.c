@@ -49,7 +49,7 @@ typedef struct {
 } tile_copy;
 
 static int async_load(const attn_emitter *ae, const ir_expr *e) {
-  return e->op == IR_OP_LOAD && !e->u.load.padded && !(ae->E.written && ae->E.written[e->u.load.tensor->id]);
+  return e->op == IR_OP_LOAD && !e->u.load.padded && !(ae->E.written && ae->E.written[e->u.load.tensor->id] == 1);
 }
 
 /* The largest power of two <= min(32, n). */

@@ -52,6 +52,9 @@ typedef enum {
 #define CG_FAMILY_ENUM(e, name, stem) CG_FAMILY_##e,
   CG_FAMILIES(CG_FAMILY_ENUM)
 #undef CG_FAMILY_ENUM
+  /* not a group's: the whole program's kernels as the stages of one
+   * persistent kernel (persist.c), named "persistent" */
+  CG_FAMILY_PERSIST
 } cg_family;
 
 extern const char *const cg_family_name[];
@@ -78,7 +81,25 @@ typedef struct {
   sym *scratch_ktiles;  /* k-tiles of the whole K */
   int scratch_slots, scratch_below, scratch_min; /* the slice count's rule (gemm_split_count) */
   int scratch_tile;     /* floats of one tile's partial sums */
+  /* PERSIST: the kernels it runs, in order, as stages (cg_stage); its
+   * scratch is the largest any of them takes. */
+  int n_stages;
+  const struct cg_stage *stages;
 } cg_kernel;
+
+/* A stage of a persistent kernel: a kernel of the program (or the
+ * zero-fill of a scatter's target), run as `blocks` tasks of `threads`
+ * threads, each a block of the kernel's launch; it starts once every
+ * stage in after[] has finished (the ones it reads from, writes after or
+ * writes before; transitively implied ones left out). */
+typedef struct cg_stage {
+  const cg_kernel *kernel; /* NULL: the zero-fill of tensor zero */
+  int zero;                /* tensor id, or -1 */
+  int64_t blocks;
+  int threads;
+  int n_after;
+  const int *after;        /* stage indices, ascending */
+} cg_stage;
 
 /* A launch configuration: blocks and threads per block in x, y, z, and
  * the dynamic shared memory per block in bytes. */
@@ -99,6 +120,8 @@ int cg_kernel_launch(const cg_kernel *k, const int64_t *vars, cg_launch *out);
  * none (no scratch, or a single K slice), -1 when the sizes cannot be
  * evaluated. */
 int64_t cg_kernel_scratch(const cg_kernel *k, const int64_t *vars);
+/* Whether kernel k takes a scratch pointer after its tensors. */
+int cg_kernel_takes_scratch(const cg_kernel *k);
 /* The launch of kbc_zero (the preamble's zero-fill) over n > 0 floats. */
 cg_launch cg_zero_launch(int64_t n);
 

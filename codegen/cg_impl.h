@@ -286,21 +286,12 @@ void cg_team_combine(cg_emit *E, const cg_team *team, ir_red op, const char *acc
 /* The IR statement as a one-line C comment body. */
 const char *cg_stmt_comment(kbc_arena *a, const ir_stmt *s);
 
-/* Kernel signature: tensors used by statements [first, first+count);
- * __launch_bounds__(block) or, for min_blocks >= 1, (block, min_blocks)
- * (1: one block per multiprocessor is enough, registers up to 255); for
- * min_blocks <= -2, -min_blocks blocks from sm_90 on and one before
- * (KBC_BLOCKS_SM90, the preamble's).
- * Returns, per tensor id, whether the kernel writes it (for cg_emit.written). */
 int cg_collect_tensors(kbc_arena *a, const ir_program *p, int first, int count, int **ids);
-const unsigned char *cg_signature(kbc_buf *out, kbc_arena *a, const ir_program *p, const cg_names *names,
-                                  const char *name, int block, int min_blocks, int n_tensors, const int *ids,
-                                  int first, int count);
-/* The same with a scratch pointer (cg_kernel.scratch_tiles) named
- * `scratch` after the tensors (NULL: none). */
-const unsigned char *cg_signature_scratch(kbc_buf *out, kbc_arena *a, const ir_program *p, const cg_names *names,
-                                          const char *name, int block, int min_blocks, int n_tensors, const int *ids,
-                                          int first, int count, const char *scratch);
+/* A float4 load of tensor t's (a C function name): __ldg, through the
+ * read-only cache, unless t changes while the kernel runs (E->written:
+ * this kernel or another stage of a persistent kernel writes it), then
+ * __ldca. */
+const char *cg_ld4(const cg_emit *E, const ir_tensor *t);
 
 /* ---- schedule families ---- */
 /* Each family plans, then emits (the table: CG_FAMILIES, cg.h).  The
@@ -316,7 +307,28 @@ typedef struct {
   const cg_target *t;
   const cg_names *names;
   kbc_buf *out;
+  /* Set while the stages of a persistent kernel are printed (persist.c):
+   * per tensor id, 1 where some stage writes it.  Kernels are then printed
+   * as device functions (cg_signature), and such tensors are read
+   * coherently (never through __restrict__ or __ldg). */
+  const unsigned char *changing;
 } cg_ctx;
+
+/* Kernel signature: tensors used by statements [first, first+count);
+ * __launch_bounds__(block) or, for min_blocks >= 1, (block, min_blocks)
+ * (1: one block per multiprocessor is enough, registers up to 255); for
+ * min_blocks <= -2, -min_blocks blocks from sm_90 on and one before
+ * (KBC_BLOCKS_SM90, the preamble's).  Under C->changing, a stage of a
+ * persistent kernel instead: a device function taking its block's index
+ * and its grid first (blockIdx, gridDim: the names the body uses).
+ * Returns, per tensor id, 1 where the kernel writes it, 2 where another
+ * stage does (for cg_emit.written). */
+const unsigned char *cg_signature(const cg_ctx *C, const char *name, int block, int min_blocks, int n_tensors,
+                                  const int *ids, int first, int count);
+/* The same with a scratch pointer (cg_kernel.scratch_tiles) named
+ * `scratch` after the tensors (NULL: none). */
+const unsigned char *cg_signature_scratch(const cg_ctx *C, const char *name, int block, int min_blocks,
+                                          int n_tensors, const int *ids, int first, int count, const char *scratch);
 
 #define CG_FAMILY_ENTRIES(e, name, stem)                                                  \
   typedef struct cg_##stem##_plan cg_##stem##_plan;                                       \
@@ -324,6 +336,20 @@ typedef struct {
   void cg_emit_##stem(cg_ctx *C, const cg_##stem##_plan *plan, const cg_kernel *k);
 CG_FAMILIES(CG_FAMILY_ENTRIES)
 #undef CG_FAMILY_ENTRIES
+
+/* persist.c: the program's kernels (ks[0..n), planned, not printed) as
+ * the stages of one persistent kernel — NULL where they launch one by one
+ * (KBC_PERSIST off, var axes, a kernel that cannot be a stage, or the cost
+ * rule).  Then: cg_persist_helpers once; each kernel printed under
+ * C->changing = cg_persist_changing, between cg_persist_body_open and
+ * _close; cg_emit_persist prints the kernel (out->name set) and fills out. */
+typedef struct cg_persist cg_persist;
+cg_persist *cg_plan_persist(cg_ctx *C, const cg_kernel *ks, int n);
+const unsigned char *cg_persist_changing(const cg_persist *P);
+void cg_persist_helpers(cg_ctx *C);
+void cg_persist_body_open(cg_ctx *C, const cg_persist *P, int i);
+void cg_persist_body_close(cg_ctx *C, const cg_persist *P, int i);
+void cg_emit_persist(cg_ctx *C, const cg_persist *P, cg_kernel *out);
 
 /* gemm_emit.c: the TF32 mma.sync helpers kbc_tf32 and kbc_mma_tf32 (and
  * with split, kbc_split_tf32 for 3xTF32), each once per translation unit

@@ -836,32 +836,42 @@ int cg_collect_tensors(kbc_arena *a, const ir_program *p, int first, int count, 
   return n;
 }
 
-const unsigned char *cg_signature(kbc_buf *out, kbc_arena *a, const ir_program *p, const cg_names *names,
-                                  const char *name, int block, int min_blocks, int n_tensors, const int *ids,
-                                  int first, int count) {
-  return cg_signature_scratch(out, a, p, names, name, block, min_blocks, n_tensors, ids, first, count, NULL);
+const unsigned char *cg_signature(const cg_ctx *C, const char *name, int block, int min_blocks, int n_tensors,
+                                  const int *ids, int first, int count) {
+  return cg_signature_scratch(C, name, block, min_blocks, n_tensors, ids, first, count, NULL);
 }
 
-const unsigned char *cg_signature_scratch(kbc_buf *out, kbc_arena *a, const ir_program *p, const cg_names *names,
-                                          const char *name, int block, int min_blocks, int n_tensors, const int *ids,
-                                          int first, int count, const char *scratch) {
-  unsigned char *written = KBC_NEW_ARRAY(a, unsigned char, p->tensors.len + 1);
+const unsigned char *cg_signature_scratch(const cg_ctx *C, const char *name, int block, int min_blocks,
+                                          int n_tensors, const int *ids, int first, int count, const char *scratch) {
+  const ir_program *p = C->p;
+  kbc_buf *out = C->out;
+  unsigned char *written = KBC_NEW_ARRAY(C->a, unsigned char, p->tensors.len + 1);
+  for (int i = 0; C->changing && i < p->tensors.len; i++) written[i] = C->changing[i] ? 2 : 0;
   for (int i = first; i < first + count; i++) written[IR_STMT(p, i)->out->id] = 1;
-  const char *min = min_blocks >= 1    ? kbc_arena_printf(a, ", %d", min_blocks)
-                    : min_blocks <= -2 ? kbc_arena_printf(a, ", KBC_BLOCKS_SM90(%d)", -min_blocks)
+  const char *min = min_blocks >= 1    ? kbc_arena_printf(C->a, ", %d", min_blocks)
+                    : min_blocks <= -2 ? kbc_arena_printf(C->a, ", KBC_BLOCKS_SM90(%d)", -min_blocks)
                                        : "";
-  kbc_buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%d%s)\n%s(", block, min, name);
+  if (C->changing)
+    kbc_buf_printf(out, "static __device__ __noinline__ void\n%s(const uint3 blockIdx, const uint3 gridDim%s", name,
+                   n_tensors || scratch || p->vars.len ? ",\n    " : "");
+  else kbc_buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%d%s)\n%s(", block, min, name);
   for (int i = 0; i < n_tensors; i++) {
     const ir_tensor *t = IR_TENSOR(p, ids[i]);
     /* Only read-only tensors are __restrict__: a tensor the kernel writes is
      * read back by other threads of the team after a barrier, and restrict
-     * would let the compiler keep (or hoist) loads across it. */
+     * would let the compiler keep (or hoist) loads across it; one another
+     * stage writes could be read through the non-coherent cache. */
     kbc_buf_printf(out, "%s%s%s", i ? ",\n    " : "",
-                   written[t->id] ? "float *" : "const float *__restrict__ ", names->tensor[t->id]);
+                   written[t->id] == 1 ? "float *" : written[t->id] ? "const float *" : "const float *__restrict__ ",
+                   C->names->tensor[t->id]);
   }
   if (scratch) kbc_buf_printf(out, "%sfloat *__restrict__ %s", n_tensors ? ",\n    " : "", scratch);
   for (int i = 0; i < p->vars.len; i++)
-    kbc_buf_printf(out, "%sconst long long %s", n_tensors + !!scratch + i ? ",\n    " : "", names->axis[i]);
+    kbc_buf_printf(out, "%sconst long long %s", n_tensors + !!scratch + i ? ",\n    " : "", C->names->axis[i]);
   kbc_buf_puts(out, ")\n");
   return written;
+}
+
+const char *cg_ld4(const cg_emit *E, const ir_tensor *t) {
+  return E->written && E->written[t->id] ? "__ldca" : "__ldg";
 }

@@ -201,7 +201,7 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
                    : o->fast  ? "addressed as row offset + k offset"
                               : "evaluated per element");
   }
-  ge->emit.written = cg_signature_scratch(C->out, C->a, C->p, C->names, k->name, GEMM_THREADS, plan->min_blocks,
+  ge->emit.written = cg_signature_scratch(C, k->name, GEMM_THREADS, plan->min_blocks,
                                        k->n_tensors, k->tensors, k->first, k->count, plan->split ? "_kws" : NULL);
   kbc_buf_puts(C->out, "{\n");
 }

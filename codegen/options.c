@@ -47,7 +47,8 @@
   X("KBC_GEMM_WIN_PIPE", gemm_win_pipe, 0, 1)       \
   X("KBC_GEMM_WIN_RING", gemm_win_ring, 0, 1)       \
   X("KBC_GEMM_TAIL", gemm_tail, 0, 1)               \
-  X("KBC_IDX32", idx32, 0, 1)
+  X("KBC_IDX32", idx32, 0, 1)                       \
+  X("KBC_PERSIST", persist, 0, 2)
 
 cg_options cg_options_default(void) {
   /* every switch not named: 0 (off) */

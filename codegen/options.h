@@ -88,6 +88,9 @@ typedef struct {
   int idx32;           /* KBC_IDX32 (default on; measured 0.97x geomean, 0.82-1.05x): the 32-bit
                           index variant where a binding fits (applied by the callers:
                           cg_program_narrow); 0: the 64-bit text always */
+  int persist;         /* KBC_PERSIST (default off until timed): the kernels of a program whose sizes are
+                          known run as the stages of one persistent kernel (persist.c) where its cost
+                          rule says so (1), or wherever they can (2: testing) */
 } cg_options;
 
 enum { CG_UNROLL_DEFAULT = 4, CG_UNROLL_MAX = 64, CG_MAX_TEAM_LIMIT = 1024 };

@@ -560,7 +560,7 @@ static int vec_loads(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, const ir_e
                      int n, int max) {
   if (e->op == IR_OP_LOAD) {
     const ir_tensor *t = e->u.load.tensor;
-    if (n < max && !(E->written && E->written[t->id]) && ir_expr_mentions_index(e, j) &&
+    if (n < max && !(E->written && E->written[t->id] == 1) && ir_expr_mentions_index(e, j) &&
         cg_access_by_4(C->a, E->s, e, &j, 1, plan->last, 4))
       out[n++] = e;
     return n;
@@ -608,7 +608,7 @@ static void emit_vec_stmt(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k
   for (int i = 0; i < n; i++) {
     const ir_tensor *t = loads[i]->u.load.tensor;
     name[i] = cg_fmt(E, "_v%d", E->tmp++);
-    cg_line(E, "const float4 %s = __ldg((const float4 *)&%s[%s]); // %s", name[i], C->names->tensor[t->id],
+    cg_line(E, "const float4 %s = %s((const float4 *)&%s[%s]); // %s", name[i], cg_ld4(E, t), C->names->tensor[t->id],
             cg_offset(E, t, loads[i]->u.load.idx), t->name);
   }
   cg_line(E, "float4 _r;");
@@ -658,7 +658,7 @@ void cg_emit_rows(cg_ctx *C, const cg_rows_plan *plan, const cg_kernel *k) {
     kbc_buf_printf(C->out, "// %s\n", cg_stmt_comment(C->a, IR_STMT(C->p, g->first + i)));
   kbc_buf_printf(C->out, "// schedule: rows, %d outer dimension%s, %d thread%s per outer point\n", g->n_outer,
                  g->n_outer == 1 ? "" : "s", team, team == 1 ? "" : "s");
-  E.written = cg_signature(C->out, C->a, C->p, C->names, k->name, plan->block, 0, k->n_tensors, k->tensors, g->first,
+  E.written = cg_signature(C, k->name, plan->block, 0, k->n_tensors, k->tensors, g->first,
                            g->count);
   kbc_buf_puts(C->out, "{\n");
   if (plan->vec > 1) {

@@ -45,7 +45,7 @@ void cg_emit_scatter(cg_ctx *C, const cg_scatter_plan *plan, const cg_kernel *k)
   cg_emit E = {.a = C->a, .p = C->p, .opt = &C->t->opt, .names = C->names, .out = C->out, .indent = 1, .s = s};
   E.idx = cg_index_names(C->a, C->names, s);
   kbc_buf_printf(C->out, "// %s\n// schedule: scatter, one thread per point, atomic adds\n", cg_stmt_comment(C->a, s));
-  E.written = cg_signature(C->out, C->a, C->p, C->names, k->name, CG_BLOCK, 0, k->n_tensors, k->tensors, k->first, 1);
+  E.written = cg_signature(C, k->name, CG_BLOCK, 0, k->n_tensors, k->tensors, k->first, 1);
   kbc_buf_puts(C->out, "{\n");
   cg_line(&E, "const long long _n = %s;", cg_sym(&E, plan->work));
   cg_line(&E, "for (long long _o = (long long)blockIdx.x * %d + threadIdx.x; _o < _n; _o += (long long)gridDim.x * %d) {",

@@ -50,7 +50,7 @@ static void collect(cg_emit *E, const ir_expr *e, int j, vec_rows *R) {
   }
   if (!ir_expr_mentions_index(e, j)) return;
   const ir_tensor *t = e->u.load.tensor;
-  sym *base = e->u.load.padded || (E->written && E->written[t->id]) ? NULL : cg_contiguous_base(E, e, 1, &j);
+  sym *base = e->u.load.padded || (E->written && E->written[t->id] == 1) ? NULL : cg_contiguous_base(E, e, 1, &j);
   if (!base || R->n_load == CG_MAX_HOISTED) {
     R->refuse = 1;
     return;
@@ -147,7 +147,7 @@ int cg_vec_loop(cg_emit *E, int j, const char *lane, int step, const cg_vec_body
   for (int r = 0; r < R.n_row; r++) {
     if (r == store_row) continue;
     v4[r] = cg_fmt(E, "_v%d", E->tmp++);
-    cg_line(E, "const float4 %s = __ldg((const float4 *)(%s + %s));", v4[r], row[r], at);
+    cg_line(E, "const float4 %s = %s((const float4 *)(%s + %s));", v4[r], cg_ld4(E, R.tensor[r]), row[r], at);
   }
   if (store_row == 0) cg_line(E, "float4 _r;");
   static const char comp[4] = {'x', 'y', 'z', 'w'};

@@ -303,7 +303,7 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
     if (l.grid[0] > 0) {
       int n = 0;
       for (int i = 0; i < kn->n_tensors; i++) args[n++] = &ptr[kn->tensors[i]];
-      if (kn->scratch_tiles) args[n++] = &x->scratch;
+      if (cg_kernel_takes_scratch(kn)) args[n++] = &x->scratch;
       for (int i = 0; i < nv; i++) args[n++] = idx32 ? (void *)&vars32[i] : (void *)&vars[i];
       unsigned grid[3] = {(unsigned)l.grid[0], (unsigned)l.grid[1], (unsigned)l.grid[2]};
       unsigned block[3] = {(unsigned)l.block[0], (unsigned)l.block[1], (unsigned)l.block[2]};

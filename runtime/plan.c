@@ -52,6 +52,8 @@ int rt_plan_make(kbc_arena *a, const ir_program *p, const cg_program *g, const i
     l->stmts = KBC_NEW_ARRAY(a, const char *, kn->count + 1);
     for (int i = 0; i < kn->count; i++) l->stmts[i] = stmt_line(a, IR_STMT(g->program, kn->first + i));
     l->launch = launch;
+    l->n_stages = kn->n_stages;
+    l->stages = kn->stages;
     resources_of(res, kn->name, l);
   }
   size_t *offset = KBC_NEW_ARRAY(a, size_t, p->tensors.len + 1);
@@ -146,9 +148,31 @@ static void launch_cells(const rt_plan *pl, int row, kbc_buf *cell) {
   else kbc_buf_puts(&cell[6], "?");
 }
 
+/* A persistent kernel's stage: "stage 3: NAME (family, B blocks of T threads; after 1, 2)". */
+static void put_stage(kbc_buf *o, const rt_plan *pl, const cg_stage *st, int i) {
+  kbc_buf_printf(o, "stage %d: %s (%s, %lld block%s of %d threads", i,
+                 st->kernel ? st->kernel->name : "kbc_zero", st->kernel ? cg_family_name[st->kernel->family] : "zero",
+                 (long long)st->blocks, st->blocks == 1 ? "" : "s", st->threads);
+  for (int d = 0; d < st->n_after; d++) kbc_buf_printf(o, "%s%d", d ? ", " : "; after stage ", st->after[d]);
+  kbc_buf_putc(o, ')');
+  (void)pl;
+}
+
 static void launch_stmts(const rt_plan *pl, int row, int indent, kbc_buf *o) {
-  for (int s = 0; s < pl->launches[row].n_stmts; s++)
-    kbc_buf_printf(o, "%*s%s\n", indent, "", pl->launches[row].stmts[s]);
+  const rt_plan_launch *l = &pl->launches[row];
+  if (!l->n_stages) {
+    for (int s = 0; s < l->n_stmts; s++) kbc_buf_printf(o, "%*s%s\n", indent, "", l->stmts[s]);
+    return;
+  }
+  for (int i = 0; i < l->n_stages; i++) {
+    const cg_stage *st = &l->stages[i];
+    kbc_buf_printf(o, "%*s", indent, "");
+    put_stage(o, pl, st, i);
+    kbc_buf_putc(o, '\n');
+    if (!st->kernel) kbc_buf_printf(o, "%*s  %s = 0\n", indent, "", IR_TENSOR(pl->p, st->zero)->name);
+    for (int s = 0; st->kernel && s < st->kernel->count; s++)
+      kbc_buf_printf(o, "%*s  %s\n", indent, "", l->stmts[st->kernel->first + s]);
+  }
 }
 
 /* buffer, shape, bytes, offset */
@@ -221,8 +245,20 @@ void rt_plan_json(const rt_plan *pl, kbc_buf *o) {
     if (l->static_smem >= 0) kbc_buf_printf(o, "%ld", (long)l->launch.smem + l->static_smem);
     else kbc_buf_puts(o, "null");
     kbc_buf_puts(o, ", \"registers\": ");
-    if (l->registers >= 0) kbc_buf_printf(o, "%d}", l->registers);
-    else kbc_buf_puts(o, "null}");
+    if (l->registers >= 0) kbc_buf_printf(o, "%d", l->registers);
+    else kbc_buf_puts(o, "null");
+    for (int i = 0; i < l->n_stages; i++) {
+      const cg_stage *st = &l->stages[i];
+      kbc_buf_puts(o, i ? ",\n    {\"name\": " : ", \"stages\": [\n    {\"name\": ");
+      rt_json_put_string(o, st->kernel ? st->kernel->name : "kbc_zero");
+      kbc_buf_puts(o, ", \"family\": ");
+      rt_json_put_string(o, st->kernel ? cg_family_name[st->kernel->family] : "zero");
+      kbc_buf_printf(o, ", \"blocks\": %lld, \"threads\": %d, \"after\": [", (long long)st->blocks, st->threads);
+      for (int d = 0; d < st->n_after; d++) kbc_buf_printf(o, "%s%d", d ? ", " : "", st->after[d]);
+      kbc_buf_puts(o, "]}");
+      if (i + 1 == l->n_stages) kbc_buf_puts(o, "]");
+    }
+    kbc_buf_puts(o, "}");
   }
   kbc_buf_puts(o, "],\n \"buffers\": [");
   for (int i = 0; i < pl->n_buffers; i++) {

@@ -20,6 +20,10 @@
  *   {"kernels": [{"name", "family", "statements", "grid", "block",
  *                 "smem_bytes", "registers"}],
  *    "buffers": [{"name", "shape", "bytes"}], "workspace_bytes": N}
+ * and for a persistent kernel (family "persistent") also "stages":
+ * [{"name", "family", "blocks", "threads", "after"}] (after: the indices
+ * of the stages it waits for); its text lists each stage's line, then the
+ * stage's statements.
  * grid and block are [x, y, z] arrays (a grid of [0, 1, 1]: no work, not
  * launched); family is rows, gemm or scatter, or zero for a kbc_zero
  * launch (whose one statement reads "T = 0"); statements are the IR
@@ -44,6 +48,8 @@ typedef struct {
   cg_launch launch;     /* grid[0] == 0: nothing to do, not launched */
   long static_smem;     /* bytes, from ptxas; -1 unknown */
   int registers;        /* from ptxas; -1 unknown */
+  int n_stages;         /* a persistent kernel's stages (cg_stage), else 0 */
+  const cg_stage *stages;
 } rt_plan_launch;
 
 typedef struct {

@@ -37,9 +37,15 @@ assert set(d) == {"kernels", "buffers", "workspace_bytes", "switches", "tuned"},
 assert isinstance(d["switches"], str) and d["tuned"] in (True, False), d
 assert d["kernels"], "no kernels"
 for k in d["kernels"]:
-    assert set(k) == {"name", "family", "statements", "grid", "block", "smem_bytes", "registers"}, sorted(k)
+    keys = {"name", "family", "statements", "grid", "block", "smem_bytes", "registers"}
+    assert set(k) == (keys | {"stages"} if k["family"] == "persistent" else keys), sorted(k)
     assert isinstance(k["name"], str) and k["name"]
-    assert k["family"] in ("rows", "gemm", "scatter", "attention", "zero"), k["family"]
+    assert k["family"] in ("rows", "gemm", "scatter", "attention", "zero", "persistent"), k["family"]
+    for i, st in enumerate(k.get("stages", [])):
+        assert set(st) == {"name", "family", "blocks", "threads", "after"}, sorted(st)
+        assert st["blocks"] >= 1 and 32 <= st["threads"] <= k["block"][0], st
+        assert all(isinstance(j, int) and 0 <= j < i for j in st["after"]), st
+        assert st["after"] == sorted(set(st["after"])), st
     assert isinstance(k["statements"], list) and k["statements"], k
     assert all(isinstance(s, str) and s for s in k["statements"]), k
     for key in ("grid", "block"):
@@ -566,6 +572,33 @@ sm_plan() { "$kbc" compile "$src/bench/suite/1_23_softmax.kb" --target sm_90 --e
 sm_plan | grep -qE '^# launch plan of softmax .*, 1 launch$' || fail "softmax: not one kernel by default: $(sm_plan)"
 KBC_STREAM_SPLIT=1 sm_plan | grep -qE 'softmax_k1_out +rows +\[1572864, 1, 1\]' ||
   fail "softmax under KBC_STREAM_SPLIT=1: the normalisation is not a pointwise grid: $(KBC_STREAM_SPLIT=1 sm_plan)"
+# KBC_PERSIST=2 (codegen/persist.c): one persistent kernel, its stages in
+# order, each with the stages it waits for (transitive ones left out: y
+# waits for total alone, which waits for norm, which waits for h), the
+# scatter's zero-fill a stage of its own; JSON lists the same stages
+ps=(compile "$src/tests/codegen/specs/persist.kb" --target sm_90 --emit plan --specialize --set m=70 --set n=70)
+expect 0 "persistent plan" env KBC_PERSIST=2 KBC_GEMM_ALWAYS=1 KBC_GEMM_SPLIT=2 "$kbc" "${ps[@]}" &&
+  mentions "persistent plan" ": sm_90, fp32, 32-bit indices, 1 launch" &&
+  grep -qE '^  0 +persist_persist +persistent +\[132, 1, 1\] +\[256, 1, 1\]' "$log" &&
+  mentions "persistent plan" "stage 0: persist_k0_h (gemm, 132 blocks of 256 threads)" &&
+  mentions "persistent plan" "stage 3: kbc_zero (zero, 2 blocks of 256 threads)" &&
+  mentions "persistent plan" "stage 4: persist_k3_hist (scatter, 20 blocks of 256 threads; after stage 1, 3)" &&
+  mentions "persistent plan" "stage 5: persist_k4_y (gemm, 45 blocks of 256 threads; after stage 2)" &&
+  mentions "persistent plan" "(scratch)" || fail "persistent plan: $(cat "$log")"
+expect 0 "persistent plan JSON" env KBC_PERSIST=2 KBC_GEMM_ALWAYS=1 KBC_GEMM_SPLIT=2 "$kbc" "${ps[@]}" --json &&
+  cp "$log" "$tmp/persist.json" &&
+  check_json "persistent plan" "$tmp/persist.json" '
+assert names == ["persist_persist"], names
+k = d["kernels"][0]
+assert k["family"] == "persistent", k
+st = k["stages"]
+assert [s["name"] for s in st] == ["persist_k0_h", "persist_k1_norm_red", "persist_k2_total", "kbc_zero",
+                                   "persist_k3_hist", "persist_k4_y"], st
+assert [s["after"] for s in st] == [[], [0], [1], [], [1, 3], [2]], st
+assert st[3]["family"] == "zero" and st[0]["blocks"] == 132 and st[0]["threads"] == 256, st'
+# not by default (KBC_PERSIST off until timed)
+expect 0 "no persistent kernel by default" "$kbc" "${ps[@]}" &&
+  grep -q persistent "$log" && fail "persistent kernel without KBC_PERSIST: $(cat "$log")"
 expect 2 "--json without --emit plan" "$kbc" compile "$mm" --emit ir --json
 expect 2 "--emit plan with a bad target" "$kbc" compile "$mm" --emit plan "${set_mm[@]}" --target sm_12
 expect 1 "plan of a bad spec" "$kbc" compile "$src/tests/diag/stmt_unknown_name.kb" --emit plan --set n=1 --target sm_90

@@ -28,6 +28,7 @@ static pthread_barrier_t emu_block_barrier, emu_warp_barrier[32];
 #define __global__
 #define __device__
 #define __forceinline__ inline
+#define __noinline__
 #define __launch_bounds__(...)
 #define __shared__ static
 #define __align__(n) __attribute__((aligned(n)))
@@ -70,6 +71,7 @@ static inline float __ldca(const float *p) { return *p; }
 static inline float __ldcg(const float *p) { return *p; }
 static inline void __stwb(float4 *p, float4 v) { *p = v; }
 static inline float4 __ldg(const float4 *p) { return *p; }
+static inline float4 __ldca(const float4 *p) { return *p; }
 static inline float __shfl_xor_sync(unsigned mask, float v, int lane_mask) {
   unsigned w = threadIdx.x / 32, lane = threadIdx.x % 32;
   emu_shfl_scratch[w][lane] = v;
@@ -95,6 +97,47 @@ static inline unsigned atomicAdd(unsigned *p, unsigned v) {
 }
 // Blocks run one after another: what one block wrote is visible to the next.
 static inline void __threadfence() {}
+struct uint3 {
+  unsigned x, y, z;
+};
+static inline uint3 make_uint3(unsigned x, unsigned y, unsigned z) { return uint3{x, y, z}; }
+
+// The persistent kernel's hand-offs (codegen/persist.c).  Its blocks run
+// one after another here, so the first takes every task in order and a
+// stage it waits for is always done: a wait that would block is a
+// dependency on a later stage, reported.  A task narrower than the block
+// synchronises its first n threads (a barrier per n, made on first use).
+#define KBC_PERSIST_HELPERS
+static inline void kbc_stage_done(unsigned *c) { atomicAdd(c, 1u); }
+static inline void kbc_stage_wait(const unsigned *c, unsigned n) {
+  pthread_mutex_lock(&emu_atomic_lock);
+  unsigned v = *c;
+  pthread_mutex_unlock(&emu_atomic_lock);
+  if (v < n) {
+    fprintf(stderr, "emu: a task waits for a stage not done (%u of %u blocks): a dependency on a later stage\n", v, n);
+    abort();
+  }
+}
+static std::map<unsigned, pthread_barrier_t *> emu_named;
+static inline void kbc_bar_sync(unsigned n) {
+  pthread_mutex_lock(&emu_group_lock);
+  pthread_barrier_t *&b = emu_named[n];
+  if (!b) {
+    b = new pthread_barrier_t;
+    pthread_barrier_init(b, NULL, n);
+  }
+  pthread_mutex_unlock(&emu_group_lock);
+  pthread_barrier_wait(b);
+}
+static int emu_bar_and_scratch[1024];
+static inline int kbc_bar_and(unsigned n, int p) {
+  emu_bar_and_scratch[threadIdx.x] = p != 0;
+  kbc_bar_sync(n);
+  int all = 1;
+  for (unsigned i = 0; i < n; i++) all &= emu_bar_and_scratch[i];
+  kbc_bar_sync(n);
+  return all;
+}
 static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
 static inline float __uint_as_float(unsigned i) { float f; memcpy(&f, &i, 4); return f; }
 static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }

@@ -103,7 +103,7 @@ static int module_state(const cg_program *g, const cg_kernel *k) {
  * scratch<ki>: sentinel NaNs, so that a part read before it is written
  * shows (at least one float, so that the pointer is valid). */
 static int scratch_decl(FILE *L, const cg_kernel *k, const int64_t *vars, int ki) {
-  if (!k->scratch_tiles) return 0;
+  if (!cg_kernel_takes_scratch(k)) return 0;
   int64_t n = cg_kernel_scratch(k, vars);
   if (n < 0) return 1;
   fprintf(L, "  static float *scratch%d = nullptr;\n", ki);
@@ -123,7 +123,7 @@ static void launch_line(FILE *L, const cg_kernel *k, int ki, int64_t grid, int b
     if (by_id) fprintf(L, "%st[%d] + %d", j ? ", " : "", k->tensors[j], GUARD);
     else fprintf(L, "%st%d + %d", j ? ", " : "", j, GUARD);
   }
-  if (k->scratch_tiles) fprintf(L, ", scratch%d", ki);
+  if (cg_kernel_takes_scratch(k)) fprintf(L, ", scratch%d", ki);
   for (int v = 0; v < nv; v++) fprintf(L, ", %lldLL", (long long)vars[v]);
   fprintf(L, "); });\n");
 }

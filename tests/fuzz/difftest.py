@@ -34,7 +34,9 @@ Oracles, per spec:
     buffered (KBC_GEMM_WIN_PIPE=0; win_fold with the fold wherever it matches) or pipelined, the next
     step's box copied by cp.async (win_pipe, the default where two boxes fit; win_pipe32 on the GPU at fp32),
     tail / tail_tf32: a fold's next statements over its rows in its epilogue (KBC_GEMM_TAIL=1, KBC_GEMM_FOLD=2,
-    KBC_GEMM_ALWAYS=1),
+    KBC_GEMM_ALWAYS=1), persist / persist_gemm: specialized, every kernel a stage of one persistent
+    kernel wherever they can be (KBC_PERSIST=2; persist_gemm with every contraction a tiled GEMM, split-K
+    wherever K has two k-tiles),
     nvrtc);
   - gpu: `kbc verify --json` runs the kernels on the GPU against the
     interpreter, in each variant (fp32, tf32, and fp32 under KBC_IDX32=0,
@@ -109,6 +111,9 @@ VARIANTS = {
     "split_tf32": (["--specialize", "--tf32"], {"KBC_GEMM_SPLIT": "2", "KBC_GEMM_ALWAYS": "1"}),
     "wgmma_t": (["--sm90a"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_WGMMA_T": "1", "KBC_GEMM_SPLIT": "2",
                               "KBC_GEMM_ALWAYS": "1"}),
+    # every kernel a stage of one persistent kernel wherever they can be (codegen/persist.c: sizes known)
+    "persist": (["--specialize"], {"KBC_PERSIST": "2"}),
+    "persist_gemm": (["--specialize"], {"KBC_PERSIST": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_SPLIT": "2"}),
     "misalign": (["--specialize", "--misalign"], {}),  # the same, every tensor 4 bytes off 16-byte alignment
     "nvrtc": None,  # `kbc compile --emit ptx --target sm_90`: NVRTC compiles every kernel
 }
@@ -145,6 +150,9 @@ GPU_VARIANTS = {
     "split_tf32": ("tf32", {"KBC_GEMM_SPLIT": "2", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
     "wgmma_t": ("fp32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_WGMMA_T": "1"}),
     "wgmma_t_tf32": ("tf32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_WGMMA_T": "1"}),
+    "persist": ("fp32", {"KBC_PERSIST": "2", "KBC_SPECIALIZE": "1"}),
+    "persist_tf32": ("tf32", {"KBC_PERSIST": "2", "KBC_SPECIALIZE": "1"}),
+    "persist_gemm": ("fp32", {"KBC_PERSIST": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_SPLIT": "2", "KBC_SPECIALIZE": "1"}),
 }
 TIMEOUT = 120
 # A tensor whose relative L2 error exceeds the tolerance but whose every

@@ -4,7 +4,8 @@
 # nvcc for sm_80 and sm_90 with no errors (KBC_NVCC_TARGET=sm_90a: the text
 # for sm_90a, compiled for sm_90a alone), and no GEMM or attention kernel
 # (a kernel whose comment says "schedule: gemm" or "schedule: attention")
-# spills registers or uses a stack frame, and ptxas serializes no wgmma.  Prints registers / shared
+# spills registers or uses a stack frame (of a persistent kernel: the kernel, its stages with it),
+# and ptxas serializes no wgmma.  Prints registers / shared
 # memory / spills of every such kernel.
 # KBC_NVCC_ARGS: more arguments for kbc compile (`--specialize --set AXIS=N ...`: the text for one binding).
 # Exit 77 (skip) when nvcc is absent (NVCC, CUDACXX, PATH, /usr/local/cuda).
@@ -30,6 +31,10 @@ if ! "$kbc" compile "$spec" --emit cuda --target "$target" --precision "$prec" $
 fi
 # GEMM and attention kernels: the name line after their "// schedule:" comment
 gemms=$(awk '/^\/\/ schedule: /{g = ($3 == "gemm" || $3 == "attention")} g && /^[A-Za-z_][A-Za-z0-9_]*\(/{sub(/\(.*/, ""); print; g = 0}' "$cu")
+# a persistent kernel (codegen/persist.c): its stages are device functions; the kernel itself is checked
+if grep -q "^// The [0-9]* stages above as one persistent kernel" "$cu"; then
+  gemms=$(awk '/^\/\/ The [0-9]* stages above as one persistent kernel/{g = 1} g && /^[A-Za-z_][A-Za-z0-9_]*\(/{sub(/\(.*/, ""); print; g = 0}' "$cu")
+fi
 status=0
 for arch in $archs; do
   log=$tmp/$name.$arch.log
@@ -51,7 +56,7 @@ for arch in $archs; do
                           f {print}' "$log" | tr '\n' ' ')
     regs=$(echo "$info" | grep -o 'Used [0-9]* registers' | grep -o '[0-9]*')
     smem=$(echo "$info" | grep -o '[0-9]* bytes smem' | grep -o '^[0-9]*')
-    stack=$(echo "$info" | grep -o '[0-9]* bytes stack frame' | grep -o '^[0-9]*')
+    stack=$(echo "$info" | grep -o '[0-9]* bytes stack frame' | awk '{s += $1; n++} END {if (n) print s}')
     spills=$(echo "$info" | grep -o '[0-9]* bytes spill [a-z]*' | awk '{s += $1; n++} END {if (n) print s}')
     echo "$arch $prec $k: ${regs:-?} registers, ${smem:-0} B shared, stack ${stack:-?} B, spills ${spills:-?} B"
     if [ -z "$regs" ] || [ "$regs" -gt 255 ] || [ "${spills:-1}" != 0 ] || [ "${stack:-1}" != 0 ]; then

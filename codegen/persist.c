@@ -1,0 +1,359 @@
+/* persist.c — a program's kernels as the stages of one persistent kernel.
+ *
+ * Before: every group of a program whose sizes are all known (no var
+ * axes: a specialized binding) planned, its kernel's launch fields set,
+ * nothing printed.  After cg_plan_persist(): NULL (the kernels launch one
+ * by one), or the plan of one kernel running them all: per stage (a
+ * kernel with work, or the zero-fill before a scatter) its blocks and the
+ * earlier stages it must wait for.  Then each kernel is printed as a
+ * device function (cg_signature under cg_ctx.changing; a task narrower
+ * than the block between cg_persist_body_open and _close), and
+ * cg_emit_persist() prints the kernel and makes its cg_kernel.
+ *
+ * The kernel (docs/ARCHITECTURE.md, "The persistent kernel"): a block per
+ * multiprocessor takes tasks — a stage's block each — from a counter, in
+ * stage order; before a task runs, its first thread waits (acquire) until
+ * every stage it depends on has counted all its blocks done (release
+ * after a barrier).  Tasks are handed out in order and wait only for
+ * earlier ones, held by blocks that are running, so it never deadlocks
+ * and assumes nothing of how many blocks are resident.  The last block out
+ * resets the counters for the next launch.
+ *
+ * A stage depends on each earlier stage that writes what it reads or
+ * writes, or reads what it writes (the split-K scratch counts as one
+ * tensor every stage taking it writes); dependencies implied by others
+ * are left out. */
+#include <string.h>
+
+#include "cg_impl.h"
+
+enum {
+  PERSIST_MAX_STAGES = 1024,
+  PERSIST_MAX_THREADS = 1024,
+  /* the cost rule (KBC_PERSIST=1): a launch in a graph costs about 2 us
+   * (group.c's join rule), a round of blocks on a nearly idle GPU about 1 */
+  PERSIST_LAUNCH_US = 2,
+  PERSIST_ROUND_US = 1,
+};
+
+struct cg_persist {
+  int threads;            /* the block: the widest stage's */
+  int smem;               /* dynamic shared memory: the largest stage's */
+  int n_stages;
+  cg_stage *stages;
+  int *kernel_of;         /* stage -> kernel index (-1: a zero-fill) */
+  int64_t *first_task;    /* stage -> its first task; [n_stages]: the total */
+  unsigned char *changing; /* per tensor id: written by some stage */
+  int64_t *zero_numel;    /* stage -> floats a zero-fill clears */
+};
+
+/* Reads (1) and writes (2) of statements [first, first+count), by tensor
+ * id, into rw. */
+static void mark_reads(const ir_expr *e, unsigned char *rw) {
+  if (e->op == IR_OP_LOAD) rw[e->u.load.tensor->id] |= 1;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) mark_reads(e->arg[i], rw);
+}
+
+static void access_of(const ir_program *p, const cg_kernel *k, unsigned char *rw) {
+  for (int i = k->first; i < k->first + k->count; i++) {
+    const ir_stmt *s = IR_STMT(p, i);
+    mark_reads(s->rhs, rw);
+    rw[s->out->id] |= s->accumulate ? 3 : 2;
+  }
+}
+
+/* Whether stages with accesses a (earlier) and b conflict. */
+static int conflict(const unsigned char *a, const unsigned char *b, int n) {
+  for (int i = 0; i < n; i++)
+    if (((a[i] & 2) && b[i]) || ((b[i] & 2) && a[i])) return 1;
+  return 0;
+}
+
+static int64_t numel_of(const ir_tensor *t) {
+  int64_t n = 1, e;
+  for (int d = 0; d < t->rank; d++) {
+    if (!sym_eval(t->shape[d], NULL, NULL, &e)) return -1;
+    n *= e;
+  }
+  return n;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
+/* The blocks of a kernel of `threads` threads and smem bytes one
+ * multiprocessor holds on its own (registers unknown: threads and shared
+ * memory only). */
+static int64_t resident(int threads, int smem) {
+  int64_t by_threads = 2048 / threads, by_smem = smem ? (228 * 1024) / (smem + 1024) : 32;
+  int64_t r = by_threads < by_smem ? by_threads : by_smem;
+  return r < 1 ? 1 : r > 32 ? 32 : r;
+}
+
+/* The cost rule: the launches saved against the rounds of blocks lost by
+ * running every stage one block a multiprocessor. */
+static int pays(const cg_target *t, const cg_persist *P) {
+  if (t->opt.persist >= 2) return 1;
+  int64_t lost = 0, launches = 0;
+  for (int s = 0; s < P->n_stages; s++) {
+    const cg_stage *st = &P->stages[s];
+    int smem = st->kernel ? st->kernel->smem : 0;
+    int64_t alone = ceil_div(st->blocks, t->sm_count * resident(st->threads, smem));
+    lost += ceil_div(st->blocks, t->sm_count) - alone;
+    launches++;
+  }
+  return lost * PERSIST_ROUND_US < (launches - 1) * PERSIST_LAUNCH_US;
+}
+
+/* The earlier stages stage s waits for: those it conflicts with, less the
+ * ones some later of them already waits for (reach: per stage, the stages
+ * it waits for transitively, n bytes each). */
+static void dependencies(kbc_arena *a, cg_persist *P, unsigned char *const *rw, int nt, unsigned char *reach) {
+  int n = P->n_stages;
+  for (int s = 0; s < n; s++) {
+    unsigned char *r = reach + (size_t)s * n;
+    int *after = KBC_NEW_ARRAY(a, int, s + 1), na = 0;
+    for (int j = s - 1; j >= 0; j--) {
+      if (r[j] || !conflict(rw[j], rw[s], nt)) continue; /* implied by a later one, or none */
+      after[na++] = j;
+      r[j] = 1;
+      const unsigned char *rj = reach + (size_t)j * n;
+      for (int i = 0; i < j; i++) r[i] |= rj[i];
+    }
+    for (int i = 0; i < na / 2; i++) { /* ascending */
+      int x = after[i];
+      after[i] = after[na - 1 - i];
+      after[na - 1 - i] = x;
+    }
+    P->stages[s].after = after;
+    P->stages[s].n_after = na;
+  }
+}
+
+cg_persist *cg_plan_persist(cg_ctx *C, const cg_kernel *ks, int n) {
+  const ir_program *p = C->p;
+  const cg_target *t = C->t;
+  if (!t->opt.persist || t->sm < 70 || p->vars.len || n < 2) return NULL;
+  kbc_arena *a = C->a;
+  int nt = p->tensors.len + 1; /* the scratch last */
+  cg_persist *P = KBC_NEW(a, cg_persist);
+  P->stages = KBC_NEW_ARRAY(a, cg_stage, 2 * n + 1);
+  P->kernel_of = KBC_NEW_ARRAY(a, int, 2 * n + 1);
+  P->zero_numel = KBC_NEW_ARRAY(a, int64_t, 2 * n + 1);
+  P->first_task = KBC_NEW_ARRAY(a, int64_t, 2 * n + 2);
+  P->changing = KBC_NEW_ARRAY(a, unsigned char, nt);
+  unsigned char **rw = KBC_NEW_ARRAY(a, unsigned char *, 2 * n + 1);
+  for (int i = 0; i < n; i++) {
+    const cg_kernel *k = &ks[i];
+    cg_launch l;
+    if (!cg_kernel_launch(k, NULL, &l) || l.grid[1] != 1 || l.grid[2] != 1) return NULL;
+    if (k->block % 32 || k->block > PERSIST_MAX_THREADS || k->n_stages) return NULL;
+    if (l.grid[0] == 0) continue; /* not launched */
+    if (P->n_stages + 2 > PERSIST_MAX_STAGES) return NULL;
+    if (k->zero_tensor >= 0) {
+      int64_t numel = numel_of(IR_TENSOR(p, k->zero_tensor));
+      if (numel < 0) return NULL;
+      if (numel > 0) {
+        int z = P->n_stages++;
+        P->kernel_of[z] = -1;
+        P->zero_numel[z] = numel;
+        P->stages[z] = (cg_stage){.zero = k->zero_tensor}; /* its threads and blocks below */
+        rw[z] = KBC_NEW_ARRAY(a, unsigned char, nt);
+        rw[z][k->zero_tensor] = 2;
+      }
+    }
+    int s = P->n_stages++;
+    P->kernel_of[s] = i;
+    P->stages[s] = (cg_stage){.kernel = k, .zero = -1, .blocks = l.grid[0], .threads = k->block};
+    rw[s] = KBC_NEW_ARRAY(a, unsigned char, nt);
+    access_of(p, k, rw[s]);
+    if (cg_kernel_takes_scratch(k)) rw[s][nt - 1] = 3;
+  }
+  if (P->n_stages < 2) return NULL;
+  for (int s = 0; s < P->n_stages; s++) {
+    const cg_stage *st = &P->stages[s];
+    if (st->threads > P->threads) P->threads = st->threads;
+    if (st->kernel && st->kernel->smem > P->smem) P->smem = st->kernel->smem;
+  }
+  for (int s = 0; s < P->n_stages; s++) {
+    cg_stage *st = &P->stages[s];
+    if (!st->kernel) { /* a zero-fill: the block's threads, a float each, at most 4 blocks a multiprocessor */
+      st->threads = P->threads;
+      st->blocks = ceil_div(P->zero_numel[s], st->threads);
+    }
+    for (int i = 0; i < nt - 1; i++)
+      if (rw[s][i] & 2) P->changing[i] = 1;
+  }
+  if (P->smem > t->smem_per_block || !pays(t, P)) return NULL;
+  /* Every kernel's blocks loop over the work past its grid (the emulator
+   * runs them on capped grids): a stage takes at most a task per block of
+   * the persistent kernel, and so at most one round. */
+  for (int s = 0; s < P->n_stages; s++) {
+    cg_stage *st = &P->stages[s];
+    if (st->blocks > t->sm_count) st->blocks = t->sm_count;
+    P->first_task[s + 1] = P->first_task[s] + st->blocks;
+  }
+  dependencies(a, P, rw, nt, KBC_NEW_ARRAY(a, unsigned char, (size_t)P->n_stages * P->n_stages));
+  return P;
+}
+
+const unsigned char *cg_persist_changing(const cg_persist *P) { return P->changing; }
+
+/* Stage kernel i's threads, when narrower than the block: its barriers
+ * then count its threads only (named barrier 1), the others idle at the
+ * block's barrier after the task. */
+static int narrow_threads(const cg_persist *P, int i) {
+  for (int s = 0; s < P->n_stages; s++)
+    if (P->kernel_of[s] == i) return P->stages[s].threads < P->threads ? P->stages[s].threads : 0;
+  return 0;
+}
+
+void cg_persist_body_open(cg_ctx *C, const cg_persist *P, int i) {
+  int n = narrow_threads(P, i);
+  if (!n) return;
+  kbc_buf_printf(C->out,
+                 "// a task of %d threads in blocks of %d: its barriers count its threads alone\n"
+                 "#define __syncthreads() kbc_bar_sync(%du)\n"
+                 "#define __syncthreads_and(p) kbc_bar_and(%du, (p))\n",
+                 n, P->threads, n, n);
+}
+
+void cg_persist_body_close(cg_ctx *C, const cg_persist *P, int i) {
+  if (narrow_threads(P, i)) kbc_buf_puts(C->out, "#undef __syncthreads\n#undef __syncthreads_and\n\n");
+}
+
+static const char helpers[] =
+    "#ifndef KBC_PERSIST_HELPERS\n"
+    "#define KBC_PERSIST_HELPERS\n"
+    "// The persistent kernel's hand-offs: a stage's finished blocks are counted with a release at\n"
+    "// GPU scope; a task's first thread waits for the counts it needs with acquires, and the block's\n"
+    "// barrier passes what it saw on to every thread.\n"
+    "__device__ __forceinline__ void kbc_stage_done(unsigned *c) {\n"
+    "  __threadfence();\n"
+    "  asm volatile(\"red.release.gpu.global.add.u32 [%0], 1;\" ::\"l\"(c) : \"memory\");\n"
+    "}\n"
+    "__device__ __forceinline__ void kbc_stage_wait(const unsigned *c, unsigned n) {\n"
+    "  for (;;) {\n"
+    "    unsigned v;\n"
+    "    asm volatile(\"ld.acquire.gpu.global.u32 %0, [%1];\" : \"=r\"(v) : \"l\"(c) : \"memory\");\n"
+    "    if (v >= n) break;\n"
+    "    __nanosleep(32);\n"
+    "  }\n"
+    "}\n"
+    "// The barriers of a task narrower than the block: named barrier 1, its n threads.\n"
+    "__device__ __forceinline__ void kbc_bar_sync(unsigned n) { asm volatile(\"bar.sync 1, %0;\" ::\"r\"(n) : \"memory\"); }\n"
+    "__device__ __forceinline__ int kbc_bar_and(unsigned n, int p) {\n"
+    "  int r;\n"
+    "  asm volatile(\"{ .reg .pred q; setp.ne.s32 q, %1, 0; bar.red.and.pred q, 1, %2, q; selp.s32 %0, 1, 0, q; }\"\n"
+    "               : \"=r\"(r) : \"r\"(p), \"r\"(n) : \"memory\");\n"
+    "  return r;\n"
+    "}\n"
+    "#endif\n\n";
+
+void cg_persist_helpers(cg_ctx *C) { kbc_buf_puts(C->out, helpers); }
+
+/* The tensors any stage takes, ascending. */
+static int union_tensors(kbc_arena *a, const ir_program *p, const cg_persist *P, int **ids) {
+  unsigned char *used = KBC_NEW_ARRAY(a, unsigned char, p->tensors.len + 1);
+  for (int s = 0; s < P->n_stages; s++) {
+    const cg_stage *st = &P->stages[s];
+    if (!st->kernel) used[st->zero] = 1;
+    for (int j = 0; st->kernel && j < st->kernel->n_tensors; j++) used[st->kernel->tensors[j]] = 1;
+  }
+  int n = 0;
+  *ids = KBC_NEW_ARRAY(a, int, p->tensors.len + 1);
+  for (int i = 0; i < p->tensors.len; i++)
+    if (used[i]) (*ids)[n++] = i;
+  return n;
+}
+
+/* Stage s's task: wait for its inputs, run the block _b of its grid. */
+static void emit_task(cg_ctx *C, const cg_persist *P, const char *done, int s) {
+  const cg_stage *st = &P->stages[s];
+  kbc_buf *o = C->out;
+  const char **tn = C->names->tensor;
+  if (st->n_after) {
+    kbc_buf_puts(o, "      if (threadIdx.x == 0) {\n");
+    for (int d = 0; d < st->n_after; d++)
+      kbc_buf_printf(o, "        if (!_known[%d]) { kbc_stage_wait(&%s[%d], %lldu); _known[%d] = 1; }\n", st->after[d],
+                     done, st->after[d], (long long)P->stages[st->after[d]].blocks, st->after[d]);
+    kbc_buf_puts(o, "      }\n      __syncthreads();\n");
+  }
+  if (!st->kernel) {
+    kbc_buf_printf(o,
+                   "      for (long long _i = (long long)_b * %d + threadIdx.x; _i < %lldLL; _i += %lldLL)\n"
+                   "        %s[_i] = 0.0f;\n",
+                   st->threads, (long long)P->zero_numel[s], (long long)st->blocks * st->threads, tn[st->zero]);
+  } else {
+    const cg_kernel *k = st->kernel;
+    if (st->threads < P->threads) kbc_buf_printf(o, "      if (threadIdx.x < %d)\n  ", st->threads);
+    kbc_buf_printf(o, "      %s(make_uint3(_b, 0u, 0u), make_uint3(%lldu, 1u, 1u)", k->name, (long long)st->blocks);
+    for (int j = 0; j < k->n_tensors; j++) kbc_buf_printf(o, ", %s", tn[k->tensors[j]]);
+    if (cg_kernel_takes_scratch(k)) kbc_buf_puts(o, ", _kws");
+    kbc_buf_puts(o, ");\n");
+  }
+}
+
+void cg_emit_persist(cg_ctx *C, const cg_persist *P, cg_kernel *out) {
+  kbc_arena *a = C->a;
+  const ir_program *p = C->p;
+  kbc_buf *o = C->out;
+  const char *name = out->name;
+  const char *done = kbc_arena_printf(a, "_%s_done", name);
+  int S = P->n_stages, scratch = 0;
+  for (int s = 0; s < S; s++) scratch |= P->stages[s].kernel && cg_kernel_takes_scratch(P->stages[s].kernel);
+  kbc_buf_printf(o, "// The %d stages above as one persistent kernel: a block per multiprocessor takes tasks\n"
+                    "// (a stage's block each) in stage order, each once the stages it reads from, or writes\n"
+                    "// after, are done.\n",
+                 S);
+  kbc_buf_printf(o, "__device__ unsigned _%s_next = 0; // tasks handed out\n", name);
+  kbc_buf_printf(o, "__device__ unsigned %s[%d]; // per stage, its blocks finished\n", done, S);
+  kbc_buf_printf(o, "__device__ unsigned _%s_out = 0; // blocks out of tasks; the last resets the counters\n", name);
+  int *ids, nid = union_tensors(a, p, P, &ids);
+  kbc_buf_printf(o, "extern \"C\" __global__ void __launch_bounds__(%d, 1)\n%s(", P->threads, name);
+  for (int i = 0; i < nid; i++)
+    kbc_buf_printf(o, "%s%s%s", i ? ",\n    " : "", P->changing[ids[i]] ? "float *" : "const float *",
+                   C->names->tensor[ids[i]]);
+  if (scratch) kbc_buf_puts(o, ",\n    float *_kws");
+  kbc_buf_puts(o, ")\n{\n");
+  kbc_buf_printf(o, "  __shared__ unsigned _task;\n"
+                    "  __shared__ unsigned char _known[%d]; // the stages this block has seen done\n"
+                    "  unsigned _ahead = 0; // thread 0: the task after this one, asked for while this one runs\n",
+                 S);
+  kbc_buf_printf(o, "  for (int _i = threadIdx.x; _i < %d; _i += %d) _known[_i] = 0;\n", S, P->threads);
+  kbc_buf_printf(o, "  if (threadIdx.x == 0) _task = atomicAdd(&_%s_next, 1u);\n", name);
+  kbc_buf_puts(o, "  __syncthreads();\n");
+  kbc_buf_printf(o, "  for (unsigned _t = _task; _t < %lldu; _t = _task) {\n", (long long)P->first_task[S]);
+  kbc_buf_printf(o, "    if (threadIdx.x == 0) _ahead = atomicAdd(&_%s_next, 1u);\n", name);
+  kbc_buf_puts(o, "    int _s;\n");
+  for (int s = 0; s < S; s++) {
+    const cg_stage *st = &P->stages[s];
+    kbc_buf_printf(o, "    %sif (_t < %lldu) { // stage %d: %s, %lld block%s of %d\n", s ? "else " : "",
+                   (long long)P->first_task[s + 1], s,
+                   st->kernel ? st->kernel->name : kbc_arena_printf(a, "%s = 0", IR_TENSOR(p, st->zero)->name),
+                   (long long)st->blocks, st->blocks == 1 ? "" : "s", st->threads);
+    kbc_buf_printf(o, "      const unsigned _b = _t - %lldu;\n", (long long)P->first_task[s]);
+    emit_task(C, P, done, s);
+    kbc_buf_printf(o, "      _s = %d;\n    }\n", s);
+  }
+  kbc_buf_puts(o, "    __syncthreads(); // every thread done with the task\n");
+  kbc_buf_printf(o, "    if (threadIdx.x == 0) {\n      kbc_stage_done(&%s[_s]);\n", done);
+  kbc_buf_puts(o, "      _task = _ahead;\n    }\n");
+  kbc_buf_puts(o, "    __syncthreads();\n  }\n");
+  kbc_buf_printf(o, "  if (threadIdx.x == 0 && atomicAdd(&_%s_out, 1u) == gridDim.x - 1u) { // every task done\n", name);
+  kbc_buf_printf(o, "    _%s_next = 0u;\n    _%s_out = 0u;\n", name, name);
+  kbc_buf_printf(o, "    for (int _i = 0; _i < %d; ++_i) %s[_i] = 0u;\n", S, done);
+  kbc_buf_puts(o, "    __threadfence();\n  }\n}\n\n");
+
+  out->family = CG_FAMILY_PERSIST;
+  out->first = 0;
+  out->count = p->stmts.len;
+  out->block = P->threads;
+  out->smem = P->smem;
+  out->work = sym_const(a, C->t->sm_count); /* every stage at most one round of it */
+  out->per_block = 1;
+  out->n_tensors = nid;
+  out->tensors = ids;
+  out->zero_tensor = -1;
+  out->n_stages = S;
+  out->stages = P->stages;
+}
