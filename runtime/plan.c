@@ -149,13 +149,12 @@ static void launch_cells(const rt_plan *pl, int row, kbc_buf *cell) {
 }
 
 /* A persistent kernel's stage: "stage 3: NAME (family, B blocks of T threads; after 1, 2)". */
-static void put_stage(kbc_buf *o, const rt_plan *pl, const cg_stage *st, int i) {
+static void put_stage(kbc_buf *o, const cg_stage *st, int i) {
   kbc_buf_printf(o, "stage %d: %s (%s, %lld block%s of %d threads", i,
                  st->kernel ? st->kernel->name : "kbc_zero", st->kernel ? cg_family_name[st->kernel->family] : "zero",
                  (long long)st->blocks, st->blocks == 1 ? "" : "s", st->threads);
   for (int d = 0; d < st->n_after; d++) kbc_buf_printf(o, "%s%d", d ? ", " : "; after stage ", st->after[d]);
   kbc_buf_putc(o, ')');
-  (void)pl;
 }
 
 static void launch_stmts(const rt_plan *pl, int row, int indent, kbc_buf *o) {
@@ -167,7 +166,7 @@ static void launch_stmts(const rt_plan *pl, int row, int indent, kbc_buf *o) {
   for (int i = 0; i < l->n_stages; i++) {
     const cg_stage *st = &l->stages[i];
     kbc_buf_printf(o, "%*s", indent, "");
-    put_stage(o, pl, st, i);
+    put_stage(o, st, i);
     kbc_buf_putc(o, '\n');
     if (!st->kernel) kbc_buf_printf(o, "%*s  %s = 0\n", indent, "", IR_TENSOR(pl->p, st->zero)->name);
     for (int s = 0; st->kernel && s < st->kernel->count; s++)
@@ -223,6 +222,21 @@ void rt_plan_text(const rt_plan *pl, kbc_buf *o) {
 
 /* ---- JSON ------------------------------------------------------------------ */
 
+/* A persistent kernel's ", "stages": [...]" (nothing for another kernel). */
+static void put_stages_json(kbc_buf *o, const rt_plan_launch *l) {
+  for (int i = 0; i < l->n_stages; i++) {
+    const cg_stage *st = &l->stages[i];
+    kbc_buf_puts(o, i ? ",\n    {\"name\": " : ", \"stages\": [\n    {\"name\": ");
+    rt_json_put_string(o, st->kernel ? st->kernel->name : "kbc_zero");
+    kbc_buf_puts(o, ", \"family\": ");
+    rt_json_put_string(o, st->kernel ? cg_family_name[st->kernel->family] : "zero");
+    kbc_buf_printf(o, ", \"blocks\": %lld, \"threads\": %d, \"after\": [", (long long)st->blocks, st->threads);
+    for (int d = 0; d < st->n_after; d++) kbc_buf_printf(o, "%s%d", d ? ", " : "", st->after[d]);
+    kbc_buf_puts(o, "]}");
+    if (i + 1 == l->n_stages) kbc_buf_puts(o, "]");
+  }
+}
+
 void rt_plan_json(const rt_plan *pl, kbc_buf *o) {
   kbc_buf_puts(o, "{\"kernels\": [");
   for (int i = 0; i < pl->n_launches; i++) {
@@ -247,17 +261,7 @@ void rt_plan_json(const rt_plan *pl, kbc_buf *o) {
     kbc_buf_puts(o, ", \"registers\": ");
     if (l->registers >= 0) kbc_buf_printf(o, "%d", l->registers);
     else kbc_buf_puts(o, "null");
-    for (int i = 0; i < l->n_stages; i++) {
-      const cg_stage *st = &l->stages[i];
-      kbc_buf_puts(o, i ? ",\n    {\"name\": " : ", \"stages\": [\n    {\"name\": ");
-      rt_json_put_string(o, st->kernel ? st->kernel->name : "kbc_zero");
-      kbc_buf_puts(o, ", \"family\": ");
-      rt_json_put_string(o, st->kernel ? cg_family_name[st->kernel->family] : "zero");
-      kbc_buf_printf(o, ", \"blocks\": %lld, \"threads\": %d, \"after\": [", (long long)st->blocks, st->threads);
-      for (int d = 0; d < st->n_after; d++) kbc_buf_printf(o, "%s%d", d ? ", " : "", st->after[d]);
-      kbc_buf_puts(o, "]}");
-      if (i + 1 == l->n_stages) kbc_buf_puts(o, "]");
-    }
+    put_stages_json(o, l);
     kbc_buf_puts(o, "}");
   }
   kbc_buf_puts(o, "],\n \"buffers\": [");
