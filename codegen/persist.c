@@ -28,7 +28,7 @@
 #include "cg_impl.h"
 
 enum {
-  PERSIST_MAX_STAGES = 1024,
+  PERSIST_MAX_STAGES = 256, /* the dependencies cost stages^2 x tensors to find */
   PERSIST_MAX_THREADS = 1024,
   /* the cost rule (KBC_PERSIST=1): a launch in a graph costs about 2 us
    * (group.c's join rule), a round of blocks on a nearly idle GPU about 1 */
@@ -176,7 +176,7 @@ cg_persist *cg_plan_persist(cg_ctx *C, const cg_kernel *ks, int n) {
   }
   for (int s = 0; s < P->n_stages; s++) {
     cg_stage *st = &P->stages[s];
-    if (!st->kernel) { /* a zero-fill: the block's threads, a float each, at most 4 blocks a multiprocessor */
+    if (!st->kernel) { /* a zero-fill: the block's threads, a float each */
       st->threads = P->threads;
       st->blocks = ceil_div(P->zero_numel[s], st->threads);
     }
