@@ -848,13 +848,15 @@ const unsigned char *cg_signature_scratch(const cg_ctx *C, const char *name, int
   unsigned char *written = KBC_NEW_ARRAY(C->a, unsigned char, p->tensors.len + 1);
   for (int i = 0; C->changing && i < p->tensors.len; i++) written[i] = C->changing[i] ? 2 : 0;
   for (int i = first; i < first + count; i++) written[IR_STMT(p, i)->out->id] = 1;
-  const char *min = min_blocks >= 1    ? kbc_arena_printf(C->a, ", %d", min_blocks)
-                    : min_blocks <= -2 ? kbc_arena_printf(C->a, ", KBC_BLOCKS_SM90(%d)", -min_blocks)
-                                       : "";
-  if (C->changing)
+  if (C->changing) {
     kbc_buf_printf(out, "static __device__ __noinline__ void\n%s(const uint3 blockIdx, const uint3 gridDim%s", name,
                    n_tensors || scratch || p->vars.len ? ",\n    " : "");
-  else kbc_buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%d%s)\n%s(", block, min, name);
+  } else {
+    const char *min = min_blocks >= 1    ? kbc_arena_printf(C->a, ", %d", min_blocks)
+                      : min_blocks <= -2 ? kbc_arena_printf(C->a, ", KBC_BLOCKS_SM90(%d)", -min_blocks)
+                                         : "";
+    kbc_buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%d%s)\n%s(", block, min, name);
+  }
   for (int i = 0; i < n_tensors; i++) {
     const ir_tensor *t = IR_TENSOR(p, ids[i]);
     /* Only read-only tensors are __restrict__: a tensor the kernel writes is

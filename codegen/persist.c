@@ -93,15 +93,14 @@ static int64_t resident(int threads, int smem) {
  * running every stage one block a multiprocessor. */
 static int pays(const cg_target *t, const cg_persist *P) {
   if (t->opt.persist >= 2) return 1;
-  int64_t lost = 0, launches = 0;
+  int64_t lost = 0;
   for (int s = 0; s < P->n_stages; s++) {
     const cg_stage *st = &P->stages[s];
     int smem = st->kernel ? st->kernel->smem : 0;
     int64_t alone = ceil_div(st->blocks, t->sm_count * resident(st->threads, smem));
     lost += ceil_div(st->blocks, t->sm_count) - alone;
-    launches++;
   }
-  return lost * PERSIST_ROUND_US < (launches - 1) * PERSIST_LAUNCH_US;
+  return lost * PERSIST_ROUND_US < (P->n_stages - 1) * PERSIST_LAUNCH_US;
 }
 
 /* The earlier stages stage s waits for: those it conflicts with, less the
@@ -299,8 +298,10 @@ void cg_emit_persist(cg_ctx *C, const cg_persist *P, cg_kernel *out) {
   kbc_buf *o = C->out;
   const char *name = out->name;
   const char *done = kbc_arena_printf(a, "_%s_done", name);
-  int S = P->n_stages, scratch = 0;
-  for (int s = 0; s < S; s++) scratch |= P->stages[s].kernel && cg_kernel_takes_scratch(P->stages[s].kernel);
+  int S = P->n_stages;
+  out->n_stages = S;
+  out->stages = P->stages;
+  int scratch = cg_kernel_takes_scratch(out);
   kbc_buf_printf(o, "// The %d stages above as one persistent kernel: a block per multiprocessor takes tasks\n"
                     "// (a stage's block each) in stage order, each once the stages it reads from, or writes\n"
                     "// after, are done.\n",
@@ -354,6 +355,4 @@ void cg_emit_persist(cg_ctx *C, const cg_persist *P, cg_kernel *out) {
   out->n_tensors = nid;
   out->tensors = ids;
   out->zero_tensor = -1;
-  out->n_stages = S;
-  out->stages = P->stages;
 }

@@ -148,10 +148,14 @@ static void launch_cells(const rt_plan *pl, int row, kbc_buf *cell) {
   else kbc_buf_puts(&cell[6], "?");
 }
 
-/* A persistent kernel's stage: "stage 3: NAME (family, B blocks of T threads; after 1, 2)". */
+/* A persistent kernel's stage: its kernel's name and family, kbc_zero and
+ * zero for a zero-fill (as the launches of a plan without one name them). */
+static const char *stage_name(const cg_stage *st) { return st->kernel ? st->kernel->name : "kbc_zero"; }
+static const char *stage_family(const cg_stage *st) { return st->kernel ? cg_family_name[st->kernel->family] : "zero"; }
+
+/* "stage 3: NAME (family, B blocks of T threads; after 1, 2)". */
 static void put_stage(kbc_buf *o, const cg_stage *st, int i) {
-  kbc_buf_printf(o, "stage %d: %s (%s, %lld block%s of %d threads", i,
-                 st->kernel ? st->kernel->name : "kbc_zero", st->kernel ? cg_family_name[st->kernel->family] : "zero",
+  kbc_buf_printf(o, "stage %d: %s (%s, %lld block%s of %d threads", i, stage_name(st), stage_family(st),
                  (long long)st->blocks, st->blocks == 1 ? "" : "s", st->threads);
   for (int d = 0; d < st->n_after; d++) kbc_buf_printf(o, "%s%d", d ? ", " : "; after stage ", st->after[d]);
   kbc_buf_putc(o, ')');
@@ -227,9 +231,9 @@ static void put_stages_json(kbc_buf *o, const rt_plan_launch *l) {
   for (int i = 0; i < l->n_stages; i++) {
     const cg_stage *st = &l->stages[i];
     kbc_buf_puts(o, i ? ",\n    {\"name\": " : ", \"stages\": [\n    {\"name\": ");
-    rt_json_put_string(o, st->kernel ? st->kernel->name : "kbc_zero");
+    rt_json_put_string(o, stage_name(st));
     kbc_buf_puts(o, ", \"family\": ");
-    rt_json_put_string(o, st->kernel ? cg_family_name[st->kernel->family] : "zero");
+    rt_json_put_string(o, stage_family(st));
     kbc_buf_printf(o, ", \"blocks\": %lld, \"threads\": %d, \"after\": [", (long long)st->blocks, st->threads);
     for (int d = 0; d < st->n_after; d++) kbc_buf_printf(o, "%s%d", d ? ", " : "", st->after[d]);
     kbc_buf_puts(o, "]}");
