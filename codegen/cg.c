@@ -64,10 +64,13 @@ static const char preamble[] =
     "// gelu(x) = x/2 (1 + erf(x/sqrt 2)), as x/2 erfc(-x/sqrt 2): no cancellation in the negative tail\n"
     "__device__ __forceinline__ float kbc_gelu(float x) { return 0.5f * x * erfcf(x * -0.70710678f); }\n"
     "\n"
-    "// Zero-fills the target of a scatter before it accumulates.\n"
+    "// Zero-fills the target of a scatter before it accumulates: p[first], p[first + step], ... below n\n"
+    "// (a launch of its own, kbc_zero, or a persistent kernel's stage).\n"
+    "__device__ __forceinline__ void kbc_zero_from(float *p, long long n, long long first, long long step) {\n"
+    "  for (long long i = first; i < n; i += step) p[i] = 0.0f;\n"
+    "}\n"
     "extern \"C\" __global__ void kbc_zero(float *p, long long n) {\n"
-    "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)\n"
-    "    p[i] = 0.0f;\n"
+    "  kbc_zero_from(p, n, (long long)blockIdx.x * blockDim.x + threadIdx.x, (long long)gridDim.x * blockDim.x);\n"
     "}\n"
     "\n";
 

@@ -278,10 +278,8 @@ static void emit_task(cg_ctx *C, const cg_persist *P, const char *done, int s) {
     kbc_buf_puts(o, "      }\n      __syncthreads();\n");
   }
   if (!st->kernel) {
-    kbc_buf_printf(o,
-                   "      for (long long _i = (long long)_b * %d + threadIdx.x; _i < %lldLL; _i += %lldLL)\n"
-                   "        %s[_i] = 0.0f;\n",
-                   st->threads, (long long)P->zero_numel[s], (long long)st->blocks * st->threads, tn[st->zero]);
+    kbc_buf_printf(o, "      kbc_zero_from(%s, %lldLL, (long long)_b * %d + threadIdx.x, %lldLL);\n", tn[st->zero],
+                   (long long)P->zero_numel[s], st->threads, (long long)st->blocks * st->threads);
   } else {
     const cg_kernel *k = st->kernel;
     if (st->threads < P->threads) kbc_buf_printf(o, "      if (threadIdx.x < %d)\n  ", st->threads);

@@ -41,10 +41,13 @@ __device__ __forceinline__ float kbc_fmin(float a, float b) { return a != a || b
 // gelu(x) = x/2 (1 + erf(x/sqrt 2)), as x/2 erfc(-x/sqrt 2): no cancellation in the negative tail
 __device__ __forceinline__ float kbc_gelu(float x) { return 0.5f * x * erfcf(x * -0.70710678f); }
 
-// Zero-fills the target of a scatter before it accumulates.
+// Zero-fills the target of a scatter before it accumulates: p[first], p[first + step], ... below n
+// (a launch of its own, kbc_zero, or a persistent kernel's stage).
+__device__ __forceinline__ void kbc_zero_from(float *p, int n, int first, int step) {
+  for (int i = first; i < n; i += step) p[i] = 0.0f;
+}
 extern "C" __global__ void kbc_zero(float *p, int n) {
-  for (int i = (int)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int)gridDim.x * blockDim.x)
-    p[i] = 0.0f;
+  kbc_zero_from(p, n, (int)blockIdx.x * blockDim.x + threadIdx.x, (int)gridDim.x * blockDim.x);
 }
 
 // grad_table[i_at, c] = sum(j: where((-n + i_at + j + 1) >= (0) && (-n + i_at + j + 1) < (n), q[-n + i_at + j + 1, c] * grad[-n + i_at + j + 1, j], 0.0))
