@@ -46,7 +46,7 @@ static const struct {
     {"KBC_GEMM_MIN_BLOCKS", {"1", "2"}, 0}, {"KBC_GEMM_WIN", {"0", "2"}, 0},  {"KBC_GEMM_FOLD", {"0"}, 0},
     {"KBC_GEMM_TAIL", {"0"}, 0},    {"KBC_GEMM_SPLIT", {"0"}, 0},     {"KBC_STREAM_SPLIT", {"1"}, 0},   {"KBC_ROWS_PARTS", {"1"}, 0},
     {"KBC_NO_ATTN", {"1"}, 0},      {"KBC_ATTN_MIN_BLOCKS", {"1", "2"}, 0}, {"KBC_UNROLL", {"1", "8"}, 0},
-    {"KBC_IDX32", {"0"}, 0},        {"KBC_PERSIST", {"2"}, 0},
+    {"KBC_POINT_UNROLL", {"2", "4"}, 0}, {"KBC_IDX32", {"0"}, 0},  {"KBC_PERSIST", {"2"}, 0},
 };
 enum { N_KNOBS = sizeof knobs / sizeof knobs[0], MAX_CANDIDATES = 64 };
 

@@ -15,7 +15,8 @@
  * In colour (--color, like gcc and clang): the location bold, error red,
  * warning magenta, note cyan.  With --diagnostics-format=json the spec's
  * diagnostics are one JSON object a line instead (the other messages stay
- * text). */
+ * text), as are the errors about a file as a whole (it cannot be read, it
+ * holds a NUL byte, an inputs file is corrupt), with line and column 0. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,12 +98,22 @@ int cli_usage(const char *cmd, const char *fmt, ...) {
   return CLI_USAGE;
 }
 
+static void print_json(const kbc_diagnostic *d, kbc_diagnostic_kind kind);
+
 void cli_file_error(const char *file, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "%s%s:%s %serror:%s ", BOLD, file, RESET, kind_color(KBC_DIAGNOSTIC_ERROR), RESET);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  if (json_diags) { /* a diagnostic without a place: line and column 0 */
+    kbc_buf msg = {0};
+    kbc_buf_vprintf(&msg, fmt, ap);
+    kbc_diagnostic d = {.kind = KBC_DIAGNOSTIC_ERROR, .file = file, .message = kbc_buf_str(&msg)};
+    print_json(&d, KBC_DIAGNOSTIC_ERROR);
+    kbc_buf_free(&msg);
+  } else {
+    fprintf(stderr, "%s%s:%s %serror:%s ", BOLD, file, RESET, kind_color(KBC_DIAGNOSTIC_ERROR), RESET);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+  }
   va_end(ap);
 }
 

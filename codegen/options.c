@@ -25,6 +25,7 @@
   X("KBC_NO_VEC", no_vec, 0, 1)                     \
   X("KBC_MAX_TEAM", max_team, 1, CG_MAX_TEAM_LIMIT) \
   X("KBC_UNROLL", unroll, 1, CG_UNROLL_MAX)         \
+  X("KBC_POINT_UNROLL", point_unroll, 1, 8)         \
   X("KBC_FP32_MMA", fp32_mma, 0, 1)                 \
   X("KBC_ATTN_FFMA", attn_ffma, 0, 1)               \
   X("KBC_ATTN_PIPE", attn_pipe, 0, 1)               \
@@ -52,10 +53,10 @@
 
 cg_options cg_options_default(void) {
   /* every switch not named: 0 (off) */
-  return (cg_options){.unroll = CG_UNROLL_DEFAULT, .attn_pipe = 1,     .fp32_mma = -1,     .gemm_vec = 1,
-                      .gemm_wgmma = 1,             .rows_cost = 1,     .rows_online = 1,   .rows_welford = 1,
-                      .gemm_fold = 1,              .gemm_win = 1,      .gemm_win_pipe = 1, .gemm_win_ring = 1,
-                      .gemm_tail = 1,              .idx32 = 1,         .gemm_split = 1};
+  return (cg_options){.unroll = CG_UNROLL_DEFAULT, .point_unroll = 1, .attn_pipe = 1,    .fp32_mma = -1,
+                      .gemm_vec = 1,               .gemm_wgmma = 1,   .rows_cost = 1,    .rows_online = 1,
+                      .rows_welford = 1,           .gemm_fold = 1,    .gemm_win = 1,     .gemm_win_pipe = 1,
+                      .gemm_win_ring = 1,          .gemm_tail = 1,    .idx32 = 1,        .gemm_split = 1};
 }
 
 /* Reads variable name (unset: *field kept). */

@@ -24,6 +24,8 @@ typedef struct {
   int no_vec;          /* KBC_NO_VEC: pointwise rows kernels a point per thread, no float4 accesses */
   int max_team;        /* KBC_MAX_TEAM: at most this many threads per outer point; 0: no cap */
   int unroll;          /* KBC_UNROLL: unroll factor of the rows family's flattened loops (1..64) */
+  int point_unroll;    /* KBC_POINT_UNROLL: the float4 pointwise loop unrolled N times (1..8; 1 none), so
+                          that a thread's next float4 loads are in flight while it computes (opt-in) */
   int fp32_mma;        /* KBC_FP32_MMA: fp32 contractions as 3xTF32 on tensor cores (1) or FFMA (0);
                           -1 (unset): the families' choice (GEMM 3xTF32, the unpipelined attention FFMA) */
   int attn_ffma;       /* KBC_ATTN_FFMA: fp32 attention on FFMA (else 3xTF32 where pipelined) */

@@ -590,32 +590,53 @@ static const char *vec_aligned(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan) 
   return ptrs;
 }
 
-/* Member k, four points at once: its float4 loads at the first point, its
- * value at each of the four (the last outer index stepped), one float4
- * store. */
-static void emit_vec_stmt(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k) {
+/* Member k's float4 loads (by vec_loads) and the names that hold them. */
+typedef struct {
+  const ir_expr *load[CG_MAX_HOISTED];
+  const char *name[CG_MAX_HOISTED];
+  int n;
+} vec_stmt_loads;
+
+/* Sets E up for member k: its statement, its index names, each bound to
+ * its outer coordinate (`const long long i = _o0;` ...), inside a block
+ * the caller closes. */
+static void open_vec_stmt(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k) {
   const cg_group *g = plan->g;
   const ir_stmt *s = IR_STMT(C->p, g->first + k);
-  int last = g->n_outer - 1, j = g->phi[k * CG_MAX_OUTER + last];
   E->s = s;
   E->idx = cg_index_names(C->a, C->names, s);
   cg_line(E, "{ // %s", cg_stmt_comment(C->a, s));
   E->indent++;
   for (int d = 0; d < g->n_outer; d++) cg_line(E, "const long long %s = _o%d;", E->idx[g->phi[k * CG_MAX_OUTER + d]], d);
-  const ir_expr *loads[CG_MAX_HOISTED];
-  int n = vec_loads(C, E, plan, s->rhs, j, loads, 0, CG_MAX_HOISTED - E->n_hoisted);
-  const char **name = KBC_NEW_ARRAY(C->a, const char *, n + 1);
-  for (int i = 0; i < n; i++) {
-    const ir_tensor *t = loads[i]->u.load.tensor;
-    name[i] = cg_fmt(E, "_v%d", E->tmp++);
-    cg_line(E, "const float4 %s = %s((const float4 *)&%s[%s]); // %s", name[i], cg_ld4(E, t), C->names->tensor[t->id],
-            cg_offset(E, t, loads[i]->u.load.idx), t->name);
+}
+
+static void close_block(cg_emit *E) {
+  E->indent--;
+  cg_line(E, "}");
+}
+
+/* Member k's float4 loads at the group's first point into L's names:
+ * declared here (decl) or assigned to names the caller declared. */
+static void emit_vec_loads(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k, vec_stmt_loads *L, int decl) {
+  (void)plan, (void)k;
+  for (int i = 0; i < L->n; i++) {
+    const ir_tensor *t = L->load[i]->u.load.tensor;
+    cg_line(E, "%s%s = %s((const float4 *)&%s[%s]); // %s", decl ? "const float4 " : "", L->name[i], cg_ld4(E, t),
+            C->names->tensor[t->id], cg_offset(E, t, L->load[i]->u.load.idx), t->name);
   }
+}
+
+/* Member k's value at each of the four points (the last outer index
+ * stepped) from its loads L, and one float4 store. */
+static void emit_vec_values(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k, const vec_stmt_loads *L) {
+  const cg_group *g = plan->g;
+  const ir_stmt *s = IR_STMT(C->p, g->first + k);
+  int last = g->n_outer - 1, j = g->phi[k * CG_MAX_OUTER + last];
   cg_line(E, "float4 _r;");
   static const char comp[4] = {'x', 'y', 'z', 'w'};
   for (int q = 0; q < 4; q++) {
     int saved = E->n_hoisted;
-    for (int i = 0; i < n; i++) cg_substitute(E, loads[i], cg_fmt(E, "%s.%c", name[i], comp[q]));
+    for (int i = 0; i < L->n; i++) cg_substitute(E, L->load[i], cg_fmt(E, "%s.%c", L->name[i], comp[q]));
     int at_j = cg_mentions_unhoisted(E, s->rhs, &j, 1);
     if (at_j) { /* the point's own last index, shadowing the first point's */
       cg_line(E, "{");
@@ -624,30 +645,88 @@ static void emit_vec_stmt(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k
     }
     cg_line(E, "_r.%c = %s;", comp[q], cg_float_value(E, s->rhs, cg_expr(E, s->rhs)));
     E->n_hoisted = saved;
-    if (at_j) {
-      E->indent--;
-      cg_line(E, "}");
-    }
+    if (at_j) close_block(E);
   }
   /* __stwb: one 16-byte store (NVRTC split `*(float4 *)p = _r` into four,
    * which made a float4 ReLU slower than the one-point loop on the H200) */
   cg_line(E, "__stwb((float4 *)&%s[%s], _r);", C->names->tensor[s->out->id], cg_offset(E, s->out, s->lhs));
-  E->indent--;
-  cg_line(E, "}");
+}
+
+/* Member k's loads found and named (in E's statement, open_vec_stmt's). */
+static void find_vec_loads(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k, vec_stmt_loads *L) {
+  const cg_group *g = plan->g;
+  int j = g->phi[k * CG_MAX_OUTER + g->n_outer - 1];
+  L->n = vec_loads(C, E, plan, E->s->rhs, j, L->load, 0, CG_MAX_HOISTED - E->n_hoisted);
+  for (int i = 0; i < L->n; i++) L->name[i] = cg_fmt(E, "_v%d", E->tmp++);
 }
 
 /* The grid-stride loop over groups of four points, each decoded from its
- * first point (a multiple of 4 along the last outer dimension). */
+ * first point (a multiple of 4 along the last outer dimension).
+ *
+ * Unrolled (opt.point_unroll, KBC_POINT_UNROLL: U > 1), a thread takes U
+ * groups a stride apart per round and issues every load of all U before
+ * computing any: a pointwise kernel with a long computation a point
+ * (GELU's erfc, about 45 instructions) keeps too few bytes in flight a
+ * multiprocessor with one group's loads at a time.  Every float4 load is
+ * of a tensor the kernel does not write (vec_loads), so the loads may run
+ * ahead of the stores.  Opt-in until timed. */
 static void emit_vec(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan) {
   const cg_group *g = plan->g;
+  int U = E->opt->point_unroll > 1 ? E->opt->point_unroll : 1;
   cg_line(E, "const long long _n4 = %s / 4;", cg_sym(E, plan->work));
-  cg_line(E, "for (long long _q = (long long)blockIdx.x * %d + threadIdx.x; _q < _n4; _q += (long long)gridDim.x * %d) {",
-          plan->per_block, plan->per_block);
+  if (U == 1) {
+    cg_line(E, "for (long long _q = (long long)blockIdx.x * %d + threadIdx.x; _q < _n4; _q += (long long)gridDim.x * %d) {",
+            plan->per_block, plan->per_block);
+    E->indent++;
+    emit_outer_coords(E, g, "_q * 4");
+    for (int k = 0; k < g->count; k++) {
+      vec_stmt_loads L;
+      open_vec_stmt(C, E, plan, k);
+      find_vec_loads(C, E, plan, k, &L);
+      emit_vec_loads(C, E, plan, k, &L, 1);
+      emit_vec_values(C, E, plan, k, &L);
+      close_block(E);
+    }
+    close_block(E);
+    return;
+  }
+  vec_stmt_loads *L = KBC_NEW_ARRAY(C->a, vec_stmt_loads, U * g->count + 1);
+  cg_line(E, "const long long _qs = (long long)gridDim.x * %d; // the grid's stride", plan->per_block);
+  cg_line(E, "for (long long _q = (long long)blockIdx.x * %d + threadIdx.x; _q < _n4; _q += %d * _qs) { // %d groups a round",
+          plan->per_block, U, U);
   E->indent++;
-  emit_outer_coords(E, g, "_q * 4");
-  for (int k = 0; k < g->count; k++) emit_vec_stmt(C, E, plan, k);
-  E->indent--;
-  cg_line(E, "}");
+  /* the loads of the round's groups first, each under its test */
+  for (int u = 0; u < U; u++)
+    for (int k = 0; k < g->count; k++) {
+      vec_stmt_loads *l = &L[u * g->count + k];
+      E->s = IR_STMT(C->p, g->first + k);
+      find_vec_loads(C, E, plan, k, l);
+      for (int i = 0; i < l->n; i++) cg_line(E, "float4 %s = make_float4(0.0f, 0.0f, 0.0f, 0.0f);", l->name[i]);
+    }
+  for (int u = 0; u < U; u++) {
+    cg_line(E, "if (_q + %d * _qs < _n4) { // group %d's loads", u, u);
+    E->indent++;
+    emit_outer_coords(E, g, cg_fmt(E, "(_q + %d * _qs) * 4", u));
+    for (int k = 0; k < g->count; k++) {
+      open_vec_stmt(C, E, plan, k);
+      emit_vec_loads(C, E, plan, k, &L[u * g->count + k], 0);
+      close_block(E);
+    }
+    close_block(E);
+  }
+  /* then their values and stores */
+  for (int u = 0; u < U; u++) {
+    cg_line(E, "if (_q + %d * _qs < _n4) { // group %d", u, u);
+    E->indent++;
+    emit_outer_coords(E, g, cg_fmt(E, "(_q + %d * _qs) * 4", u));
+    for (int k = 0; k < g->count; k++) {
+      open_vec_stmt(C, E, plan, k);
+      emit_vec_values(C, E, plan, k, &L[u * g->count + k]);
+      close_block(E);
+    }
+    close_block(E);
+  }
+  close_block(E);
 }
 
 void cg_emit_rows(cg_ctx *C, const cg_rows_plan *plan, const cg_kernel *k) {

@@ -103,9 +103,11 @@ static int is_leaf(lower *L, const ast_expr *e) {
   return lw_scalar_fn_arity(e->u.call.name, NULL) < 0; /* library, def, or unknown */
 }
 
-/* Pass 1: lower leaves to views (in order). */
+/* Pass 1: lower leaves to views (in order).  An integer expression
+ * (literals, axes, loop variables and integer def arguments, + - * / % of
+ * them) is a value as in index notation, no leaf. */
 static int collect_leaves(lower *L, const ast_expr *e, kbc_vec *views) {
-  if (e->kind == AST_E_NUM) return 1;
+  if (e->kind == AST_E_NUM || lw_is_int_expr(L, e, NULL)) return 1;
   if (is_leaf(L, e)) {
     lw_view *v = KBC_NEW(L->a, lw_view);
     if (!lw_tensor_expr(L, e, v)) return 0;
@@ -150,8 +152,14 @@ static const ir_op ew_binop[AST_BIN_COUNT] = {
     [AST_BIN_GT] = IR_OP_GT,   [AST_BIN_GE] = IR_OP_GE,   [AST_BIN_AND] = IR_OP_AND, [AST_BIN_OR] = IR_OP_OR,
 };
 
-/* Pass 2: the scalar expression at one point, leaves read at the free indices. */
+/* Pass 2: the scalar expression at one point, leaves read at the free
+ * indices, integer expressions integer arithmetic (index notation's rule:
+ * `/` between integers is floor division). */
 static ir_expr *ew_build(lower *L, ew_ctx *c, const ast_expr *e) {
+  if (e->kind != AST_E_NUM && lw_is_int_expr(L, e, NULL)) {
+    sym *s = lw_int_expr(L, e, NULL, "an integer expression");
+    return s ? ir_index_expr(L->a, s, e->loc) : NULL;
+  }
   if (e->kind == AST_E_NUM) return ir_const(L->a, e->u.num.fval, e->loc);
   if (is_leaf(L, e)) {
     lw_view *v = KBC_VEC_AT(*c->views, lw_view, c->next++);
@@ -374,8 +382,8 @@ static int expand_def(lower *L, const ast_expr *e, const ast_item *def, lw_view 
 int lw_tensor_expr(lower *L, const ast_expr *e, lw_view *out) {
   if (lw_has_reduction(e)) return lw_scalar_value(L, e, out);
   switch (e->kind) {
-  case AST_E_NAME:
-    return name_view(L, e, e->u.name.name, out);
+  case AST_E_NAME: /* an axis or a loop variable: a rank-0 value */
+    return lw_is_int_expr(L, e, NULL) ? elementwise(L, e, out) : name_view(L, e, e->u.name.name, out);
   case AST_E_ACCESS:
     return slice_view(L, e, out);
   case AST_E_CALL: {

@@ -49,6 +49,18 @@ expect 0 "--color=never" "$kbc" check --color=never "$tmp/w.kb"
 grep -q $'\033' "$log" && fail "--color=never: escape sequences"
 printf 'kernel e\ninput x f32[4]\noutput y f32[4]\ny[i] = x[i] + "\n' >"$tmp/e.kb"
 expect 1 "json errors" "$kbc" check --diagnostics-format=json "$tmp/e.kb" && mentions "json errors" '"kind": "error"'
+# whole-tensor statements: integers (axes, loop variables, literals) are
+# values as in index notation, `/` between integers floor division
+printf 'kernel wt\naxis L const 2\naxis d var\ninput x f32[L, d]\noutput v f32[d]\noutput s f32\nvv = x[0] * 0.0\nfor l in 0..L {\n  vv = vv + x[l] * (l + 1.0)\n}\nv = vv * d + x[1] * (3 / 2)\ns = d\n' >"$tmp/wt.kb"
+expect 0 "whole-tensor integers" "$kbc" compile --emit ir "$tmp/wt.kb" &&
+  mentions "whole-tensor integers" "x[1, i0] * ((1) + 1.0)" &&
+  mentions "whole-tensor integers" "* (d) + x[1, i0] * (1)" && mentions "whole-tensor integers" "s = (d)"
+# errors about the file as a whole are JSON too, line and column 0
+expect 1 "json, no file" "$kbc" check --diagnostics-format=json "$tmp/none.kb" &&
+  mentions "json, no file" '{"file": "'"$tmp"'/none.kb", "line": 0, "column": 0, "kind": "error", "message": "cannot open: No such file or directory"}'
+printf 'kernel z\0\n' >"$tmp/z.kb"
+expect 1 "json, NUL byte" "$kbc" check --diagnostics-format=json "$tmp/z.kb" &&
+  mentions "json, NUL byte" '"line": 0, "column": 0, "kind": "error", "message": "contains a NUL byte; a spec is text"}'
 
 # ---- files -------------------------------------------------------------------
 fresh() { rm -rf "$tmp/o" && mkdir "$tmp/o" && printf 'old\n' >"$tmp/o/out.npz" && cp "$tmp/o/out.npz" "$tmp/old"; }

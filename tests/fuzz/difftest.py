@@ -36,7 +36,8 @@ Oracles, per spec:
     tail / tail_tf32: a fold's next statements over its rows in its epilogue (KBC_GEMM_TAIL=1, KBC_GEMM_FOLD=2,
     KBC_GEMM_ALWAYS=1), persist / persist_gemm: specialized, every kernel a stage of one persistent
     kernel wherever they can be (KBC_PERSIST=2; persist_gemm with every contraction a tiled GEMM, split-K
-    wherever K has two k-tiles),
+    wherever K has two k-tiles), point_unroll: the float4 pointwise loop three groups a round, their
+    loads issued first (KBC_POINT_UNROLL=3),
     nvrtc);
   - gpu: `kbc verify --json` runs the kernels on the GPU against the
     interpreter, in each variant (fp32, tf32, and fp32 under KBC_IDX32=0,
@@ -115,6 +116,8 @@ VARIANTS = {
     "persist": (["--specialize"], {"KBC_PERSIST": "2"}),
     "persist_gemm": (["--specialize"], {"KBC_PERSIST": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_SPLIT": "2"}),
     "misalign": (["--specialize", "--misalign"], {}),  # the same, every tensor 4 bytes off 16-byte alignment
+    # the float4 pointwise loop three groups a round, their loads first (KBC_POINT_UNROLL; 3: a ragged last round)
+    "point_unroll": ([], {"KBC_POINT_UNROLL": "3"}),
     "nvrtc": None,  # `kbc compile --emit ptx --target sm_90`: NVRTC compiles every kernel
 }
 # On the GPU (kbc verify): the precision and the environment of each variant.
@@ -153,6 +156,7 @@ GPU_VARIANTS = {
     "persist": ("fp32", {"KBC_PERSIST": "2", "KBC_SPECIALIZE": "1"}),
     "persist_tf32": ("tf32", {"KBC_PERSIST": "2", "KBC_SPECIALIZE": "1"}),
     "persist_gemm": ("fp32", {"KBC_PERSIST": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_SPLIT": "2", "KBC_SPECIALIZE": "1"}),
+    "point_unroll": ("fp32", {"KBC_POINT_UNROLL": "3"}),
 }
 TIMEOUT = 120
 # A tensor whose relative L2 error exceeds the tolerance but whose every
