@@ -30,9 +30,12 @@
 enum {
   PERSIST_MAX_STAGES = 256, /* the dependencies cost stages^2 x tensors to find */
   PERSIST_MAX_THREADS = 1024,
-  /* the cost rule (KBC_PERSIST=1): a launch in a graph costs about 2 us
-   * (group.c's join rule), a round of blocks on a nearly idle GPU about 1 */
-  PERSIST_LAUNCH_US = 2,
+  /* the cost rule (KBC_PERSIST=1): a round of blocks on a nearly idle GPU
+   * costs about 1 us; a launch saved, nothing — on the H200 (2026-12-05,
+   * docs/BENCHMARKS.md "Session 26") a stage's hand-off cost about what a
+   * kernel boundary in a graph costs, and every case timed ran slower
+   * persistent (CViT b10 1.74x), so the rule takes no program */
+  PERSIST_LAUNCH_US = 0,
   PERSIST_ROUND_US = 1,
 };
 
