@@ -660,6 +660,22 @@ static void find_vec_loads(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int 
   for (int i = 0; i < L->n; i++) L->name[i] = cg_fmt(E, "_v%d", E->tmp++);
 }
 
+/* Group u of an unrolled round (emit_vec), under its test: its members'
+ * loads into L's names (loads) or their values and stores. */
+static void emit_round_group(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int u, vec_stmt_loads *L, int loads) {
+  const cg_group *g = plan->g;
+  cg_line(E, "if (_q + %d * _qs < _n4) { // group %d%s", u, u, loads ? "'s loads" : "");
+  E->indent++;
+  emit_outer_coords(E, g, cg_fmt(E, "(_q + %d * _qs) * 4", u));
+  for (int k = 0; k < g->count; k++) {
+    open_vec_stmt(C, E, plan, k);
+    if (loads) emit_vec_loads(C, E, plan, k, &L[k], 0);
+    else emit_vec_values(C, E, plan, k, &L[k]);
+    close_block(E);
+  }
+  close_block(E);
+}
+
 /* The grid-stride loop over groups of four points, each decoded from its
  * first point (a multiple of 4 along the last outer dimension).
  *
@@ -703,29 +719,8 @@ static void emit_vec(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan) {
       find_vec_loads(C, E, plan, k, l);
       for (int i = 0; i < l->n; i++) cg_line(E, "float4 %s = make_float4(0.0f, 0.0f, 0.0f, 0.0f);", l->name[i]);
     }
-  for (int u = 0; u < U; u++) {
-    cg_line(E, "if (_q + %d * _qs < _n4) { // group %d's loads", u, u);
-    E->indent++;
-    emit_outer_coords(E, g, cg_fmt(E, "(_q + %d * _qs) * 4", u));
-    for (int k = 0; k < g->count; k++) {
-      open_vec_stmt(C, E, plan, k);
-      emit_vec_loads(C, E, plan, k, &L[u * g->count + k], 0);
-      close_block(E);
-    }
-    close_block(E);
-  }
-  /* then their values and stores */
-  for (int u = 0; u < U; u++) {
-    cg_line(E, "if (_q + %d * _qs < _n4) { // group %d", u, u);
-    E->indent++;
-    emit_outer_coords(E, g, cg_fmt(E, "(_q + %d * _qs) * 4", u));
-    for (int k = 0; k < g->count; k++) {
-      open_vec_stmt(C, E, plan, k);
-      emit_vec_values(C, E, plan, k, &L[u * g->count + k]);
-      close_block(E);
-    }
-    close_block(E);
-  }
+  for (int u = 0; u < U; u++) emit_round_group(C, E, plan, u, &L[u * g->count], 1); /* the loads */
+  for (int u = 0; u < U; u++) emit_round_group(C, E, plan, u, &L[u * g->count], 0); /* the values, the stores */
   close_block(E);
 }
 
