@@ -24,6 +24,13 @@ typedef struct {
   rt_function *zero;     /* kbc_zero */
 } rt_variant;
 
+static void unload_variant(rt_variant *v) {
+  rt_module_unload(v->mod);
+  rt_compiled_free(&v->bin);
+  free(v->fn);
+  *v = (rt_variant){0};
+}
+
 enum { RT_IDX64, RT_IDX32 };
 
 struct rt_exec {
@@ -100,11 +107,7 @@ void rt_exec_destroy(rt_exec *x) {
   free(x->key);
   free(x->graph_key);
   if (x->workspace) rt_mem_free(x->dev, x->workspace, NULL);
-  for (int i = 0; i < 2; i++) {
-    rt_module_unload(x->v[i].mod);
-    rt_compiled_free(&x->v[i].bin);
-    free(x->v[i].fn);
-  }
+  for (int i = 0; i < 2; i++) unload_variant(&x->v[i]);
   cg_program_free(&x->code);
   free(x->vars32);
   free(x->fit_vars);
@@ -112,6 +115,21 @@ void rt_exec_destroy(rt_exec *x) {
   kbc_arena_destroy(x->arena);
   rt_device_close(x->dev);
   free(x);
+}
+
+/* Whether the code is one persistent kernel (codegen/persist.c) whose
+ * static shared memory — its stage functions' own, each function's apart,
+ * known only once compiled — with its dynamic exceeds what a block may
+ * have: the plan counted the dynamic alone. */
+static int persist_too_big(const rt_exec *x, const rt_device_props *props) {
+  for (int k = 0; k < x->code.n_kernels; k++) {
+    const cg_kernel *kn = &x->code.kernels[k];
+    rt_function_attrs a;
+    if (kn->n_stages && !rt_function_get_attrs(x->v[RT_IDX64].fn[k], &a, NULL) &&
+        (long long)kn->smem + a.static_smem > props->smem_per_block_optin)
+      return 1;
+  }
+  return 0;
 }
 
 /* Compiles (through the cache) and loads variant i of the kernels. */
@@ -157,6 +175,18 @@ int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precisi
   if (!ok) goto fail;
   x->arch = kbc_arena_strdup(x->arena, arch);
   if (build_variant(x, RT_IDX64, err)) goto fail;
+  if (persist_too_big(x, props)) { /* the kernels one by one instead */
+    rt_debug(1, "%s: the persistent kernel's shared memory exceeds a block's %d B: its kernels one by one",
+             p->name, props->smem_per_block_optin);
+    unload_variant(&x->v[RT_IDX64]);
+    cg_program_free(&x->code);
+    t.opt.persist = 0;
+    d = kbc_diag_create(p->name, NULL);
+    ok = cg_generate(x->arena, p, &t, &x->code, d);
+    if (!ok) rt_fail(err, RT_ERR_INTERNAL, "%s", kbc_diag_text(d));
+    kbc_diag_destroy(d);
+    if (!ok || build_variant(x, RT_IDX64, err)) goto fail;
+  }
   x->idx32 = t.opt.idx32;
   x->vars32 = calloc((size_t)p->vars.len + 1, sizeof *x->vars32);
   x->fit_vars = calloc((size_t)p->vars.len + 1, sizeof *x->fit_vars);

@@ -62,6 +62,14 @@ ok "softmax_middle at 1x1x1" "$ex/softmax_middle.kb" --set a=1 --set b=1 --set c
 ok "matmul_bias_gelu at 1x1x1" "$ex/matmul_bias_gelu.kb" --set m=1 --set k=1 --set n=1
 ok "matmul_bias_gelu, seed 12345" "$ex/matmul_bias_gelu.kb" --set m=17 --set k=300 --set n=5 --seed 12345
 
+# the persistent kernel (KBC_PERSIST=2): CViT's chain; SAM-HQ 32x32, whose
+# stages' static shared memory with the dynamic exceeds a block, so the
+# runtime falls back to the kernels one by one (inputs narrowed: at [-1, 1)
+# its scores reach the hundreds, where fp32 itself misses 1e-5)
+KBC_PERSIST=2 ok "persistent CViT b2" "$src/specs/cvit.kb" --set batch_size=2 --set in_channels=3 --set image_size=32
+KBC_PERSIST=2 ok "persistent SAM-HQ 32x32 b1, too big: the kernels one by one" "$src/specs/sam_hq_attn_relpos_bwd.kb" \
+  --set batch_size=1 --set height=32 --set width=32 --inputs -0.1:0.1
+
 # rank-0 input and output, a scatter, an output that is all zeros, a var
 # axis no input shape determines, NaN through max, min and relu (as PyTorch:
 # the GPU's max.NaN, where fmaxf would drop it)
