@@ -190,7 +190,9 @@ case "${1:-}" in
     py=python3; python3 -c 'import torch' 2>/dev/null || py=/usr/bin/python3
     LD_LIBRARY_PATH=$PWD/build/gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} KBC_PYTHON=$(command -v $py) \
       ctest --test-dir "$src/build/gpu" -L gpu -j4 --output-on-failure >$OUT/ctest_gpu.txt 2>&1
-    grep -E "tests passed|Skipped|Failed|\*\*\*" $OUT/ctest_gpu.txt ;;
+    # a skipped test's reason (its SKIP: line) is only in ctest's log
+    grep -h "^SKIP:" "$src/build/gpu/Testing/Temporary/LastTest.log" >>$OUT/ctest_gpu.txt 2>/dev/null
+    grep -E "tests passed|Skipped|Failed|\*\*\*|^SKIP:" $OUT/ctest_gpu.txt ;;
   reach)
     # issue 16 on the GPU: tools/demo.sh's GPU table, the python package on
     # CUDA (gpu/python) and the installed package's embed_gpu (package/)

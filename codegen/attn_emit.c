@@ -544,7 +544,6 @@ void cg_emit_attn(cg_ctx *C, const cg_attn_plan *plan, const cg_kernel *k) {
   if (L->pipe) {
     E->written = cg_signature(C, k->name, L->threads, L->min_blocks, k->n_tensors,
                               k->tensors, k->first, k->count);
-    kbc_buf_puts(C->out, "{\n");
     attn_emit_pipe_body(&ae);
     kbc_buf_puts(C->out, "}\n\n");
     return;
@@ -554,7 +553,6 @@ void cg_emit_attn(cg_ctx *C, const cg_attn_plan *plan, const cg_kernel *k) {
    * ptxas chose 128 registers and spills for mma at an N2 tile of 128) */
   E->written = cg_signature(C, k->name, AT_THREADS, 1, k->n_tensors, k->tensors,
                             k->first, k->count);
-  kbc_buf_puts(C->out, "{\n");
   cg_line(E, "__shared__ __align__(16) float _sm[%d];", p_at + L->bc * L->ldp);
   cg_line(E, "float *const _Qs = _sm + %d; // [%d][%d]: the rows' operand, D-major", q_at, AT_DK, L->ldq);
   cg_line(E, "float *const _Ks = _sm + %d; // [%d][%d]: the columns' operand, D-major", k_at, AT_DK, L->ldk);

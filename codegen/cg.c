@@ -74,6 +74,18 @@ static const char preamble[] =
     "}\n"
     "\n";
 
+/* The wait of a kernel launched with programmatic dependent launch
+ * (opt.pdl, cg_grid_dependency); PTX griddepcontrol, sm_90 and newer. */
+static const char pdl_helper[] =
+    "// Programmatic dependent launch (sm_90+): wait until the grid before on the stream is done and its\n"
+    "// writes are visible, then let the next grid launch; at once where launched without it.\n"
+    "__device__ __forceinline__ void kbc_grid_dependency() {\n"
+    "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900\n"
+    "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n"
+    "  asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");\n"
+    "#endif\n"
+    "}\n\n";
+
 int cg_kernel_launch(const cg_kernel *k, const int64_t *vars, cg_launch *out) {
   *out = (cg_launch){.grid = {0, 1, 1}, .block = {k->block, 1, 1}, .smem = k->smem};
   int64_t work;
@@ -182,6 +194,7 @@ int cg_generate(kbc_arena *a, const ir_program *p, const cg_target *t, cg_progra
                  p->name, p->stmts.len, ng, P ? " (the stages of one persistent kernel)" : "", t->sm,
                  t->precision == CG_PRECISION_TF32 ? "tf32" : "fp32");
   kbc_buf_puts(&out->source, preamble);
+  if (t->opt.pdl) kbc_buf_puts(&out->source, pdl_helper);
   if (P) {
     cg_persist_helpers(&C);
     C.changing = cg_persist_changing(P);

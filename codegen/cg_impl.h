@@ -321,6 +321,8 @@ typedef struct {
  * (KBC_BLOCKS_SM90, the preamble's).  Under C->changing, a stage of a
  * persistent kernel instead: a device function taking its block's index
  * and its grid first (blockIdx, gridDim: the names the body uses).
+ * Prints the body's opening brace too, and under opt.pdl (not in a
+ * stage) the wait for the grid before (cg_grid_dependency).
  * Returns, per tensor id, 1 where the kernel writes it, 2 where another
  * stage does (for cg_emit.written). */
 const unsigned char *cg_signature(const cg_ctx *C, const char *name, int block, int min_blocks, int n_tensors,
@@ -329,6 +331,15 @@ const unsigned char *cg_signature(const cg_ctx *C, const char *name, int block, 
  * `scratch` after the tensors (NULL: none). */
 const unsigned char *cg_signature_scratch(const cg_ctx *C, const char *name, int block, int min_blocks,
                                           int n_tensors, const int *ids, int first, int count, const char *scratch);
+
+/* Under opt.pdl (KBC_PDL), a kernel's first statement: it waits until the
+ * grid launched before it on the stream has finished and its writes are
+ * visible (griddepcontrol.wait), then lets the next grid launch
+ * (griddepcontrol.launch_dependents); the runtime launches every kernel
+ * with programmatic stream serialization, so a launch overlaps the grid
+ * before.  Nothing before the wait touches memory.  Without the launch
+ * attribute the wait returns at once. */
+void cg_grid_dependency(const cg_ctx *C);
 
 #define CG_FAMILY_ENTRIES(e, name, stem)                                                  \
   typedef struct cg_##stem##_plan cg_##stem##_plan;                                       \

@@ -870,8 +870,13 @@ const unsigned char *cg_signature_scratch(const cg_ctx *C, const char *name, int
   if (scratch) kbc_buf_printf(out, "%sfloat *__restrict__ %s", n_tensors ? ",\n    " : "", scratch);
   for (int i = 0; i < p->vars.len; i++)
     kbc_buf_printf(out, "%sconst long long %s", n_tensors + !!scratch + i ? ",\n    " : "", C->names->axis[i]);
-  kbc_buf_puts(out, ")\n");
+  kbc_buf_puts(out, ")\n{\n");
+  if (!C->changing) cg_grid_dependency(C);
   return written;
+}
+
+void cg_grid_dependency(const cg_ctx *C) {
+  if (C->t->opt.pdl) kbc_buf_puts(C->out, "  kbc_grid_dependency(); // the grid before done (programmatic dependent launch)\n");
 }
 
 const char *cg_ld4(const cg_emit *E, const ir_tensor *t) {

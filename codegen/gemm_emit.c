@@ -203,7 +203,6 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
   }
   ge->emit.written = cg_signature_scratch(C, k->name, GEMM_THREADS, plan->min_blocks,
                                        k->n_tensors, k->tensors, k->first, k->count, plan->split ? "_kws" : NULL);
-  kbc_buf_puts(C->out, "{\n");
 }
 
 /* ---- set-up --------------------------------------------------------------- */

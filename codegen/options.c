@@ -30,6 +30,7 @@
   X("KBC_ATTN_FFMA", attn_ffma, 0, 1)               \
   X("KBC_ATTN_PIPE", attn_pipe, 0, 1)               \
   X("KBC_ATTN_RECOMPUTE", attn_recompute, 0, 1)     \
+  X("KBC_ROWSUM", rowsum, 0, 1)                     \
   X("KBC_ATTN_MIN_BLOCKS", attn_min_blocks, 0, 4)   \
   X("KBC_ROWS_PARTS", rows_parts, 0, 1)             \
   X("KBC_STREAM_SPLIT", stream_split, 0, 1)         \
@@ -49,7 +50,8 @@
   X("KBC_GEMM_WIN_RING", gemm_win_ring, 0, 1)       \
   X("KBC_GEMM_TAIL", gemm_tail, 0, 1)               \
   X("KBC_IDX32", idx32, 0, 1)                       \
-  X("KBC_PERSIST", persist, 0, 2)
+  X("KBC_PERSIST", persist, 0, 2)                   \
+  X("KBC_PDL", pdl, 0, 1)
 
 cg_options cg_options_default(void) {
   /* every switch not named: 0 (off) */
@@ -123,8 +125,8 @@ int cg_options_apply(cg_options *o, const char *settings, kbc_buf *err) {
     }
     memcpy(value, s, m), value[m] = 0;
     s += m;
-    if (!strcmp(name, "KBC_ATTN_RECOMPUTE")) { /* it also gates IR passes (cg_pipeline_gates_from_env) */
-      kbc_buf_printf(err, "KBC_ATTN_RECOMPUTE is read from the environment only");
+    if (!strcmp(name, "KBC_ATTN_RECOMPUTE") || !strcmp(name, "KBC_ROWSUM")) { /* IR pass gates too */
+      kbc_buf_printf(err, "%s is read from the environment only (it gates an IR pass)", name);
       return -1;
     }
     if (set_one(o, name, value, err)) return -1;
@@ -132,7 +134,10 @@ int cg_options_apply(cg_options *o, const char *settings, kbc_buf *err) {
   return 0;
 }
 
-unsigned cg_pipeline_gates_from_env(void) { return cg_options_from_env().attn_recompute ? IR_GATE_ROWSUM : 0; }
+unsigned cg_pipeline_gates_from_env(void) {
+  cg_options o = cg_options_from_env();
+  return o.attn_recompute || o.rowsum ? IR_GATE_ROWSUM : 0;
+}
 
 void cg_options_describe(const cg_options *o, kbc_buf *out) {
   cg_options d = cg_options_default();

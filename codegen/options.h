@@ -32,6 +32,12 @@ typedef struct {
   int attn_pipe;       /* KBC_ATTN_PIPE (default on): the pipelined attention kernel where D and N2 are known */
   int attn_recompute;  /* KBC_ATTN_RECOMPUTE: the attention backward's scores-sized tensors recomputed by
                           each contraction reading them (recompute.c), not kept in memory */
+  int rowsum;          /* KBC_ROWSUM: the IR pass rowsum (passes/rowsum.c) without the recomputing chains
+                          (KBC_ATTN_RECOMPUTE takes it too): the softmax backward's sum(dp * p) as
+                          sum(go * o) in the plain plan (opt-in until timed) */
+  int pdl;             /* KBC_PDL: programmatic dependent launch (sm_90+): each kernel waits for its
+                          predecessor's grid with griddepcontrol.wait as it starts, and is launched
+                          while that grid runs (opt-in until timed) */
   int attn_min_blocks; /* KBC_ATTN_MIN_BLOCKS: the pipelined attention kernel's blocks per multiprocessor,
                           1..4 (as shared memory allows); 0: the plan's choice */
   int rows_parts;      /* KBC_ROWS_PARTS: a block-wide team's column sums in parts */

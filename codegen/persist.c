@@ -317,6 +317,7 @@ void cg_emit_persist(cg_ctx *C, const cg_persist *P, cg_kernel *out) {
                    C->names->tensor[ids[i]]);
   if (scratch) kbc_buf_puts(o, ",\n    float *_kws");
   kbc_buf_puts(o, ")\n{\n");
+  cg_grid_dependency(C);
   kbc_buf_printf(o, "  __shared__ unsigned _task;\n"
                     "  __shared__ unsigned char _known[%d]; // the stages this block has seen done\n"
                     "  unsigned _ahead = 0; // thread 0: the task after this one, asked for while this one runs\n",

@@ -128,7 +128,6 @@ void cg_emit_point(cg_ctx *C, const cg_point_plan *plan, const cg_kernel *k) {
   const char *parts = kbc_arena_printf(a, "_%s_parts", k->name), *done = kbc_arena_printf(a, "_%s_done", k->name);
   emit_module_state(C, plan, parts, done);
   E.written = cg_signature(C, k->name, T, 0, k->n_tensors, k->tensors, k->first, 1);
-  kbc_buf_puts(C->out, "{\n");
   cg_line(&E, "const int _lane = threadIdx.x;");
   cg_line(&E, "__shared__ float _red[32];");
   cg_line(&E, "__shared__ bool _last;");

@@ -734,7 +734,6 @@ void cg_emit_rows(cg_ctx *C, const cg_rows_plan *plan, const cg_kernel *k) {
                  g->n_outer == 1 ? "" : "s", team, team == 1 ? "" : "s");
   E.written = cg_signature(C, k->name, plan->block, 0, k->n_tensors, k->tensors, g->first,
                            g->count);
-  kbc_buf_puts(C->out, "{\n");
   if (plan->vec > 1) {
     cg_line(&E, "if (((%s) & 15) == 0) { // every float4 access 16-byte aligned: four points a thread",
             vec_aligned(C, &E, plan));

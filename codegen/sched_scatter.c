@@ -46,7 +46,6 @@ void cg_emit_scatter(cg_ctx *C, const cg_scatter_plan *plan, const cg_kernel *k)
   E.idx = cg_index_names(C->a, C->names, s);
   kbc_buf_printf(C->out, "// %s\n// schedule: scatter, one thread per point, atomic adds\n", cg_stmt_comment(C->a, s));
   E.written = cg_signature(C, k->name, CG_BLOCK, 0, k->n_tensors, k->tensors, k->first, 1);
-  kbc_buf_puts(C->out, "{\n");
   cg_line(&E, "const long long _n = %s;", cg_sym(&E, plan->work));
   cg_line(&E, "for (long long _o = (long long)blockIdx.x * %d + threadIdx.x; _o < _n; _o += (long long)gridDim.x * %d) {",
           CG_BLOCK, CG_BLOCK);

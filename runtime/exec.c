@@ -41,6 +41,8 @@ struct rt_exec {
   cg_program code;
   rt_variant v[2];       /* by RT_IDX64 / RT_IDX32; the 32-bit one built at the first binding that fits */
   int idx32;             /* KBC_IDX32 (cg_options.idx32): use the 32-bit variant where the binding fits */
+  int pdl;               /* KBC_PDL on an sm_90+ device: the kernels launched with programmatic stream
+                            serialization (each waits for the grid before with griddepcontrol.wait) */
   int cur;               /* the variant of the launch being queued */
   int *vars32;           /* the var axes as the 32-bit variant takes them */
   int64_t *fit_vars;     /* the var values last judged by ir_binding_fits_i32 ... */
@@ -188,6 +190,7 @@ int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precisi
     if (!ok || build_variant(x, RT_IDX64, err)) goto fail;
   }
   x->idx32 = t.opt.idx32;
+  x->pdl = t.opt.pdl && props->cc_major >= 9;
   x->vars32 = calloc((size_t)p->vars.len + 1, sizeof *x->vars32);
   x->fit_vars = calloc((size_t)p->vars.len + 1, sizeof *x->fit_vars);
   x->in_ws = calloc((size_t)p->tensors.len + 1, 1);
@@ -338,7 +341,9 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
       unsigned grid[3] = {(unsigned)l.grid[0], (unsigned)l.grid[1], (unsigned)l.grid[2]};
       unsigned block[3] = {(unsigned)l.block[0], (unsigned)l.block[1], (unsigned)l.block[2]};
       rt_debug(2, "launch %s: grid %lld, block %d, smem %d", kn->name, (long long)l.grid[0], l.block[0], l.smem);
-      if (rt_launch(v->fn[k], grid, block, (size_t)l.smem, stream, args, err)) return -1;
+      /* programmatic: this launch may start while the grid before runs (its kernels wait for it first) */
+      rt_launch_opts o = {.programmatic_serialization = x->pdl};
+      if (rt_launch_ex(v->fn[k], grid, block, (size_t)l.smem, stream, args, &o, err)) return -1;
     }
     if (ev && rt_event_record(x->dev, ev[2 * k + 1], stream, err)) return -1;
   }

@@ -70,6 +70,14 @@ KBC_PERSIST=2 ok "persistent CViT b2" "$src/specs/cvit.kb" --set batch_size=2 --
 KBC_PERSIST=2 ok "persistent SAM-HQ 32x32 b1, too big: the kernels one by one" "$src/specs/sam_hq_attn_relpos_bwd.kb" \
   --set batch_size=1 --set height=32 --set width=32 --inputs -0.1:0.1
 
+# programmatic dependent launch (KBC_PDL): each kernel launched while the one
+# before runs, waiting for it with griddepcontrol.wait: a chain of 46
+# kernels (CViT), a scatter's zero-fill (launched plainly) between two
+# (relpos_scatter), split-K (the MLP at batch 8)
+KBC_PDL=1 ok "programmatic launch, CViT b2" "$src/specs/cvit.kb" --set batch_size=2 --set in_channels=3 --set image_size=32
+KBC_PDL=1 ok "programmatic launch, relpos_scatter" "$ex/relpos_scatter.kb" --set n=9 --set d=5
+KBC_PDL=1 ok "programmatic launch, mlp_relu b8" "$ex/mlp_relu.kb" --set batch=8 --set d_in=1024 --set d_hidden=4096 --set d_out=1024
+
 # rank-0 input and output, a scatter, an output that is all zeros, a var
 # axis no input shape determines, NaN through max, min and relu (as PyTorch:
 # the GPU's max.NaN, where fmaxf would drop it)
