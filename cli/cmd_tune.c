@@ -47,6 +47,7 @@ static const struct {
     {"KBC_GEMM_TAIL", {"0"}, 0},    {"KBC_GEMM_SPLIT", {"0"}, 0},     {"KBC_STREAM_SPLIT", {"1"}, 0},   {"KBC_ROWS_PARTS", {"1"}, 0},
     {"KBC_NO_ATTN", {"1"}, 0},      {"KBC_ATTN_MIN_BLOCKS", {"1", "2"}, 0}, {"KBC_UNROLL", {"1", "8"}, 0},
     {"KBC_POINT_UNROLL", {"2", "4"}, 0}, {"KBC_IDX32", {"0"}, 0},  {"KBC_PERSIST", {"2"}, 0},
+    {"KBC_PDL", {"1"}, 0},
 };
 enum { N_KNOBS = sizeof knobs / sizeof knobs[0], MAX_CANDIDATES = 64 };
 
@@ -58,9 +59,10 @@ static const char tune_help[] =
     "inputs, median of N launches each, CUDA events): from the defaults, one\n"
     "switch at a time (GEMM stages, wgmma, 3xTF32 or FFMA, occupancy, the\n"
     "window, the fold and its tail, stream split, the attention family,\n"
-    "unrolling, 32-bit indices), each value kept where it is faster by more\n"
-    "than 2%; settings that generate the same code are not run twice, and\n"
-    "every candidate's outputs are checked against the defaults'.  The\n"
+    "unrolling, 32-bit indices, the persistent kernel, programmatic launch),\n"
+    "each value kept where it is faster by more than 2%; settings that\n"
+    "generate the same code are not run twice, and every candidate's\n"
+    "outputs are checked against the defaults'.  The\n"
     "fastest, timed again against the defaults side by side (defaults, it,\n"
     "it, defaults) and kept only where it still wins by 2%, is stored in\n"
     "the kernel cache's directory as the program's tune record, which every\n"
