@@ -21,7 +21,9 @@
  * changes the order in which any reduction combines its terms, so every
  * form gives bit-identical results.  A load not proven inside its tensor
  * is checked on every read: a padded one reads 0 outside, any other is
- * reported as an internal error and never performed. */
+ * reported as an internal error and never performed.  A large statement
+ * runs on several threads (run_parallel), each element still computed by
+ * one of them in the same order. */
 
 /* Bit-identical forms need a * b + c rounded twice everywhere: no FMA
  * contraction (which -march=native would allow). */
@@ -31,10 +33,13 @@
 #pragma GCC optimize("fp-contract=off")
 #endif
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "interp_impl.h"
+#include "support/env.h"
 
 typedef struct {
   const interp_plan *pl;
@@ -506,8 +511,129 @@ static void run_points(run *r, double *dst) {
   } while (advance(r, pl->outer, pl->n_outer));
 }
 
-static int run_stmt(const interp_plan *pl, kbc_arena *a, const ir_binding *b, double **data,
+/* The statement's points from the run's current position on: vectorized
+ * along j, row by row, or point by point (interp_plan). */
+static void run_body(run *r, double *dst) {
+  const interp_plan *pl = r->pl;
+  if (pl->vec_top)
+    run_vec_top(r, dst);
+  else if (pl->row_dot < 0 || !run_rows(r, dst))
+    run_points(r, dst);
+}
+
+/* A run's state for plan pl (every index at 0; var: the extents), its
+ * arrays malloc'ed (run_free).  0 when out of memory. */
+static int run_init(run *r, const interp_plan *pl, const interp_var *var, const ir_binding *b, double **data,
                     kbc_diag *d) {
+  *r = (run){.pl = pl, .node = pl->node, .var = var, .axes = b->vars, .d = d};
+  r->tv = calloc((size_t)pl->n_tv + 1, sizeof *r->tv);
+  r->idx = calloc((size_t)pl->n_index + 1, sizeof *r->idx);
+  r->data = calloc((size_t)pl->n_acc + 1, sizeof *r->data);
+  r->slot = calloc((size_t)pl->n_slots + 1, sizeof *r->slot);
+  r->slot_state = calloc((size_t)pl->n_slots + 1, 1); /* all SLOT_DIRTY */
+  if (pl->uses_vec) r->vbuf = malloc(sizeof(double) * INTERP_VW * (size_t)pl->n_nodes);
+  if (!r->tv || !r->idx || !r->data || !r->slot || !r->slot_state || (pl->uses_vec && !r->vbuf)) return 0;
+  if (pl->n_tv) memcpy(r->tv, pl->tv0, sizeof(int64_t) * (size_t)pl->n_tv);
+  for (int i = 0; i < pl->n_acc; i++) r->data[i] = data[pl->acc[i].t->id];
+  for (int n = 0; r->vbuf && n < pl->n_nodes; n++)
+    if (pl->node[n].op == IR_OP_CONST && pl->node[n].v >= 0)
+      for (int p = 0; p < INTERP_VW; p++) r->vbuf[(size_t)n * INTERP_VW + p] = pl->node[n].value;
+  return 1;
+}
+
+static void run_free(run *r) {
+  free(r->tv);
+  free(r->idx);
+  free(r->data);
+  free(r->slot);
+  free(r->slot_state);
+  free(r->vbuf);
+}
+
+/* ---- statements on several threads ---------------------------------------- */
+
+/* A statement of at least INTERP_PAR_WORK terms (the product of all its
+ * index extents) runs on up to KBC_INTERP_THREADS threads (default: the
+ * processors online, at most INTERP_MAX_THREADS), each over a contiguous
+ * range of its outermost outer index.  Every element is still computed by
+ * one thread, its reductions combining their terms in the same order, so
+ * the results are bit-identical to one thread's.  Not for a `+=` statement
+ * (two points may add into one element), nor where the outermost index is
+ * the one a vectorized or row form runs along.  A part that meets an error
+ * (an internal one: a load the bounds proof missed) makes the statement
+ * run again on one thread, which reports the same first error as always. */
+enum { INTERP_PAR_WORK = 1 << 22, INTERP_MAX_THREADS = 16 };
+
+typedef struct {
+  run r;
+  interp_var *var; /* the plan's, the outermost index's extent cut at the part's end */
+  int64_t lo;      /* the part's first value of the outermost index */
+  double *dst;
+  kbc_diag *d;
+} interp_part;
+
+static void *part_main(void *arg) {
+  interp_part *pt = arg;
+  move(&pt->r, pt->r.pl->outer[0], pt->lo);
+  run_body(&pt->r, pt->dst);
+  return NULL;
+}
+
+static int interp_threads(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  int def = n < 1 ? 1 : n > INTERP_MAX_THREADS ? INTERP_MAX_THREADS : (int)n;
+  return kbc_env_int("KBC_INTERP_THREADS", 1, 64, def);
+}
+
+/* Runs pl on several threads where it pays: 1 when done (r.err set on an
+ * error in any part), 0 to run it on one. */
+static int run_parallel(const interp_plan *pl, const ir_binding *b, double **data, double *dst, int *failed) {
+  if (pl->empty || pl->s->accumulate || pl->n_outer < 1) return 0;
+  int o0 = pl->outer[0];
+  if ((pl->vec_top || pl->row_dot >= 0) && pl->n_outer < 2) return 0;
+  double work = 1;
+  for (int v = 0; v < pl->n_index; v++) work *= (double)(pl->var[v].ext > 0 ? pl->var[v].ext : 1);
+  int64_t ext = pl->var[o0].ext;
+  int nt = interp_threads();
+  if (nt > ext) nt = (int)ext;
+  if (work < INTERP_PAR_WORK || nt < 2 || !interp_vectorize) return 0;
+  interp_part *pt = calloc((size_t)nt, sizeof *pt);
+  pthread_t *th = calloc((size_t)nt, sizeof *th);
+  int ok = pt && th, started = 0;
+  for (int i = 0; ok && i < nt; i++) {
+    int64_t lo = ext * i / nt, hi = ext * (i + 1) / nt;
+    pt[i].var = malloc(sizeof(interp_var) * (size_t)(pl->n_index + 1));
+    pt[i].d = kbc_diag_create("interpreter", NULL);
+    if (!pt[i].var || !pt[i].d) {
+      ok = 0;
+      break;
+    }
+    memcpy(pt[i].var, pl->var, sizeof(interp_var) * (size_t)pl->n_index);
+    pt[i].var[o0].ext = hi;
+    pt[i].lo = lo;
+    pt[i].dst = dst;
+    ok = run_init(&pt[i].r, pl, pt[i].var, b, data, pt[i].d);
+  }
+  for (int i = 0; ok && i < nt; i++, started++)
+    if (pthread_create(&th[i], NULL, part_main, &pt[i])) break;
+  for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+  int done = ok && started == nt;
+  if (!done && started) { /* some parts ran: the rest now, here */
+    for (int i = started; i < nt; i++) part_main(&pt[i]);
+    done = 1;
+  }
+  for (int i = 0; done && i < nt; i++) *failed |= pt[i].r.err != 0;
+  for (int i = 0; pt && i < nt; i++) {
+    run_free(&pt[i].r);
+    free(pt[i].var);
+    if (pt[i].d) kbc_diag_destroy(pt[i].d);
+  }
+  free(pt);
+  free(th);
+  return done;
+}
+
+static int run_stmt(const interp_plan *pl, const ir_binding *b, double **data, kbc_diag *d) {
   const ir_stmt *s = pl->s;
   int id = s->out->id;
   size_t bytes = sizeof(double) * (size_t)b->numel[id];
@@ -519,33 +645,23 @@ static int run_stmt(const interp_plan *pl, kbc_arena *a, const ir_binding *b, do
     }
     if (s->accumulate) memcpy(dst, data[id], bytes);
   }
-  run r = {.pl = pl, .node = pl->node, .var = pl->var, .axes = b->vars, .d = d};
-  r.tv = KBC_NEW_ARRAY(a, int64_t, pl->n_tv + 1);
-  if (pl->n_tv) memcpy(r.tv, pl->tv0, sizeof(int64_t) * (size_t)pl->n_tv);
-  r.idx = KBC_NEW_ARRAY(a, int64_t, pl->n_index + 1);
-  r.data = KBC_NEW_ARRAY(a, const double *, pl->n_acc + 1);
-  r.slot = KBC_NEW_ARRAY(a, int64_t, pl->n_slots + 1);
-  r.slot_state = KBC_NEW_ARRAY(a, unsigned char, pl->n_slots + 1); /* all SLOT_DIRTY */
-  for (int i = 0; i < pl->n_acc; i++) r.data[i] = data[pl->acc[i].t->id];
-  if (pl->uses_vec && !pl->empty &&
-      !(r.vbuf = malloc(sizeof(double) * INTERP_VW * (size_t)pl->n_nodes))) {
-    kbc_error(d, s->loc, "interpreter: out of memory for vector buffers");
-    r.err = 1;
-  } else if (!pl->empty) {
-    for (int n = 0; r.vbuf && n < pl->n_nodes; n++)
-      if (pl->node[n].op == IR_OP_CONST && pl->node[n].v >= 0)
-        for (int p = 0; p < INTERP_VW; p++) r.vbuf[(size_t)n * INTERP_VW + p] = pl->node[n].value;
-    if (pl->vec_top)
-      run_vec_top(&r, dst);
-    else if (pl->row_dot < 0 || !run_rows(&r, dst))
-      run_points(&r, dst);
+  int failed = 0, err = 0;
+  if (!run_parallel(pl, b, data, dst, &failed) || failed) { /* one thread (again, for its first error) */
+    run r;
+    if (!run_init(&r, pl, pl->var, b, data, d)) {
+      kbc_error(d, s->loc, "interpreter: out of memory for the state of '%s'", s->out->name);
+      err = 1;
+    } else if (!pl->empty) {
+      run_body(&r, dst);
+      err = r.err;
+    }
+    run_free(&r);
   }
-  free(r.vbuf);
   if (pl->reads_out) {
     free(data[id]);
     data[id] = dst;
   }
-  return !r.err;
+  return !err;
 }
 
 /* ---- program ------------------------------------------------------------- */
@@ -589,7 +705,7 @@ int ir_interp(const ir_program *p, const ir_binding *b, double **data, kbc_diag 
   kbc_arena *a = kbc_arena_create();
   for (int i = 0; i < p->stmts.len && ok; i++) {
     interp_plan pl;
-    ok = interp_compile(a, p, b, IR_STMT(p, i), &pl, d) && run_stmt(&pl, a, b, data, d);
+    ok = interp_compile(a, p, b, IR_STMT(p, i), &pl, d) && run_stmt(&pl, b, data, d);
   }
   kbc_arena_destroy(a);
   if (!ok) ir_interp_release(p, data);

@@ -4,7 +4,8 @@
  * tensor as row-major doubles (a scalar: one double).  After ir_interp():
  * data[t->id] holds every output and temporary (allocated with malloc by
  * the interpreter; release them with ir_interp_release).  Arithmetic and
- * accumulation are in double; statements run in program order; a `+=`
+ * accumulation are in double; statements run in program order (a large
+ * one on several threads, bit-identical to one: interp.c); a `+=`
  * statement adds into its target (zero-filled unless written before); a
  * padded load outside its tensor reads 0.  A load outside its tensor that is
  * not padded is an internal error (the bounds checker proved it cannot

@@ -554,6 +554,72 @@ static void test_memory_limit(void **state) {
   assert_null(data[y->id]);
 }
 
+/* Statements of at least 2^22 terms run on several threads (interp.c,
+ * run_parallel): each form — vectorized along j, row by row, point by
+ * point with non-affine indices — gives bit-identical results to the
+ * point-by-point run on one thread (run() compares them), a `+=` scatter
+ * stays on one thread, and an error found by a part is reported as one
+ * thread reports it. */
+static void test_threads(void **state) {
+  (void)state;
+  setenv("KBC_INTERP_THREADS", "3", 1);
+  sym *n = var("n"), *m = var("m");
+  ir_tensor *x = tensor("x", IR_ROLE_INPUT, 2, n, n), *a = tensor("a", IR_ROLE_INPUT, 2, m, m);
+  ir_tensor *y = tensor("y", IR_ROLE_OUTPUT, 2, n, n), *mm = tensor("mm", IR_ROLE_OUTPUT, 2, m, m);
+  ir_tensor *na = tensor("na", IR_ROLE_OUTPUT, 2, n, n), *z = tensor("z", IR_ROLE_OUTPUT, 2, K(7), n);
+  ir_stmt *s = stmt(y, 0, "y[i, j] = exp(x[i, j]) * x[i, j]");
+  sym *i = idx(s, "i", IR_IDX_FREE, n), *j = idx(s, "j", IR_IDX_FREE, n);
+  finish(s, bin(IR_OP_MUL, un(IR_OP_EXP, ld(x, i, j)), ld(x, i, j)), i, j);
+  s = stmt(mm, 0, "mm[i, j] = sum(k: a[i, k] * a[k, j])");
+  i = idx(s, "i", IR_IDX_FREE, m), j = idx(s, "j", IR_IDX_FREE, m);
+  sym *k = idx(s, "k", IR_IDX_REDUCE, m);
+  finish(s, red(IR_RED_SUM, bin(IR_OP_MUL, ld(a, i, k), ld(a, k, j)), 1, k), i, j);
+  s = stmt(na, 0, "na[i, j] = x[i / 2, (3 * j) % 2048] + i");
+  i = idx(s, "i", IR_IDX_FREE, n), j = idx(s, "j", IR_IDX_FREE, n);
+  finish(s, bin(IR_OP_ADD, ld(x, sym_div(A, i, 2), sym_mod(A, mul(K(3), j), 2048)), ival(i)), i, j);
+  s = stmt(z, 1, "z[i % 7, j] += x[i, j]");
+  i = idx(s, "i", IR_IDX_SCATTER, n), j = idx(s, "j", IR_IDX_FREE, n);
+  finish(s, ld(x, i, j), sym_mod(A, i, 7), j);
+  enum { N = 2048, M = 162 };
+  int64_t vars[] = {N, M};
+  assert_true(run(vars)); /* vectorized on 3 threads against point by point on one, bit for bit */
+  const double *X = data[x->id], *Am = data[a->id];
+  for (int r = 0; r < N; r += 511)
+    for (int c = 0; c < N; c += 313) {
+      assert_true(data[y->id][r * N + c] == exp(X[r * N + c]) * X[r * N + c]);
+      assert_true(data[na->id][r * N + c] == X[(r / 2) * N + (3 * c) % N] + r);
+    }
+  for (int r = 0; r < M; r += 40) {
+    double w = 0;
+    for (int q = 0; q < M; q++) w += Am[r * M + q] * Am[q * M + 7];
+    close_to(data[mm->id][r * M + 7], w);
+  }
+  double zs = 0;
+  for (int r = 3; r < N; r += 7) zs += X[r * N + 5];
+  close_to(data[z->id][3 * N + 5], zs);
+  release();
+  unsetenv("KBC_INTERP_THREADS");
+}
+
+/* An error a part meets is reported as on one thread: the first point. */
+static void test_threads_error(void **state) {
+  (void)state;
+  setenv("KBC_INTERP_THREADS", "4", 1);
+  sym *n = var("n");
+  ir_tensor *x = tensor("x", IR_ROLE_INPUT, 2, n, n), *y = tensor("y", IR_ROLE_OUTPUT, 2, n, n);
+  /* out of bounds at i = 699 and 1399 (the second and third of four parts) */
+  ir_stmt *s = stmt(y, 0, "y[i, j] = x[i, j + (i % 700) / 699]");
+  sym *i = idx(s, "i", IR_IDX_FREE, n), *j = idx(s, "j", IR_IDX_FREE, n);
+  finish(s, ld(x, i, add(j, sym_div(A, sym_mod(A, i, 700), 699))), i, j);
+  int64_t vars[] = {2048};
+  assert_false(run(vars));
+  assert_int_equal(kbc_diag_internal(D), 1);
+  expect_error("outside the tensor: dimension 1 is 2048, not in [0, 2048) at i=699, j=2047");
+  assert_null(data[y->id]);
+  release();
+  unsetenv("KBC_INTERP_THREADS");
+}
+
 static void test_matmul_speed(void **state) {
   (void)state;
   sym *n = var("n");
@@ -654,6 +720,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_out_of_bounds_load_is_internal_error, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memory_limit, setup, teardown),
       cmocka_unit_test_setup_teardown(test_matmul_speed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_threads_error, setup, teardown),
       cmocka_unit_test_setup_teardown(test_broken_ir_is_internal_error, setup, teardown),
       cmocka_unit_test_setup_teardown(test_pipeline_stop_after, setup, teardown),
   };
