@@ -557,7 +557,8 @@ static void run_free(run *r) {
  * processors online, at most INTERP_MAX_THREADS), each over a contiguous
  * range of its outermost outer index.  Every element is still computed by
  * one thread, its reductions combining their terms in the same order, so
- * the results are bit-identical to one thread's.  Not for a `+=` statement
+ * the results are bit-identical to one thread's (outer indices of one
+ * value before it skipped: a batch of 1).  Not for a `+=` statement
  * (two points may add into one element), nor where the outermost index is
  * the one a vectorized or row form runs along.  A part that meets an error
  * (an internal one: a load the bounds proof missed) makes the statement
@@ -566,15 +567,16 @@ enum { INTERP_PAR_WORK = 1 << 22, INTERP_MAX_THREADS = 16 };
 
 typedef struct {
   run r;
-  interp_var *var; /* the plan's, the outermost index's extent cut at the part's end */
-  int64_t lo;      /* the part's first value of the outermost index */
+  int index;       /* the index cut into parts (run_parallel's o0) */
+  interp_var *var; /* the plan's, that index's extent cut at the part's end */
+  int64_t lo;      /* the part's first value of that index */
   double *dst;
   kbc_diag *d;
 } interp_part;
 
 static void *part_main(void *arg) {
   interp_part *pt = arg;
-  move(&pt->r, pt->r.pl->outer[0], pt->lo);
+  move(&pt->r, pt->index, pt->lo);
   run_body(&pt->r, pt->dst);
   return NULL;
 }
@@ -589,8 +591,12 @@ static int interp_threads(void) {
  * error in any part), 0 to run it on one. */
 static int run_parallel(const interp_plan *pl, const ir_binding *b, double **data, double *dst, int *failed) {
   if (pl->empty || pl->s->accumulate || pl->n_outer < 1) return 0;
-  int o0 = pl->outer[0];
-  if ((pl->vec_top || pl->row_dot >= 0) && pl->n_outer < 2) return 0;
+  /* the outermost index with more than one value (those before it have
+   * one: cutting it cuts the statement's points in order) */
+  int d0 = 0;
+  while (d0 + 1 < pl->n_outer && pl->var[pl->outer[d0]].ext == 1) d0++;
+  int o0 = pl->outer[d0];
+  if ((pl->vec_top || pl->row_dot >= 0) && d0 == pl->n_outer - 1) return 0; /* the index they run along */
   double work = 1;
   for (int v = 0; v < pl->n_index; v++) work *= (double)(pl->var[v].ext > 0 ? pl->var[v].ext : 1);
   int64_t ext = pl->var[o0].ext;
@@ -610,6 +616,7 @@ static int run_parallel(const interp_plan *pl, const ir_binding *b, double **dat
     }
     memcpy(pt[i].var, pl->var, sizeof(interp_var) * (size_t)pl->n_index);
     pt[i].var[o0].ext = hi;
+    pt[i].index = o0;
     pt[i].lo = lo;
     pt[i].dst = dst;
     ok = run_init(&pt[i].r, pl, pt[i].var, b, data, pt[i].d);

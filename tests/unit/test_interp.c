@@ -567,6 +567,7 @@ static void test_threads(void **state) {
   ir_tensor *x = tensor("x", IR_ROLE_INPUT, 2, n, n), *a = tensor("a", IR_ROLE_INPUT, 2, m, m);
   ir_tensor *y = tensor("y", IR_ROLE_OUTPUT, 2, n, n), *mm = tensor("mm", IR_ROLE_OUTPUT, 2, m, m);
   ir_tensor *na = tensor("na", IR_ROLE_OUTPUT, 2, n, n), *z = tensor("z", IR_ROLE_OUTPUT, 2, K(7), n);
+  ir_tensor *w1 = tensor("w1", IR_ROLE_OUTPUT, 3, K(1), n, n);
   ir_stmt *s = stmt(y, 0, "y[i, j] = exp(x[i, j]) * x[i, j]");
   sym *i = idx(s, "i", IR_IDX_FREE, n), *j = idx(s, "j", IR_IDX_FREE, n);
   finish(s, bin(IR_OP_MUL, un(IR_OP_EXP, ld(x, i, j)), ld(x, i, j)), i, j);
@@ -577,6 +578,10 @@ static void test_threads(void **state) {
   s = stmt(na, 0, "na[i, j] = x[i / 2, (3 * j) % 2048] + i");
   i = idx(s, "i", IR_IDX_FREE, n), j = idx(s, "j", IR_IDX_FREE, n);
   finish(s, bin(IR_OP_ADD, ld(x, sym_div(A, i, 2), sym_mod(A, mul(K(3), j), 2048)), ival(i)), i, j);
+  s = stmt(w1, 0, "w1[o, i, j] = x[i, j] * 2 + o"); /* a first index of one value: cut along i */
+  sym *o = idx(s, "o", IR_IDX_FREE, K(1));
+  i = idx(s, "i", IR_IDX_FREE, n), j = idx(s, "j", IR_IDX_FREE, n);
+  finish(s, bin(IR_OP_ADD, bin(IR_OP_MUL, ld(x, i, j), num(2)), ival(o)), o, i, j);
   s = stmt(z, 1, "z[i % 7, j] += x[i, j]");
   i = idx(s, "i", IR_IDX_SCATTER, n), j = idx(s, "j", IR_IDX_FREE, n);
   finish(s, ld(x, i, j), sym_mod(A, i, 7), j);
@@ -588,6 +593,7 @@ static void test_threads(void **state) {
     for (int c = 0; c < N; c += 313) {
       assert_true(data[y->id][r * N + c] == exp(X[r * N + c]) * X[r * N + c]);
       assert_true(data[na->id][r * N + c] == X[(r / 2) * N + (3 * c) % N] + r);
+      assert_true(data[w1->id][r * N + c] == X[r * N + c] * 2);
     }
   for (int r = 0; r < M; r += 40) {
     double w = 0;
