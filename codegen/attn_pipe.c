@@ -23,16 +23,6 @@
  * rounds toward zero). */
 #include "attn_impl.h"
 
-static void open_block(cg_emit *E, const char *head) {
-  cg_line(E, "%s {", head);
-  E->indent++;
-}
-
-static void close_block(cg_emit *E) {
-  E->indent--;
-  cg_line(E, "}");
-}
-
 /* A tile copy into the row-major dst[o * ld + i], for the outer space o
  * (its digits decoded once per thread and outer coordinate) and the inner
  * space i; li threads side by side along the inner space (the outer
@@ -166,11 +156,11 @@ static void emit_next_step(attn_emitter *ae) {
   cg_emit *E = &ae->E;
   cg_line(E, "long long _cn = _c0 + %d; // the next step", L->bc);
   if (!ae->plan->mask.on) return;
-  open_block(E, "while (_cn < _C)");
+  cg_open_block(E, "while (_cn < _C)");
   const char *always = attn_emit_mask_test(ae, "_cn");
   cg_line(E, "if (!(%s) || !__syncthreads_and(_far)) break; // the first test the same in every thread", always);
   cg_line(E, "_cn += %d;", L->bc);
-  close_block(E);
+  cg_close_block(E);
 }
 
 void attn_emit_pipe_body(attn_emitter *ae) {
@@ -197,7 +187,7 @@ void attn_emit_pipe_body(attn_emitter *ae) {
   cg_line(E, "const long long _tiles_r = (_R + %d) / %d;", L->br - 1, L->br);
   cg_line(E, "const int _tid = threadIdx.x;");
   attn_emit_thread_ids(ae);
-  open_block(E, "for (long long _tile = blockIdx.x; _tile < _B * _tiles_r; _tile += gridDim.x)");
+  cg_open_block(E, "for (long long _tile = blockIdx.x; _tile < _B * _tiles_r; _tile += gridDim.x)");
   cg_line(E, "const long long _r0 = (_tile %% _tiles_r) * %d, _n0 = 0;", L->br);
   cg_line(E, "const long long _bb = _tile / _tiles_r;");
   attn_emit_tile_start(ae);
@@ -209,16 +199,16 @@ void attn_emit_pipe_body(attn_emitter *ae) {
   copy_values(ae, "0LL");
   cg_line(E, "kbc_cp_commit();");
   attn_emit_accumulators(ae);
-  open_block(E, "for (long long _c0 = 0; _c0 < _C;)");
+  cg_open_block(E, "for (long long _c0 = 0; _c0 < _C;)");
   emit_next_step(ae);
   attn_emit_lines(ae, "c", ch->c1.n, ch->c1.n_n, L->nc, "_c0", attn_col(ae, "_l"), "_C");
   cg_line(E, "kbc_cp_wait<1>();");
   cg_line(E, "__syncthreads(); // _Qs and the step's _Ks in place");
   attn_emit_pipe_scores_math(ae);
   cg_line(E, "__syncthreads(); // _Ks read by every warp");
-  open_block(E, "if (_cn < _C)");
+  cg_open_block(E, "if (_cn < _C)");
   copy_operands(ae, 0, "_cn");
-  close_block(E);
+  cg_close_block(E);
   cg_line(E, "kbc_cp_commit();");
   attn_emit_phase_a(ae);
   attn_emit_rescale(ae);
@@ -227,13 +217,13 @@ void attn_emit_pipe_body(attn_emitter *ae) {
   cg_line(E, "__syncthreads(); // the step's _Vs in place");
   attn_emit_pipe_pv_math(ae);
   cg_line(E, "__syncthreads(); // _Vs read by every warp");
-  open_block(E, "if (_cn < _C)");
+  cg_open_block(E, "if (_cn < _C)");
   copy_values(ae, "_cn");
-  close_block(E);
+  cg_close_block(E);
   cg_line(E, "kbc_cp_commit();");
   cg_line(E, "_c0 = _cn;");
-  close_block(E);
+  cg_close_block(E);
   cg_line(E, "kbc_cp_wait<0>();");
   attn_emit_finish(ae);
-  close_block(E);
+  cg_close_block(E);
 }

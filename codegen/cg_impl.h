@@ -189,6 +189,10 @@ static inline ir_expr cg_store_as_load(const ir_stmt *s) {
 const char **cg_index_names(kbc_arena *a, const cg_names *names, const ir_stmt *s);
 
 void cg_line(cg_emit *E, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A block of generated code: the line `head {` and one level in; the
+ * level out and `}`. */
+void cg_open_block(cg_emit *E, const char *head);
+void cg_close_block(cg_emit *E);
 /* What a reduction's terms go into: the float acc combined by op; with
  * online (op max) acc is the running max and online the float beside it
  * that sums exp(term - max) (cg_split's online); with welford (op sum) the

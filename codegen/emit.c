@@ -875,6 +875,16 @@ const unsigned char *cg_signature_scratch(const cg_ctx *C, const char *name, int
   return written;
 }
 
+void cg_open_block(cg_emit *E, const char *head) {
+  cg_line(E, "%s {", head);
+  E->indent++;
+}
+
+void cg_close_block(cg_emit *E) {
+  E->indent--;
+  cg_line(E, "}");
+}
+
 void cg_grid_dependency(const cg_ctx *C) {
   if (C->t->opt.pdl) kbc_buf_puts(C->out, "  kbc_grid_dependency(); // the grid before done (programmatic dependent launch)\n");
 }

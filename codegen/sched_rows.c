@@ -610,15 +610,10 @@ static void open_vec_stmt(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k
   for (int d = 0; d < g->n_outer; d++) cg_line(E, "const long long %s = _o%d;", E->idx[g->phi[k * CG_MAX_OUTER + d]], d);
 }
 
-static void close_block(cg_emit *E) {
-  E->indent--;
-  cg_line(E, "}");
-}
-
-/* Member k's float4 loads at the group's first point into L's names:
- * declared here (decl) or assigned to names the caller declared. */
-static void emit_vec_loads(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k, vec_stmt_loads *L, int decl) {
-  (void)plan, (void)k;
+/* A member's float4 loads (found by find_vec_loads, in E's statement) at
+ * the group's first point into L's names: declared here (decl) or
+ * assigned to names the caller declared. */
+static void emit_vec_loads(cg_ctx *C, cg_emit *E, const vec_stmt_loads *L, int decl) {
   for (int i = 0; i < L->n; i++) {
     const ir_tensor *t = L->load[i]->u.load.tensor;
     cg_line(E, "%s%s = %s((const float4 *)&%s[%s]); // %s", decl ? "const float4 " : "", L->name[i], cg_ld4(E, t),
@@ -645,7 +640,7 @@ static void emit_vec_values(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int
     }
     cg_line(E, "_r.%c = %s;", comp[q], cg_float_value(E, s->rhs, cg_expr(E, s->rhs)));
     E->n_hoisted = saved;
-    if (at_j) close_block(E);
+    if (at_j) cg_close_block(E);
   }
   /* __stwb: one 16-byte store (NVRTC split `*(float4 *)p = _r` into four,
    * which made a float4 ReLU slower than the one-point loop on the H200) */
@@ -669,11 +664,11 @@ static void emit_round_group(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, in
   emit_outer_coords(E, g, cg_fmt(E, "(_q + %d * _qs) * 4", u));
   for (int k = 0; k < g->count; k++) {
     open_vec_stmt(C, E, plan, k);
-    if (loads) emit_vec_loads(C, E, plan, k, &L[k], 0);
+    if (loads) emit_vec_loads(C, E, &L[k], 0);
     else emit_vec_values(C, E, plan, k, &L[k]);
-    close_block(E);
+    cg_close_block(E);
   }
-  close_block(E);
+  cg_close_block(E);
 }
 
 /* The grid-stride loop over groups of four points, each decoded from its
@@ -699,11 +694,11 @@ static void emit_vec(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan) {
       vec_stmt_loads L;
       open_vec_stmt(C, E, plan, k);
       find_vec_loads(C, E, plan, k, &L);
-      emit_vec_loads(C, E, plan, k, &L, 1);
+      emit_vec_loads(C, E, &L, 1);
       emit_vec_values(C, E, plan, k, &L);
-      close_block(E);
+      cg_close_block(E);
     }
-    close_block(E);
+    cg_close_block(E);
     return;
   }
   vec_stmt_loads *L = KBC_NEW_ARRAY(C->a, vec_stmt_loads, U * g->count + 1);
@@ -721,7 +716,7 @@ static void emit_vec(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan) {
     }
   for (int u = 0; u < U; u++) emit_round_group(C, E, plan, u, &L[u * g->count], 1); /* the loads */
   for (int u = 0; u < U; u++) emit_round_group(C, E, plan, u, &L[u * g->count], 0); /* the values, the stores */
-  close_block(E);
+  cg_close_block(E);
 }
 
 void cg_emit_rows(cg_ctx *C, const cg_rows_plan *plan, const cg_kernel *k) {

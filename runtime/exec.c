@@ -134,6 +134,16 @@ static int persist_too_big(const rt_exec *x, const rt_device_props *props) {
   return 0;
 }
 
+/* The program's kernels for target t into x->code; -1 (err set) when
+ * code generation fails. */
+static int generate(rt_exec *x, const cg_target *t, rt_err *err) {
+  kbc_diag *d = kbc_diag_create(x->p->name, NULL);
+  int ok = cg_generate(x->arena, x->p, t, &x->code, d);
+  if (!ok) rt_fail(err, RT_ERR_INTERNAL, "%s", kbc_diag_text(d));
+  kbc_diag_destroy(d);
+  return ok ? 0 : -1;
+}
+
 /* Compiles (through the cache) and loads variant i of the kernels. */
 static int build_variant(rt_exec *x, int i, rt_err *err) {
   rt_variant *v = &x->v[i];
@@ -170,24 +180,15 @@ int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precisi
   rt_arch_of_device(x->dev, dev_arch, sizeof dev_arch);
   if (!arch || !strcmp(arch, "auto")) arch = dev_arch;
   cg_target t = rt_exec_target(props, precision, rt_tune_options(p, arch, precision, config, NULL));
-  kbc_diag *d = kbc_diag_create(p->name, NULL);
-  int ok = cg_generate(x->arena, p, &t, &x->code, d);
-  if (!ok) rt_fail(err, RT_ERR_INTERNAL, "%s", kbc_diag_text(d));
-  kbc_diag_destroy(d);
-  if (!ok) goto fail;
   x->arch = kbc_arena_strdup(x->arena, arch);
-  if (build_variant(x, RT_IDX64, err)) goto fail;
+  if (generate(x, &t, err) || build_variant(x, RT_IDX64, err)) goto fail;
   if (persist_too_big(x, props)) { /* the kernels one by one instead */
     rt_debug(1, "%s: the persistent kernel's shared memory exceeds a block's %d B: its kernels one by one",
              p->name, props->smem_per_block_optin);
     unload_variant(&x->v[RT_IDX64]);
     cg_program_free(&x->code);
     t.opt.persist = 0;
-    d = kbc_diag_create(p->name, NULL);
-    ok = cg_generate(x->arena, p, &t, &x->code, d);
-    if (!ok) rt_fail(err, RT_ERR_INTERNAL, "%s", kbc_diag_text(d));
-    kbc_diag_destroy(d);
-    if (!ok || build_variant(x, RT_IDX64, err)) goto fail;
+    if (generate(x, &t, err) || build_variant(x, RT_IDX64, err)) goto fail;
   }
   x->idx32 = t.opt.idx32;
   x->pdl = t.opt.pdl && props->cc_major >= 9;
