@@ -30,7 +30,7 @@
   X("KBC_ATTN_FFMA", attn_ffma, 0, 1)               \
   X("KBC_ATTN_PIPE", attn_pipe, 0, 1)               \
   X("KBC_ATTN_RECOMPUTE", attn_recompute, 0, 1)     \
-  X("KBC_ROWSUM", rowsum, 0, 1)                     \
+  X("KBC_ROWSUM", rowsum, 0, 2)                     \
   X("KBC_ATTN_MIN_BLOCKS", attn_min_blocks, 0, 4)   \
   X("KBC_ROWS_PARTS", rows_parts, 0, 1)             \
   X("KBC_STREAM_SPLIT", stream_split, 0, 1)         \
@@ -41,7 +41,7 @@
   X("KBC_GEMM_STAGES", gemm_stages, 0, 4)           \
   X("KBC_GEMM_VEC", gemm_vec, 0, 1)                 \
   X("KBC_GEMM_WGMMA", gemm_wgmma, 0, 3)             \
-  X("KBC_GEMM_WGMMA_T", gemm_wgmma_t, 0, 1)         \
+  X("KBC_GEMM_WGMMA_T", gemm_wgmma_t, 0, 2)         \
   X("KBC_GEMM_SPLIT", gemm_split, 0, 2)             \
   X("KBC_GEMM_KTAB", gemm_ktab, 0, 1)               \
   X("KBC_GEMM_FOLD", gemm_fold, 0, 2)               \
@@ -58,7 +58,8 @@ cg_options cg_options_default(void) {
   return (cg_options){.unroll = CG_UNROLL_DEFAULT, .point_unroll = 1, .attn_pipe = 1,    .fp32_mma = -1,
                       .gemm_vec = 1,               .gemm_wgmma = 1,   .rows_cost = 1,    .rows_online = 1,
                       .rows_welford = 1,           .gemm_fold = 1,    .gemm_win = 1,     .gemm_win_pipe = 1,
-                      .gemm_win_ring = 1,          .gemm_tail = 1,    .idx32 = 1,        .gemm_split = 1};
+                      .gemm_win_ring = 1,          .gemm_tail = 1,    .idx32 = 1,        .gemm_split = 1,
+                      .gemm_wgmma_t = 2,           .rowsum = 1};
 }
 
 /* Reads variable name (unset: *field kept). */
@@ -136,7 +137,7 @@ int cg_options_apply(cg_options *o, const char *settings, kbc_buf *err) {
 
 unsigned cg_pipeline_gates_from_env(void) {
   cg_options o = cg_options_from_env();
-  return o.attn_recompute || o.rowsum ? IR_GATE_ROWSUM : 0;
+  return (o.attn_recompute || o.rowsum == 2 ? IR_GATE_ROWSUM : 0) | (o.rowsum ? IR_GATE_ROWSUM_REUSE : 0);
 }
 
 void cg_options_describe(const cg_options *o, kbc_buf *out) {

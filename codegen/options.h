@@ -32,12 +32,15 @@ typedef struct {
   int attn_pipe;       /* KBC_ATTN_PIPE (default on): the pipelined attention kernel where D and N2 are known */
   int attn_recompute;  /* KBC_ATTN_RECOMPUTE: the attention backward's scores-sized tensors recomputed by
                           each contraction reading them (recompute.c), not kept in memory */
-  int rowsum;          /* KBC_ROWSUM: the IR pass rowsum (passes/rowsum.c) without the recomputing chains
-                          (KBC_ATTN_RECOMPUTE takes it too): the softmax backward's sum(dp * p) as
-                          sum(go * o) in the plain plan (opt-in until timed) */
+  int rowsum;          /* KBC_ROWSUM: the softmax backward's sum(dp * p) as sum(go * o) (passes/rowsum.c).
+                          1 (default): where the program computes o already (the pass rowsum-reuse:
+                          SAM-HQ 64x64 b4 0.947x, 32x32 b8 1.001x, 14x14 b8 1.011x on the H100,
+                          2026-12-05); 2: also where o is a new statement (the pass rowsum, as under
+                          KBC_ATTN_RECOMPUTE); 0: never */
   int pdl;             /* KBC_PDL: programmatic dependent launch (sm_90+): each kernel waits for its
                           predecessor's grid with griddepcontrol.wait as it starts, and is launched
-                          while that grid runs (opt-in until timed) */
+                          while that grid runs (off: mixed on the H100, 2026-12-05 — CViT b1 0.894x,
+                          b10 1.089x, b64 1.049x, SAM-HQ 14x14 1.069x) */
   int attn_min_blocks; /* KBC_ATTN_MIN_BLOCKS: the pipelined attention kernel's blocks per multiprocessor,
                           1..4 (as shared memory allows); 0: the plan's choice */
   int rows_parts;      /* KBC_ROWS_PARTS: a block-wide team's column sums in parts */
@@ -65,9 +68,11 @@ typedef struct {
                           both k-contiguous run on wgmma from 128-byte-swizzled stages (gemm_wgmma.c);
                           0: mma.sync; 2: wherever eligible, however small (testing); 3: so, with the
                           largest tile */
-  int gemm_wgmma_t;    /* KBC_GEMM_WGMMA_T (default off until timed): wgmma also where an operand is
-                          m- or n-contiguous (`x @ w` with w[k, n]): that operand copied a float at a
-                          time into the K-major swizzled stage (gemm_vec.c, gemm_operand.tr) */
+  int gemm_wgmma_t;    /* KBC_GEMM_WGMMA_T: wgmma also where an operand is m- or n-contiguous (`x @ w`
+                          with w[k, n]): that operand copied a float at a time into the K-major swizzled
+                          stage (gemm_vec.c, gemm_operand.tr).  2 (default): where measured to pay (H100,
+                          2026-12-05) — at tf32 always (0.49-0.74x), at fp32 (3xTF32) where one operand
+                          is (0.95-0.97x), not both (1.09-1.21x); 1: wherever eligible; 0: never */
   int gemm_split;      /* KBC_GEMM_SPLIT (default 1): split-K where the output tiles are few and K long
                           (gemm_plan.c), the slices' sums added in slice order (deterministic);
                           0: never; 2: wherever K has two k-tiles (testing: the fuzzer's `split`) */

@@ -36,6 +36,7 @@ int ir_hoist(ir_program *p, kbc_diag *d);
  * p[R, J]) with a = sum(N: g(R, N) * v(J, N)), taken as sum(N: g(R, N) *
  * sum(J: p[R, J] * v(J, N))) through a new statement, where N is narrow. */
 int ir_rowsum(ir_program *p, kbc_diag *d);
+int ir_rowsum_reuse(ir_program *p, kbc_diag *d);
 /* Drops statements and temporaries that no output depends on. */
 int ir_dce(ir_program *p, kbc_diag *d);
 

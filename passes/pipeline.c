@@ -20,7 +20,8 @@ const ir_pass ir_passes[] = {
     {"inline", "elementwise temporaries substituted into their readers", ir_inline, 0},
     {"distribute", "sums of linear functions of contractions reassociated: a factor summed once, not once per value of an index it does not use", ir_distribute, 0},
     {"hoist", "reductions moved out of statements with more free indices; long reductions of few outputs split in two", ir_hoist, 0},
-    {"rowsum", "a row's sum of a contraction times another tensor summed through the contraction's other operand: the softmax backward's sum(dp * p) becomes sum(go * (p . v)); only under KBC_ATTN_RECOMPUTE or KBC_ROWSUM", ir_rowsum, IR_GATE_ROWSUM},
+    {"rowsum-reuse", "rowsum where an earlier statement computes the contraction's other sum already (SAM-HQ's sum(dp * p) becomes sum(go * o)); off under KBC_ROWSUM=0", ir_rowsum_reuse, IR_GATE_ROWSUM_REUSE},
+    {"rowsum", "a row's sum of a contraction times another tensor summed through the contraction's other operand: the softmax backward's sum(dp * p) becomes sum(go * (p . v)), p . v a new statement where none computes it; under KBC_ATTN_RECOMPUTE=1 or KBC_ROWSUM=2", ir_rowsum, IR_GATE_ROWSUM},
     {"dce", "statements and temporaries no output depends on dropped", ir_dce, 0},
     {NULL, NULL, NULL, 0},
 };

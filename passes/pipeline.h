@@ -28,8 +28,9 @@ typedef struct {
 
 /* Gated passes: rowsum runs where codegen recomputes the attention
  * backward's scores-sized tensors (KBC_ATTN_RECOMPUTE): alone, its new
- * contraction measured slower than the row sum it replaces. */
-enum { IR_GATE_ROWSUM = 1 };
+ * contraction measured slower than the row sum it replaces; rowsum-reuse,
+ * which adds none, by default (KBC_ROWSUM). */
+enum { IR_GATE_ROWSUM = 1, IR_GATE_ROWSUM_REUSE = 2 };
 
 ir_program *ir_pipeline_run(kbc_arena *a, kbc_diag *d, const char *source, const char *default_name,
                             const ir_pipeline_opts *opts);

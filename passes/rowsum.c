@@ -21,7 +21,13 @@
  * both rows and columns besides p: what lets the attention family keep
  * dp on chip (docs/FUSED_ATTENTION.md, "The backward").  Only where N is
  * at most J (estimated; the new tensor is no larger than a) and at most
- * 256 (a head's width, not a projection's). */
+ * 256 (a head's width, not a projection's).
+ *
+ * Two passes: rowsum-reuse (by default) only where an earlier statement
+ * already computes x.o — then the rewrite drops a read of a scores-sized
+ * tensor and adds nothing (SAM-HQ 64x64 b4 0.947x, H100 2026-12-05); rowsum
+ * (under KBC_ATTN_RECOMPUTE, or KBC_ROWSUM=2) adds x.o where none does,
+ * a contraction that alone measured slower than the row sum it replaces. */
 #include "ir/cost.h"
 #include "ir/subst.h"
 #include "passes.h"
@@ -241,9 +247,10 @@ static ir_stmt *inner_sum(kbc_arena *a, const rowsum_form *f, int *rank) {
   return O;
 }
 
-/* Rewrites statement xi if it has the form: 2 when it added a statement
- * before it, 1 when it reused one, 0 when it did nothing. */
-static int rewrite(ir_program *p, int xi) {
+/* Rewrites statement xi if it has the form (and, unless may_add, an
+ * earlier statement computes x.o): 2 when it added a statement before it,
+ * 1 when it reused one, 0 when it did nothing. */
+static int rewrite(ir_program *p, int xi, int may_add) {
   kbc_arena *a = p->arena;
   rowsum_form f;
   if (!find_form(p, xi, &f)) return 0;
@@ -254,6 +261,7 @@ static int rewrite(ir_program *p, int xi) {
   int *ymap = KBC_NEW_ARRAY(a, int, O->n_index + 1);
   O->out = &(ir_tensor){.rank = rank};
   int y = same_statement(p, O, xi, ymap), added = y < 0;
+  if (added && !may_add) return 0;
   const ir_tensor *ot;
   if (added) {
     ir_stmt_new_temp(p, O, kbc_arena_printf(a, "%s.o", X->out->name), rank);
@@ -309,10 +317,19 @@ static int rewrite(ir_program *p, int xi) {
   return added ? 2 : 1;
 }
 
-int ir_rowsum(ir_program *p, kbc_diag *d) {
-  (void)d;
+static int run(ir_program *p, int may_add) {
   for (int i = 0; i < p->stmts.len; i++)
-    if (rewrite(p, i) == 2) i++; /* the new statement went before it */
+    if (rewrite(p, i, may_add) == 2) i++; /* the new statement went before it */
   for (int i = 0; i < p->stmts.len; i++) IR_STMT(p, i)->id = i;
   return 1;
+}
+
+int ir_rowsum(ir_program *p, kbc_diag *d) {
+  (void)d;
+  return run(p, 1);
+}
+
+int ir_rowsum_reuse(ir_program *p, kbc_diag *d) {
+  (void)d;
+  return run(p, 0);
 }

@@ -37,8 +37,8 @@ Oracles, per spec:
     KBC_GEMM_ALWAYS=1), persist / persist_gemm: specialized, every kernel a stage of one persistent
     kernel wherever they can be (KBC_PERSIST=2; persist_gemm with every contraction a tiled GEMM, split-K
     wherever K has two k-tiles), point_unroll: the float4 pointwise loop three groups a round, their
-    loads issued first (KBC_POINT_UNROLL=3), rowsum: the rowsum IR pass without
-    recomputing chains (KBC_ROWSUM=1), pdl: programmatic dependent launch (KBC_PDL=1; on the GPU each
+    loads issued first (KBC_POINT_UNROLL=3), rowsum: the rowsum IR pass, new
+    statements too, without recomputing chains (KBC_ROWSUM=2), pdl: programmatic dependent launch (KBC_PDL=1; on the GPU each
     kernel launched while the one before runs, waiting for it first),
     nvrtc);
   - gpu: `kbc verify --json` runs the kernels on the GPU against the
@@ -121,7 +121,7 @@ VARIANTS = {
     # programmatic dependent launch: each kernel opens with the wait for the grid before (a no-op here)
     "pdl": ([], {"KBC_PDL": "1"}),
     # the rowsum IR pass in the plain plan (the softmax backward's sum(dp * p) as sum(go * o))
-    "rowsum": ([], {"KBC_ROWSUM": "1"}),
+    "rowsum": ([], {"KBC_ROWSUM": "2"}),
     # the float4 pointwise loop three groups a round, their loads first (KBC_POINT_UNROLL; 3: a ragged last round)
     "point_unroll": ([], {"KBC_POINT_UNROLL": "3"}),
     "nvrtc": None,  # `kbc compile --emit ptx --target sm_90`: NVRTC compiles every kernel
@@ -163,7 +163,7 @@ GPU_VARIANTS = {
     "persist_tf32": ("tf32", {"KBC_PERSIST": "2", "KBC_SPECIALIZE": "1"}),
     "persist_gemm": ("fp32", {"KBC_PERSIST": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_SPLIT": "2", "KBC_SPECIALIZE": "1"}),
     "point_unroll": ("fp32", {"KBC_POINT_UNROLL": "3"}),
-    "rowsum": ("fp32", {"KBC_ROWSUM": "1"}),
+    "rowsum": ("fp32", {"KBC_ROWSUM": "2"}),
     "pdl": ("fp32", {"KBC_PDL": "1"}),
 }
 TIMEOUT = 120
