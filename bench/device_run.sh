@@ -67,13 +67,24 @@ set -u
 [ -f build/gpu/kbc_commit ] && export KBC_COMMIT=$(cat build/gpu/kbc_commit)
 OUT=${OUT:-/tmp}
 PRECISIONS=${KBC_PRECISIONS:-fp32,tf32} # kbc rows; add fp32mma for the 3xTF32 variant
+# The first python3 whose torch sees a CUDA device (else python3), for the
+# python tests: the GPU machine's torch need not be /usr/bin/python3's.
+torch_python() {
+  local p
+  for p in python3 /usr/bin/python3 /usr/local/bin/python3 /opt/conda/bin/python3; do
+    command -v "$p" >/dev/null && "$p" -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null &&
+      { command -v "$p"; return; }
+  done
+  echo "device_run.sh: no python3 here has torch with CUDA" >&2
+  command -v python3
+}
 export KBC_LIB=$PWD/build/gpu/libkbc.so KBC_CACHE_DIR=${KBC_CACHE_DIR:-/tmp/kbc-cache}
 case "${1:-}" in
   ctest)
     # ctest's files name the source folder of the build made here: link it
     src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build/gpu/CMakeCache.txt)
     [ "$src" = "$PWD" ] || { mkdir -p "$(dirname "$src")" && ln -sfn "$PWD" "$src"; }
-    py=python3; python3 -c 'import torch' 2>/dev/null || py=/usr/bin/python3
+    py=$(torch_python)
     LD_LIBRARY_PATH=$PWD/build/gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} KBC_PYTHON=$(command -v $py) \
       ctest --test-dir "$src/build/gpu" -j"$(nproc)" --output-on-failure >$OUT/ctest.txt 2>&1
     grep -E "tests passed|Skipped|Failed" $OUT/ctest.txt ;;
@@ -187,7 +198,7 @@ case "${1:-}" in
   gpu)
     src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build/gpu/CMakeCache.txt)
     [ "$src" = "$PWD" ] || { mkdir -p "$(dirname "$src")" && ln -sfn "$PWD" "$src"; }
-    py=python3; python3 -c 'import torch' 2>/dev/null || py=/usr/bin/python3
+    py=$(torch_python)
     LD_LIBRARY_PATH=$PWD/build/gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} KBC_PYTHON=$(command -v $py) \
       ctest --test-dir "$src/build/gpu" -L gpu -j4 --output-on-failure >$OUT/ctest_gpu.txt 2>&1
     # a skipped test's reason (its SKIP: line) is only in ctest's log
@@ -199,7 +210,7 @@ case "${1:-}" in
     KBC_BUILD=build/gpu tools/demo.sh >$OUT/demo.txt 2>&1; echo "demo.sh: exit $?"; tail -12 $OUT/demo.txt
     src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build/gpu/CMakeCache.txt)
     [ "$src" = "$PWD" ] || { mkdir -p "$(dirname "$src")" && ln -sfn "$PWD" "$src"; }
-    py=python3; python3 -c 'import torch' 2>/dev/null || py=/usr/bin/python3
+    py=$(torch_python)
     LD_LIBRARY_PATH=$PWD/build/gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} KBC_PYTHON=$(command -v $py) \
       ctest --test-dir "$src/build/gpu" -R "gpu/python|package/" -V >$OUT/ctest_reach.txt 2>&1
     grep -E "^ok|FAIL|SKIP|skipped|tests passed|Failed|\*\*\*" $OUT/ctest_reach.txt | tail -40 ;;

@@ -21,13 +21,20 @@ lib, src = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 
 
 def hand_over_or_skip(why):
-    """Another interpreter ($KBC_PYTHON: the GPU machine's torch is not
-    /usr/bin/python3's) gets the test, else it is skipped visibly."""
-    other = shutil.which(os.environ.get("KBC_PYTHON", ""))
-    if other and os.path.realpath(other) != os.path.realpath(sys.executable) and not os.environ.get("KBC_HANDED"):
-        os.environ["KBC_HANDED"] = "1"
-        os.execvp(other, [other, __file__] + sys.argv[1:])
-    print(f"SKIP: {why} ({sys.executable})")
+    """Another interpreter gets the test — $KBC_PYTHON, else the first
+    python3 on PATH (the GPU machine's torch is not /usr/bin/python3's) —
+    else it is skipped visibly, naming the interpreters tried."""
+    tried = [f"{sys.executable}: {why}"]
+    before = os.environ.get("KBC_HANDED")
+    if not before:
+        for cand in (os.environ.get("KBC_PYTHON", ""), "python3"):
+            other = shutil.which(cand) if cand else None
+            if other and os.path.realpath(other) not in map(os.path.realpath, tried):
+                os.environ["KBC_HANDED"] = tried[0]
+                os.execvp(other, [other, __file__] + sys.argv[1:])
+    else:
+        tried.insert(0, before)
+    print(f"SKIP: {'; '.join(tried)} (KBC_PYTHON={os.environ.get('KBC_PYTHON', '')!r})")
     sys.exit(77)
 
 

@@ -54,7 +54,7 @@ echo "ok: pkg-config builds embed and embed_gpu"
 
 # the python module as installed (PREFIX/share/kbc/python): finds the
 # prefix's libkbc.so by itself, runs a spec on CPU tensors
-py=/usr/bin/python3
+py=${KBC_PYTHON:-/usr/bin/python3} # (the GPU machine: its python3 with torch, bench/device_run.sh)
 if [ -x $py ] && $py -c 'import torch' >/dev/null 2>&1; then
   (cd "$tmp" && env -u KBC_LIB PYTHONPATH="$tmp/prefix/share/kbc/python" $py -c '
 import sys, torch, kbc
