@@ -329,6 +329,16 @@ big="--set m=4096 --set k=4096 --set n=4096"
 [ "$(KBC_GEMM_WGMMA=0 wg --target sm_90a $big)" = 0 ] || fail "wgmma under KBC_GEMM_WGMMA=0"
 "$kbc" compile "$mm" --emit cuda --specialize --target sm_90a $big --precision tf32 2>&1 | grep -q "accumulators parked" ||
   fail "matmul_bias_gelu at tf32 (64 x 256 a warpgroup): the GELU epilogue not parked"
+# wgmma with m- or n-contiguous operands (KBC_GEMM_WGMMA_T, default 2):
+# gemm_kn's y (w[k, n] transposed) at fp32 and tf32, its z (both operands
+# transposed) at tf32 only — at fp32 that measured 1.09-1.21x slower than
+# mma.sync on the H100; KBC_GEMM_WGMMA_T=1 takes it too, 0 neither.
+kn=$src/tests/codegen/specs/gemm_kn.kb
+wgt() { "$kbc" compile "$kn" --emit cuda --specialize --target sm_90a $big "$@" 2>&1 | grep -c "schedule: gemm (.*wgmma"; }
+[ "$(wgt)" = 1 ] || fail "gemm_kn fp32: not wgmma for y alone (one operand transposed)"
+[ "$(wgt --precision tf32)" = 2 ] || fail "gemm_kn tf32: not wgmma for both y and z"
+[ "$(KBC_GEMM_WGMMA_T=1 wgt)" = 2 ] || fail "gemm_kn fp32 under KBC_GEMM_WGMMA_T=1: not wgmma for both"
+[ "$(KBC_GEMM_WGMMA_T=0 wgt --precision tf32)" = 0 ] || fail "gemm_kn tf32 under KBC_GEMM_WGMMA_T=0: wgmma"
 # A k-tile's chunks copied after one test for all of them (gemm_vec.c)
 "$kbc" compile "$mm" --emit cuda --specialize --target sm_90a $big --precision tf32 2>&1 |
   grep -q "if (_vok && _kb + 32 <= _kend && .* // every chunk whole and aligned" ||
@@ -399,7 +409,14 @@ for line in 'ds.red.o[b, h, i, c] = sum(j2: p[b, h, i, j2] * v[b, h, j2, c])' \
   grep -qxF "$line" <<<"$rs_ir" || fail "rowsum: no '$line' in attention_bwd's IR"
 done
 "$kbc" compile "$src/specs/examples/attention_bwd.kb" --emit ir --after rowsum 2>&1 | grep -qF 'ds.red.o' &&
-  fail "rowsum: run without KBC_ATTN_RECOMPUTE"
+  fail "rowsum: a statement added without KBC_ATTN_RECOMPUTE or KBC_ROWSUM=2"
+KBC_ROWSUM=2 "$kbc" compile "$src/specs/examples/attention_bwd.kb" --emit ir --after rowsum 2>&1 | grep -qF 'ds.red.o' ||
+  fail "rowsum: no statement added under KBC_ROWSUM=2"
+# By default (KBC_ROWSUM=1) only where the program computes o already: the
+# pass rowsum-reuse rewrites SAM-HQ's ds.red; KBC_ROWSUM=0 keeps sum(dp * p).
+sam_ds() { "$kbc" compile "$src/specs/sam_hq_attn_relpos_bwd.kb" --emit ir --after dce 2>&1 | grep "^ds.red\[" ; }
+sam_ds | grep -qF 'sum(c: go[b, y, x, n, c] * o[b, y, x, n, c])' || fail "rowsum-reuse: SAM-HQ's o not reused by default"
+KBC_ROWSUM=0 sam_ds | grep -qF 'dp[' || fail "rowsum-reuse: run under KBC_ROWSUM=0"
 KBC_ATTN_RECOMPUTE=1 "$kbc" compile "$src/specs/sam_hq_attn_relpos_bwd.kb" --emit ir --after rowsum 2>&1 |
   grep -qxF 'ds.red[b, n, y, x] = sum(c: go[b, y, x, n, c] * o[b, y, x, n, c])' || fail "rowsum: SAM-HQ's o not reused"
 printf 'kernel wide\naxis n var\ninput x f32[n, 512]\ninput w f32[64, 512]\ninput p f32[n, 64]\noutput y f32[n]\ntensor a f32[n, 64]\na[i, j] = sum(c: x[i, c] * w[j, c])\ny[i] = sum(j: a[i, j] * p[i, j])\n' >"$tmp/wide.kb"
