@@ -25,6 +25,8 @@ typedef struct {
   const struct cg_attention *attn; /* ATTN: the chain as cg_make_groups found it (attn_impl.h) */
   const struct cg_fold *fold;  /* GEMM of two statements: the contraction and the next one
                                   reducing its output, folded into its tiles (gemm_impl.h) */
+  const struct cg_tail *tail;  /* GEMM: the statements after the stored one computed a row of
+                                  the tile at a time in its epilogue (gemm_tail.c), or NULL */
 } cg_group;
 
 /* The statements partitioned into groups, each with its family decided;

@@ -141,26 +141,27 @@ static staged_pass staged_pass_of(gemm_emitter *ge, int p) {
   return sp;
 }
 
-/* The fold's tail (gemm_tail.c), after the tile's running values are in
- * _Cs: a thread a row, T's value per column into _Cs (stored where read
- * later), then each statement of the tail over the row — its loads of T
- * read _Cs, of an earlier statement's value its register. */
+/* The tail (gemm_tail.c), after the tile's values (a fold's running
+ * values, else the contraction's sums) are in _Cs: a thread a row, the
+ * stored statement's value per column into _Cs (stored where read later),
+ * then each statement of the tail over the row — its loads of T read _Cs,
+ * of an earlier statement's value its register. */
 static void emit_tail(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
   const cg_fold *fd = plan->fold;
-  const cg_tail *tl = fd->tail;
+  const cg_tail *tl = plan->tail;
   const gemm_cfg *f = &plan->tiling.cfg;
   const cg_contraction *c = &plan->tiling.c;
   const ir_program *p = ge->ctx->p;
-  const ir_stmt *t = fd->t;
-  cg_line(out, "// the fold's tail (%d statement%s): a thread a row of the tile, its %lld columns in _Cs", tl->n,
+  const ir_stmt *t = gemm_stored_stmt(plan);
+  cg_line(out, "// the tail (%d statement%s): a thread a row of the tile, its %lld columns in _Cs", tl->n,
           tl->n == 1 ? "" : "s", (long long)tl->ncol);
   cg_line(out, "if (%s_mok) {", GEMM_THREADS > f->bm ? cg_fmt(out, "_tid < %d && ", f->bm) : "");
   out->indent++;
-  /* T's values over the running ones (none to compute where T is the
-   * reduction itself and not stored) */
-  if (tl->store_t || t->rhs != fd->red) {
+  /* T's values over the running ones or the sums (none to compute where
+   * T is a fold's reduction itself and not stored) */
+  if (tl->store_t || !fd || t->rhs != fd->red) {
     cg_line(out, "for (int _c = 0; _c < %lld; ++_c) { // %s's values", (long long)tl->ncol, t->out->name);
     out->indent++;
     cg_line(out, "const long long _n = _n0 + _c;");
@@ -176,7 +177,7 @@ static void emit_tail(gemm_emitter *ge) {
   for (int d = 0; d < t->out->rank; d++) {
     int tid;
     sym_is_index(t->lhs[d], &tid);
-    at[d] = d == tl->tcol ? "_tc" : ge->names[fd->s_of_t[tid]];
+    at[d] = d == tl->tcol ? "_tc" : ge->names[fd ? fd->s_of_t[tid] : tid];
   }
   const char **value_of = KBC_NEW_ARRAY(out->a, const char *, p->tensors.len + 1);
   value_of[t->out->id] = "_Cs[_ml][_tc]";
@@ -241,7 +242,7 @@ static void emit_staged(gemm_emitter *ge) {
     cg_line(out, "  #pragma unroll");
     cg_line(out, "  for (int _j = %d; _j < %d; ++_j) _Cs[%s][%s] = %s;", sp.j0, sp.j1, sp.row, sp.cidx, acc_at(ge));
     cg_line(out, "__syncthreads();");
-    if (plan->fold && plan->fold->tail) {
+    if (plan->tail) {
       emit_tail(ge);
       cg_line(out, "__syncthreads();");
       continue;

@@ -124,7 +124,7 @@ int cg_find_fold(kbc_arena *a, const ir_program *p, const cg_target *t, int i, c
     return 0;
   if (!map_indices(a, s, u, f.load, &f) || !f.n_r || !place_r(a, s, &f)) return 0;
   gemm_tiling tl, own;
-  if (!gemm_tile_fold(a, t, s, &f, &tl) || !tl.tiles) return 0;
+  if (!gemm_tile_fold(a, t, s, &f, 0, &tl) || !tl.tiles) return 0;
   if (o->gemm_fold == 1) { /* the fold's tiles, at the product's own tile shape, fill two blocks an SM */
     if (!gemm_tile(a, t, s, &own)) return 0;
     const gemm_shape *sh = &tl.shape;

@@ -47,14 +47,15 @@ typedef struct cg_fold {
   int swap;            /* R are N indices of the contraction as found: A and B swapped */
   int *s_of_t;         /* t's index id -> the s index at the same place of the load */
   int *t_of_s;         /* s's index id -> t's (every s free index is one) */
-  const struct cg_tail *tail; /* the statements after t computed in the epilogue (NULL: none) */
 } cg_fold;
 
-/* The fold's tail (gemm_tail.c): statements u[0..n) after t, each over one
- * row of t's output T at a time (T's places but the column, tcol: s's N,
- * in one tile), computed per row in the staged epilogue; a statement's
- * value without the column (a reduction over it, or none) is a register
- * per row that later ones read, one with the column is stored per column. */
+/* The tail (gemm_tail.c): statements u[0..n) after the stored statement —
+ * the fold's t, or without a fold the contraction s itself — each over
+ * one row of its output T at a time (T's places but the column, tcol:
+ * s's N, in one tile), computed per row in the staged epilogue; a
+ * statement's value without the column (a reduction over it, or none) is
+ * a register per row that later ones read, one with the column is stored
+ * per column. */
 typedef struct cg_tail {
   int n;
   const ir_stmt *const *u;
@@ -68,9 +69,10 @@ typedef struct cg_tail {
   int store_t;              /* T written */
 } cg_tail;
 
-/* The statements from i + 2 that form fold f's tail (f->tail set): their
- * count, 0 for none. */
-int cg_find_tail(kbc_arena *a, const ir_program *p, const cg_target *t, int i, const unsigned char *heads, cg_fold *f);
+/* The tail of the GEMM of statement i (with fold f, or NULL: none): the
+ * statements after the stored one that qualify, or NULL for none. */
+const cg_tail *cg_find_tail(kbc_arena *a, const ir_program *p, const cg_target *t, int i, const unsigned char *heads,
+                            const cg_fold *f);
 
 /* Whether statement i of p and the next form a fold that pays on target t
  * (opt.gemm_fold: 1 where it pays — its tiles fill the GPU at the
@@ -95,6 +97,7 @@ typedef struct {
 typedef struct {
   double m, n, k, batch; /* tile estimates */
   int splittable;        /* split-K may add slices of K to too few tiles */
+  int min_bn;            /* the tile holds at least this many columns (a tail's row; 0: any) */
 } gemm_shape;
 
 /* A contraction statement's tiling. */
@@ -138,7 +141,7 @@ void gemm_count_tiles(kbc_arena *a, gemm_tiling *tl);
  * if so, its tiling.  gemm_tile_fold: under fold f (NULL: none), its R
  * out of M (looped in the tile) and no split-K. */
 int gemm_tile(kbc_arena *a, const cg_target *t, const ir_stmt *s, gemm_tiling *out);
-int gemm_tile_fold(kbc_arena *a, const cg_target *t, const ir_stmt *s, const cg_fold *f, gemm_tiling *out);
+int gemm_tile_fold(kbc_arena *a, const cg_target *t, const ir_stmt *s, const cg_fold *f, int min_bn, gemm_tiling *out);
 
 /* ---- the plan (gemm_plan.c) ---- */
 
@@ -248,6 +251,7 @@ typedef struct {
 struct cg_gemm_plan {
   const ir_stmt *s;
   const cg_fold *fold; /* the next statement's reduction folded in (NULL: none) */
+  const cg_tail *tail; /* the statements after the stored one, per row of the tile (NULL: none) */
   gemm_tiling tiling;
   gemm_operand op[2];
   /* Both operands address K only through its flattening (cg_collapse):

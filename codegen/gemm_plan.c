@@ -237,7 +237,7 @@ static void plan_staging(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   const cg_contraction *c = &plan->tiling.c;
   const gemm_cfg *f = &plan->tiling.cfg;
   gemm_epilogue *ep = &plan->epilogue;
-  if (plan->fold && plan->fold->tail) { /* the tail reads whole rows of the tile: all columns at once */
+  if (plan->tail) { /* the tail reads whole rows of the tile: all columns at once */
     ep->staged = 1, ep->passes = 1, ep->nc = f->bn;
     return;
   }
@@ -410,8 +410,9 @@ static void plan_vec(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   }
   if (bk < 8) return;
   /* sm_90a, both operands k-major: wgmma (gemm_wgmma.c) — not under a fold,
-   * whose running values would double its 64 to 128 accumulators a thread */
-  if (!v.fold) gemm_wgmma_plan(a, t, &v);
+   * whose running values would double its 64 to 128 accumulators a thread,
+   * nor with a tail (its staged epilogue is mma.sync's) */
+  if (!v.fold && !v.tail) gemm_wgmma_plan(a, t, &v);
   if (misaligned_tr && !v.wgmma) return;
   v.n_kslots = 0; /* k from the k-tile base: no k slots, tables or carries */
   v.builder = -1;
@@ -431,7 +432,9 @@ static int plain_operands(const cg_gemm_plan *plan) {
 
 /* The tiling for target t and the operands' load plans. */
 static int plan_tiles_and_loads(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
-  if (!gemm_tile_fold(a, t, plan->s, plan->fold, &plan->tiling) || !plan->tiling.tiles) return 0;
+  if (!gemm_tile_fold(a, t, plan->s, plan->fold, plan->tail ? (int)plan->tail->ncol : 0, &plan->tiling) ||
+      !plan->tiling.tiles)
+    return 0;
   plan->builder = -1;
   plan_operand(a, plan, &plan->op[0], 'a');
   plan_operand(a, plan, &plan->op[1], 'b');
@@ -442,10 +445,11 @@ static int plan_tiles_and_loads(kbc_arena *a, const cg_target *t, cg_gemm_plan *
 
 cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   kbc_arena *a = C->a;
-  if (g->count != (g->fold ? 2 + (g->fold->tail ? g->fold->tail->n : 0) : 1)) return NULL;
+  if (g->count != 1 + (g->fold ? 1 : 0) + (g->tail ? g->tail->n : 0)) return NULL;
   cg_gemm_plan *plan = KBC_NEW(a, cg_gemm_plan);
   plan->s = IR_STMT(C->p, g->first);
   plan->fold = g->fold;
+  plan->tail = g->tail;
   gemm_tiling *tl = &plan->tiling;
   if (!plan_tiles_and_loads(a, C->t, plan)) return NULL;
   /* 3xTF32 by default only for plainly addressed operands: on the H200
@@ -456,7 +460,7 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
    * faster.  So those stay FFMA unless KBC_FP32_MMA=1 asks. */
   /* a gathered A read from a box of its tensor (gemm_win.c): on tensor
    * cores, 3xTF32 at fp32 */
-  if (g->fold && g->fold->tail) plan_staging(a, C->t, plan); /* its tile in the window's shared memory from the start */
+  if (g->tail) plan_staging(a, C->t, plan); /* its tile in the window's shared memory from the start */
   int win = gemm_win_plan(a, C->t, plan);
   if (!win && tl->split3 && C->t->opt.fp32_mma < 0 && !plain_operands(plan)) {
     cg_target ffma = *C->t;
@@ -464,6 +468,7 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
     memset(plan, 0, sizeof *plan);
     plan->s = IR_STMT(C->p, g->first);
     plan->fold = g->fold;
+    plan->tail = g->tail;
     if (!plan_tiles_and_loads(a, &ffma, plan)) return NULL;
   }
   const gemm_cfg *f = &tl->cfg;
@@ -559,11 +564,11 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
     k->scratch_tile = f->bm * f->bn;
   }
   k->n_tensors = cg_collect_tensors(a, C->p, g->first, k->count, &k->tensors);
-  if (plan->fold) { /* s's output stays in the tiles; with a tail, the values it keeps in registers too */
-    const cg_tail *tail = plan->fold->tail;
+  if (plan->fold || plan->tail) { /* s's output stays in the tiles (a fold's); with a tail, the values it keeps in registers too */
+    const cg_tail *tail = plan->tail;
     unsigned char *kept = KBC_NEW_ARRAY(a, unsigned char, C->p->tensors.len + 1);
-    kept[plan->s->out->id] = 1;
-    if (tail && !tail->store_t) kept[plan->fold->t->out->id] = 1;
+    if (plan->fold) kept[plan->s->out->id] = 1;
+    if (tail && !tail->store_t) kept[gemm_stored_stmt(plan)->out->id] = 1;
     for (int j = 0; tail && j < tail->n; j++)
       if (!tail->store[j] && !tail->col_free[j]) kept[tail->u[j]->out->id] = 1;
     int n = 0;

@@ -1,21 +1,24 @@
-/* gemm_tail.c — the fold's tail: the statements after a fold that work a
- * row of its output at a time, computed in the fold's epilogue
- * (cg_tail, gemm_impl.h).
+/* gemm_tail.c — a GEMM's tail: the statements after it that work a row
+ * of its output at a time, computed in its epilogue (cg_tail,
+ * gemm_impl.h).
  *
- * A fold (gemm_fold.c) stores t's output T (`m[n, c, i, j] = min(z: ...)`)
- * a tile row at a time through shared memory: one thread holds row (n, i,
- * j) with all of T's columns c (s's N, in one tile).  The statements that
- * follow often only finish such rows — a softmax over the channels:
+ * The GEMM's staged epilogue can hold a tile row in shared memory: one
+ * thread a row, with all of the stored output T's columns (s's N, in one
+ * tile).  T is the contraction's output, or behind a fold (gemm_fold.c)
+ * the fold's (`m[n, c, i, j] = min(z: ...)`).  The statements that follow
+ * often only finish such rows — a softmax over conv3d's channels after
+ * the fold,
  *   mx[n, i, j] = max(k: m[n, k, i, j])
  *   sm[n, i, j] = sum(k: exp(m[n, k, i, j] - mx[n, i, j]))
  *   out[n, c, i, j] = exp(m[n, c, i, j] - mx[n, i, j]) / sm[n, i, j]
- * — and then they run there too, each row's values in registers, and T
- * (and their temporaries) are written only where something after the
- * group reads them.
+ * or a linear layer's layer norm over its features — and then they run
+ * there too, each row's values in registers, and T (and their
+ * temporaries) are written only where something after the group reads
+ * them.
  *
- * Before: cg_find_fold found fold f of statements i and i + 1.  After
- * cg_find_tail(): the count of statements from i + 2 that qualify, each
- * decided from the IR alone (f->tail set where there is one):
+ * Before: statement i is a GEMM (with fold f: of statements i and i + 1).
+ * After cg_find_tail(): the statements after it that qualify, each
+ * decided from the IR alone:
  *   - not a contraction, a `+=`, or an attention chain's head;
  *   - its free indices: one per row place of T (T's places but the
  *     column's), and at most the column's besides; its loads of T take
@@ -24,13 +27,18 @@
  *     the column alone);
  *   - its loads of an earlier tail statement's output: of one without the
  *     column (a value per row), at the same row places;
- *   - no load of s's output, of a column statement's output, or padded;
- *   - the fold's tile holds every column (the tiles' N one index — s's
- *     N, or its M where the fold swaps A and B — of constant extent
- *     within one tile) and the staged epilogue's tile fits (the plan
- *     then stages it, gemm_plan.c's plan_staging).
- * opt.gemm_tail switches it (KBC_GEMM_TAIL, default on: conv3d -> min ->
- * softmax 0.977-0.994x at b128 and b256, fp32 and tf32). */
+ *   - no load of a fold's s output, of a column statement's output, or
+ *     padded;
+ *   - the columns are the tiles' N, one index (s's N, or its M where the
+ *     fold swaps A and B) of constant extent at most
+ *     GEMM_TAIL_MAX_COLUMNS: the tiling then takes tiles of at least that
+ *     many columns (gemm_shape.min_bn), whose staged tile must fit (the
+ *     plan then stages it, gemm_plan.c's plan_staging).  Such a GEMM is
+ *     planned without wgmma; with split-K the tile's last slice adds the
+ *     parts and then runs the tail.
+ * opt.gemm_tail switches it (KBC_GEMM_TAIL): 1 behind a fold only (conv3d
+ * -> min -> softmax 0.977-0.994x at b128 and b256, fp32 and tf32), 2 (the
+ * default) behind a plain contraction too. */
 #include <string.h>
 
 #include "gemm_impl.h"
@@ -143,37 +151,41 @@ static int qualifies(kbc_arena *a, cg_tail *tail, const ir_stmt *const *us, int 
   return 1;
 }
 
-int cg_find_tail(kbc_arena *a, const ir_program *p, const cg_target *t, int i, const unsigned char *heads, cg_fold *f) {
-  if (!t->opt.gemm_tail || i + 2 >= p->stmts.len) return 0;
-  const ir_stmt *s = IR_STMT(p, i);
-  const ir_tensor *T = f->t->out;
-  /* the fold's tiles hold every column, and the staged tile fits */
-  /* (at fp32 the plan may fall back to FFMA tiles: both must); the
-   * columns are the tiles' N (the contraction's M where the fold swaps A
-   * and B) */
+const cg_tail *cg_find_tail(kbc_arena *a, const ir_program *p, const cg_target *t, int i, const unsigned char *heads,
+                            const cg_fold *f) {
+  int first = i + (f ? 2 : 1); /* the tail's first statement */
+  if (!t->opt.gemm_tail || (!f && t->opt.gemm_tail < 2) || first >= p->stmts.len) return NULL;
+  const ir_stmt *s = IR_STMT(p, i), *ts = f ? f->t : s; /* the contraction, the stored statement */
+  const ir_tensor *T = ts->out;
+  /* the columns: the tiles' N (the contraction's M where the fold swaps
+   * A and B), one index of constant extent */
+  cg_contraction c;
+  if (!cg_find_contraction(a, s, &c)) return NULL;
+  int ncol_id = f && f->swap ? (c.n_m == 1 ? c.m[0] : -1) : (c.n_n == 1 ? c.n[0] : -1);
+  int64_t ncol = 0;
+  if (ncol_id < 0 || !sym_is_const(s->index[ncol_id].extent, &ncol) || ncol > GEMM_TAIL_MAX_COLUMNS) return NULL;
+  /* tiles that hold every column (gemm_tile_fold's min_bn), whose staged
+   * tile fits (at fp32 the plan may fall back to FFMA tiles: both must) */
   cg_target ffma = *t;
   ffma.opt.fp32_mma = 0;
-  cg_contraction c;
-  int64_t ncol = 0;
   for (int pass = 0; pass < 2; pass++) {
     gemm_tiling tl;
-    if (!gemm_tile_fold(a, pass ? &ffma : t, s, f, &tl) || tl.c.n_n != 1 ||
-        !sym_is_const(s->index[tl.c.n[0]].extent, &ncol) || ncol > GEMM_TAIL_MAX_COLUMNS || tl.cfg.bn < ncol ||
-        GEMM_THREADS % tl.cfg.bm || tl.cfg.bm * (tl.cfg.bn + 1) * 4 > GEMM_SMEM_TILES)
-      return 0;
+    if (!gemm_tile_fold(a, pass ? &ffma : t, s, f, (int)ncol, &tl) || tl.c.n_n != 1 || tl.c.n[0] != ncol_id ||
+        tl.cfg.bn < ncol || GEMM_THREADS % tl.cfg.bm || tl.cfg.bm * (tl.cfg.bn + 1) * 4 > GEMM_SMEM_TILES)
+      return NULL;
     c = tl.c;
   }
   cg_tail *tail = KBC_NEW(a, cg_tail);
   tail->tcol = -1;
-  int tid = f->t_of_s[c.n[0]];
+  int tid = f ? f->t_of_s[c.n[0]] : c.n[0];
   for (int d = 0; d < T->rank; d++) {
     int id;
-    if (!sym_is_index(f->t->lhs[d], &id)) return 0;
+    if (!sym_is_index(ts->lhs[d], &id)) return NULL;
     if (id == tid) tail->tcol = d;
   }
-  if (tail->tcol < 0) return 0;
+  if (tail->tcol < 0) return NULL;
   tail->ncol = ncol;
-  int room = p->stmts.len - (i + 2);
+  int room = p->stmts.len - first;
   const ir_stmt **us = KBC_NEW_ARRAY(a, const ir_stmt *, room + 1);
   tail->col = KBC_NEW_ARRAY(a, int, room + 1);
   tail->col_free = KBC_NEW_ARRAY(a, int, room + 1);
@@ -181,17 +193,16 @@ int cg_find_tail(kbc_arena *a, const ir_program *p, const cg_target *t, int i, c
   tail->idx_pos = KBC_NEW_ARRAY(a, int *, room + 1);
   tail->store = KBC_NEW_ARRAY(a, unsigned char, room + 1);
   int n = 0;
-  while (n < room && !(heads && heads[i + 2 + n])) {
-    us[n] = IR_STMT(p, i + 2 + n);
-    if (!qualifies(a, tail, us, n, T, s->out, s->index[c.n[0]].extent)) break;
+  while (n < room && !(heads && heads[first + n])) {
+    us[n] = IR_STMT(p, first + n);
+    if (!qualifies(a, tail, us, n, T, f ? s->out : NULL, s->index[c.n[0]].extent)) break;
     n++;
   }
-  if (!n) return 0;
-  int last = i + 1 + n;
+  if (!n) return NULL;
+  int last = first + n - 1;
   tail->n = n;
   tail->u = us;
   tail->store_t = T->role != IR_ROLE_TEMP || read_outside(p, T, i, last);
   for (int k = 0; k < n; k++) tail->store[k] = us[k]->out->role != IR_ROLE_TEMP || read_outside(p, us[k]->out, i, last);
-  f->tail = tail;
-  return n;
+  return tail;
 }

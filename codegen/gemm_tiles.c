@@ -109,7 +109,7 @@ int gemm_choose_cfg(const cg_target *t, const gemm_shape *sh, int mma, int stage
           f.sb = f.tn % 4 ? f.tx * ((f.tn + 3) / 4 * 4) : f.bn;
           f.pad_a = pad_for(0, f.sa);
           f.pad_b = pad_for(0, f.sb);
-          if (f.tm * f.tn < 8 || f.bm > 256 || f.bn > 256) continue;
+          if (f.tm * f.tn < 8 || f.bm > 256 || f.bn > 256 || f.bn < sh->min_bn) continue;
           f.vm = f.tm % 4 ? f.tm : 4;
           f.vn = f.tn % 4 ? f.tn : 4;
           if (!choose_bk(sh, &f)) continue;
@@ -137,7 +137,7 @@ int gemm_choose_cfg(const cg_target *t, const gemm_shape *sh, int mma, int stage
           /* 3xTF32 (mma == 2) holds high and low fragments: half the tiles,
            * unless the K loop's copies need no staging registers */
           int most = mma == 2 && staged ? 8 : 16;
-          if (f.mi * f.ni > most || f.bm > 256 || f.bn > 256) continue;
+          if (f.mi * f.ni > most || f.bm > 256 || f.bn > 256 || f.bn < sh->min_bn) continue;
           f.bk = 16;
           if (staged && gemm_smem_bytes(&f) > GEMM_SMEM_TILES) continue;
           /* ties: square tiles, then fewer threads along n */
@@ -178,10 +178,10 @@ static int drop_fold(cg_contraction *c, const cg_fold *f) {
 }
 
 int gemm_tile(kbc_arena *a, const cg_target *t, const ir_stmt *s, gemm_tiling *out) {
-  return gemm_tile_fold(a, t, s, NULL, out);
+  return gemm_tile_fold(a, t, s, NULL, 0, out);
 }
 
-int gemm_tile_fold(kbc_arena *a, const cg_target *t, const ir_stmt *s, const cg_fold *f, gemm_tiling *out) {
+int gemm_tile_fold(kbc_arena *a, const cg_target *t, const ir_stmt *s, const cg_fold *f, int min_bn, gemm_tiling *out) {
   memset(out, 0, sizeof *out);
   cg_contraction *c = &out->c;
   if (!cg_find_contraction(a, s, c)) return 0;
@@ -195,7 +195,7 @@ int gemm_tile_fold(kbc_arena *a, const cg_target *t, const ir_stmt *s, const cg_
   if (!out->M || !out->N || !out->K || !out->B) return 0;
   gemm_shape *sh = &out->shape;
   *sh = (gemm_shape){gemm_tile_estimate(out->M), gemm_tile_estimate(out->N), gemm_tile_estimate(out->K),
-                     gemm_tile_estimate(out->B), 0};
+                     gemm_tile_estimate(out->B), 0, min_bn};
   /* Split-K needs a K that may be long, and an output the statement
    * defines (not a `+=` into earlier values); any epilogue, which the last
    * slice to finish applies to the slices' sum. */

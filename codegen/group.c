@@ -17,8 +17,8 @@
  *     and ROWS with a thread per element when it cannot be tiled; a GEMM
  *     takes the next statement in too where that one reduces its output
  *     over some of its M or N indices (cg_find_fold, gemm_fold.c), and the
- *     statements after that finish its output a row at a time (cg_find_tail,
- *     gemm_tail.c);
+ *     statements after that (or after the contraction, without a fold)
+ *     finish its output a row at a time (cg_find_tail, gemm_tail.c);
  *   - otherwise ROWS groups: a run of statements sharing outer dimensions.
  *     A group starts with all free indices of its first statement as outer
  *     dimensions; a following statement joins when, for every outer
@@ -679,8 +679,9 @@ int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, const 
       if (g[ng].family == CG_FAMILY_GEMM && i + 1 < n && !(heads && heads[i + 1]) && cg_find_fold(a, p, t, i, f)) {
         g[ng].count = 2; /* the next statement's reduction folded into the tiles */
         g[ng].fold = f;
-        g[ng].count += cg_find_tail(a, p, t, i, heads, f); /* and the rows after it, per row of the tile */
       }
+      if (g[ng].family == CG_FAMILY_GEMM && (g[ng].tail = cg_find_tail(a, p, t, i, heads, g[ng].fold)))
+        g[ng].count += g[ng].tail->n; /* and the rows after it, per row of the tile */
       i += g[ng++].count;
       continue;
     }

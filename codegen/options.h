@@ -95,9 +95,11 @@ typedef struct {
   int gemm_win_ring;   /* KBC_GEMM_WIN_RING (default on): under a fold that moves the box along one
                           dimension, the pipelined window's two boxes as one ring of planes along it,
                           a step copying only the planes the next adds (gemm_win.c, gemm_window.ring) */
-  int gemm_tail;       /* KBC_GEMM_TAIL (default on; measured 0.977-0.994 on conv3d b128/b256): the statements after a fold that
-                          finish its output a row at a time (a softmax over the columns) computed in its
-                          epilogue (gemm_tail.c) */
+  int gemm_tail;       /* KBC_GEMM_TAIL: the statements that finish a GEMM's output a row at a time (a
+                          softmax or a norm over its columns, all in one tile) computed in its staged
+                          epilogue (gemm_tail.c).  2 (default): behind a fold or a plain contraction
+                          (a linear layer's layer norm); 1: behind a fold only (measured 0.977-0.994 on
+                          conv3d b128/b256); 0: never */
   int idx32;           /* KBC_IDX32 (default on; measured 0.97x geomean, 0.82-1.05x): the 32-bit
                           index variant where a binding fits (applied by the callers:
                           cg_program_narrow); 0: the 64-bit text always */
