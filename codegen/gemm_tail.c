@@ -36,9 +36,10 @@
  *     plan then stages it, gemm_plan.c's plan_staging).  Such a GEMM is
  *     planned without wgmma; with split-K the tile's last slice adds the
  *     parts and then runs the tail.
- * opt.gemm_tail switches it (KBC_GEMM_TAIL): 1 behind a fold only (conv3d
- * -> min -> softmax 0.977-0.994x at b128 and b256, fp32 and tf32), 2 (the
- * default) behind a plain contraction too. */
+ * opt.gemm_tail switches it (KBC_GEMM_TAIL): 1 (the default) behind a fold
+ * only (conv3d -> min -> softmax 0.977-0.994x at b128 and b256, fp32 and
+ * tf32), 2 behind a plain contraction too (checked by the emulator; to be
+ * timed and fuzzed on the GPU: bench/ab_cases_row_tail.txt). */
 #include <string.h>
 
 #include "gemm_impl.h"

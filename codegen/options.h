@@ -70,9 +70,10 @@ typedef struct {
                           largest tile */
   int gemm_wgmma_t;    /* KBC_GEMM_WGMMA_T: wgmma also where an operand is m- or n-contiguous (`x @ w`
                           with w[k, n]): that operand copied a float at a time into the K-major swizzled
-                          stage (gemm_vec.c, gemm_operand.tr).  2 (default): where measured to pay (H100,
+                          stage (gemm_vec.c, gemm_operand.tr).  2: where measured to pay (H100,
                           2026-12-05) — at tf32 always (0.49-0.74x), at fp32 (3xTF32) where one operand
-                          is (0.95-0.97x), not both (1.09-1.21x); 1: wherever eligible; 0: never */
+                          is (0.95-0.97x), not both (1.09-1.21x); 1: wherever eligible; 0 (default until
+                          the GPU fuzzer's wgmma_t variants have run: checked by the emulator only): never */
   int gemm_split;      /* KBC_GEMM_SPLIT (default 1): split-K where the output tiles are few and K long
                           (gemm_plan.c), the slices' sums added in slice order (deterministic);
                           0: never; 2: wherever K has two k-tiles (testing: the fuzzer's `split`) */
@@ -97,9 +98,10 @@ typedef struct {
                           a step copying only the planes the next adds (gemm_win.c, gemm_window.ring) */
   int gemm_tail;       /* KBC_GEMM_TAIL: the statements that finish a GEMM's output a row at a time (a
                           softmax or a norm over its columns, all in one tile) computed in its staged
-                          epilogue (gemm_tail.c).  2 (default): behind a fold or a plain contraction
-                          (a linear layer's layer norm); 1: behind a fold only (measured 0.977-0.994 on
-                          conv3d b128/b256); 0: never */
+                          epilogue (gemm_tail.c).  2: behind a fold or a plain contraction (a linear
+                          layer's layer norm; checked by the emulator, not yet on the GPU nor timed);
+                          1 (default): behind a fold only (measured 0.977-0.994 on conv3d b128/b256);
+                          0: never */
   int idx32;           /* KBC_IDX32 (default on; measured 0.97x geomean, 0.82-1.05x): the 32-bit
                           index variant where a binding fits (applied by the callers:
                           cg_program_narrow); 0: the 64-bit text always */

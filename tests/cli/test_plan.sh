@@ -329,16 +329,23 @@ big="--set m=4096 --set k=4096 --set n=4096"
 [ "$(KBC_GEMM_WGMMA=0 wg --target sm_90a $big)" = 0 ] || fail "wgmma under KBC_GEMM_WGMMA=0"
 "$kbc" compile "$mm" --emit cuda --specialize --target sm_90a $big --precision tf32 2>&1 | grep -q "accumulators parked" ||
   fail "matmul_bias_gelu at tf32 (64 x 256 a warpgroup): the GELU epilogue not parked"
-# wgmma with m- or n-contiguous operands (KBC_GEMM_WGMMA_T, default 2):
-# gemm_kn's y (w[k, n] transposed) at fp32 and tf32, its z (both operands
-# transposed) at tf32 only — at fp32 that measured 1.09-1.21x slower than
-# mma.sync on the H100; KBC_GEMM_WGMMA_T=1 takes it too, 0 neither.
+# wgmma with m- or n-contiguous operands (KBC_GEMM_WGMMA_T, off by
+# default until fuzzed on the GPU): under 2, gemm_kn's y (w[k, n]
+# transposed) at fp32 and tf32, its z (both operands transposed) at tf32
+# only — at fp32 that measured 1.09-1.21x slower than mma.sync on the H100;
+# under 1 both, at either precision.
 kn=$src/tests/codegen/specs/gemm_kn.kb
 wgt() { "$kbc" compile "$kn" --emit cuda --specialize --target sm_90a $big "$@" 2>&1 | grep -c "schedule: gemm (.*wgmma"; }
-[ "$(wgt)" = 1 ] || fail "gemm_kn fp32: not wgmma for y alone (one operand transposed)"
-[ "$(wgt --precision tf32)" = 2 ] || fail "gemm_kn tf32: not wgmma for both y and z"
+[ "$(KBC_GEMM_WGMMA_T=2 wgt)" = 1 ] || fail "gemm_kn fp32 under KBC_GEMM_WGMMA_T=2: not wgmma for y alone"
+[ "$(KBC_GEMM_WGMMA_T=2 wgt --precision tf32)" = 2 ] || fail "gemm_kn tf32 under KBC_GEMM_WGMMA_T=2: not wgmma for both"
 [ "$(KBC_GEMM_WGMMA_T=1 wgt)" = 2 ] || fail "gemm_kn fp32 under KBC_GEMM_WGMMA_T=1: not wgmma for both"
-[ "$(KBC_GEMM_WGMMA_T=0 wgt --precision tf32)" = 0 ] || fail "gemm_kn tf32 under KBC_GEMM_WGMMA_T=0: wgmma"
+[ "$(wgt --precision tf32)" = 0 ] || fail "gemm_kn tf32 by default: wgmma for a transposed operand"
+# A plain GEMM's tail (gemm_tail.c, KBC_GEMM_TAIL=2): CViT's second linear
+# takes its layer norm (45 launches become 39 at batch 10), not by default.
+cv() { KBC_SPECIALIZE=1 "$kbc" compile "$src/specs/cvit.kb" --emit plan --target sm_90 --set batch_size=10 --set in_channels=3 \
+  --set image_size=32 2>&1 | head -n 1 | grep -o "[0-9]* launches"; }
+[ "$(cv)" = "45 launches" ] || fail "CViT b10: $(cv) by default, not 45"
+[ "$(KBC_GEMM_TAIL=2 cv)" = "39 launches" ] || fail "CViT b10 under KBC_GEMM_TAIL=2: $(KBC_GEMM_TAIL=2 cv), not 39"
 # A k-tile's chunks copied after one test for all of them (gemm_vec.c)
 "$kbc" compile "$mm" --emit cuda --specialize --target sm_90a $big --precision tf32 2>&1 |
   grep -q "if (_vok && _kb + 32 <= _kend && .* // every chunk whole and aligned" ||
