@@ -15,9 +15,10 @@
  * memory, per group of columns: the threads write their accumulators to
  * _Cs, then each takes one row (m = _m0 + _tid % BM, decoded once) and
  * strides over the group's columns, so that a warp stores 32 consecutive
- * m (the output is contiguous along m: convolutions); with a fold's tail
+ * m (the output is contiguous along m: convolutions); with a tail
  * (gemm_tail.c) each such thread then computes the tail's statements over
- * its row (emit_tail). */
+ * its row — or, for rows of GEMM_TAIL_WARP_COLUMNS columns or more, a warp
+ * each row, its lanes over the columns (emit_tail). */
 #include "gemm_impl.h"
 #include "ir/subst.h"
 
@@ -141,6 +142,16 @@ static staged_pass staged_pass_of(gemm_emitter *ge, int p) {
   return sp;
 }
 
+/* Loads in e of tensors value_of names, given as those values (so that
+ * a loop over the columns makes no row pointers into them). */
+static void substitute_values(cg_emit *out, const ir_expr *e, const char *const *value_of) {
+  if (e->op == IR_OP_LOAD && value_of[e->u.load.tensor->id]) {
+    cg_substitute(out, e, value_of[e->u.load.tensor->id]);
+    return;
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) substitute_values(out, e->arg[i], value_of);
+}
+
 /* The tail (gemm_tail.c), after the tile's values (a fold's running
  * values, else the contraction's sums) are in _Cs: a thread a row, the
  * stored statement's value per column into _Cs (stored where read later),
@@ -155,14 +166,31 @@ static void emit_tail(gemm_emitter *ge) {
   const cg_contraction *c = &plan->tiling.c;
   const ir_program *p = ge->ctx->p;
   const ir_stmt *t = gemm_stored_stmt(plan);
-  cg_line(out, "// the tail (%d statement%s): a thread a row of the tile, its %lld columns in _Cs", tl->n,
-          tl->n == 1 ? "" : "s", (long long)tl->ncol);
-  cg_line(out, "if (%s_mok) {", GEMM_THREADS > f->bm ? cg_fmt(out, "_tid < %d && ", f->bm) : "");
-  out->indent++;
+  /* Rows of GEMM_TAIL_WARP_COLUMNS columns or more go a warp each, its
+   * lanes over the columns and its sums by shuffles (128 columns: 4 steps
+   * a lane, not 128); shorter ones (conv3d's 24 channels) a thread each. */
+  int warp = tl->ncol >= GEMM_TAIL_WARP_COLUMNS;
+  const char *lane = warp ? "_wl" : "0";
+  if (warp) {
+    cg_line(out, "// the tail (%d statement%s): a warp a row of the tile, its lanes over the row's %lld columns in _Cs",
+            tl->n, tl->n == 1 ? "" : "s", (long long)tl->ncol);
+    cg_line(out, "for (int _ml = _tid / 32; _ml < %d; _ml += %d) {", f->bm, GEMM_THREADS / 32);
+    out->indent++;
+    cg_line(out, "const int _wl = _tid %% 32;");
+    cg_line(out, "const long long _m = _m0 + _ml;");
+    cg_line(out, "if (_m >= %s) break; // (the same for the warp's lanes)", gemm_mlimit(plan));
+    gemm_decode_named(ge, "_m", c->m, c->n_m, "");
+  } else {
+    cg_line(out, "// the tail (%d statement%s): a thread a row of the tile, its %lld columns in _Cs", tl->n,
+            tl->n == 1 ? "" : "s", (long long)tl->ncol);
+    cg_line(out, "if (%s_mok) {", GEMM_THREADS > f->bm ? cg_fmt(out, "_tid < %d && ", f->bm) : "");
+    out->indent++;
+  }
   /* T's values over the running ones or the sums (none to compute where
    * T is a fold's reduction itself and not stored) */
   if (tl->store_t || !fd || t->rhs != fd->red) {
-    cg_line(out, "for (int _c = 0; _c < %lld; ++_c) { // %s's values", (long long)tl->ncol, t->out->name);
+    cg_line(out, "for (int _c = %s; _c < %lld; %s) { // %s's values", lane, (long long)tl->ncol,
+            warp ? "_c += 32" : "++_c", t->out->name);
     out->indent++;
     cg_line(out, "const long long _n = _n0 + _c;");
     gemm_decode_named(ge, "_n", c->n, c->n_n, "");
@@ -171,6 +199,7 @@ static void emit_tail(gemm_emitter *ge) {
     if (tl->store_t) emit_store(ge, "_v", NULL);
     out->indent--;
     cg_line(out, "}");
+    if (warp) cg_line(out, "__syncwarp(); // the row's values, for every lane");
   }
   /* T's places: the names of s's indices there (the column: _tc) */
   const char **at = KBC_NEW_ARRAY(out->a, const char *, t->out->rank + 1);
@@ -190,11 +219,16 @@ static void emit_tail(gemm_emitter *ge) {
       names[id] = id == tl->col[k] ? "_tc" : tl->idx_pos[k][id] >= 0 ? at[tl->idx_pos[k][id]] : "0";
     out->s = u;
     out->idx = names;
-    cg_expr_ctx x = {.value_of = value_of};
+    /* a warp's row value: its one reduction split across the lanes, every
+     * lane left with the whole (shuffles by xor) */
+    cg_split split = {.reduce = cg_top_reduce(u->rhs), .team = {.size = 32, .lane = "_wl", .mask = "0xffffffffu"}};
+    cg_expr_ctx x = {.value_of = value_of, .split = warp && !tl->col_free[k] ? &split : NULL};
     cg_line(out, "// %s", cg_stmt_comment(out->a, u));
+    int saved = out->n_hoisted;
+    if (warp) substitute_values(out, u->rhs, value_of);
     if (tl->col_free[k]) {
       int hoisted = cg_hoist_invariants_in(out, u->rhs, &tl->col[k], 1, &x); /* (a division by a row's value: its reciprocal) */
-      cg_line(out, "for (long long _tc = 0; _tc < %lld; ++_tc) {", (long long)tl->ncol);
+      cg_line(out, "for (long long _tc = %s; _tc < %lld; %s) {", lane, (long long)tl->ncol, warp ? "_tc += 32" : "++_tc");
       out->indent++;
       const char *v = cg_float_value(out, u->rhs, cg_expr_in(out, u->rhs, &x));
       cg_line(out, "%s[%s] = %s;", ge->ctx->names->tensor[u->out->id], cg_offset(out, u->out, u->lhs), v);
@@ -209,9 +243,11 @@ static void emit_tail(gemm_emitter *ge) {
       out->indent--;
       cg_line(out, "}");
       if (tl->store[k])
-        cg_line(out, "%s[%s] = _tl%d;", ge->ctx->names->tensor[u->out->id], cg_offset(out, u->out, u->lhs), k);
+        cg_line(out, "%s%s[%s] = _tl%d;", warp ? "if (_wl == 0) " : "", ge->ctx->names->tensor[u->out->id],
+                cg_offset(out, u->out, u->lhs), k);
       value_of[u->out->id] = cg_fmt(out, "_tl%d", k);
     }
+    out->n_hoisted = saved;
   }
   out->s = saved_s;
   out->idx = saved_idx;

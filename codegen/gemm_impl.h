@@ -69,6 +69,10 @@ typedef struct cg_tail {
   int store_t;              /* T written */
 } cg_tail;
 
+/* A tail over rows of at least this many columns runs a warp a row
+ * (gemm_epilogue.c), shorter ones a thread a row. */
+enum { GEMM_TAIL_WARP_COLUMNS = 64 };
+
 /* The tail of the GEMM of statement i (with fold f, or NULL: none): the
  * statements after the stored one that qualify, or NULL for none. */
 const cg_tail *cg_find_tail(kbc_arena *a, const ir_program *p, const cg_target *t, int i, const unsigned char *heads,

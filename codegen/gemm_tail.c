@@ -35,7 +35,9 @@
  *     many columns (gemm_shape.min_bn), whose staged tile must fit (the
  *     plan then stages it, gemm_plan.c's plan_staging).  Such a GEMM is
  *     planned without wgmma; with split-K the tile's last slice adds the
- *     parts and then runs the tail.
+ *     parts and then runs the tail.  (Under KBC_GEMM_TAIL=2 a contraction
+ *     too small for the GEMM family becomes one where a tail would join
+ *     it: group.c's small_with_tail.)
  * opt.gemm_tail switches it (KBC_GEMM_TAIL): 1 (the default) behind a fold
  * only (conv3d -> min -> softmax 0.977-0.994x at b128 and b256, fp32 and
  * tf32), 2 behind a plain contraction too (checked by the emulator; to be

@@ -233,6 +233,22 @@ static int tiled_candidate(kbc_arena *a, const ir_stmt *s, const cg_options *o) 
          cg_extent_estimate(s, c.k, c.n_k) >= 8 && macs >= (double)(1 << 20);
 }
 
+/* Under opt.gemm_tail 2, the tail that makes statement i, a contraction
+ * below tiled_candidate's work (M and N of at least 16, K of at least 8),
+ * a GEMM after all: the statements after it that finish its rows (a
+ * linear layer's layer norm over 128 features at 20 rows, CViT's x1),
+ * one launch with it instead of a rows kernel and theirs; else NULL. */
+static const cg_tail *small_with_tail(kbc_arena *a, const ir_program *p, const cg_target *t, int i,
+                                      const unsigned char *heads) {
+  const ir_stmt *s = IR_STMT(p, i);
+  cg_contraction c;
+  if (t->opt.gemm_tail < 2 || t->opt.no_gemm || s->accumulate || !cg_find_contraction(a, s, &c) ||
+      cg_extent_estimate(s, c.m, c.n_m) < 16 || cg_extent_estimate(s, c.n, c.n_n) < 16 ||
+      cg_extent_estimate(s, c.k, c.n_k) < 8)
+    return NULL;
+  return cg_find_tail(a, p, t, i, heads, NULL);
+}
+
 /* ---- rows groups -------------------------------------------------------- */
 
 typedef struct {
@@ -672,9 +688,11 @@ int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, const 
       i += chain;
       continue;
     }
-    if (s->accumulate || tiled_candidate(a, s, o)) {
-      g[ng] = (cg_group){.first = i, .count = 1};
+    const cg_tail *pre = tiled_candidate(a, s, o) ? NULL : small_with_tail(a, p, t, i, heads);
+    if (s->accumulate || pre || tiled_candidate(a, s, o)) {
+      g[ng] = (cg_group){.first = i, .count = 1, .tail = pre};
       cg_group_family(a, p, t, &g[ng]);
+      g[ng].tail = NULL;
       cg_fold *f = KBC_NEW(a, cg_fold);
       if (g[ng].family == CG_FAMILY_GEMM && i + 1 < n && !(heads && heads[i + 1]) && cg_find_fold(a, p, t, i, f)) {
         g[ng].count = 2; /* the next statement's reduction folded into the tiles */
@@ -742,7 +760,7 @@ void cg_group_family(kbc_arena *a, const ir_program *p, const cg_target *t, cg_g
     return;
   }
   gemm_tiling tl;
-  if (g->count == 1 && tiled_candidate(a, s, &t->opt)) {
+  if (g->count == 1 && (g->tail || tiled_candidate(a, s, &t->opt))) { /* (a tail: small_with_tail) */
     if (!gemm_tile(a, t, s, &tl)) {
       rows_of_one(a, s, 1, g); /* cannot be tiled: a thread per output element */
       return;

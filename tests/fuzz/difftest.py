@@ -33,8 +33,9 @@ Oracles, per spec:
     operand read from a box of its tensor wherever it fits (KBC_GEMM_WIN=2, KBC_GEMM_ALWAYS=1), single-
     buffered (KBC_GEMM_WIN_PIPE=0; win_fold with the fold wherever it matches) or pipelined, the next
     step's box copied by cp.async (win_pipe, the default where two boxes fit; win_pipe32 on the GPU at fp32),
-    tail / tail_tf32: the statements after a GEMM (or its fold) over its rows in its epilogue (KBC_GEMM_TAIL=2, KBC_GEMM_FOLD=2,
-    KBC_GEMM_ALWAYS=1), persist / persist_gemm: specialized, every kernel a stage of one persistent
+    tail / tail_tf32: the statements after a GEMM (or its fold) over its rows in its epilogue
+    (KBC_GEMM_TAIL=2, KBC_GEMM_FOLD=2, KBC_GEMM_ALWAYS=1), row_tail: the same where the plans
+    choose (KBC_GEMM_TAIL=2 alone), persist / persist_gemm: specialized, every kernel a stage of one persistent
     kernel wherever they can be (KBC_PERSIST=2; persist_gemm with every contraction a tiled GEMM, split-K
     wherever K has two k-tiles), point_unroll: the float4 pointwise loop three groups a round, their
     loads issued first (KBC_POINT_UNROLL=3), rowsum: the rowsum IR pass, new
@@ -108,6 +109,8 @@ VARIANTS = {
                                     "KBC_GEMM_ALWAYS": "1"}),
     # the statements after a GEMM (or its fold) that finish its output a row at a time, in its epilogue (codegen/gemm_tail.c)
     "tail": (["--specialize"], {"KBC_GEMM_TAIL": "2", "KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1"}),
+    # the same where the plans choose (a contraction below the GEMM's work taken as one for its tail)
+    "row_tail": (["--specialize"], {"KBC_GEMM_TAIL": "2"}),
     # split-K wherever K has two k-tiles (the slices' sums through scratch, added in slice order), every
     # contraction a tiled GEMM; and with wgmma, m- or n-contiguous operands copied transposed (KBC_GEMM_WGMMA_T)
     "split": ([], {"KBC_GEMM_SPLIT": "2", "KBC_GEMM_ALWAYS": "1"}),
@@ -154,6 +157,7 @@ GPU_VARIANTS = {
                             "KBC_SPECIALIZE": "1"}),
     "tail": ("fp32", {"KBC_GEMM_TAIL": "2", "KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
     "tail_tf32": ("tf32", {"KBC_GEMM_TAIL": "2", "KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
+    "row_tail": ("fp32", {"KBC_GEMM_TAIL": "2", "KBC_SPECIALIZE": "1"}),
     "generic": ("fp32", {"KBC_SPECIALIZE": "0"}),  # the code for any binding (the runtime specializes by default)
     "split": ("fp32", {"KBC_GEMM_SPLIT": "2", "KBC_GEMM_ALWAYS": "1"}),
     "split_tf32": ("tf32", {"KBC_GEMM_SPLIT": "2", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
