@@ -688,8 +688,9 @@ int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, const 
       i += chain;
       continue;
     }
-    const cg_tail *pre = tiled_candidate(a, s, o) ? NULL : small_with_tail(a, p, t, i, heads);
-    if (s->accumulate || pre || tiled_candidate(a, s, o)) {
+    int tiled = tiled_candidate(a, s, o);
+    const cg_tail *pre = tiled ? NULL : small_with_tail(a, p, t, i, heads);
+    if (s->accumulate || pre || tiled) {
       g[ng] = (cg_group){.first = i, .count = 1, .tail = pre};
       cg_group_family(a, p, t, &g[ng]);
       g[ng].tail = NULL;
