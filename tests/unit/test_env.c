@@ -209,7 +209,7 @@ static void test_cg_options_apply(void **state) {
   (void)state;
   cg_options o = cg_options_default();
   kbc_buf err = {0};
-  assert_int_equal(cg_options_apply(&o, "KBC_GEMM_STAGES=3, KBC_NO_VEC=yes  KBC_GEMM_TAIL=off,KBC_FP32_MMA=0", &err), 0);
+  assert_int_equal(cg_options_apply(&o, "KBC_GEMM_STAGES=3, KBC_NO_VEC=yes  KBC_GEMM_TAIL=0,KBC_FP32_MMA=0", &err), 0);
   assert_int_equal(o.gemm_stages, 3);
   assert_int_equal(o.no_vec, 1);
   assert_int_equal(o.gemm_tail, 0);
