@@ -222,6 +222,13 @@ static double product_tile(const ir_stmt *s, const int *ids, int n) {
  * element, which at m = k = n = 4096 is 10x slower.  None with opt.no_gemm
  * (debugging: rows schedules only); every contraction with
  * opt.gemm_always (testing). */
+/* Contraction c of s wide enough for a tile: M and N of at least 16, K of
+ * at least 8 (estimated). */
+static int tile_sized(const ir_stmt *s, const cg_contraction *c) {
+  return cg_extent_estimate(s, c->m, c->n_m) >= 16 && cg_extent_estimate(s, c->n, c->n_n) >= 16 &&
+         cg_extent_estimate(s, c->k, c->n_k) >= 8;
+}
+
 static int tiled_candidate(kbc_arena *a, const ir_stmt *s, const cg_options *o) {
   if (o->no_gemm) return 0;
   cg_contraction c;
@@ -229,13 +236,11 @@ static int tiled_candidate(kbc_arena *a, const ir_stmt *s, const cg_options *o) 
   if (o->gemm_always) return 1;
   double macs = product_tile(s, c.m, c.n_m) * product_tile(s, c.n, c.n_n) * product_tile(s, c.bat, c.n_b) *
                 product_tile(s, c.k, c.n_k);
-  return cg_extent_estimate(s, c.m, c.n_m) >= 16 && cg_extent_estimate(s, c.n, c.n_n) >= 16 &&
-         cg_extent_estimate(s, c.k, c.n_k) >= 8 && macs >= (double)(1 << 20);
+  return tile_sized(s, &c) && macs >= (double)(1 << 20);
 }
 
 /* Under opt.gemm_tail 2, the tail that makes statement i, a contraction
- * below tiled_candidate's work (M and N of at least 16, K of at least 8),
- * a GEMM after all: the statements after it that finish its rows (a
+ * below tiled_candidate's work but tile_sized, a GEMM after all: the statements after it that finish its rows (a
  * linear layer's layer norm over 128 features at 20 rows, CViT's x1),
  * one launch with it instead of a rows kernel and theirs; else NULL. */
 static const cg_tail *small_with_tail(kbc_arena *a, const ir_program *p, const cg_target *t, int i,
@@ -243,8 +248,7 @@ static const cg_tail *small_with_tail(kbc_arena *a, const ir_program *p, const c
   const ir_stmt *s = IR_STMT(p, i);
   cg_contraction c;
   if (t->opt.gemm_tail < 2 || t->opt.no_gemm || s->accumulate || !cg_find_contraction(a, s, &c) ||
-      cg_extent_estimate(s, c.m, c.n_m) < 16 || cg_extent_estimate(s, c.n, c.n_n) < 16 ||
-      cg_extent_estimate(s, c.k, c.n_k) < 8)
+      !tile_sized(s, &c))
     return NULL;
   return cg_find_tail(a, p, t, i, heads, NULL);
 }
@@ -693,14 +697,17 @@ int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, const 
     if (s->accumulate || pre || tiled) {
       g[ng] = (cg_group){.first = i, .count = 1, .tail = pre};
       cg_group_family(a, p, t, &g[ng]);
-      g[ng].tail = NULL;
       cg_fold *f = KBC_NEW(a, cg_fold);
-      if (g[ng].family == CG_FAMILY_GEMM && i + 1 < n && !(heads && heads[i + 1]) && cg_find_fold(a, p, t, i, f)) {
+      if (g[ng].family != CG_FAMILY_GEMM) {
+        g[ng].tail = NULL;
+      } else if (i + 1 < n && !(heads && heads[i + 1]) && cg_find_fold(a, p, t, i, f)) {
         g[ng].count = 2; /* the next statement's reduction folded into the tiles */
         g[ng].fold = f;
+        g[ng].tail = cg_find_tail(a, p, t, i, heads, f); /* the rows after it, per row of the tile */
+      } else if (!pre) {
+        g[ng].tail = cg_find_tail(a, p, t, i, heads, NULL); /* the rows after the contraction */
       }
-      if (g[ng].family == CG_FAMILY_GEMM && (g[ng].tail = cg_find_tail(a, p, t, i, heads, g[ng].fold)))
-        g[ng].count += g[ng].tail->n; /* and the rows after it, per row of the tile */
+      if (g[ng].tail) g[ng].count += g[ng].tail->n;
       i += g[ng++].count;
       continue;
     }
