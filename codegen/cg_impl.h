@@ -241,7 +241,7 @@ typedef struct {
   int saved;       /* E->n_hoisted before the loop's pointers */
 } cg_flat;
 void cg_flat_loop(cg_emit *E, cg_flat *L, int n, const int *ids, const char *start, int step,
-                  const ir_expr *const *body, int n_body);
+                  const ir_expr *const *body, int n_body, const cg_expr_ctx *x);
 void cg_flat_loop_end(cg_emit *E, const cg_flat *L);
 /* Whether load e's flat offset steps by one along the flattened loop
  * indices ids[0..n) of E->s (the last fastest); if so, its offset with

@@ -265,9 +265,12 @@ sym *cg_contiguous_base(cg_emit *E, const ir_expr *e, int n, const int *ids) {
 }
 
 /* Loads in e (outside nested reductions) contiguous along the loop: a
- * pointer to their row before the loop, indexed by the loop counter. */
-static void flat_pointers(cg_emit *E, const ir_expr *e, int n, const int *ids, const char *counter) {
+ * pointer to their row before the loop, indexed by the loop counter.
+ * Loads of a tensor x gives as a value (x->value_of) read no memory: none. */
+static void flat_pointers(cg_emit *E, const ir_expr *e, int n, const int *ids, const char *counter,
+                          const cg_expr_ctx *x) {
   if (e->op == IR_OP_REDUCE || E->n_hoisted >= CG_MAX_HOISTED) return;
+  if (e->op == IR_OP_LOAD && x && x->value_of && x->value_of[e->u.load.tensor->id]) return;
   if (e->op == IR_OP_LOAD && !e->u.load.padded) {
     int mentions = 0;
     for (int i = 0; i < n; i++) mentions |= ir_expr_mentions_index(e, ids[i]);
@@ -282,7 +285,7 @@ static void flat_pointers(cg_emit *E, const ir_expr *e, int n, const int *ids, c
     }
     return;
   }
-  for (int i = 0; i < ir_op_info[e->op].arity; i++) flat_pointers(E, e->arg[i], n, ids, counter);
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) flat_pointers(E, e->arg[i], n, ids, counter, x);
 }
 
 int cg_mentions_unhoisted(const cg_emit *E, const ir_expr *e, const int *ids, int n) {
@@ -301,11 +304,11 @@ int cg_mentions_unhoisted(const cg_emit *E, const ir_expr *e, const int *ids, in
 /* step: the C expression added per iteration; step_ll: the same as a
  * long long, to decode into digits. */
 static void flat_loop(cg_emit *E, cg_flat *L, int n, const int *ids, const char *start, const char *step,
-                      const char *step_ll, const ir_expr *const *body, int n_body) {
+                      const char *step_ll, const ir_expr *const *body, int n_body, const cg_expr_ctx *x) {
   *L = (cg_flat){.n = n, .ids = ids, .inc = NULL, .saved = E->n_hoisted};
   if (n == 1) { /* a plain loop */
     const char *v = E->idx[ids[0]];
-    for (int i = 0; i < n_body; i++) flat_pointers(E, body[i], n, ids, v);
+    for (int i = 0; i < n_body; i++) flat_pointers(E, body[i], n, ids, v, x);
     cg_line(E, "#pragma unroll %d", flat_unroll(E));
     cg_line(E, "for (long long %s = %s; %s < %s; %s += %s) {", v, start, v, cg_sym(E, E->s->index[ids[0]].extent), v,
             step);
@@ -314,7 +317,7 @@ static void flat_loop(cg_emit *E, cg_flat *L, int n, const int *ids, const char 
   }
   const char *total = cg_extent_product(E, ids, n);
   const char *f = fresh(E, "f"), *q = fresh(E, "q");
-  for (int i = 0; i < n_body; i++) flat_pointers(E, body[i], n, ids, f);
+  for (int i = 0; i < n_body; i++) flat_pointers(E, body[i], n, ids, f, x);
   /* With the body known and every use of the indices through a row
    * pointer, the loop counter alone: no digits to maintain. */
   int need_digits = n_body == 0;
@@ -338,9 +341,9 @@ static void flat_loop(cg_emit *E, cg_flat *L, int n, const int *ids, const char 
 }
 
 void cg_flat_loop(cg_emit *E, cg_flat *L, int n, const int *ids, const char *start, int step,
-                  const ir_expr *const *body, int n_body) {
+                  const ir_expr *const *body, int n_body, const cg_expr_ctx *x) {
   flat_loop(E, L, n, ids, start, kbc_arena_printf(E->a, "%d", step), kbc_arena_printf(E->a, "%dLL", step), body,
-            n_body);
+            n_body, x);
 }
 
 void cg_flat_loop_end(cg_emit *E, const cg_flat *L) {
@@ -469,12 +472,12 @@ static const char *reduce(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x) {
      * along each row's last index (the caller combines). */
     cg_flat rows;
     flat_loop(E, &rows, n - 1, e->u.reduce.vars, split->part_start, split->part_step,
-              kbc_arena_printf(E->a, "(long long)%s", split->part_step), NULL, 0);
+              kbc_arena_printf(E->a, "(long long)%s", split->part_step), NULL, 0, x);
     const int *last = &e->u.reduce.vars[n - 1];
     const char *lane = split->team.lane ? split->team.lane : "_lane";
     if (!cg_vec_loop(E, *last, lane, split->team.size, &(cg_vec_body){.value = e->arg[0], .acc = &into}, x)) {
       const ir_expr *body = e->arg[0];
-      cg_flat_loop(E, &loop, 1, last, lane, split->team.size, &body, 1);
+      cg_flat_loop(E, &loop, 1, last, lane, split->team.size, &body, 1, x);
       const char *term = as_float(E, body, expr(E, body, x));
       cg_acc_add(E, &into, 1, &term);
       cg_flat_loop_end(E, &loop);
@@ -487,12 +490,12 @@ static const char *reduce(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x) {
     /* This thread's part of the reduction space (the caller combines). */
     const ir_expr *body = e->arg[0];
     flat_loop(E, &loop, n, e->u.reduce.vars, split->part_start, split->part_step,
-              kbc_arena_printf(E->a, "(long long)%s", split->part_step), &body, 1);
+              kbc_arena_printf(E->a, "(long long)%s", split->part_step), &body, 1, x);
   } else if (coop) {
     /* One flat loop over the reduction space, strided across the team. */
     const ir_expr *body = e->arg[0];
     cg_flat_loop(E, &loop, n, e->u.reduce.vars, split->team.lane ? split->team.lane : "_lane", split->team.size,
-                 &body, 1);
+                 &body, 1, x);
   }
   /* A long serial sum in blocks (see sum_blocks): loops 0..lvl-1 as they
    * are, loop lvl in chunks of `chunk` (the whole loop where chunk is 0),

@@ -142,16 +142,6 @@ static staged_pass staged_pass_of(gemm_emitter *ge, int p) {
   return sp;
 }
 
-/* Loads in e of tensors value_of names, given as those values (so that
- * a loop over the columns makes no row pointers into them). */
-static void substitute_values(cg_emit *out, const ir_expr *e, const char *const *value_of) {
-  if (e->op == IR_OP_LOAD && value_of[e->u.load.tensor->id]) {
-    cg_substitute(out, e, value_of[e->u.load.tensor->id]);
-    return;
-  }
-  for (int i = 0; i < ir_op_info[e->op].arity; i++) substitute_values(out, e->arg[i], value_of);
-}
-
 /* The tail (gemm_tail.c), after the tile's values (a fold's running
  * values, else the contraction's sums) are in _Cs: a thread a row, the
  * stored statement's value per column into _Cs (stored where read later),
@@ -225,7 +215,6 @@ static void emit_tail(gemm_emitter *ge) {
     cg_expr_ctx x = {.value_of = value_of, .split = warp && !tl->col_free[k] ? &split : NULL};
     cg_line(out, "// %s", cg_stmt_comment(out->a, u));
     int saved = out->n_hoisted;
-    if (warp) substitute_values(out, u->rhs, value_of);
     if (tl->col_free[k]) {
       int hoisted = cg_hoist_invariants_in(out, u->rhs, &tl->col[k], 1, &x); /* (a division by a row's value: its reciprocal) */
       cg_line(out, "for (long long _tc = %s; _tc < %lld; %s) {", lane, (long long)tl->ncol, warp ? "_tc += 32" : "++_tc");

@@ -402,7 +402,7 @@ static void emit_warp_per_element(cg_emit *E, int team, const ir_stmt *s, const 
   int hoisted = cg_hoist_invariants(E, s->rhs, st->inner, st->n_inner);
   cg_line(E, "const int _wl = threadIdx.x %% 32; // lane in the warp: warps take inner elements");
   cg_flat loop;
-  cg_flat_loop(E, &loop, st->n_inner, st->inner, team > 32 ? "_lane / 32" : "0", team / 32, NULL, 0);
+  cg_flat_loop(E, &loop, st->n_inner, st->inner, team > 32 ? "_lane / 32" : "0", team / 32, NULL, 0, NULL);
   cg_split split = {.reduce = cg_top_reduce(s->rhs), .team = {.size = 32, .lane = "_wl", .mask = "0xffffffffu"}};
   const char *v = cg_float_value(E, s->rhs, cg_expr_in(E, s->rhs, &(cg_expr_ctx){.split = &split}));
   cg_line(E, "if (_wl == 0) %s = %s;", store, v);
@@ -423,7 +423,7 @@ static void emit_strided(cg_emit *E, int team, const ir_stmt *s, const rows_stmt
     return;
   }
   cg_flat loop;
-  cg_flat_loop(E, &loop, st->n_inner, st->inner, team > 1 ? "_lane" : "0", team, body, 2);
+  cg_flat_loop(E, &loop, st->n_inner, st->inner, team > 1 ? "_lane" : "0", team, body, 2, NULL);
   const char *v = cg_float_value(E, s->rhs, cg_expr(E, s->rhs));
   cg_line(E, "%s = %s;", cg_expr(E, &target), v);
   cg_flat_loop_end(E, &loop);

@@ -37,7 +37,7 @@ typedef struct {
 /* The loads of e along index j into R; any such load that is not one
  * float per step (padded, strided, of a tensor the kernel also writes, in
  * a nested reduction) refuses the loop. */
-static void collect(cg_emit *E, const ir_expr *e, int j, vec_rows *R) {
+static void collect(cg_emit *E, const ir_expr *e, int j, vec_rows *R, const cg_expr_ctx *x) {
   for (int i = 0; i < E->n_hoisted; i++)
     if (E->hoisted[i] == e && !E->hoisted_recip[i]) return;
   if (e->op == IR_OP_REDUCE) {
@@ -45,11 +45,15 @@ static void collect(cg_emit *E, const ir_expr *e, int j, vec_rows *R) {
     return;
   }
   if (e->op != IR_OP_LOAD) {
-    for (int i = 0; i < ir_op_info[e->op].arity; i++) collect(E, e->arg[i], j, R);
+    for (int i = 0; i < ir_op_info[e->op].arity; i++) collect(E, e->arg[i], j, R, x);
     return;
   }
   if (!ir_expr_mentions_index(e, j)) return;
   const ir_tensor *t = e->u.load.tensor;
+  if (x && x->value_of && x->value_of[t->id]) { /* a value, not a row in memory */
+    R->refuse = 1;
+    return;
+  }
   sym *base = e->u.load.padded || (E->written && E->written[t->id] == 1) ? NULL : cg_contiguous_base(E, e, 1, &j);
   if (!base || R->n_load == CG_MAX_HOISTED) {
     R->refuse = 1;
@@ -101,7 +105,7 @@ int cg_vec_loop(cg_emit *E, int j, const char *lane, int step, const cg_vec_body
     R.n_row = 1;
     store_row = 0;
   }
-  collect(E, b->value, j, &R);
+  collect(E, b->value, j, &R, x);
   if (R.refuse || R.n_load == 0 || E->n_hoisted + R.n_load > CG_MAX_HOISTED) return 0;
   for (int i = 0; i < R.n_load && store_row == 0; i++)
     if (R.load[i]->u.load.tensor == R.tensor[0]) return 0; /* reads what it writes */

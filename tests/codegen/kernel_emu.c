@@ -1,7 +1,7 @@
 /* kernel_emu.c — checks the generated kernels on the CPU, without a GPU.
  *
- *   kernel_emu SPEC [--tf32] [--sm90a] [--chain] [--specialize] [--misalign] [--inputs LO:HI] [--grid N] [--dir DIR]
- *              [--cxx CXX] AXIS=N ...
+ *   kernel_emu SPEC [--tf32] [--sm90a] [--chain] [--specialize] [--misalign] [--codegen-only] [--inputs LO:HI]
+ *              [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ...
  *
  * Compiles SPEC, binds its var axes, gives the inputs pseudo-random values
  * (uniform in [LO, HI), default [-1, 1)) and runs the reference interpreter.  Then every kernel of the generated
@@ -42,6 +42,12 @@
  * earlier values included; then every tensor the program writes must match
  * the interpreter's final values (those in memory: a temporary that no
  * kernel takes stays on chip).  The differential fuzzer uses it.
+ *
+ * --codegen-only stops once the kernels are generated and the binding
+ * checked: nothing is interpreted or emulated.  The sanitizer build runs
+ * the codegen/emu tests so (the compiler under ASan and UBSan on every
+ * case; the emulated kernels, never instrumented, are the Release run's):
+ * KBC_EMU_CODEGEN_ONLY=1 in the environment means the same.
  * Exit status: 0 all match, 1 a kernel failed, 2 usage or setup error,
  * 77 no C++ compiler (skip). */
 #include <math.h>
@@ -307,7 +313,7 @@ static int run_chain(emu *E, const ir_binding *B, const char *dir, const char *c
   return bad ? 1 : 0;
 }
 
-#define USAGE "usage: kernel_emu SPEC [--tf32] [--sm90a] [--chain] [--specialize] [--misalign] [--inputs LO:HI] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ..."
+#define USAGE "usage: kernel_emu SPEC [--tf32] [--sm90a] [--chain] [--specialize] [--misalign] [--codegen-only] [--inputs LO:HI] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ..."
 
 /* The inputs' pseudo-random values, uniform in [lo, hi), in declaration
  * order (other compilations of the spec are given copies: same_outputs). */
@@ -396,6 +402,8 @@ static int same_as_lowered(emu *E, double **pdata) {
 static int emu_run(emu *E, int argc, char **argv) {
   const char *spec = NULL, *dir = "/tmp/kbc_kernel_emu", *cxx = getenv("CXX") ? getenv("CXX") : "c++";
   int tf32 = 0, sm90a = 0, gridcap = 3, nsets = 0, chain = 0, specialize = 0;
+  const char *only = getenv("KBC_EMU_CODEGEN_ONLY");
+  int codegen_only = only && *only && strcmp(only, "0");
   double lo = -1, hi = 1;
   const char *sets[64];
   for (int i = 1; i < argc; i++) {
@@ -404,6 +412,7 @@ static int emu_run(emu *E, int argc, char **argv) {
     else if (!strcmp(argv[i], "--chain")) chain = 1;
     else if (!strcmp(argv[i], "--specialize")) specialize = 1;
     else if (!strcmp(argv[i], "--misalign")) misalign = 1;
+    else if (!strcmp(argv[i], "--codegen-only")) codegen_only = 1;
     else if (!strcmp(argv[i], "--inputs") && i + 1 < argc) {
       if (sscanf(argv[++i], "%lf:%lf", &lo, &hi) != 2 || !(lo < hi)) return fail("--inputs takes LO:HI", NULL);
     }
@@ -417,7 +426,7 @@ static int emu_run(emu *E, int argc, char **argv) {
   if (!spec) return fail(USAGE, NULL);
   char cmd[4096], path[2048];
   snprintf(cmd, sizeof cmd, "command -v '%s' > /dev/null 2>&1", cxx);
-  if (system(cmd)) {
+  if (!codegen_only && system(cmd)) {
     printf("SKIP: no C++ compiler (%s)\n", cxx);
     return 77;
   }
@@ -457,6 +466,10 @@ static int emu_run(emu *E, int argc, char **argv) {
   const cg_program g = E->g;
   ir_binding B;
   if (!ir_bind(p, a, vars, &B, d)) return fail(kbc_diag_text(d), NULL);
+  if (codegen_only) {
+    printf("codegen only: %d kernels generated, none emulated\n", g.n_kernels);
+    return 0;
+  }
   double **data = E->data = calloc((size_t)p->tensors.len + 1, sizeof *data);
   fill_inputs(p, &B, data, lo, hi);
   if (!ir_interp(p, &B, data, d)) return fail(kbc_diag_text(d), NULL);
