@@ -33,7 +33,9 @@
  * value is built on a single top reduction of at least RF_TERMS terms over
  * two indices or more, not a contraction (the GEMM family splits K), and
  * an outer reduction index of at least RF_MIN_PART values leaves
- * RF_MIN_REST terms or more to each part. */
+ * RF_MIN_REST terms or more to each part.  A long reduction of few
+ * outputs that rule leaves (one index; a product of loads too narrow for
+ * the GEMM family) has its longest index cut in parts (row_parts). */
 #include <string.h>
 
 #include "ir/cost.h"
@@ -458,9 +460,59 @@ static void split_column(hoister *H, ir_expr *r, int v, int64_t P) {
   r->u.reduce.n_vars = 1;
 }
 
+/* ---- long rows split in parts ------------------------------------------------
+ *
+ * What rfactor_index leaves: a long reduction of few outputs over one
+ * index (`n2[b] = sum(j: x[b, j] * x[b, j])`, 4 rows of 2^25: four
+ * blocks on the whole GPU, each reading 128 MB alone), or one that is a
+ * product of loads too narrow for the GEMM family (a matrix-vector
+ * product of 64 rows).  Its longest reduced index splits at a divisor P
+ * of its extent as the column sums' does (split_column, the part index
+ * first):
+ *     n2.part[j_part, b] = sum(j: x[b, j_part * (E / P) + j] * ...)
+ *     n2[b]              = sum(j_part: n2.part[j_part, b])
+ * the smallest P that gives ROW_POINTS parts in all, each of ROW_MIN_PART
+ * terms or more (fewer parts where the divisors allow no more).  Only
+ * where the sizes are known, for 1 to RF_OUTPUTS outputs (of a statement
+ * with free indices) of RF_TERMS terms or more each. */
+enum { ROW_POINTS = 1024, ROW_MIN_PART = 4096 };
+
+/* The parts to split the long rows of r (s's top reduction) into, its
+ * index in *v; 0 for none. */
+static int64_t row_parts(const ir_stmt *s, const ir_expr *r, int *v) {
+  int64_t outputs = 1, terms = 1, e, best = -1;
+  int n_free = 0;
+  for (int i = 0; i < s->n_index; i++) {
+    if (s->index[i].kind != IR_IDX_FREE) continue;
+    if (!const_extent(s, i, &e)) return 0;
+    outputs *= e;
+    n_free++;
+  }
+  /* (a rank-0 statement is the point family's, split across the grid;
+   * one of free indices of extent 1 a rows kernel of one block) */
+  if (!n_free || outputs > RF_OUTPUTS) return 0;
+  for (int k = 0; k < r->u.reduce.n_vars; k++) {
+    int id = r->u.reduce.vars[k];
+    if (!const_extent(s, id, &e)) return 0;
+    terms *= e;
+    if (e >= best) {
+      best = e;
+      *v = id;
+    }
+  }
+  if (terms < RF_TERMS) return 0;
+  int64_t parts = 0;
+  for (int64_t d = 2; terms / d >= ROW_MIN_PART && d <= best; d++) {
+    if (best % d) continue;
+    parts = d;
+    if (outputs * d >= ROW_POINTS) break;
+  }
+  return parts;
+}
+
 /* s's top reductions (outside where() and other reductions); the one to
- * split when there is exactly one and rfactor_index (or column_parts)
- * finds its index. */
+ * split when there is exactly one and rfactor_index (or column_parts, or
+ * row_parts) finds its index. */
 static void rfactor(hoister *H) {
   const ir_expr *r[2];
   if (H->s->accumulate || ir_top_reductions(H->s->rhs, r, 0, 2, 1) != 1) return;
@@ -470,6 +522,7 @@ static void rfactor(hoister *H) {
     return;
   }
   int64_t parts = column_parts(H->p->arena, H->s, r[0], &v);
+  if (parts < 2) parts = row_parts(H->s, r[0], &v);
   if (parts >= 2) split_column(H, (ir_expr *)r[0], v, parts);
 }
 

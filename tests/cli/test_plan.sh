@@ -494,6 +494,19 @@ grep -qF 'c.part[i_part, j] = sum(i: w[128*i_part + i, j])' <<<"$cs_plan" || fai
 grep -A1 -F 'column_sums_k0_c_part' <<<"$cs_plan" | tail -1 | grep -qF 'c.part[' &&
   grep -A2 -F 'column_sums_k0_c_part' <<<"$cs_plan" | tail -1 | grep -qE '^ +1 +column_sums_k1_c ' ||
   fail "column sums: the parts not a kernel of their own"
+# Long rows of few outputs cut in parts (hoist.c row_parts) where the sizes
+# are known: 3 rows of 135,168 into 33 parts of 4,096 (99 blocks, not 3);
+# a prime extent left whole; the generic code untouched.
+rp=$src/tests/codegen/specs/rowparts.kb
+rp_plan=$(KBC_SPECIALIZE=1 "$kbc" compile "$rp" --target sm_90 --emit plan --set n=3 --set m=135168 2>&1)
+grep -qF 'ss.part[j_part, i] = sum(j: x[i, 4096*j_part + j] * x[i, 4096*j_part + j])' <<<"$rp_plan" ||
+  fail "rowparts: the sum of squares not cut in parts"
+grep -qE '^ +0 +rowparts_k0_ss_part +rows +\[99, 1, 1\]' <<<"$rp_plan" || fail "rowparts: the parts not 99 blocks"
+grep -qF 'mx[i] = max(j: mx.part[j, i])' <<<"$rp_plan" || fail "rowparts: the max's parts not combined by max"
+[ "$(KBC_SPECIALIZE=1 "$kbc" compile "$rp" --target sm_90 --emit plan --set n=2 --set m=131101 2>&1 | grep -c '\.part\[')" = 0 ] ||
+  fail "rowparts: a prime extent cut"
+[ "$(KBC_SPECIALIZE=0 "$kbc" compile "$rp" --target sm_90 --emit plan --set n=3 --set m=135168 2>&1 | grep -c '\.part\[')" = 0 ] ||
+  fail "rowparts: cut in the generic code"
 # A one-point group pays for what its statements lose on one team (group.c,
 # join_loss): the fuzzer's spec of seed 28 keeps its 1,152-element score
 # matrix out of the one-block group of its small statements.

@@ -64,6 +64,7 @@ class Gen:
         # as they were (a seed's spec changes only where such a draw changes it)
         self.r_late = random.Random(seed ^ 0x5EED5)
         self.r_tail = random.Random(seed ^ 0x7A11)  # (its own: the specs before it kept their draws)
+        self.r_tail_vec = random.Random(seed ^ 0x7A12)  # (likewise)
         self.size = size
         self.features = set(features)
         self.lines = []  # declarations
@@ -164,6 +165,15 @@ class Gen:
     # ---- tensors ---------------------------------------------------------
     def shape_text(self, dims):
         return "" if not dims else "[" + ", ".join(d.text for d in dims) + "]"
+
+    def new_const(self, v):
+        """A new constant axis of value v (declared where the spec's
+        declarations are: axes may come in any order)."""
+        name = self.fresh("c")
+        d = Dim(name, (lambda v: (lambda B: v))(v), ("const", v))
+        d.cval = v  # (not among self.axes: later draws over the axes stay as they were)
+        self.lines.append(f"axis {name} const {v}")
+        return d
 
     def new_input(self, dims):
         name = self.fresh("x")
@@ -491,6 +501,9 @@ class Gen:
             if len(M) == 1:
                 M = M + [rt.choice(self.all_dims())]
             N = [rt.choice(self.consts)]
+            if self.r_tail_vec.random() < 0.4:
+                # rows of 64 or more columns: the tail a warp a row
+                N = [self.new_const(self.r_tail_vec.choice([64, 80, 96, 128]))]
         if self.numel(M + N) > self.limit or self.numel(M + Kd) > self.limit or self.numel(Kd + N) > self.limit:
             return None
         if self.numel(M + N + Kd) > self.work_limit or self.numel(Kd) > MAX_TERMS:
@@ -583,7 +596,13 @@ class Gen:
             a = rt.choice(other if other and (tail or rt.random() < 0.75) else kept)
             rows = [ix for ix in kept if ix is not a]
             at = f"tanh({t.name}[{', '.join(ix.name for ix in kept)}])"
-            red = self.reduce_stmt("tensor", rt.choice(["sum", "max"]), [a], at, self.numel([a.dim]), rows)
+            body = at
+            if self.r_tail_vec.random() < 0.5:
+                # beside a vector along the row (a weighted row sum: the
+                # tail's column loop reads the row's values beside memory)
+                v = self.new_input([a.dim])
+                body = f"{at} * {v.name}[{a.name}]"
+            red = self.reduce_stmt("tensor", rt.choice(["sum", "max"]), [a], body, self.numel([a.dim]), rows)
             z = self.fresh("y")
             self.lines.append(f"output {z} f32{self.shape_text([ix.dim for ix in kept])}")
             self.stmts.append(f"{z}[{', '.join(ix.name for ix in kept)}] = "
