@@ -62,6 +62,15 @@ ok "softmax_middle at 1x1x1" "$ex/softmax_middle.kb" --set a=1 --set b=1 --set c
 ok "matmul_bias_gelu at 1x1x1" "$ex/matmul_bias_gelu.kb" --set m=1 --set k=1 --set n=1
 ok "matmul_bias_gelu, seed 12345" "$ex/matmul_bias_gelu.kb" --set m=17 --set k=300 --set n=5 --seed 12345
 
+# long rows of few outputs cut in parts (hoist.c row_parts, specialized by
+# default): 3 rows of 2^22 (1,024 parts), one row, a prime extent whole
+rp=$src/tests/codegen/specs/rowparts.kb
+ok "rowparts 3 x 2^22" "$rp" --set n=3 --set m=4194304
+ok "rowparts 1 x 2^20" "$rp" --set n=1 --set m=1048576
+ok "rowparts at a prime extent" "$rp" --set n=2 --set m=131101
+# a GEMM tail whose row sum reads a vector along the row (KBC_GEMM_TAIL=2)
+KBC_GEMM_TAIL=2 ok "gemm_tail_vec" "$src/tests/codegen/specs/gemm_tail_vec.kb" --set m=300
+
 # the persistent kernel (KBC_PERSIST=2): CViT's chain; SAM-HQ 32x32, whose
 # stages' static shared memory with the dynamic exceeds a block, so the
 # runtime falls back to the kernels one by one (inputs narrowed: at [-1, 1)
