@@ -475,7 +475,7 @@ static void split_column(hoister *H, ir_expr *r, int v, int64_t P) {
  * terms or more (fewer parts where the divisors allow no more).  Only
  * where the sizes are known, for 1 to RF_OUTPUTS outputs (of a statement
  * with free indices) of RF_TERMS terms or more each. */
-enum { ROW_POINTS = 1024, ROW_MIN_PART = 4096 };
+enum { ROW_POINTS = 1024, ROW_MIN_PART = 4096, ROW_MAX_PARTS = 1 << 16 /* (the divisors searched) */ };
 
 /* The parts to split the long rows of r (s's top reduction) into, its
  * index in *v; 0 for none. */
@@ -502,7 +502,7 @@ static int64_t row_parts(const ir_stmt *s, const ir_expr *r, int *v) {
   }
   if (terms < RF_TERMS) return 0;
   int64_t parts = 0;
-  for (int64_t d = 2; terms / d >= ROW_MIN_PART && d <= best; d++) {
+  for (int64_t d = 2; terms / d >= ROW_MIN_PART && d <= best && d <= ROW_MAX_PARTS; d++) {
     if (best % d) continue;
     parts = d;
     if (outputs * d >= ROW_POINTS) break;
