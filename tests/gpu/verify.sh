@@ -68,6 +68,7 @@ rp=$src/tests/codegen/specs/rowparts.kb
 ok "rowparts 3 x 2^22" "$rp" --set n=3 --set m=4194304
 ok "rowparts 1 x 2^20" "$rp" --set n=1 --set m=1048576
 ok "rowparts at a prime extent" "$rp" --set n=2 --set m=131101
+ok "layernorm over 2 rows of 2^22, mean and variance in parts" "$ex/layernorm.kb" --set rows=2 --set cols=4194304
 # a GEMM tail whose row sum reads a vector along the row (KBC_GEMM_TAIL=2)
 KBC_GEMM_TAIL=2 ok "gemm_tail_vec" "$src/tests/codegen/specs/gemm_tail_vec.kb" --set m=300
 
