@@ -512,18 +512,37 @@ static int64_t row_parts(const ir_stmt *s, const ir_expr *r, int *v) {
 
 /* s's top reductions (outside where() and other reductions); the one to
  * split when there is exactly one and rfactor_index (or column_parts, or
- * row_parts) finds its index. */
-static void rfactor(hoister *H) {
+ * row_parts) finds its index.  Whether row_parts split it. */
+static int rfactor(hoister *H) {
   const ir_expr *r[2];
-  if (H->s->accumulate || ir_top_reductions(H->s->rhs, r, 0, 2, 1) != 1) return;
+  if (H->s->accumulate || ir_top_reductions(H->s->rhs, r, 0, 2, 1) != 1) return 0;
   int v = rfactor_index(H->s, r[0]);
   if (v >= 0) {
     rfactor_one(H, (ir_expr *)r[0], v);
-    return;
+    return 0;
   }
   int64_t parts = column_parts(H->p->arena, H->s, r[0], &v);
-  if (parts < 2) parts = row_parts(H->s, r[0], &v);
+  if (parts >= 2) {
+    split_column(H, (ir_expr *)r[0], v, parts);
+    return 0;
+  }
+  parts = row_parts(H->s, r[0], &v);
   if (parts >= 2) split_column(H, (ir_expr *)r[0], v, parts);
+  return parts >= 2;
+}
+
+/* Moves the part at position at before the combining statements right
+ * above it (comb[0..n)) that write nothing it reads. */
+static void gather_part(ir_program *p, int at, const ir_stmt *const *comb, int n) {
+  ir_stmt *part = IR_STMT(p, at);
+  for (int j = at - 1; j >= 0; j--) {
+    ir_stmt *above = IR_STMT(p, j);
+    int is_comb = 0;
+    for (int k = 0; k < n; k++) is_comb |= comb[k] == above;
+    if (!is_comb || ir_expr_reads(part->rhs, above->out)) return;
+    p->stmts.items[j + 1] = above;
+    p->stmts.items[j] = part;
+  }
 }
 
 /* Three sweeps: the top reductions that do not use all of their
@@ -548,9 +567,18 @@ int ir_hoist(ir_program *p, kbc_diag *d) {
     if (H.count) ir_stmt_drop_stale_indices(p->arena, s);
   }
   hoist_nested(p);
+  /* the statements that combine long rows' parts: a new part moves
+   * before those right above it where it reads nothing they write, so
+   * that the combining statements stand together (of few outputs, they
+   * group as one kernel: a norm's sum and sum of squares written apart) */
+  const ir_stmt **combining = KBC_NEW_ARRAY(p->arena, const ir_stmt *, 2 * p->stmts.len + 2);
+  int n_combining = 0;
   for (int i = 0; i < p->stmts.len; i++) {
     hoister H = {.p = p, .s = IR_STMT(p, i), .at = i};
-    rfactor(&H);
+    if (rfactor(&H)) {
+      gather_part(p, H.at - 1, combining, n_combining);
+      combining[n_combining++] = H.s;
+    }
     i = H.at;
     if (H.count) ir_stmt_drop_stale_indices(p->arena, H.s);
   }

@@ -503,6 +503,8 @@ grep -qF 'ss.part[j_part, i] = sum(j: x[i, 4096*j_part + j] * x[i, 4096*j_part +
   fail "rowparts: the sum of squares not cut in parts"
 grep -qE '^ +0 +rowparts_k0_ss_part +rows +\[99, 1, 1\]' <<<"$rp_plan" || fail "rowparts: the parts not 99 blocks"
 grep -qF 'mx[i] = max(j: mx.part[j, i])' <<<"$rp_plan" || fail "rowparts: the max's parts not combined by max"
+[ "$(grep -cE '^ +[0-9]+ +rowparts_k' <<<"$rp_plan")" = 4 ] ||
+  fail "rowparts: not three parts' kernels and one combining all three (hoist.c gather_part)"
 [ "$(KBC_SPECIALIZE=1 "$kbc" compile "$rp" --target sm_90 --emit plan --set n=2 --set m=131101 2>&1 | grep -c '\.part\[')" = 0 ] ||
   fail "rowparts: a prime extent cut"
 [ "$(KBC_SPECIALIZE=0 "$kbc" compile "$rp" --target sm_90 --emit plan --set n=3 --set m=135168 2>&1 | grep -c '\.part\[')" = 0 ] ||
