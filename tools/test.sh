@@ -33,7 +33,7 @@ long=(-LE long)
 
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build/release
-ctest --test-dir build/release --output-on-failure -j"$jobs" "${long[@]}"
+ctest --test-dir build/release --output-on-failure -j"$jobs" ${long[@]+"${long[@]}"}
 
 cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKBC_SANITIZE=ON >/dev/null
 cmake --build build/asan
