@@ -65,6 +65,7 @@ class Gen:
         self.r_late = random.Random(seed ^ 0x5EED5)
         self.r_tail = random.Random(seed ^ 0x7A11)  # (its own: the specs before it kept their draws)
         self.r_tail_vec = random.Random(seed ^ 0x7A12)  # (likewise)
+        self.r_rows = random.Random(seed ^ 0x7A13)  # (likewise)
         self.size = size
         self.features = set(features)
         self.lines = []  # declarations
@@ -447,6 +448,10 @@ class Gen:
         if self.numel(O) > (16 if self.size == "emu" else 128):
             return None
         L = r.choice([131101, 140009] + ([196613, 262147] if self.size != "emu" else []))
+        if self.r_rows.random() < 0.5:
+            # a length of many divisors (those above are prime or nearly):
+            # hoist.c's row_parts cuts it in parts
+            L = self.r_rows.choice([135168, 147456, 163840])
         # over one axis, or two (rfactor splits one of several out)
         if r.random() < 0.5:
             sizes = [L]
