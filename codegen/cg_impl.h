@@ -177,6 +177,10 @@ typedef struct {
    * chip, at the point being emitted), or NULL: read from memory */
   const char *const *value_of;
 } cg_expr_ctx;
+/* The C value x gives loads of tensor t, or NULL (t is read from memory). */
+static inline const char *cg_value_of(const cg_expr_ctx *x, const ir_tensor *t) {
+  return x && x->value_of ? x->value_of[t->id] : NULL;
+}
 
 /* Statement s's store, as a load of its target (for the queries on
  * loads: ir_load_unit_step, cg_contiguous_base, stride runs). */

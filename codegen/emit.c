@@ -270,7 +270,7 @@ sym *cg_contiguous_base(cg_emit *E, const ir_expr *e, int n, const int *ids) {
 static void flat_pointers(cg_emit *E, const ir_expr *e, int n, const int *ids, const char *counter,
                           const cg_expr_ctx *x) {
   if (e->op == IR_OP_REDUCE || E->n_hoisted >= CG_MAX_HOISTED) return;
-  if (e->op == IR_OP_LOAD && x && x->value_of && x->value_of[e->u.load.tensor->id]) return;
+  if (e->op == IR_OP_LOAD && cg_value_of(x, e->u.load.tensor)) return;
   if (e->op == IR_OP_LOAD && !e->u.load.padded) {
     int mentions = 0;
     for (int i = 0; i < n; i++) mentions |= ir_expr_mentions_index(e, ids[i]);
@@ -785,7 +785,8 @@ static const char *expr(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x) {
     return kbc_arena_printf(E->a, "(%s)", cg_sym(E, e->u.index));
   case IR_OP_LOAD: {
     const ir_tensor *t = e->u.load.tensor;
-    if (x && x->value_of && x->value_of[t->id]) return x->value_of[t->id];
+    const char *given = cg_value_of(x, t);
+    if (given) return given;
     /* A tensor this kernel writes is read through __ldca: a plain load
      * could be merged with a load of a __restrict__ tensor (`c ? t[i] :
      * x[j]` as one load from a selected pointer) and read through the

@@ -50,7 +50,7 @@ static void collect(cg_emit *E, const ir_expr *e, int j, vec_rows *R, const cg_e
   }
   if (!ir_expr_mentions_index(e, j)) return;
   const ir_tensor *t = e->u.load.tensor;
-  if (x && x->value_of && x->value_of[t->id]) { /* a value, not a row in memory */
+  if (cg_value_of(x, t)) { /* a value, not a row in memory */
     R->refuse = 1;
     return;
   }

@@ -36,6 +36,7 @@
  * RF_MIN_REST terms or more to each part.  A long reduction of few
  * outputs that rule leaves (one index; a product of loads too narrow for
  * the GEMM family) has its longest index cut in parts (row_parts). */
+#include <stdint.h>
 #include <string.h>
 
 #include "ir/cost.h"
@@ -369,6 +370,21 @@ static void rfactor_one(hoister *H, ir_expr *r, int v) {
  * CG_JOIN_LONG).  Only where the sizes are known. */
 enum { COL_OUTPUTS = 1 << 16, COL_POINTS = 1 << 18, COL_MIN_PART = 128, COL_MIN_TERMS = 1024 };
 
+/* The parts to cut an index of `extent` values into: the smallest divisor
+ * d >= 2 (at most max_d) with outputs * d reaching `points`, each part
+ * keeping terms / d >= min_part of the reduction's terms; short of that
+ * the largest such divisor; 0 for none. */
+static int64_t divisor_parts(int64_t extent, int64_t terms, int64_t min_part, int64_t outputs, int64_t points,
+                             int64_t max_d) {
+  int64_t parts = 0;
+  for (int64_t d = 2; terms / d >= min_part && d <= extent && d <= max_d; d++) {
+    if (extent % d) continue;
+    parts = d;
+    if (outputs * d >= points) break;
+  }
+  return parts;
+}
+
 /* The parts to split column reduction r of s into (its index in *v), or 0. */
 static int64_t column_parts(kbc_arena *a, const ir_stmt *s, const ir_expr *r, int *v) {
   int64_t outputs = 1, terms = 1, e, best = -1;
@@ -390,13 +406,7 @@ static int64_t column_parts(kbc_arena *a, const ir_stmt *s, const ir_expr *r, in
     }
   }
   if (terms < COL_MIN_TERMS) return 0;
-  int64_t parts = 0;
-  for (int64_t d = 2; best / d >= COL_MIN_PART; d++) {
-    if (best % d) continue;
-    parts = d;
-    if (outputs * d >= COL_POINTS) break;
-  }
-  return parts;
+  return divisor_parts(best, best, COL_MIN_PART, outputs, COL_POINTS, INT64_MAX);
 }
 
 /* Splits s's top reduction r over index v into P parts (above). */
@@ -501,13 +511,7 @@ static int64_t row_parts(const ir_stmt *s, const ir_expr *r, int *v) {
     }
   }
   if (terms < RF_TERMS) return 0;
-  int64_t parts = 0;
-  for (int64_t d = 2; terms / d >= ROW_MIN_PART && d <= best && d <= ROW_MAX_PARTS; d++) {
-    if (best % d) continue;
-    parts = d;
-    if (outputs * d >= ROW_POINTS) break;
-  }
-  return parts;
+  return divisor_parts(best, terms, ROW_MIN_PART, outputs, ROW_POINTS, ROW_MAX_PARTS);
 }
 
 /* s's top reductions (outside where() and other reductions); the one to

@@ -65,7 +65,7 @@ static void generate(kbc_arena *a, const ir_program *p, kbc_diag *d) {
     }
 }
 
-static void interpret(kbc_arena *a, const ir_program *p, const ir_binding *B, kbc_diag *d) {
+static void interpret(const ir_program *p, const ir_binding *B, kbc_diag *d) {
   ir_cost cost = ir_program_cost(p, B);
   int64_t bytes = 0;
   for (int i = 0; i < p->tensors.len; i++) bytes += B->numel[i] * (int64_t)sizeof(double);
@@ -83,7 +83,6 @@ static void interpret(kbc_arena *a, const ir_program *p, const ir_binding *B, kb
   ir_interp_release(p, buf);
   for (int i = 0; i < p->tensors.len; i++) free(buf[i]);
   free(buf);
-  (void)a;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -106,7 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ir_binding B;
     kbc_diag *bd = kbc_diag_create("fuzz.kb", src);
     if (ir_bind(p, a, vars, &B, bd)) {
-      interpret(a, p, &B, bd);
+      interpret(p, &B, bd);
       ir_program *sp = rt_specialize(a, bd, src, "fuzz", p, vars);
       no_internal(bd);
       if (sp) generate(a, sp, bd);
