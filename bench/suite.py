@@ -35,6 +35,7 @@ import subprocess
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -140,13 +141,19 @@ def parse_variant(text: str) -> tuple[str, dict[str, str]]:
     return text, env
 
 
-def make_sets(p: pb.Problem, axes: dict, device: torch.device, max_sets: int) -> list[Tensors]:
-    """Input set 0 drawn from the seed on the device, plus clones until the sets exceed twice the L2."""
+def make_sets(p: pb.Problem, axes: dict, device: torch.device, max_sets: int,
+              out_bytes: Callable[[Tensors], int]) -> list[Tensors]:
+    """Input set 0 drawn from the seed on the device, plus clones until the sets exceed twice the L2.
+
+    A set's size counts its outputs too (out_bytes of set 0: each
+    implementation holds a set's outputs), and the sets take at most a fifth
+    of the free memory: L1/9's 32768 x 32768 output in 13 sets ran an H100
+    out of memory."""
     g = torch.Generator(device=device).manual_seed(SEED)
     base = p.make_inputs(axes, g)
-    size = sum(t.numel() * t.element_size() for t in base.values())
     if device.type != "cuda":
         return [base]
+    size = sum(t.numel() * t.element_size() for t in base.values()) + out_bytes(base)
     l2 = int(getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0) or L2_DEFAULT)
     n = 1 if size >= 2 * l2 else math.ceil(2 * l2 / max(size, 1))
     free, _ = torch.cuda.mem_get_info(device)
@@ -224,11 +231,18 @@ def run_impl(args, device: torch.device, row: Row, build, sets: list[Tensors], r
 def run_problem(args, device: torch.device, kbc: Kbc, p: pb.Problem) -> list[Row]:
     """kbc, eager and torch.compile on one problem, against one float64 reference."""
     axes = p.small if args.scale == "small" else p.axes
-    sets = make_sets(p, axes, device, args.max_sets)
     start = time.perf_counter()
-    with torch.no_grad():
-        reference = {k: v.to(torch.float64) for k, v in
-                     p.reference({k: v.to(torch.float64) for k, v in sets[0].items()}).items()}
+    reference: dict[str, torch.Tensor] = {}
+
+    def out_bytes(base: Tensors) -> int:  # the float64 reference of set 0, and its outputs' size in fp32
+        with torch.no_grad():
+            reference.update({k: v.to(torch.float64) for k, v in
+                              p.reference({k: v.to(torch.float64) for k, v in base.items()}).items()})
+        return sum(v.numel() * 4 for v in reference.values())
+
+    sets = make_sets(p, axes, device, args.max_sets, out_bytes)
+    if not reference:  # (on the CPU: one set, its size not needed)
+        out_bytes(sets[0])
     synchronize(device)
     shapes = ", ".join(f"{k}{list(v.shape)}" for k, v in sets[0].items())
     print(f"\n== {p.key} {p.name} ({p.spec}): {shapes}; {len(sets)} set(s), "

@@ -73,8 +73,8 @@ int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
   /* an x-major operand: copied a float at a time, transposed — under
    * opt.gemm_wgmma_t 2 at tf32, and at fp32 for one such operand but not
    * two: on the H100 (2026-12-05) 4096^3 tf32 0.49x mma.sync's time, a^T b
-   * (both) tf32 0.74x but fp32 1.21x, a @ b fp32 0.96x (opt-in until the
-   * GPU fuzzer has checked it) */
+   * (both) tf32 0.74x but fp32 1.21x, a @ b fp32 0.96x (the default since
+   * the GPU fuzzer's wgmma_t variants passed) */
   int transposed = !v->op[0].kmajor + !v->op[1].kmajor;
   int take_t = t->opt.gemm_wgmma_t == 1 || (t->opt.gemm_wgmma_t == 2 && (!v->tiling.split3 || transposed < 2));
   if (transposed && !take_t) return 0;

@@ -72,8 +72,8 @@ typedef struct {
                           with w[k, n]): that operand copied a float at a time into the K-major swizzled
                           stage (gemm_vec.c, gemm_operand.tr).  2: where measured to pay (H100,
                           2026-12-05) — at tf32 always (0.49-0.74x), at fp32 (3xTF32) where one operand
-                          is (0.95-0.97x), not both (1.09-1.21x); 1: wherever eligible; 0 (default until
-                          the GPU fuzzer's wgmma_t variants have run: checked by the emulator only): never */
+                          is (0.95-0.97x), not both (1.09-1.21x) — the default since the GPU fuzzer's
+                          wgmma_t variants passed (H100, 2026-12-05); 1: wherever eligible; 0: never */
   int gemm_split;      /* KBC_GEMM_SPLIT (default 1): split-K where the output tiles are few and K long
                           (gemm_plan.c), the slices' sums added in slice order (deterministic);
                           0: never; 2: wherever K has two k-tiles (testing: the fuzzer's `split`) */
