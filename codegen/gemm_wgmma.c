@@ -24,10 +24,11 @@
  * H200: with the copies first, 3xTF32 at 4096^3 1,898 us against 2,164
  * with the products first (2026-12-03); TF32 387 against 393 once the
  * copies were lean (2026-12-04).  The tensor cores read
- * fp32 operands as TF32 by ignoring the low 13 mantissa bits (truncation,
- * where the mma.sync loops round to nearest).  3xTF32 (fp32): after a
- * stage lands each thread writes the low parts x - (x & ~0x1fff) of the
- * chunks it copied into a second half of the stage; three products per k
+ * fp32 operands as TF32 by ignoring the low 13 mantissa bits (truncation),
+ * so after a stage lands each thread passes over the chunks it copied:
+ * TF32 rounds them in place to nearest, as the mma.sync loops do (the
+ * truncation's bias toward zero measured 5x the error); 3xTF32 (fp32)
+ * writes their low parts x - (x & ~0x1fff) into a second half of the stage: three products per k
  * step (A low x B, A x B low, A x B) into the accumulators, which are
  * added into fp32 totals every 64 k, as the mma.sync loops do (the tensor
  * cores' sums round toward zero).  The accumulators are pinned (an empty
@@ -189,11 +190,20 @@ void gemm_wgmma_coords(gemm_emitter *ge) {
   else cg_line(out, "const int _wm0 = (_warp %% 4) * 16, _wn0 = _wg * %d; // the warp's 16 rows of it", wn);
 }
 
-/* The low parts of this thread's chunks of stage _cur (3xTF32). */
-static void emit_low_parts(gemm_emitter *ge) {
+/* A pass over this thread's chunks of stage _cur once they landed.  3xTF32:
+ * their low parts x - (x & ~0x1fff) into the stage's second half.  TF32:
+ * each float rounded in place to the nearest TF32, ties away from zero (as
+ * cvt.rna, which the mma.sync loops use): 0x1000 added to its bits, whose
+ * low 13 the tensor cores then ignore.  Truncation alone (no pass) biases
+ * every product toward zero: on SAM-HQ's backward at 32x32 b2 that gave a
+ * relative L2 error of 5.0e-3 against mma.sync's 9.6e-4 (H100, 2026-12-05;
+ * the emulator shows the same on codegen/emu/wgmma_round). */
+static void emit_stage_pass(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
-  cg_line(out, "// the low parts x - (x & ~0x1fff) of this thread's chunks, into the stage's second half");
+  int split3 = plan->tiling.split3;
+  if (split3) cg_line(out, "// the low parts x - (x & ~0x1fff) of this thread's chunks, into the stage's second half");
+  else cg_line(out, "// this thread's chunks rounded to TF32 in place (nearest, ties away: + 0x1000, low 13 bits ignored)");
   for (int w = 0; w < 2; w++) {
     const gemm_operand *o = &plan->op[w];
     for (int j = 0; j < o->chunks; j++) {
@@ -202,16 +212,24 @@ static void emit_low_parts(gemm_emitter *ge) {
       cg_line(out, "  const unsigned _so = %s;", gemm_wgmma_chunk_off(ge, o, j, "_cur"));
       if (o->tr) { /* one float */
         cg_line(out, "  const float _v = _sp[_so / 4];");
-        cg_line(out, "  _sp[(_so + %du) / 4] = _v - __uint_as_float(__float_as_uint(_v) & 0xffffe000u);", half_at(plan));
+        if (split3)
+          cg_line(out, "  _sp[(_so + %du) / 4] = _v - __uint_as_float(__float_as_uint(_v) & 0xffffe000u);", half_at(plan));
+        else cg_line(out, "  _sp[_so / 4] = __uint_as_float(__float_as_uint(_v) + 0x1000u);");
         cg_line(out, "}");
         continue;
       }
-      cg_line(out, "  const float4 _v = *(const float4 *)(_sp + _so / 4);");
-      cg_line(out, "  float4 _l;");
-      for (int q = 0; q < 4; q++)
-        cg_line(out, "  _l.%c = _v.%c - __uint_as_float(__float_as_uint(_v.%c) & 0xffffe000u);", "xyzw"[q], "xyzw"[q],
-                "xyzw"[q]);
-      cg_line(out, "  *(float4 *)(_sp + (_so + %du) / 4) = _l;", half_at(plan));
+      cg_line(out, "  %sfloat4 _v = *(const float4 *)(_sp + _so / 4);", split3 ? "const " : "");
+      if (split3) {
+        cg_line(out, "  float4 _l;");
+        for (int q = 0; q < 4; q++)
+          cg_line(out, "  _l.%c = _v.%c - __uint_as_float(__float_as_uint(_v.%c) & 0xffffe000u);", "xyzw"[q], "xyzw"[q],
+                  "xyzw"[q]);
+        cg_line(out, "  *(float4 *)(_sp + (_so + %du) / 4) = _l;", half_at(plan));
+      } else {
+        for (int q = 0; q < 4; q++)
+          cg_line(out, "  _v.%c = __uint_as_float(__float_as_uint(_v.%c) + 0x1000u);", "xyzw"[q], "xyzw"[q]);
+        cg_line(out, "  *(float4 *)(_sp + _so / 4) = _v;");
+      }
       cg_line(out, "}");
     }
   }
@@ -237,7 +255,7 @@ void gemm_wgmma_k_loop(gemm_emitter *ge) {
   cg_line(out, "for (long long _kt = 0; _kt < _nkt; ++_kt) {");
   out->indent++;
   cg_line(out, "kbc_cp_wait<%d>(); // this thread's copies of k-tile _kt landed", P - 1);
-  if (split3) emit_low_parts(ge);
+  emit_stage_pass(ge);
   cg_line(out, "kbc_fence_proxy_async(); // this thread's shared writes visible to wgmma");
   cg_line(out, "__syncthreads(); // k-tile _kt landed for every thread; stage _nxt read by no wgmma in flight");
   if (!products_first) gemm_emit_next_copies(ge, P);

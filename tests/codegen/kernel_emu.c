@@ -1,7 +1,7 @@
 /* kernel_emu.c — checks the generated kernels on the CPU, without a GPU.
  *
  *   kernel_emu SPEC [--tf32] [--sm90a] [--chain] [--specialize] [--misalign] [--codegen-only] [--inputs LO:HI]
- *              [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ...
+ *              [--tol T] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ...
  *
  * Compiles SPEC, binds its var axes, gives the inputs pseudo-random values
  * (uniform in [LO, HI), default [-1, 1)) and runs the reference interpreter.  Then every kernel of the generated
@@ -14,7 +14,7 @@
  * grid: the count of blocks finished) runs twice, its outputs reset in
  * between, so that the first launch must have left the state ready.  Every
  * tensor it writes must match the interpreter's float64 values (relative
- * L2 error <= 1e-5, or 2e-3 with --tf32), every element must be written
+ * L2 error <= 1e-5, or 2e-3 with --tf32; --tol T sets it), every element must be written
  * (except where the kernel adds into a zeroed output: scatters),
  * and the guard zones around every buffer must stay untouched (they hold
  * NaNs, so reading them shows too).
@@ -141,6 +141,9 @@ static int written(const ir_program *p, const cg_kernel *k, int t) {
   return 0;
 }
 
+/* The relative L2 error allowed (--tol): below 0, 1e-5 or (TF32) 2e-3. */
+static double tolerance = -1;
+
 /* Compares one written tensor o (n values between guard zones) with the
  * interpreter's values: 1 ok, 0 wrong (reported).  A NaN or infinity
  * where the interpreter has the same counts as equal. */
@@ -166,7 +169,7 @@ static int check_values(const float *o, const char *kernel, const char *tensor, 
     if (err > maxe) maxe = err;
   }
   double rel = sqrt(num / (den > 0 ? den : 1));
-  int ok = !guard && !unwritten && rel <= (tf32 ? 2e-3 : 1e-5);
+  int ok = !guard && !unwritten && rel <= (tolerance >= 0 ? tolerance : tf32 ? 2e-3 : 1e-5);
   printf("%s %s (%s): rel L2 error %.3g, max abs error %.3g, %lld elements, %lld unwritten, %lld guard writes\n",
          ok ? "ok  " : "FAIL", kernel, tensor, rel, maxe, (long long)n, (long long)unwritten, (long long)guard);
   return ok;
@@ -313,7 +316,7 @@ static int run_chain(emu *E, const ir_binding *B, const char *dir, const char *c
   return bad ? 1 : 0;
 }
 
-#define USAGE "usage: kernel_emu SPEC [--tf32] [--sm90a] [--chain] [--specialize] [--misalign] [--codegen-only] [--inputs LO:HI] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ..."
+#define USAGE "usage: kernel_emu SPEC [--tf32] [--sm90a] [--chain] [--specialize] [--misalign] [--codegen-only] [--inputs LO:HI] [--tol T] [--grid N] [--dir DIR] [--cxx CXX] AXIS=N ..."
 
 /* The inputs' pseudo-random values, uniform in [lo, hi), in declaration
  * order (other compilations of the spec are given copies: same_outputs). */
@@ -415,6 +418,11 @@ static int emu_run(emu *E, int argc, char **argv) {
     else if (!strcmp(argv[i], "--codegen-only")) codegen_only = 1;
     else if (!strcmp(argv[i], "--inputs") && i + 1 < argc) {
       if (sscanf(argv[++i], "%lf:%lf", &lo, &hi) != 2 || !(lo < hi)) return fail("--inputs takes LO:HI", NULL);
+    }
+    else if (!strcmp(argv[i], "--tol") && i + 1 < argc) {
+      char *end;
+      tolerance = strtod(argv[++i], &end);
+      if (*end || !(tolerance >= 0)) return fail("--tol takes a relative L2 error >= 0", NULL);
     }
     else if (!strcmp(argv[i], "--grid") && i + 1 < argc) gridcap = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
