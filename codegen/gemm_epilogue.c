@@ -16,9 +16,10 @@
  * _Cs, then each takes one row (m = _m0 + _tid % BM, decoded once) and
  * strides over the group's columns, so that a warp stores 32 consecutive
  * m (the output is contiguous along m: convolutions); with a tail
- * (gemm_tail.c) each such thread then computes the tail's statements over
- * its row — or, for rows of GEMM_TAIL_WARP_COLUMNS columns or more, a warp
- * each row, its lanes over the columns (emit_tail). */
+ * (gemm_tail.c) a team of threads a row computes the tail's statements
+ * over it: a warp for rows of GEMM_TAIL_WARP_COLUMNS columns or more, else
+ * 256 / BM threads (one at BM 256), the team's lanes over the columns
+ * (emit_tail). */
 #include "gemm_impl.h"
 #include "ir/subst.h"
 
@@ -156,19 +157,31 @@ static void emit_tail(gemm_emitter *ge) {
   const cg_contraction *c = &plan->tiling.c;
   const ir_program *p = ge->ctx->p;
   const ir_stmt *t = gemm_stored_stmt(plan);
-  /* Rows of GEMM_TAIL_WARP_COLUMNS columns or more go a warp each, its
-   * lanes over the columns and its sums by shuffles (128 columns: 4 steps
-   * a lane, not 128); shorter ones (conv3d's 24 channels) a thread each. */
-  int warp = tl->ncol >= GEMM_TAIL_WARP_COLUMNS;
+  /* A team of ts threads a row, its lanes over the columns and its sums
+   * by shuffles.  Rows of GEMM_TAIL_WARP_COLUMNS columns or more: a warp
+   * (128 columns: 4 steps a lane, not 128).  Shorter ones (conv3d's 24
+   * channels): as many threads a row as the block has for each of the
+   * tile's rows — one where BM is the block (conv3d), 4 at BM 64, where
+   * a thread a row had left three quarters of the block idle and, for
+   * rows contiguous along the columns, each warp store touching 32 rows. */
+  int ts = tl->ncol >= GEMM_TAIL_WARP_COLUMNS ? 32 : 1;
+  while (ts < 32 && ts * 2 * f->bm <= GEMM_THREADS) ts *= 2;
+  int warp = ts > 1;
   const char *lane = warp ? "_wl" : "0";
   if (warp) {
-    cg_line(out, "// the tail (%d statement%s): a warp a row of the tile, its lanes over the row's %lld columns in _Cs",
-            tl->n, tl->n == 1 ? "" : "s", (long long)tl->ncol);
-    cg_line(out, "for (int _ml = _tid / 32; _ml < %d; _ml += %d) {", f->bm, GEMM_THREADS / 32);
+    if (ts == 32)
+      cg_line(out, "// the tail (%d statement%s): a warp a row of the tile, its lanes over the row's %lld columns in _Cs",
+              tl->n, tl->n == 1 ? "" : "s", (long long)tl->ncol);
+    else
+      cg_line(out, "// the tail (%d statement%s): %d threads a row of the tile, their lanes over the row's %lld columns in _Cs",
+              tl->n, tl->n == 1 ? "" : "s", ts, (long long)tl->ncol);
+    cg_line(out, "for (int _ml = _tid / %d; _ml < %d; _ml += %d) {", ts, f->bm, GEMM_THREADS / ts);
     out->indent++;
-    cg_line(out, "const int _wl = _tid %% 32;");
+    cg_line(out, "const int _wl = _tid %% %d;", ts);
+    if (ts < 32)
+      cg_line(out, "const unsigned _tmask = 0x%xu << (_tid %% 32 - _wl); // the row's team in the warp", (1u << ts) - 1);
     cg_line(out, "const long long _m = _m0 + _ml;");
-    cg_line(out, "if (_m >= %s) break; // (the same for the warp's lanes)", gemm_mlimit(plan));
+    cg_line(out, "if (_m >= %s) break; // (the same for the %s's lanes)", gemm_mlimit(plan), ts == 32 ? "warp" : "team");
     gemm_decode_named(ge, "_m", c->m, c->n_m, "");
   } else {
     cg_line(out, "// the tail (%d statement%s): a thread a row of the tile, its %lld columns in _Cs", tl->n,
@@ -180,7 +193,7 @@ static void emit_tail(gemm_emitter *ge) {
    * T is a fold's reduction itself and not stored) */
   if (tl->store_t || !fd || t->rhs != fd->red) {
     cg_line(out, "for (int _c = %s; _c < %lld; %s) { // %s's values", lane, (long long)tl->ncol,
-            warp ? "_c += 32" : "++_c", t->out->name);
+            warp ? cg_fmt(out, "_c += %d", ts) : "++_c", t->out->name);
     out->indent++;
     cg_line(out, "const long long _n = _n0 + _c;");
     gemm_decode_named(ge, "_n", c->n, c->n_n, "");
@@ -189,7 +202,7 @@ static void emit_tail(gemm_emitter *ge) {
     if (tl->store_t) emit_store(ge, "_v", NULL);
     out->indent--;
     cg_line(out, "}");
-    if (warp) cg_line(out, "__syncwarp(); // the row's values, for every lane");
+    if (warp) cg_line(out, "__syncwarp(%s); // the row's values, for every lane", ts == 32 ? "" : "_tmask");
   }
   /* T's places: the names of s's indices there (the column: _tc) */
   const char **at = KBC_NEW_ARRAY(out->a, const char *, t->out->rank + 1);
@@ -211,13 +224,15 @@ static void emit_tail(gemm_emitter *ge) {
     out->idx = names;
     /* a warp's row value: its one reduction split across the lanes, every
      * lane left with the whole (shuffles by xor) */
-    cg_split split = {.reduce = cg_top_reduce(u->rhs), .team = {.size = 32, .lane = "_wl", .mask = "0xffffffffu"}};
+    cg_split split = {.reduce = cg_top_reduce(u->rhs),
+                      .team = {.size = ts, .lane = "_wl", .mask = ts == 32 ? "0xffffffffu" : "_tmask"}};
     cg_expr_ctx x = {.value_of = value_of, .split = warp && !tl->col_free[k] ? &split : NULL};
     cg_line(out, "// %s", cg_stmt_comment(out->a, u));
     int saved = out->n_hoisted;
     if (tl->col_free[k]) {
       int hoisted = cg_hoist_invariants_in(out, u->rhs, &tl->col[k], 1, &x); /* (a division by a row's value: its reciprocal) */
-      cg_line(out, "for (long long _tc = %s; _tc < %lld; %s) {", lane, (long long)tl->ncol, warp ? "_tc += 32" : "++_tc");
+      cg_line(out, "for (long long _tc = %s; _tc < %lld; %s) {", lane, (long long)tl->ncol,
+              warp ? cg_fmt(out, "_tc += %d", ts) : "++_tc");
       out->indent++;
       const char *v = cg_float_value(out, u->rhs, cg_expr_in(out, u->rhs, &x));
       cg_line(out, "%s[%s] = %s;", ge->ctx->names->tensor[u->out->id], cg_offset(out, u->out, u->lhs), v);

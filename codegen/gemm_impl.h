@@ -70,7 +70,7 @@ typedef struct cg_tail {
 } cg_tail;
 
 /* A tail over rows of at least this many columns runs a warp a row
- * (gemm_epilogue.c), shorter ones a thread a row. */
+ * (gemm_epilogue.c), shorter ones a team of 256 / BM threads a row. */
 enum { GEMM_TAIL_WARP_COLUMNS = 64 };
 
 /* The tail of the GEMM of statement i (with fold f, or NULL: none): the

@@ -329,8 +329,8 @@ big="--set m=4096 --set k=4096 --set n=4096"
 [ "$(KBC_GEMM_WGMMA=0 wg --target sm_90a $big)" = 0 ] || fail "wgmma under KBC_GEMM_WGMMA=0"
 "$kbc" compile "$mm" --emit cuda --specialize --target sm_90a $big --precision tf32 2>&1 | grep -q "accumulators parked" ||
   fail "matmul_bias_gelu at tf32 (64 x 256 a warpgroup): the GELU epilogue not parked"
-# wgmma with m- or n-contiguous operands (KBC_GEMM_WGMMA_T, off by
-# default until fuzzed on the GPU): under 2, gemm_kn's y (w[k, n]
+# wgmma with m- or n-contiguous operands (KBC_GEMM_WGMMA_T, 2 by
+# default since fuzzed on the GPU): under 2, gemm_kn's y (w[k, n]
 # transposed) at fp32 and tf32, its z (both operands transposed) at tf32
 # only — at fp32 that measured 1.09-1.21x slower than mma.sync on the H100;
 # under 1 both, at either precision.
@@ -339,7 +339,8 @@ wgt() { "$kbc" compile "$kn" --emit cuda --specialize --target sm_90a $big "$@" 
 [ "$(KBC_GEMM_WGMMA_T=2 wgt)" = 1 ] || fail "gemm_kn fp32 under KBC_GEMM_WGMMA_T=2: not wgmma for y alone"
 [ "$(KBC_GEMM_WGMMA_T=2 wgt --precision tf32)" = 2 ] || fail "gemm_kn tf32 under KBC_GEMM_WGMMA_T=2: not wgmma for both"
 [ "$(KBC_GEMM_WGMMA_T=1 wgt)" = 2 ] || fail "gemm_kn fp32 under KBC_GEMM_WGMMA_T=1: not wgmma for both"
-[ "$(wgt --precision tf32)" = 0 ] || fail "gemm_kn tf32 by default: wgmma for a transposed operand"
+[ "$(wgt --precision tf32)" = 2 ] || fail "gemm_kn tf32 by default: not wgmma for both (KBC_GEMM_WGMMA_T=2 the default)"
+[ "$(KBC_GEMM_WGMMA_T=0 wgt --precision tf32)" = 0 ] || fail "gemm_kn tf32 under KBC_GEMM_WGMMA_T=0: wgmma for a transposed operand"
 # A plain GEMM's tail (gemm_tail.c, KBC_GEMM_TAIL=2): CViT's second linear
 # takes its layer norm, and its out-projection (20 x 128 x 128, a rows
 # kernel by its work) becomes a GEMM to take the other (45 launches become
