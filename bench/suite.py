@@ -35,7 +35,6 @@ import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -141,19 +140,21 @@ def parse_variant(text: str) -> tuple[str, dict[str, str]]:
     return text, env
 
 
-def make_sets(p: pb.Problem, axes: dict, device: torch.device, max_sets: int,
-              out_bytes: Callable[[Tensors], int]) -> list[Tensors]:
-    """Input set 0 drawn from the seed on the device, plus clones until the sets exceed twice the L2.
+def draw_inputs(p: pb.Problem, axes: dict, device: torch.device) -> Tensors:
+    """Input set 0, drawn from the seed on the device."""
+    return p.make_inputs(axes, torch.Generator(device=device).manual_seed(SEED))
 
-    A set's size counts its outputs too (out_bytes of set 0: each
-    implementation holds a set's outputs), and the sets take at most a fifth
-    of the free memory: L1/9's 32768 x 32768 output in 13 sets ran an H100
-    out of memory."""
-    g = torch.Generator(device=device).manual_seed(SEED)
-    base = p.make_inputs(axes, g)
+
+def rotated_sets(base: Tensors, device: torch.device, max_sets: int, out_bytes: int) -> list[Tensors]:
+    """base plus clones until the sets exceed twice the L2.
+
+    A set's size counts its outputs too (out_bytes: each implementation
+    holds a set's outputs), and the sets take at most a fifth of the free
+    memory: L1/9's 32768 x 32768 output in 13 sets ran an H100 out of
+    memory."""
     if device.type != "cuda":
         return [base]
-    size = sum(t.numel() * t.element_size() for t in base.values()) + out_bytes(base)
+    size = sum(t.numel() * t.element_size() for t in base.values()) + out_bytes
     l2 = int(getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0) or L2_DEFAULT)
     n = 1 if size >= 2 * l2 else math.ceil(2 * l2 / max(size, 1))
     free, _ = torch.cuda.mem_get_info(device)
@@ -232,17 +233,11 @@ def run_problem(args, device: torch.device, kbc: Kbc, p: pb.Problem) -> list[Row
     """kbc, eager and torch.compile on one problem, against one float64 reference."""
     axes = p.small if args.scale == "small" else p.axes
     start = time.perf_counter()
-    reference: dict[str, torch.Tensor] = {}
-
-    def out_bytes(base: Tensors) -> int:  # the float64 reference of set 0, and its outputs' size in fp32
-        with torch.no_grad():
-            reference.update({k: v.to(torch.float64) for k, v in
-                              p.reference({k: v.to(torch.float64) for k, v in base.items()}).items()})
-        return sum(v.numel() * 4 for v in reference.values())
-
-    sets = make_sets(p, axes, device, args.max_sets, out_bytes)
-    if not reference:  # (on the CPU: one set, its size not needed)
-        out_bytes(sets[0])
+    base = draw_inputs(p, axes, device)
+    with torch.no_grad():
+        reference = {k: v.to(torch.float64) for k, v in
+                     p.reference({k: v.to(torch.float64) for k, v in base.items()}).items()}
+    sets = rotated_sets(base, device, args.max_sets, sum(v.numel() * 4 for v in reference.values()))
     synchronize(device)
     shapes = ", ".join(f"{k}{list(v.shape)}" for k, v in sets[0].items())
     print(f"\n== {p.key} {p.name} ({p.spec}): {shapes}; {len(sets)} set(s), "
@@ -474,10 +469,10 @@ def warm_one(key: str, mode: str, precision: str) -> tuple[str, str]:
             strict_fp32()
         p = next(q for q in pb.PROBLEMS if q.key == key)
         device = torch.device("cuda")
-        sets = make_sets(p, p.axes, device, 1)
+        inputs = draw_inputs(p, p.axes, device)
         fn = torch.compile(p.reference, mode=mode, dynamic=False)
         with torch.no_grad():
-            fn(sets[0])
+            fn(inputs)
         torch.cuda.synchronize()
         return key, ""
     except Exception as exc:  # noqa: BLE001 — reported; the timed run meets it again
