@@ -166,9 +166,9 @@ static void emit_tail(gemm_emitter *ge) {
    * rows contiguous along the columns, each warp store touching 32 rows. */
   int ts = tl->ncol >= GEMM_TAIL_WARP_COLUMNS ? 32 : 1;
   while (ts < 32 && ts * 2 * f->bm <= GEMM_THREADS) ts *= 2;
-  int warp = ts > 1;
-  const char *lane = warp ? "_wl" : "0";
-  if (warp) {
+  int team = ts > 1; /* (else a thread a row) */
+  const char *lane = team ? "_wl" : "0";
+  if (team) {
     if (ts == 32)
       cg_line(out, "// the tail (%d statement%s): a warp a row of the tile, its lanes over the row's %lld columns in _Cs",
               tl->n, tl->n == 1 ? "" : "s", (long long)tl->ncol);
@@ -193,7 +193,7 @@ static void emit_tail(gemm_emitter *ge) {
    * T is a fold's reduction itself and not stored) */
   if (tl->store_t || !fd || t->rhs != fd->red) {
     cg_line(out, "for (int _c = %s; _c < %lld; %s) { // %s's values", lane, (long long)tl->ncol,
-            warp ? cg_fmt(out, "_c += %d", ts) : "++_c", t->out->name);
+            team ? cg_fmt(out, "_c += %d", ts) : "++_c", t->out->name);
     out->indent++;
     cg_line(out, "const long long _n = _n0 + _c;");
     gemm_decode_named(ge, "_n", c->n, c->n_n, "");
@@ -202,7 +202,7 @@ static void emit_tail(gemm_emitter *ge) {
     if (tl->store_t) emit_store(ge, "_v", NULL);
     out->indent--;
     cg_line(out, "}");
-    if (warp) cg_line(out, "__syncwarp(%s); // the row's values, for every lane", ts == 32 ? "" : "_tmask");
+    if (team) cg_line(out, "__syncwarp(%s); // the row's values, for every lane", ts == 32 ? "" : "_tmask");
   }
   /* T's places: the names of s's indices there (the column: _tc) */
   const char **at = KBC_NEW_ARRAY(out->a, const char *, t->out->rank + 1);
@@ -222,17 +222,17 @@ static void emit_tail(gemm_emitter *ge) {
       names[id] = id == tl->col[k] ? "_tc" : tl->idx_pos[k][id] >= 0 ? at[tl->idx_pos[k][id]] : "0";
     out->s = u;
     out->idx = names;
-    /* a warp's row value: its one reduction split across the lanes, every
+    /* a team's row value: its one reduction split across the lanes, every
      * lane left with the whole (shuffles by xor) */
     cg_split split = {.reduce = cg_top_reduce(u->rhs),
                       .team = {.size = ts, .lane = "_wl", .mask = ts == 32 ? "0xffffffffu" : "_tmask"}};
-    cg_expr_ctx x = {.value_of = value_of, .split = warp && !tl->col_free[k] ? &split : NULL};
+    cg_expr_ctx x = {.value_of = value_of, .split = team && !tl->col_free[k] ? &split : NULL};
     cg_line(out, "// %s", cg_stmt_comment(out->a, u));
     int saved = out->n_hoisted;
     if (tl->col_free[k]) {
       int hoisted = cg_hoist_invariants_in(out, u->rhs, &tl->col[k], 1, &x); /* (a division by a row's value: its reciprocal) */
       cg_line(out, "for (long long _tc = %s; _tc < %lld; %s) {", lane, (long long)tl->ncol,
-              warp ? cg_fmt(out, "_tc += %d", ts) : "++_tc");
+              team ? cg_fmt(out, "_tc += %d", ts) : "++_tc");
       out->indent++;
       const char *v = cg_float_value(out, u->rhs, cg_expr_in(out, u->rhs, &x));
       cg_line(out, "%s[%s] = %s;", ge->ctx->names->tensor[u->out->id], cg_offset(out, u->out, u->lhs), v);
@@ -247,7 +247,7 @@ static void emit_tail(gemm_emitter *ge) {
       out->indent--;
       cg_line(out, "}");
       if (tl->store[k])
-        cg_line(out, "%s%s[%s] = _tl%d;", warp ? "if (_wl == 0) " : "", ge->ctx->names->tensor[u->out->id],
+        cg_line(out, "%s%s[%s] = _tl%d;", team ? "if (_wl == 0) " : "", ge->ctx->names->tensor[u->out->id],
                 cg_offset(out, u->out, u->lhs), k);
       value_of[u->out->id] = cg_fmt(out, "_tl%d", k);
     }
