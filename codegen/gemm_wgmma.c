@@ -117,6 +117,7 @@ int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
   gemm_count_tiles(a, &w.tiling);
   w.stages = stages;
   w.wgmma = 1;
+  w.pass_ahead = t->opt.gemm_wgmma_round == 2 && stages - 2 >= 2;
   *v = w;
   return 1;
 }
@@ -140,6 +141,24 @@ static const char wgmma_helpers[] =
     "}\n"
     "__device__ __forceinline__ void kbc_fence_proxy_async() { asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); }\n"
     "__device__ __forceinline__ void kbc_wgmma_pin(float &r) { asm volatile(\"\" : \"+f\"(r)::\"memory\"); }\n"
+    "// Floats of a stage rounded to TF32 in place (to nearest, ties away: + 0x1000, whose low 13\n"
+    "// bits wgmma then ignores): the 16 bytes at shared address a, or the floats at a, b, c, d, or at\n"
+    "// a; one asm each, so that a thread holds at most four of them beside its accumulators.\n"
+    "__device__ __forceinline__ void kbc_tf32_round16(unsigned a) {\n"
+    "  asm volatile(\"{ .reg .b32 x, y, z, w; ld.shared.v4.b32 {x, y, z, w}, [%0]; add.u32 x, x, 4096; \"\n"
+    "               \"add.u32 y, y, 4096; add.u32 z, z, 4096; add.u32 w, w, 4096; st.shared.v4.b32 [%0], {x, y, z, w}; }\"\n"
+    "               ::\"r\"(a) : \"memory\");\n"
+    "}\n"
+    "__device__ __forceinline__ void kbc_tf32_round4(unsigned a, unsigned b, unsigned c, unsigned d) {\n"
+    "  asm volatile(\"{ .reg .b32 x, y, z, w; ld.shared.b32 x, [%0]; ld.shared.b32 y, [%1]; ld.shared.b32 z, [%2]; \"\n"
+    "               \"ld.shared.b32 w, [%3]; add.u32 x, x, 4096; add.u32 y, y, 4096; add.u32 z, z, 4096; \"\n"
+    "               \"add.u32 w, w, 4096; st.shared.b32 [%0], x; st.shared.b32 [%1], y; st.shared.b32 [%2], z; \"\n"
+    "               \"st.shared.b32 [%3], w; }\" ::\"r\"(a), \"r\"(b), \"r\"(c), \"r\"(d) : \"memory\");\n"
+    "}\n"
+    "__device__ __forceinline__ void kbc_tf32_round1(unsigned a) {\n"
+    "  asm volatile(\"{ .reg .b32 x; ld.shared.b32 x, [%0]; add.u32 x, x, 4096; st.shared.b32 [%0], x; }\"\n"
+    "               ::\"r\"(a) : \"memory\");\n"
+    "}\n"
     "#endif\n\n";
 
 /* d (64 x n, n / 2 floats a thread) += A (64 x 8) B (8 x n), both tiles in
@@ -190,7 +209,14 @@ void gemm_wgmma_coords(gemm_emitter *ge) {
   else cg_line(out, "const int _wm0 = (_warp %% 4) * 16, _wn0 = _wg * %d; // the warp's 16 rows of it", wn);
 }
 
-/* A pass over this thread's chunks of stage _cur once they landed.  3xTF32:
+/* The condition under which this thread copies operand o's chunk j ("if
+ * (_tid < N) "), or "" where every thread does. */
+static const char *chunk_guard(cg_emit *out, const gemm_operand *o, int j) {
+  int total = o->bx * WG_BK / 4, part = o->chunk_partial && j == o->chunks - 1 ? total - j * GEMM_THREADS : 0;
+  return part ? cg_fmt(out, "if (_tid < %d) ", part) : "";
+}
+
+/* A pass over this thread's chunks of a stage once they landed.  3xTF32:
  * their low parts x - (x & ~0x1fff) into the stage's second half.  TF32:
  * each float rounded in place to the nearest TF32, ties away from zero (as
  * cvt.rna, which the mma.sync loops use): 0x1000 added to its bits, whose
@@ -198,39 +224,45 @@ void gemm_wgmma_coords(gemm_emitter *ge) {
  * every product toward zero: on SAM-HQ's backward at 32x32 b2 that gave a
  * relative L2 error of 5.0e-3 against mma.sync's 9.6e-4 (H100, 2026-12-05;
  * the emulator shows the same on codegen/emu/wgmma_round). */
-static void emit_stage_pass(gemm_emitter *ge) {
+static void emit_stage_pass(gemm_emitter *ge, const char *stage) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
-  int split3 = plan->tiling.split3;
-  if (split3) cg_line(out, "// the low parts x - (x & ~0x1fff) of this thread's chunks, into the stage's second half");
-  else cg_line(out, "// this thread's chunks rounded to TF32 in place (nearest, ties away: + 0x1000, low 13 bits ignored)");
+  if (plan->tiling.split3) {
+    cg_line(out, "// the low parts x - (x & ~0x1fff) of this thread's chunks, into the stage's second half");
+    for (int w = 0; w < 2; w++) {
+      const gemm_operand *o = &plan->op[w];
+      for (int j = 0; j < o->chunks; j++) {
+        cg_line(out, "%s{", chunk_guard(out, o, j));
+        cg_line(out, "  const unsigned _so = %s;", gemm_wgmma_chunk_off(ge, o, j, stage));
+        if (o->tr) { /* one float */
+          cg_line(out, "  const float _v = _sp[_so / 4];");
+          cg_line(out, "  _sp[(_so + %du) / 4] = _v - __uint_as_float(__float_as_uint(_v) & 0xffffe000u);", half_at(plan));
+        } else {
+          cg_line(out, "  const float4 _v = *(const float4 *)(_sp + _so / 4);");
+          cg_line(out, "  float4 _l;");
+          for (int q = 0; q < 4; q++)
+            cg_line(out, "  _l.%c = _v.%c - __uint_as_float(__float_as_uint(_v.%c) & 0xffffe000u);", "xyzw"[q], "xyzw"[q],
+                    "xyzw"[q]);
+          cg_line(out, "  *(float4 *)(_sp + (_so + %du) / 4) = _l;", half_at(plan));
+        }
+        cg_line(out, "}");
+      }
+    }
+    return;
+  }
+  cg_line(out, "// this thread's chunks rounded to TF32 in place");
+  cg_line(out, "const unsigned _sa = _sw + (%s) * %du; // the stage's shared address", stage, gemm_wgmma_stage_bytes(plan));
   for (int w = 0; w < 2; w++) {
     const gemm_operand *o = &plan->op[w];
     for (int j = 0; j < o->chunks; j++) {
-      int total = o->bx * WG_BK / 4, part = o->chunk_partial && j == o->chunks - 1 ? total - j * GEMM_THREADS : 0;
-      cg_line(out, "%s{", part ? cg_fmt(out, "if (_tid < %d) ", part) : "");
-      cg_line(out, "  const unsigned _so = %s;", gemm_wgmma_chunk_off(ge, o, j, "_cur"));
-      if (o->tr) { /* one float */
-        cg_line(out, "  const float _v = _sp[_so / 4];");
-        if (split3)
-          cg_line(out, "  _sp[(_so + %du) / 4] = _v - __uint_as_float(__float_as_uint(_v) & 0xffffe000u);", half_at(plan));
-        else cg_line(out, "  _sp[_so / 4] = __uint_as_float(__float_as_uint(_v) + 0x1000u);");
-        cg_line(out, "}");
-        continue;
-      }
-      cg_line(out, "  %sfloat4 _v = *(const float4 *)(_sp + _so / 4);", split3 ? "const " : "");
-      if (split3) {
-        cg_line(out, "  float4 _l;");
-        for (int q = 0; q < 4; q++)
-          cg_line(out, "  _l.%c = _v.%c - __uint_as_float(__float_as_uint(_v.%c) & 0xffffe000u);", "xyzw"[q], "xyzw"[q],
-                  "xyzw"[q]);
-        cg_line(out, "  *(float4 *)(_sp + (_so + %du) / 4) = _l;", half_at(plan));
-      } else {
-        for (int q = 0; q < 4; q++)
-          cg_line(out, "  _v.%c = __uint_as_float(__float_as_uint(_v.%c) + 0x1000u);", "xyzw"[q], "xyzw"[q]);
-        cg_line(out, "  *(float4 *)(_sp + _so / 4) = _v;");
-      }
-      cg_line(out, "}");
+      const char *g = chunk_guard(out, o, j);
+      if (!o->tr) cg_line(out, "%skbc_tf32_round16(_sa + %s);", g, gemm_wgmma_chunk_off(ge, o, j, "0"));
+      else if (j + 4 <= o->chunks && !*chunk_guard(out, o, j + 3)) { /* four whole floats */
+        cg_line(out, "kbc_tf32_round4(_sa + %s,", gemm_wgmma_chunk_off(ge, o, j, "0"));
+        for (int q = 1; q < 4; q++)
+          cg_line(out, "                _sa + %s%s", gemm_wgmma_chunk_off(ge, o, j + q, "0"), q < 3 ? "," : ");");
+        j += 3;
+      } else cg_line(out, "%skbc_tf32_round1(_sa + %s);", g, gemm_wgmma_chunk_off(ge, o, j, "0"));
     }
   }
 }
@@ -250,13 +282,20 @@ void gemm_wgmma_k_loop(gemm_emitter *ge) {
   cg_line(out, "// k-tiles 0 .. %d -> stages 0 .. %d (%d ahead: the k-tile before's wgmma may still read its stage)",
           P - 1, P - 1, P);
   gemm_emit_first_copies(ge, P);
+  if (plan->pass_ahead) {
+    cg_line(out, "kbc_cp_wait<%d>(); // this thread's copies of k-tile 0 landed", P - 1);
+    emit_stage_pass(ge, "0");
+    cg_line(out, "kbc_fence_proxy_async(); // this thread's shared writes visible to wgmma");
+  }
   cg_line(out, "float *const _ap = &_acc[0][0][0]; // this thread's %d accumulators", nacc);
   cg_line(out, "int _cur = 0, _nxt = %d; // the stages of k-tiles _kt and _kt + %d", P, P);
   cg_line(out, "for (long long _kt = 0; _kt < _nkt; ++_kt) {");
   out->indent++;
-  cg_line(out, "kbc_cp_wait<%d>(); // this thread's copies of k-tile _kt landed", P - 1);
-  emit_stage_pass(ge);
-  cg_line(out, "kbc_fence_proxy_async(); // this thread's shared writes visible to wgmma");
+  if (!plan->pass_ahead) {
+    cg_line(out, "kbc_cp_wait<%d>(); // this thread's copies of k-tile _kt landed", P - 1);
+    emit_stage_pass(ge, "_cur");
+    cg_line(out, "kbc_fence_proxy_async(); // this thread's shared writes visible to wgmma");
+  }
   cg_line(out, "__syncthreads(); // k-tile _kt landed for every thread; stage _nxt read by no wgmma in flight");
   if (!products_first) gemm_emit_next_copies(ge, P);
   emit_pin(ge, nacc);
@@ -282,6 +321,18 @@ void gemm_wgmma_k_loop(gemm_emitter *ge) {
   cg_line(out, "kbc_wgmma_commit();");
   emit_pin(ge, nacc);
   if (products_first) gemm_emit_next_copies(ge, P);
+  if (plan->pass_ahead) {
+    /* stage _kt + 1 is neither _kt - 1's nor _kt's, which wgmma may be
+     * reading, nor _kt + P's, being copied (S = P + 2 stages) */
+    cg_line(out, "if (_kt + 1 < _nkt) { // k-tile _kt + 1's pass while _kt's products run");
+    out->indent++;
+    cg_line(out, "kbc_cp_wait<%d>(); // this thread's copies of k-tile _kt + 1 landed", P - 1);
+    cg_line(out, "const int _ahd = _cur == %d ? 0 : _cur + 1; // its stage", S - 1);
+    emit_stage_pass(ge, "_ahd");
+    cg_line(out, "kbc_fence_proxy_async(); // this thread's shared writes visible to wgmma");
+    out->indent--;
+    cg_line(out, "}");
+  }
   if (split3) {
     cg_line(out, "if ((_kt & %d) == %d) { // every %d k: the tensor cores' sums (rounded toward zero) into fp32 totals",
             GEMM_FLUSH_K / WG_BK - 1, GEMM_FLUSH_K / WG_BK - 1, GEMM_FLUSH_K);

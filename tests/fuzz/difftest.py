@@ -178,13 +178,21 @@ TIMEOUT = 120
 # seed 100258) carry the rounding of their O(1) terms, ~1e-7 absolute, which
 # relative to a value of 1e-3 is over 1e-5.  A miscompile reads or writes
 # the wrong element, errors of the inputs' size (O(1)).
-ROUNDING = 1e-6
+# A sum of tens of O(1) terms carries a few of them: seed 1708 (`tail`, H100,
+# 2026-12-05), 13 terms of about 1.3 each summed to 0.05, was 1.5e-6 off
+# (3.2e-5 relative); the kernel emulator's runs of the same spec, whose sums
+# do not cancel, are up to 1.6e-6 off with the default plan.
+ROUNDING = 4e-6
 ILL_CONDITIONED = 1e-2
 # tf32 keeps 10 bits of each operand (2^-11 relative, ~1e-3 of a product of
 # two O(1) inputs): a contraction that cancels to a small value misses the
 # 2e-3 tolerance by tf32's own rounding (seed 200092: 3 terms, 2e-4 off a
-# value of 0.06).
+# value of 0.06), by up to tens of times where it cancels twice (seed 65,
+# `tail_tf32`: an attention backward's dq at one row and one column, the
+# row sums of ds that are zero and then dq's own sum, 4.8e-5 off a value of
+# 2.3e-3, 2.1e-2 relative; the emulator 1.6e-5 to 2.3e-5 off at its inputs).
 ROUNDING_TF32 = 1e-2
+ILL_CONDITIONED_TF32 = 1e-1
 # Inputs drawn from [-0.5, 1.5): a quarter negative (signs, relu and max
 # are exercised) but sums of products do not cancel to near zero, where a
 # correct float32 kernel's relative error exceeds any fixed tolerance.
@@ -192,7 +200,7 @@ INPUTS = "-0.5:1.5"
 
 
 def rounding_only(rel, max_abs, tf32=False):
-    return rel <= ILL_CONDITIONED and max_abs <= (ROUNDING_TF32 if tf32 else ROUNDING)
+    return rel <= (ILL_CONDITIONED_TF32 if tf32 else ILL_CONDITIONED) and max_abs <= (ROUNDING_TF32 if tf32 else ROUNDING)
 
 
 def only_rounding(out, tf32=False):
