@@ -294,11 +294,8 @@ struct cg_gemm_plan {
   /* The wgmma K loop (sm_90a, opt.gemm_wgmma; gemm_wgmma.c): a vector loop
    * whose operands are both k-major, its stages in the 128-byte swizzle,
    * two warpgroups each multiplying a 64 x (BN / wgn) tile by wgmma; wgn 1
-   * (BM 128, the warpgroups along m) or 2 (BM 64, along n).  pass_ahead:
-   * the pass over a landed stage (TF32 rounding, 3xTF32 low parts) done
-   * for k-tile kt + 1 while kt's products run, not for kt before them
-   * (opt.gemm_wgmma_round 2, where the copies run two k-tiles ahead). */
-  int wgmma, wgn, pass_ahead;
+   * (BM 128, the warpgroups along m) or 2 (BM 64, along n). */
+  int wgmma, wgn;
   const gemm_window *win; /* the window K loop (gemm_win.c), or NULL */
   int min_blocks;     /* __launch_bounds__'s blocks per multiprocessor (opt.gemm_min_blocks), as
                          cg_signature takes it (-2: two from sm_90 on) */

@@ -27,7 +27,10 @@
  * fp32 operands as TF32 by ignoring the low 13 mantissa bits (truncation),
  * so after a stage lands each thread passes over the chunks it copied:
  * TF32 rounds them in place to nearest, as the mma.sync loops do (the
- * truncation's bias toward zero measured 5x the error); 3xTF32 (fp32)
+ * truncation's bias toward zero measured 5x the error; the pass's shared
+ * traffic costs 1.45-1.72x at 4096^3 on the H200, and done one k-tile
+ * ahead, during the products before, 1.02-1.04x more: docs/GEMM_WGMMA.md,
+ * "TF32 rounding on wgmma"); 3xTF32 (fp32)
  * writes their low parts x - (x & ~0x1fff) into a second half of the stage: three products per k
  * step (A low x B, A x B low, A x B) into the accumulators, which are
  * added into fp32 totals every 64 k, as the mma.sync loops do (the tensor
@@ -117,7 +120,6 @@ int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
   gemm_count_tiles(a, &w.tiling);
   w.stages = stages;
   w.wgmma = 1;
-  w.pass_ahead = t->opt.gemm_wgmma_round == 2 && stages - 2 >= 2;
   *v = w;
   return 1;
 }
@@ -224,7 +226,8 @@ static const char *chunk_guard(cg_emit *out, const gemm_operand *o, int j) {
  * every product toward zero: on SAM-HQ's backward at 32x32 b2 that gave a
  * relative L2 error of 5.0e-3 against mma.sync's 9.6e-4 (H100, 2026-12-05;
  * the emulator shows the same on codegen/emu/wgmma_round). */
-static void emit_stage_pass(gemm_emitter *ge, const char *stage) {
+static void emit_stage_pass(gemm_emitter *ge) {
+  const char *stage = "_cur";
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
   if (plan->tiling.split3) {
@@ -282,20 +285,13 @@ void gemm_wgmma_k_loop(gemm_emitter *ge) {
   cg_line(out, "// k-tiles 0 .. %d -> stages 0 .. %d (%d ahead: the k-tile before's wgmma may still read its stage)",
           P - 1, P - 1, P);
   gemm_emit_first_copies(ge, P);
-  if (plan->pass_ahead) {
-    cg_line(out, "kbc_cp_wait<%d>(); // this thread's copies of k-tile 0 landed", P - 1);
-    emit_stage_pass(ge, "0");
-    cg_line(out, "kbc_fence_proxy_async(); // this thread's shared writes visible to wgmma");
-  }
   cg_line(out, "float *const _ap = &_acc[0][0][0]; // this thread's %d accumulators", nacc);
   cg_line(out, "int _cur = 0, _nxt = %d; // the stages of k-tiles _kt and _kt + %d", P, P);
   cg_line(out, "for (long long _kt = 0; _kt < _nkt; ++_kt) {");
   out->indent++;
-  if (!plan->pass_ahead) {
-    cg_line(out, "kbc_cp_wait<%d>(); // this thread's copies of k-tile _kt landed", P - 1);
-    emit_stage_pass(ge, "_cur");
-    cg_line(out, "kbc_fence_proxy_async(); // this thread's shared writes visible to wgmma");
-  }
+  cg_line(out, "kbc_cp_wait<%d>(); // this thread's copies of k-tile _kt landed", P - 1);
+  emit_stage_pass(ge);
+  cg_line(out, "kbc_fence_proxy_async(); // this thread's shared writes visible to wgmma");
   cg_line(out, "__syncthreads(); // k-tile _kt landed for every thread; stage _nxt read by no wgmma in flight");
   if (!products_first) gemm_emit_next_copies(ge, P);
   emit_pin(ge, nacc);
@@ -321,18 +317,6 @@ void gemm_wgmma_k_loop(gemm_emitter *ge) {
   cg_line(out, "kbc_wgmma_commit();");
   emit_pin(ge, nacc);
   if (products_first) gemm_emit_next_copies(ge, P);
-  if (plan->pass_ahead) {
-    /* stage _kt + 1 is neither _kt - 1's nor _kt's, which wgmma may be
-     * reading, nor _kt + P's, being copied (S = P + 2 stages) */
-    cg_line(out, "if (_kt + 1 < _nkt) { // k-tile _kt + 1's pass while _kt's products run");
-    out->indent++;
-    cg_line(out, "kbc_cp_wait<%d>(); // this thread's copies of k-tile _kt + 1 landed", P - 1);
-    cg_line(out, "const int _ahd = _cur == %d ? 0 : _cur + 1; // its stage", S - 1);
-    emit_stage_pass(ge, "_ahd");
-    cg_line(out, "kbc_fence_proxy_async(); // this thread's shared writes visible to wgmma");
-    out->indent--;
-    cg_line(out, "}");
-  }
   if (split3) {
     cg_line(out, "if ((_kt & %d) == %d) { // every %d k: the tensor cores' sums (rounded toward zero) into fp32 totals",
             GEMM_FLUSH_K / WG_BK - 1, GEMM_FLUSH_K / WG_BK - 1, GEMM_FLUSH_K);

@@ -42,7 +42,6 @@
   X("KBC_GEMM_VEC", gemm_vec, 0, 1)                 \
   X("KBC_GEMM_WGMMA", gemm_wgmma, 0, 3)             \
   X("KBC_GEMM_WGMMA_T", gemm_wgmma_t, 0, 2)         \
-  X("KBC_GEMM_WGMMA_ROUND", gemm_wgmma_round, 1, 2) \
   X("KBC_GEMM_SPLIT", gemm_split, 0, 2)             \
   X("KBC_GEMM_KTAB", gemm_ktab, 0, 1)               \
   X("KBC_GEMM_FOLD", gemm_fold, 0, 2)               \
@@ -60,7 +59,7 @@ cg_options cg_options_default(void) {
                       .gemm_vec = 1,               .gemm_wgmma = 1,   .rows_cost = 1,    .rows_online = 1,
                       .rows_welford = 1,           .gemm_fold = 1,    .gemm_win = 1,     .gemm_win_pipe = 1,
                       .gemm_win_ring = 1,          .gemm_tail = 1,    .idx32 = 1,        .gemm_split = 1,
-                      .rowsum = 1,                 .gemm_wgmma_t = 2, .gemm_wgmma_round = 2};
+                      .rowsum = 1,                 .gemm_wgmma_t = 2};
 }
 
 /* Reads variable name (unset: *field kept). */

@@ -74,12 +74,6 @@ typedef struct {
                           2026-12-05) — at tf32 always (0.49-0.74x), at fp32 (3xTF32) where one operand
                           is (0.95-0.97x), not both (1.09-1.21x) — the default since the GPU fuzzer's
                           wgmma_t variants passed (H100, 2026-12-05); 1: wherever eligible; 0: never */
-  int gemm_wgmma_round; /* KBC_GEMM_WGMMA_ROUND: when the wgmma loop's pass over a landed stage (TF32
-                          operands rounded to nearest, 3xTF32's low parts) runs: 1 in place, k-tile
-                          kt's before its products (1.58-1.65x the unrounded loop's time at tf32, H100
-                          2026-12-05: shared-memory traffic on the products' path); 2 (default) one
-                          k-tile ahead, kt + 1's while kt's products run, where the copies run two or
-                          more k-tiles ahead (gemm_wgmma.c) */
   int gemm_split;      /* KBC_GEMM_SPLIT (default 1): split-K where the output tiles are few and K long
                           (gemm_plan.c), the slices' sums added in slice order (deterministic);
                           0: never; 2: wherever K has two k-tiles (testing: the fuzzer's `split`) */
