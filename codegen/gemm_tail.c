@@ -39,9 +39,10 @@
  *     too small for the GEMM family becomes one where a tail would join
  *     it: group.c's small_with_tail.)
  * opt.gemm_tail switches it (KBC_GEMM_TAIL): 1 (the default) behind a fold
- * only (conv3d -> min -> softmax 0.977-0.994x at b128 and b256, fp32 and
- * tf32), 2 behind a plain contraction too (checked by the emulator; to be
- * timed and fuzzed on the GPU: bench/ab_cases_row_tail.txt). */
+ * (conv3d -> min -> softmax 0.977-0.994x at b128 and b256, fp32 and tf32)
+ * and behind a plain contraction where group.c's tail_pays says so (the
+ * GEMM not on wgmma without it, its tiles filling a wave), 2 behind any
+ * plain contraction (the GPU fuzzer's row_tail and tail variants). */
 #include <string.h>
 
 #include "gemm_impl.h"
@@ -157,7 +158,7 @@ static int qualifies(kbc_arena *a, cg_tail *tail, const ir_stmt *const *us, int 
 const cg_tail *cg_find_tail(kbc_arena *a, const ir_program *p, const cg_target *t, int i, const unsigned char *heads,
                             const cg_fold *f) {
   int first = i + (f ? 2 : 1); /* the tail's first statement */
-  if (!t->opt.gemm_tail || (!f && t->opt.gemm_tail < 2) || first >= p->stmts.len) return NULL;
+  if (!t->opt.gemm_tail || first >= p->stmts.len) return NULL;
   const ir_stmt *s = IR_STMT(p, i), *ts = f ? f->t : s; /* the contraction, the stored statement */
   const ir_tensor *T = ts->out;
   /* the columns: the tiles' N (the contraction's M where the fold swaps

@@ -253,6 +253,27 @@ static const cg_tail *small_with_tail(kbc_arena *a, const ir_program *p, const c
   return cg_find_tail(a, p, t, i, heads, NULL);
 }
 
+/* Under opt.gemm_tail 1, whether tail, behind statement i, a plain
+ * contraction, joins its GEMM: where the GEMM keeps its K loop (planned
+ * without the tail it is not on wgmma, which a tail's staged epilogue
+ * leaves for mma.sync) and its tiles with the tail fill a wave (a tail
+ * that holds a whole row in each tile leaves few tiles at few rows).  On
+ * the H100 (2026-12-05, KBC_GEMM_TAIL=2 against 1) such tails took a
+ * convolution's channel softmax (L2/6) 0.80x and a 40-class softmax at
+ * 16,390 rows 0.91x; at 20 rows (1 tile) 1.46x, CViT's norms (2 tiles)
+ * 1.07x. */
+static int tail_pays(kbc_arena *a, const ir_program *p, const cg_target *t, int i, const cg_tail *tail) {
+  cg_ctx C = {.a = a, .p = p, .t = t};
+  cg_kernel k = {0};
+  cg_group plain = {.family = CG_FAMILY_GEMM, .first = i, .count = 1};
+  const cg_gemm_plan *pl = cg_plan_gemm(&C, &plain, &k);
+  if (!pl || pl->wgmma) return 0;
+  cg_group with = {.family = CG_FAMILY_GEMM, .first = i, .count = 1 + tail->n, .tail = tail};
+  memset(&k, 0, sizeof k);
+  pl = cg_plan_gemm(&C, &with, &k); /* (its output tiles: split-K's slices are a cap where K is unknown) */
+  return pl && pl->tiling.tiles && ir_estimate(pl->tiling.tiles) >= t->sm_count;
+}
+
 /* ---- rows groups -------------------------------------------------------- */
 
 typedef struct {
@@ -706,6 +727,7 @@ int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, const 
         g[ng].tail = cg_find_tail(a, p, t, i, heads, f); /* the rows after it, per row of the tile */
       } else if (!pre) {
         g[ng].tail = cg_find_tail(a, p, t, i, heads, NULL); /* the rows after the contraction */
+        if (g[ng].tail && o->gemm_tail < 2 && !tail_pays(a, p, t, i, g[ng].tail)) g[ng].tail = NULL;
       }
       if (g[ng].tail) g[ng].count += g[ng].tail->n;
       i += g[ng++].count;

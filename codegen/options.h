@@ -98,9 +98,12 @@ typedef struct {
                           a step copying only the planes the next adds (gemm_win.c, gemm_window.ring) */
   int gemm_tail;       /* KBC_GEMM_TAIL: the statements that finish a GEMM's output a row at a time (a
                           softmax or a norm over its columns, all in one tile) computed in its staged
-                          epilogue (gemm_tail.c).  2: behind a fold or a plain contraction (a linear
-                          layer's layer norm; checked by the emulator, not yet on the GPU nor timed);
-                          1 (default): behind a fold only (measured 0.977-0.994 on conv3d b128/b256);
+                          epilogue (gemm_tail.c).  1 (default): behind a fold (measured 0.977-0.994 on
+                          conv3d b128/b256), and behind a plain contraction where the GEMM keeps its K
+                          loop (not on wgmma without the tail) and its tiles fill a wave (group.c,
+                          tail_pays: 0.80x L2/6, 0.91x 16,390 rows, H100 2026-12-05); 2: behind any
+                          plain contraction, and a contraction too small for the GEMM family becomes one
+                          where a tail joins it (small_with_tail: 1.07x CViT b10, 1.46x 20 rows);
                           0: never */
   int idx32;           /* KBC_IDX32 (default on; measured 0.97x geomean, 0.82-1.05x): the 32-bit
                           index variant where a binding fits (applied by the callers:

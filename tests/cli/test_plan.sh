@@ -349,6 +349,17 @@ cv() { KBC_SPECIALIZE=1 "$kbc" compile "$src/specs/cvit.kb" --emit plan --target
   --set image_size=32 2>&1 | head -n 1 | grep -o "[0-9]* launches"; }
 [ "$(cv)" = "45 launches" ] || fail "CViT b10: $(cv) by default, not 45"
 [ "$(KBC_GEMM_TAIL=2 cv)" = "33 launches" ] || fail "CViT b10 under KBC_GEMM_TAIL=2: $(KBC_GEMM_TAIL=2 cv), not 33"
+# By default a plain GEMM takes its tail where it keeps its K loop (not on
+# wgmma without the tail) and its output tiles with it fill a wave (group.c,
+# tail_pays): a softmax over 32 classes at K = 256 joins its GEMM at 65,536
+# rows on sm_90, not on sm_90a (wgmma), nor at 32,768 rows (128 tiles).
+tw() { "$kbc" compile "$src/tests/codegen/specs/tail_wgmma.kb" --emit plan --specialize "$@" 2>&1 | head -n 1 |
+  grep -o "[0-9]* launch[es]*$"; }
+[ "$(tw --target sm_90 --set m=65536)" = "1 launch" ] || fail "tail_wgmma m=65536 sm_90: $(tw --target sm_90 --set m=65536), not 1"
+[ "$(tw --target sm_90a --set m=65536)" = "2 launches" ] || fail "tail_wgmma m=65536 sm_90a: the tail took wgmma's GEMM"
+[ "$(tw --target sm_90 --set m=32768)" = "2 launches" ] || fail "tail_wgmma m=32768 sm_90: a tail under a wave of tiles"
+[ "$(KBC_GEMM_TAIL=2 tw --target sm_90a --set m=65536)" = "1 launch" ] || fail "tail_wgmma m=65536 sm_90a under KBC_GEMM_TAIL=2: no tail"
+[ "$(KBC_GEMM_TAIL=0 tw --target sm_90 --set m=65536)" = "2 launches" ] || fail "tail_wgmma m=65536 under KBC_GEMM_TAIL=0: a tail"
 # A k-tile's chunks copied after one test for all of them (gemm_vec.c)
 "$kbc" compile "$mm" --emit cuda --specialize --target sm_90a $big --precision tf32 2>&1 |
   grep -q "if (_vok && _kb + 32 <= _kend && .* // every chunk whole and aligned" ||
