@@ -384,11 +384,13 @@ void gemm_emit_mma_passes(gemm_emitter *ge);
  * _fa / _fb (TF32 rounded unless split3 keeps the fp32).  The shared tiles
  * of every loop: whether o's is [x][k] (the vector loop's k-major
  * operands; else [k][x]), its rows and row width in floats, and the bytes
- * of one stage of both. */
+ * of one stage of both.  The threads that copy o's chunk slot j: all (0),
+ * or those below the count returned. */
 int gemm_vec_operand_ok(kbc_arena *a, const cg_gemm_plan *plan, const gemm_operand *o);
 void gemm_vec_plan(kbc_arena *a, gemm_operand *o, int bk);
 void gemm_vec_rows(gemm_emitter *ge);
 void gemm_vec_copies(gemm_emitter *ge, const char *stage);
+int gemm_vec_chunk_threads(const cg_gemm_plan *plan, const gemm_operand *o, int j);
 void gemm_vec_fragments(gemm_emitter *ge, const gemm_operand *o);
 int gemm_tile_kx(const cg_gemm_plan *plan, const gemm_operand *o);
 int gemm_tile_rows(const cg_gemm_plan *plan, const gemm_operand *o);

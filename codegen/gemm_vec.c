@@ -162,9 +162,8 @@ int gemm_plan_stage_bytes(const cg_gemm_plan *plan) {
 
 /* ---- emission ------------------------------------------------------------- */
 
-/* The threads that take chunk slot j: all (0), or those below the count. */
-static int chunk_threads(const gemm_emitter *ge, const gemm_operand *o, int j) {
-  int total = o->bx * ge->plan->tiling.cfg.bk / 4;
+int gemm_vec_chunk_threads(const cg_gemm_plan *plan, const gemm_operand *o, int j) {
+  int total = o->bx * plan->tiling.cfg.bk / 4;
   return o->chunk_partial && j == o->chunks - 1 ? total - j * GEMM_THREADS : 0;
 }
 
@@ -207,7 +206,7 @@ static void emit_chunk(gemm_emitter *ge, const gemm_operand *o, int j, const cha
   cg_emit *out = &ge->emit;
   int r = o->row_of[j];
   const char *name = ge->ctx->names->tensor[o->e->u.load.tensor->id];
-  int n = chunk_threads(ge, o, j);
+  int n = gemm_vec_chunk_threads(ge->plan, o, j);
   cg_line(out, "%s{", n ? cg_fmt(out, "if (_tid < %d) ", n) : "");
   out->indent++;
   cg_line(out, "const long long _kc = _kb + %s;", o->kl[j]);
@@ -240,7 +239,7 @@ void gemm_vec_rows(gemm_emitter *ge) {
   for (int w = 0; w < 2; w++) {
     const gemm_operand *o = &ge->plan->op[w];
     for (int j = 0; j < o->chunks; j++) {
-      int n = chunk_threads(ge, o, j);
+      int n = gemm_vec_chunk_threads(ge->plan, o, j);
       const char *ok = row_in(out, o, j);
       if (n) ok = cg_fmt(out, "(_tid >= %d || %s)", n, ok);
       rows = cg_fmt(out, "%s%s%s", rows, *rows ? " && " : "", ok);
@@ -272,7 +271,7 @@ void gemm_vec_copies(gemm_emitter *ge, const char *stage) {
     const gemm_operand *o = &ge->plan->op[w];
     const char *name = ge->ctx->names->tensor[o->e->u.load.tensor->id];
     for (int j = 0; j < o->chunks; j++) {
-      int n = chunk_threads(ge, o, j);
+      int n = gemm_vec_chunk_threads(ge->plan, o, j);
       const char *kc = cg_fmt(out, "_kc%c%d", o->tag, j), *g = cg_fmt(out, "_g%c%d", o->tag, j);
       cg_line(out, "const long long %s = _kb + %s;", kc, o->kl[j]);
       if (ge->plan->wgmma)
@@ -293,7 +292,7 @@ void gemm_vec_copies(gemm_emitter *ge, const char *stage) {
   for (int w = 0; w < 2; w++) {
     const gemm_operand *o = &ge->plan->op[w];
     for (int j = 0; j < o->chunks; j++) {
-      int n = chunk_threads(ge, o, j);
+      int n = gemm_vec_chunk_threads(ge->plan, o, j);
       cg_line(out, "%s{", n ? cg_fmt(out, "if (_tid < %d) ", n) : "");
       out->indent++;
       emit_dst(ge, o, j, stage);

@@ -211,11 +211,11 @@ void gemm_wgmma_coords(gemm_emitter *ge) {
   else cg_line(out, "const int _wm0 = (_warp %% 4) * 16, _wn0 = _wg * %d; // the warp's 16 rows of it", wn);
 }
 
-/* The condition under which this thread copies operand o's chunk j ("if
- * (_tid < N) "), or "" where every thread does. */
-static const char *chunk_guard(cg_emit *out, const gemm_operand *o, int j) {
-  int total = o->bx * WG_BK / 4, part = o->chunk_partial && j == o->chunks - 1 ? total - j * GEMM_THREADS : 0;
-  return part ? cg_fmt(out, "if (_tid < %d) ", part) : "";
+/* The condition under which this thread copied operand o's chunk j ("if
+ * (_tid < N) "), or "" where every thread did. */
+static const char *chunk_guard(gemm_emitter *ge, const gemm_operand *o, int j) {
+  int n = gemm_vec_chunk_threads(ge->plan, o, j);
+  return n ? cg_fmt(&ge->emit, "if (_tid < %d) ", n) : "";
 }
 
 /* A pass over this thread's chunks of a stage once they landed.  3xTF32:
@@ -227,7 +227,6 @@ static const char *chunk_guard(cg_emit *out, const gemm_operand *o, int j) {
  * relative L2 error of 5.0e-3 against mma.sync's 9.6e-4 (H100, 2026-12-05;
  * the emulator shows the same on codegen/emu/wgmma_round). */
 static void emit_stage_pass(gemm_emitter *ge) {
-  const char *stage = "_cur";
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
   if (plan->tiling.split3) {
@@ -235,8 +234,8 @@ static void emit_stage_pass(gemm_emitter *ge) {
     for (int w = 0; w < 2; w++) {
       const gemm_operand *o = &plan->op[w];
       for (int j = 0; j < o->chunks; j++) {
-        cg_line(out, "%s{", chunk_guard(out, o, j));
-        cg_line(out, "  const unsigned _so = %s;", gemm_wgmma_chunk_off(ge, o, j, stage));
+        cg_line(out, "%s{", chunk_guard(ge, o, j));
+        cg_line(out, "  const unsigned _so = %s;", gemm_wgmma_chunk_off(ge, o, j, "_cur"));
         if (o->tr) { /* one float */
           cg_line(out, "  const float _v = _sp[_so / 4];");
           cg_line(out, "  _sp[(_so + %du) / 4] = _v - __uint_as_float(__float_as_uint(_v) & 0xffffe000u);", half_at(plan));
@@ -254,13 +253,13 @@ static void emit_stage_pass(gemm_emitter *ge) {
     return;
   }
   cg_line(out, "// this thread's chunks rounded to TF32 in place");
-  cg_line(out, "const unsigned _sa = _sw + (%s) * %du; // the stage's shared address", stage, gemm_wgmma_stage_bytes(plan));
+  cg_line(out, "const unsigned _sa = _sw + _cur * %du; // the stage's shared address", gemm_wgmma_stage_bytes(plan));
   for (int w = 0; w < 2; w++) {
     const gemm_operand *o = &plan->op[w];
     for (int j = 0; j < o->chunks; j++) {
-      const char *g = chunk_guard(out, o, j);
+      const char *g = chunk_guard(ge, o, j);
       if (!o->tr) cg_line(out, "%skbc_tf32_round16(_sa + %s);", g, gemm_wgmma_chunk_off(ge, o, j, "0"));
-      else if (j + 4 <= o->chunks && !*chunk_guard(out, o, j + 3)) { /* four whole floats */
+      else if (j + 4 <= o->chunks && !*chunk_guard(ge, o, j + 3)) { /* four whole floats */
         cg_line(out, "kbc_tf32_round4(_sa + %s,", gemm_wgmma_chunk_off(ge, o, j, "0"));
         for (int q = 1; q < 4; q++)
           cg_line(out, "                _sa + %s%s", gemm_wgmma_chunk_off(ge, o, j + q, "0"), q < 3 ? "," : ");");

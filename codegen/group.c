@@ -264,13 +264,12 @@ static const cg_tail *small_with_tail(kbc_arena *a, const ir_program *p, const c
  * 1.07x. */
 static int tail_pays(kbc_arena *a, const ir_program *p, const cg_target *t, int i, const cg_tail *tail) {
   cg_ctx C = {.a = a, .p = p, .t = t};
-  cg_kernel k = {0};
+  cg_kernel k = {0}, kt = {0};
   cg_group plain = {.family = CG_FAMILY_GEMM, .first = i, .count = 1};
   const cg_gemm_plan *pl = cg_plan_gemm(&C, &plain, &k);
   if (!pl || pl->wgmma) return 0;
   cg_group with = {.family = CG_FAMILY_GEMM, .first = i, .count = 1 + tail->n, .tail = tail};
-  memset(&k, 0, sizeof k);
-  pl = cg_plan_gemm(&C, &with, &k); /* (its output tiles: split-K's slices are a cap where K is unknown) */
+  pl = cg_plan_gemm(&C, &with, &kt); /* (its output tiles: split-K's slices are a cap where K is unknown) */
   return pl && pl->tiling.tiles && ir_estimate(pl->tiling.tiles) >= t->sm_count;
 }
 
