@@ -94,6 +94,38 @@ static const char preamble[] =
     "}\n"
     "\n";
 
+/* The copies of operands rounded to TF32 before a kernel (cg_kernel.prep),
+ * where a kernel has any. */
+static const char prep_kernel[] =
+    "// An operand rounded to TF32 once, before the kernel whose wgmma loop reads it (rather than per tile\n"
+    "// in that loop): dst[i] = src[i] to the nearest TF32, ties away from zero (cvt.rna; NaN and inf kept);\n"
+    "// four floats at a time where src is 16-byte aligned (dst, in the workspace, always is).\n"
+    "#ifndef KBC_TF32_COPY\n"
+    "#define KBC_TF32_COPY\n"
+    "__device__ __forceinline__ float kbc_tf32_rna(float x) {\n"
+    "  unsigned u;\n"
+    "  asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(u) : \"f\"(x));\n"
+    "  return __uint_as_float(u);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(256)\n"
+    "kbc_tf32_copy(float *__restrict__ dst, const float *__restrict__ src, long long n) {\n"
+    "  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x, step = (long long)gridDim.x * blockDim.x;\n"
+    "  long long rest = 0;\n"
+    "  if (((unsigned long long)src & 15) == 0) {\n"
+    "    for (long long i = first; i < n / 4; i += step) {\n"
+    "      float4 v = __ldg((const float4 *)src + i);\n"
+    "      v.x = kbc_tf32_rna(v.x);\n"
+    "      v.y = kbc_tf32_rna(v.y);\n"
+    "      v.z = kbc_tf32_rna(v.z);\n"
+    "      v.w = kbc_tf32_rna(v.w);\n"
+    "      ((float4 *)dst)[i] = v;\n"
+    "    }\n"
+    "    rest = n / 4 * 4;\n"
+    "  }\n"
+    "  for (long long i = rest + first; i < n; i += step) dst[i] = kbc_tf32_rna(src[i]);\n"
+    "}\n"
+    "#endif\n\n";
+
 /* The wait of a kernel launched with programmatic dependent launch
  * (opt.pdl, cg_grid_dependency); PTX griddepcontrol, sm_90 and newer. */
 static const char pdl_helper[] =
@@ -121,7 +153,16 @@ int cg_kernel_launch(const cg_kernel *k, const int64_t *vars, cg_launch *out) {
 int cg_kernel_takes_scratch(const cg_kernel *k) {
   for (int i = 0; i < k->n_stages; i++)
     if (k->stages[i].kernel && cg_kernel_takes_scratch(k->stages[i].kernel)) return 1;
-  return k->scratch_tiles != NULL;
+  return k->scratch_tiles != NULL || k->n_prep > 0;
+}
+
+int64_t cg_kernel_prep_at(const cg_kernel *k, int i, const int64_t *vars) {
+  int64_t at = 0, n;
+  for (int j = 0; j < i; j++) {
+    if (!sym_eval(k->prep_floats[j], vars, NULL, &n) || n < 0 || n > INT64_MAX / 8 - at) return -1;
+    at += n;
+  }
+  return at;
 }
 
 int64_t cg_kernel_scratch(const cg_kernel *k, const int64_t *vars) {
@@ -132,16 +173,23 @@ int64_t cg_kernel_scratch(const cg_kernel *k, const int64_t *vars) {
     if (n > most) most = n;
   }
   if (k->n_stages) return most;
-  if (!k->scratch_tiles) return 0;
+  int64_t prep = cg_kernel_prep_at(k, k->n_prep, vars); /* the operands' copies first */
+  if (prep < 0) return -1;
+  if (!k->scratch_tiles) return prep;
   if (!sym_eval(k->scratch_tiles, vars, NULL, &tiles) || !sym_eval(k->scratch_ktiles, vars, NULL, &ktiles)) return -1;
   long long splits = gemm_split_count(tiles, ktiles, k->scratch_slots, k->scratch_below, k->scratch_min);
-  if (splits < 2) return 0;
-  if (tiles > INT64_MAX / splits / k->scratch_tile) return -1;
-  return tiles * splits * k->scratch_tile;
+  if (splits < 2) return prep;
+  if (tiles > INT64_MAX / 8 / splits / k->scratch_tile) return -1;
+  return prep + tiles * splits * k->scratch_tile;
 }
 
 cg_launch cg_zero_launch(int64_t n) {
   int64_t blocks = n / CG_BLOCK + 1;
+  return (cg_launch){.grid = {blocks < 4096 ? blocks : 4096, 1, 1}, .block = {CG_BLOCK, 1, 1}, .smem = 0};
+}
+
+cg_launch cg_prep_launch(int64_t n) {
+  int64_t blocks = n / (4 * CG_BLOCK) + 1; /* four floats a thread */
   return (cg_launch){.grid = {blocks < 4096 ? blocks : 4096, 1, 1}, .block = {CG_BLOCK, 1, 1}, .smem = 0};
 }
 
@@ -215,6 +263,11 @@ int cg_generate(kbc_arena *a, const ir_program *p, const cg_target *t, cg_progra
                  t->precision == CG_PRECISION_TF32 ? "tf32" : "fp32");
   kbc_buf_puts(&out->source, preamble);
   if (t->opt.pdl) kbc_buf_puts(&out->source, pdl_helper);
+  for (int i = 0; i < ng; i++)
+    if (ks[i].n_prep) {
+      kbc_buf_puts(&out->source, prep_kernel);
+      break;
+    }
   if (P) {
     cg_persist_helpers(&C);
     C.changing = cg_persist_changing(P);

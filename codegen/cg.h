@@ -81,6 +81,17 @@ typedef struct {
   sym *scratch_ktiles;  /* k-tiles of the whole K */
   int scratch_slots, scratch_below, scratch_min; /* the slice count's rule (gemm_split_count) */
   int scratch_tile;     /* floats of one tile's partial sums */
+  /* Operands rounded to TF32 once, before the launch, rather than per tile
+   * in the kernel's K loop (gemm_wgmma.c, wgmma_prep_pays): tensor
+   * prep[i] copied, each element rounded (cvt.rna), by a launch of the
+   * preamble's kbc_tf32_copy (cg_prep_launch) just before this kernel's,
+   * into the kernel's scratch at float cg_kernel_prep_at(k, i, vars), in
+   * the order listed; prep_floats[i] floats each (the tensor's elements,
+   * padded to 32); split-K's partial sums after them.  The kernel reads
+   * the copy in place of the tensor for that operand. */
+  int n_prep;
+  int prep[2];
+  sym *prep_floats[2];
   /* PERSIST: the kernels it runs, in order, as stages (cg_stage); its
    * scratch is the largest any of them takes. */
   int n_stages;
@@ -122,8 +133,15 @@ int cg_kernel_launch(const cg_kernel *k, const int64_t *vars, cg_launch *out);
 int64_t cg_kernel_scratch(const cg_kernel *k, const int64_t *vars);
 /* Whether kernel k takes a scratch pointer after its tensors. */
 int cg_kernel_takes_scratch(const cg_kernel *k);
+/* Where in kernel k's scratch (in floats) the copy of its operand
+ * k->prep[i] starts, for the var values vars; -1 when the sizes cannot be
+ * evaluated. */
+int64_t cg_kernel_prep_at(const cg_kernel *k, int i, const int64_t *vars);
 /* The launch of kbc_zero (the preamble's zero-fill) over n > 0 floats. */
 cg_launch cg_zero_launch(int64_t n);
+/* The launch of kbc_tf32_copy (cg_kernel.prep) over n > 0 floats:
+ * kbc_tf32_copy(float *dst, const float *src, long long n). */
+cg_launch cg_prep_launch(int64_t n);
 
 typedef struct {
   kbc_buf source;       /* the translation unit (free with cg_program_free) */

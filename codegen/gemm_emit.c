@@ -202,7 +202,8 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
                               : "evaluated per element");
   }
   ge->emit.written = cg_signature_scratch(C, k->name, GEMM_THREADS, plan->min_blocks,
-                                       k->n_tensors, k->tensors, k->first, k->count, plan->split ? "_kws" : NULL);
+                                       k->n_tensors, k->tensors, k->first, k->count,
+                                       k->n_prep ? "_ws" : plan->split ? "_kws" : NULL);
 }
 
 /* ---- set-up --------------------------------------------------------------- */
@@ -717,6 +718,7 @@ void cg_emit_gemm(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k) {
   ge->emit = (cg_emit){.a = C->a, .p = C->p, .opt = &C->t->opt, .names = C->names, .out = C->out, .indent = 1, .s = s,
                     .idx = ge->bind};
   emit_header(ge, k);
+  gemm_wgmma_sources(ge, k);
   emit_shared(ge);
   emit_extents(ge);
   if (!plan->win) gemm_emit_k_increments(ge);

@@ -296,6 +296,10 @@ struct cg_gemm_plan {
    * two warpgroups each multiplying a 64 x (BN / wgn) tile by wgmma; wgn 1
    * (BM 128, the warpgroups along m) or 2 (BM 64, along n). */
   int wgmma, wgn;
+  /* wgmma at TF32: operand w (0 A, 1 B) read from its tensor's copy rounded
+   * before the launch (cg_kernel.prep; gemm_wgmma_prep), its stage pass
+   * left out. */
+  int prep[2];
   const gemm_window *win; /* the window K loop (gemm_win.c), or NULL */
   int min_blocks;     /* __launch_bounds__'s blocks per multiprocessor (opt.gemm_min_blocks), as
                          cg_signature takes it (-2: two from sm_90 on) */
@@ -325,6 +329,7 @@ typedef struct {
   const char **tbind; /* with a fold: what each index of its statement t stands for (s's names) */
   int fold_saved;     /* with a fold: emit.n_hoisted before its loop (its column values, gemm_fold_open) */
   const char *kname;  /* the kernel's name (its module state is named after it) */
+  const char *src[2]; /* what operand w's loads read: its tensor's parameter, or its rounded copy (prep) */
 } gemm_emitter;
 
 /* "i*j" of the indices' names ("-" for none). */
@@ -411,6 +416,12 @@ int gemm_wgmma_stage_bytes(const cg_gemm_plan *plan);
 const char *gemm_wgmma_chunk_off(gemm_emitter *ge, const gemm_operand *o, int j, const char *stage);
 void gemm_wgmma_coords(gemm_emitter *ge);
 void gemm_wgmma_k_loop(gemm_emitter *ge);
+/* Where it pays (opt.gemm_prep), a TF32 wgmma plan's operands rounded
+ * before the launch: plan->prep and k's prep fields set. */
+void gemm_wgmma_prep(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan, cg_kernel *k);
+/* The operands' sources (ge->src) and, where the kernel takes copies, their
+ * pointers into its scratch (and split-K's part after them). */
+void gemm_wgmma_sources(gemm_emitter *ge, const cg_kernel *k);
 void gemm_emit_k_advance(gemm_emitter *ge);
 
 /* gemm_epilogue.c: per output element of the thread: decode, epilogue,

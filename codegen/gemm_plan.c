@@ -563,6 +563,7 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
     k->scratch_min = plan->split_min;
     k->scratch_tile = f->bm * f->bn;
   }
+  gemm_wgmma_prep(a, C->t, plan, k);
   k->n_tensors = cg_collect_tensors(a, C->p, g->first, k->count, &k->tensors);
   if (plan->fold || plan->tail) { /* s's output stays in the tiles (a fold's); with a tail, the values it keeps in registers too */
     const cg_tail *tail = plan->tail;

@@ -205,7 +205,7 @@ static const char *offset_at(gemm_emitter *ge, const gemm_operand *o, const char
 static void emit_chunk(gemm_emitter *ge, const gemm_operand *o, int j, const char *stage) {
   cg_emit *out = &ge->emit;
   int r = o->row_of[j];
-  const char *name = ge->ctx->names->tensor[o->e->u.load.tensor->id];
+  const char *name = ge->src[o->tag == 'b'];
   int n = gemm_vec_chunk_threads(ge->plan, o, j);
   cg_line(out, "%s{", n ? cg_fmt(out, "if (_tid < %d) ", n) : "");
   out->indent++;
@@ -248,7 +248,7 @@ void gemm_vec_rows(gemm_emitter *ge) {
   cg_line(out, "const bool _vok = %s; // every chunk's row inside", rows);
   for (int w = 0; w < 2 && ge->plan->wgmma; w++) {
     const gemm_operand *o = &ge->plan->op[w];
-    const char *name = ge->ctx->names->tensor[o->e->u.load.tensor->id];
+    const char *name = ge->src[o->tag == 'b'];
     for (int r = 0; r < o->n_rows; r++)
       cg_line(out, "const float *const _p%c%d = %s + _%co%d; // row %d's start", o->tag, r, name, o->tag, r, r);
   }
@@ -269,7 +269,7 @@ void gemm_vec_copies(gemm_emitter *ge, const char *stage) {
   out->indent++;
   for (int w = 0; w < 2; w++) {
     const gemm_operand *o = &ge->plan->op[w];
-    const char *name = ge->ctx->names->tensor[o->e->u.load.tensor->id];
+    const char *name = ge->src[o->tag == 'b'];
     for (int j = 0; j < o->chunks; j++) {
       int n = gemm_vec_chunk_threads(ge->plan, o, j);
       const char *kc = cg_fmt(out, "_kc%c%d", o->tag, j), *g = cg_fmt(out, "_g%c%d", o->tag, j);

@@ -124,6 +124,60 @@ int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
   return 1;
 }
 
+/* ---- operands rounded before the launch ----------------------------------- */
+
+/* Whether operand copies pay: the stage pass reads and writes each float of
+ * an operand's tiles once per tile, the copy the tensor's floats once, and
+ * costs a launch.  Rates from the H200 (2026-12-05, docs/GEMM_WGMMA.md,
+ * "TF32 rounding on wgmma"): at 4096^3 the passes move 6.4 GB through
+ * shared memory and cost 250 us (about 25 TB/s); a copy streams at about
+ * 3 TB/s; a launch, about 3 us in a graph. */
+static int prep_pays(const cg_target *t, double pass_floats, double numel) {
+  if (t->opt.gemm_prep == 2) return 1;
+  double pass_us = pass_floats * 8 / 25e6, copy_us = numel * 8 / 3e6 + 3;
+  return pass_us > copy_us;
+}
+
+void gemm_wgmma_prep(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan, cg_kernel *k) {
+  if (!plan->wgmma || plan->tiling.split3 || !t->opt.gemm_prep) return;
+  const gemm_tiling *tl = &plan->tiling;
+  double tiles = ir_estimate(tl->tiles), K = ir_estimate(tl->K);
+  for (int w = 0; w < 2; w++) {
+    const gemm_operand *o = &plan->op[w];
+    if (o->e->op != IR_OP_LOAD) continue;
+    const ir_tensor *T = o->e->u.load.tensor;
+    sym *numel = sym_const(a, 1);
+    for (int d = 0; d < T->rank; d++) numel = sym_mul(a, numel, T->shape[d]);
+    if (!prep_pays(t, tiles * (w ? tl->cfg.bn : tl->cfg.bm) * K, ir_estimate(numel))) continue;
+    plan->prep[w] = 1;
+    int i = 0;
+    while (i < k->n_prep && k->prep[i] != T->id) i++;
+    if (i < k->n_prep) continue; /* both operands one tensor: one copy */
+    k->prep[k->n_prep] = T->id;
+    k->prep_floats[k->n_prep++] = sym_scale(a, sym_div(a, sym_add(a, numel, sym_const(a, 31)), 32), 32);
+  }
+}
+
+void gemm_wgmma_sources(gemm_emitter *ge, const cg_kernel *k) {
+  const cg_gemm_plan *plan = ge->plan;
+  /* offsets added one copy at a time, each below 2^30 where 32-bit indices are (ir_binding_fits_i32) */
+  const char *at = "_ws";
+  const char **copy = KBC_NEW_ARRAY(ge->emit.a, const char *, k->n_prep + 1);
+  for (int i = 0; i < k->n_prep; i++) {
+    copy[i] = cg_fmt(&ge->emit, "_cp%d", i);
+    cg_line(&ge->emit, "const float *const _cp%d = %s; // %s rounded to TF32 before the launch (kbc_tf32_copy)", i, at,
+            IR_TENSOR(ge->ctx->p, k->prep[i])->name);
+    at = cg_fmt(&ge->emit, "%s + (size_t)(%s)", at, cg_sym(&ge->emit, k->prep_floats[i]));
+  }
+  if (k->n_prep && plan->split) cg_line(&ge->emit, "float *const _kws = %s; // split-K's parts", at);
+  for (int w = 0; w < 2; w++) {
+    const ir_expr *e = plan->op[w].e;
+    ge->src[w] = e && e->op == IR_OP_LOAD ? ge->ctx->names->tensor[e->u.load.tensor->id] : NULL;
+    for (int i = 0; plan->prep[w] && i < k->n_prep; i++)
+      if (k->prep[i] == e->u.load.tensor->id) ge->src[w] = copy[i];
+  }
+}
+
 /* ---- the helpers ---------------------------------------------------------- */
 
 static const char wgmma_helpers[] =
@@ -252,10 +306,14 @@ static void emit_stage_pass(gemm_emitter *ge) {
     }
     return;
   }
-  cg_line(out, "// this thread's chunks rounded to TF32 in place");
+  if (plan->prep[0] && plan->prep[1]) return; /* both rounded before the launch */
+  cg_line(out, "// this thread's chunks rounded to TF32 in place%s", plan->prep[0] ? " (B's; A's were, before the launch)"
+                                                                   : plan->prep[1] ? " (A's; B's were, before the launch)"
+                                                                                   : "");
   cg_line(out, "const unsigned _sa = _sw + _cur * %du; // the stage's shared address", gemm_wgmma_stage_bytes(plan));
   for (int w = 0; w < 2; w++) {
     const gemm_operand *o = &plan->op[w];
+    if (plan->prep[w]) continue;
     for (int j = 0; j < o->chunks; j++) {
       const char *g = chunk_guard(ge, o, j);
       if (!o->tr) cg_line(out, "%skbc_tf32_round16(_sa + %s);", g, gemm_wgmma_chunk_off(ge, o, j, "0"));

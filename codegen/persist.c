@@ -149,6 +149,7 @@ cg_persist *cg_plan_persist(cg_ctx *C, const cg_kernel *ks, int n) {
     cg_launch l;
     if (!cg_kernel_launch(k, NULL, &l) || l.grid[1] != 1 || l.grid[2] != 1) return NULL;
     if (k->block % 32 || k->block > PERSIST_MAX_THREADS || k->n_stages) return NULL;
+    if (k->n_prep) return NULL; /* its operands' copies are launches of their own (no stage for them yet) */
     if (l.grid[0] == 0) continue; /* not launched */
     if (P->n_stages + 2 > PERSIST_MAX_STAGES) return NULL;
     if (k->zero_tensor >= 0) {

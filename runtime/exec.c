@@ -22,6 +22,7 @@ typedef struct {
   rt_module *mod;
   rt_function **fn;      /* per kernel */
   rt_function *zero;     /* kbc_zero */
+  rt_function *prep;     /* kbc_tf32_copy, where a kernel rounds operands before it (cg_kernel.prep) */
 } rt_variant;
 
 static void unload_variant(rt_variant *v) {
@@ -162,6 +163,11 @@ static int build_variant(rt_exec *x, int i, rt_err *err) {
   for (int k = 0; k < x->code.n_kernels; k++)
     if (rt_module_function(v->mod, x->code.kernels[k].name, &v->fn[k], err)) return -1;
   if (rt_module_function(v->mod, "kbc_zero", &v->zero, err)) return -1;
+  for (int k = 0; k < x->code.n_kernels; k++)
+    if (x->code.kernels[k].n_prep) {
+      if (rt_module_function(v->mod, "kbc_tf32_copy", &v->prep, err)) return -1;
+      break;
+    }
   rt_debug(1, "%s: loaded the %s-bit index variant", x->p->name, i == RT_IDX32 ? "32" : "64");
   v->built = 1;
   return 0;
@@ -287,6 +293,26 @@ static int launch_zero(const rt_variant *v, int idx32, rt_dptr p, long long n, v
   return rt_launch(v->zero, grid, block, (size_t)l.smem, stream, args, err);
 }
 
+/* Kernel kn's operands rounded to TF32 into its scratch (cg_kernel.prep),
+ * each by a launch of kbc_tf32_copy. */
+static int launch_prep(const rt_variant *v, int idx32, const cg_kernel *kn, const ir_binding *b, const rt_dptr *ptr,
+                       rt_dptr scratch, void *stream, rt_err *err) {
+  for (int i = 0; i < kn->n_prep; i++) {
+    long long n = b->numel[kn->prep[i]];
+    int64_t at = cg_kernel_prep_at(kn, i, b->vars);
+    if (at < 0) return rt_fail(err, RT_ERR_ARGUMENT, "kernel %s: the size of its operands' copies overflows", kn->name);
+    if (n <= 0) continue;
+    cg_launch l = cg_prep_launch(n);
+    unsigned grid[3] = {(unsigned)l.grid[0], 1, 1}, block[3] = {(unsigned)l.block[0], 1, 1};
+    rt_dptr dst = scratch + sizeof(float) * (size_t)at, src = ptr[kn->prep[i]];
+    int n32 = (int)n; /* the 32-bit variant takes an int (its binding fits) */
+    void *args[] = {&dst, &src, idx32 ? (void *)&n32 : (void *)&n};
+    rt_debug(2, "launch kbc_tf32_copy: grid %lld, block %d, smem 0", (long long)l.grid[0], l.block[0]);
+    if (rt_launch(v->prep, grid, block, 0, stream, args, err)) return -1;
+  }
+  return 0;
+}
+
 /* Waits for one profiled run and adds each kernel's time. */
 static int profile_collect(rt_exec *x, void *stream, rt_err *err) {
   if (rt_stream_sync(x->dev, stream, err)) return -1;
@@ -332,8 +358,9 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
     if (kn->zero_tensor >= 0 && b->numel[kn->zero_tensor] > 0 &&
         launch_zero(v, idx32, ptr[kn->zero_tensor], b->numel[kn->zero_tensor], stream, err))
       return -1;
-    /* profiling: events around the kernel (around nothing when it has no work) */
+    /* profiling: events around the kernel (around nothing when it has no work), its operands' copies included */
     if (ev && rt_event_record(x->dev, ev[2 * k], stream, err)) return -1;
+    if (l.grid[0] > 0 && launch_prep(v, idx32, kn, b, ptr, x->scratch, stream, err)) return -1;
     if (l.grid[0] > 0) {
       int n = 0;
       for (int i = 0; i < kn->n_tensors; i++) args[n++] = &ptr[kn->tensors[i]];

@@ -28,7 +28,7 @@ int rt_plan_make(kbc_arena *a, const ir_program *p, const cg_program *g, const i
   memset(out, 0, sizeof *out);
   out->p = p;
   out->b = b;
-  out->launches = KBC_NEW_ARRAY(a, rt_plan_launch, 2 * g->n_kernels + 1);
+  out->launches = KBC_NEW_ARRAY(a, rt_plan_launch, 4 * g->n_kernels + 1);
   for (int k = 0; k < g->n_kernels; k++) {
     const cg_kernel *kn = &g->kernels[k];
     cg_launch launch;
@@ -44,6 +44,18 @@ int rt_plan_make(kbc_arena *a, const ir_program *p, const cg_program *g, const i
       z->stmts[0] = kbc_arena_printf(a, "%s = 0", IR_TENSOR(p, kn->zero_tensor)->name);
       z->launch = cg_zero_launch(b->numel[kn->zero_tensor]);
       resources_of(res, z->name, z);
+    }
+    /* then its operands rounded to TF32, where it has work */
+    for (int i = 0; i < kn->n_prep && launch.grid[0] > 0; i++) {
+      if (b->numel[kn->prep[i]] <= 0) continue;
+      rt_plan_launch *c = &out->launches[out->n_launches++];
+      c->name = "kbc_tf32_copy";
+      c->family = "prep";
+      c->n_stmts = 1;
+      c->stmts = KBC_NEW_ARRAY(a, const char *, 1);
+      c->stmts[0] = kbc_arena_printf(a, "(scratch) = tf32(%s)", IR_TENSOR(p, kn->prep[i])->name);
+      c->launch = cg_prep_launch(b->numel[kn->prep[i]]);
+      resources_of(res, c->name, c);
     }
     rt_plan_launch *l = &out->launches[out->n_launches++];
     l->name = kn->name;
@@ -72,7 +84,7 @@ int rt_plan_make(kbc_arena *a, const ir_program *p, const cg_program *g, const i
                                                       .offset = offset[i]};
   }
   out->n_temps = out->n_buffers;
-  if (scratch_bytes) { /* split-K's partial sums: one region for every kernel */
+  if (scratch_bytes) { /* split-K's partial sums, operands' copies: one region for every kernel */
     int64_t *shape = KBC_NEW_ARRAY(a, int64_t, 1);
     shape[0] = (int64_t)(scratch_bytes / sizeof(float));
     out->buffers[out->n_buffers++] =
@@ -217,8 +229,12 @@ void rt_plan_text(const rt_plan *pl, kbc_buf *o) {
     kbc_buf_puts(o, ", no temporaries\n");
     return;
   }
+  int prep = 0; /* any operand's copy (cg_kernel.prep) */
+  for (int i = 0; i < pl->n_launches; i++) prep |= !strcmp(pl->launches[i].family, "prep");
   kbc_buf_printf(o, ", %d temporar%s%s, each at a multiple of %d bytes\n", pl->n_temps, pl->n_temps == 1 ? "y" : "ies",
-                 pl->n_temps < pl->n_buffers ? " and the kernels' scratch (split-K's partial sums)" : "",
+                 pl->n_temps == pl->n_buffers ? ""
+                 : prep ? " and the kernels' scratch (operands rounded to TF32, split-K's partial sums)"
+                        : " and the kernels' scratch (split-K's partial sums)",
                  RT_WORKSPACE_ALIGN);
   static const char *const bhead[] = {"buffer", "shape", "bytes", "offset"};
   put_table(&(table){.n_cols = 4, .n_rows = pl->n_buffers, .head = bhead, .pl = pl, .cells = buffer_cells}, o);

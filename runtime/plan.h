@@ -7,8 +7,9 @@
  * (rt_compile; kernels missing from it are reported as unknown).
  * After rt_plan_make: the launches in the order rt_exec_launch issues them
  * — for each kernel, the kbc_zero that zero-fills its scatter target
- * first, where it has one, then the kernel — with the dimensions of
- * cg_kernel_launch / cg_zero_launch (the functions the runtime launches
+ * first, where it has one, then the kbc_tf32_copy of each operand it
+ * takes rounded (cg_kernel.prep), then the kernel — with the dimensions of
+ * cg_kernel_launch / cg_zero_launch / cg_prep_launch (the functions the runtime launches
  * with), and the temporaries the runtime places in its workspace, then the
  * kernels' scratch (split-K's partial sums, a buffer named "(scratch)"),
  * at the offsets of rt_workspace_layout, with the workspace's size.
@@ -26,7 +27,8 @@
  * stage's statements.
  * grid and block are [x, y, z] arrays (a grid of [0, 1, 1]: no work, not
  * launched); family is rows, gemm or scatter, or zero for a kbc_zero
- * launch (whose one statement reads "T = 0"); statements are the IR
+ * launch (whose one statement reads "T = 0"), or prep for a kbc_tf32_copy
+ * (whose one statement reads "(scratch) = tf32(T)"); statements are the IR
  * statements' first lines (as `--emit ir` prints them); smem_bytes is the
  * shared memory per block, dynamic plus static; registers per thread; both
  * null where ptxas did not report the kernel.  A buffer's bytes are its size (4 per
@@ -41,8 +43,8 @@
 #include "nvrtc.h"
 
 typedef struct {
-  const char *name;     /* the kernel function; "kbc_zero" for a zero-fill */
-  const char *family;   /* rows, gemm, scatter; zero for a zero-fill */
+  const char *name;     /* the kernel function; "kbc_zero" for a zero-fill, "kbc_tf32_copy" for an operand's copy */
+  const char *family;   /* rows, gemm, scatter; zero for a zero-fill; prep for an operand's copy */
   int n_stmts;
   const char **stmts;   /* one line each */
   cg_launch launch;     /* grid[0] == 0: nothing to do, not launched */

@@ -40,7 +40,7 @@ for k in d["kernels"]:
     keys = {"name", "family", "statements", "grid", "block", "smem_bytes", "registers"}
     assert set(k) == (keys | {"stages"} if k["family"] == "persistent" else keys), sorted(k)
     assert isinstance(k["name"], str) and k["name"]
-    assert k["family"] in ("rows", "gemm", "scatter", "attention", "zero", "persistent"), k["family"]
+    assert k["family"] in ("rows", "gemm", "scatter", "attention", "zero", "prep", "persistent"), k["family"]
     for i, st in enumerate(k.get("stages", [])):
         assert set(st) == {"name", "family", "blocks", "threads", "after"}, sorted(st)
         assert st["blocks"] >= 1 and 32 <= st["threads"] <= k["block"][0], st
@@ -183,6 +183,21 @@ assert families == ["gemm", "gemm", "gemm"], families
 assert [b["name"] for b in d["buffers"]] == ["(scratch)"] and d["buffers"][0]["bytes"] > 0, d["buffers"]'
 expect 0 "plan text (split-K)" "$kbc" compile "$src/tests/codegen/specs/splitk.kb" --emit plan --set m=64 --set n=64 \
   --target sm_90 && mentions "plan text (split-K)" "0 temporaries and the kernels' scratch (split-K's partial sums)"
+# TF32 operands rounded before the launch (KBC_GEMM_PREP=2): a kbc_tf32_copy
+# of each before the GEMM, the copies in the scratch before split-K's parts
+expect 0 "plan JSON (prep)" env KBC_GEMM_PREP=2 KBC_GEMM_WGMMA=2 KBC_GEMM_SPLIT=2 "$kbc" compile \
+  "$src/specs/examples/matmul_bias_gelu.kb" --emit plan --set m=512 --set k=1024 --set n=256 --target sm_90a \
+  --precision tf32 --json && cp "$log" "$tmp/prep.json" && check_json "prep" "$tmp/prep.json" '
+assert families == ["prep", "prep", "gemm"], families
+assert [k["statements"] for k in d["kernels"][:2]] == [["(scratch) = tf32(a)"], ["(scratch) = tf32(w)"]], d
+assert d["buffers"][0]["name"] == "(scratch)" and d["buffers"][0]["bytes"] > 4 * (512 + 256) * 1024, d["buffers"]'
+expect 0 "plan text (prep)" env KBC_GEMM_PREP=2 KBC_GEMM_WGMMA=2 KBC_GEMM_SPLIT=2 "$kbc" compile "$src/specs/examples/matmul_bias_gelu.kb" --emit plan \
+  --set m=512 --set k=1024 --set n=256 --target sm_90a --precision tf32 &&
+  mentions "plan text (prep)" "kbc_tf32_copy" && mentions "plan text (prep)" "(operands rounded to TF32, split-K's partial sums)"
+expect 0 "plan JSON (no prep at fp32)" env KBC_GEMM_PREP=2 KBC_GEMM_WGMMA=2 "$kbc" compile "$src/specs/examples/matmul_bias_gelu.kb" \
+  --emit plan --set m=512 --set k=1024 --set n=256 --target sm_90a --json && cp "$log" "$tmp/noprep.json" &&
+  check_json "no prep at fp32" "$tmp/noprep.json" '
+assert "prep" not in families, families'
 printf 'kernel pairsum\naxis h var\naxis n = 2 * h\ninput x f32[n]\noutput y f32[h]\ny[i / 2] += x[i]\n' >"$tmp/pairsum.kb"
 expect 0 "plan JSON (scatter)" "$kbc" compile "$tmp/pairsum.kb" --emit plan --set h=1000 --target sm_90 --json &&
   cp "$log" "$tmp/sc.json" && check_json "scatter" "$tmp/sc.json" '

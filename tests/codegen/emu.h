@@ -144,6 +144,7 @@ static inline float __uint_as_float(unsigned i) { float f; memcpy(&f, &i, 4); re
 static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
 
 #define KBC_GEMM_TF32_HELPERS
+#define KBC_TF32_COPY // the launcher rounds the operands itself (kernel_emu.c, prep_lines)
 // cvt.rna.tf32.f32: to 10 mantissa bits, nearest, ties away from zero.
 static inline float kbc_tf32(float x) {
   unsigned u = __float_as_uint(x);

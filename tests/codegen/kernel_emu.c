@@ -120,6 +120,25 @@ static int scratch_decl(FILE *L, const cg_kernel *k, const int64_t *vars, int ki
   return 0;
 }
 
+/* Kernel ki's operands rounded to TF32 into its scratch (cg_kernel.prep),
+ * as the runtime's kbc_tf32_copy does before the launch (emu.h's
+ * kbc_tf32: cvt.rna); the tensors named as in launch_line.  Returns 1 when
+ * an offset cannot be evaluated. */
+static int prep_lines(FILE *L, const cg_kernel *k, int ki, int by_id, const int64_t *vars, const int64_t *numel) {
+  for (int i = 0; i < k->n_prep; i++) {
+    int64_t at = cg_kernel_prep_at(k, i, vars);
+    if (at < 0) return 1;
+    int j = 0;
+    while (j < k->n_tensors && k->tensors[j] != k->prep[i]) j++;
+    char src[32];
+    if (by_id) snprintf(src, sizeof src, "t[%d]", k->prep[i]);
+    else snprintf(src, sizeof src, "t%d", j);
+    fprintf(L, "  for (long long e = 0; e < %lldLL; e++) scratch%d[%lldLL + e] = kbc_tf32(%s[%d + e]); // prep\n",
+            (long long)numel[k->prep[i]], ki, (long long)at, src, GUARD);
+  }
+  return 0;
+}
+
 /* The launcher's line running kernel ki on `grid` blocks: its tensors
  * (t[id] of the whole program's, by_id, else the kernel's own t<j>), past
  * their guard zones, then its scratch, then the var values. */
@@ -257,7 +276,8 @@ static int run_chain(emu *E, const ir_binding *B, const char *dir, const char *c
       fprintf(L, "  for (long long e = 0; e < %lldLL; e++) t[%d][%d + e] = 0.0f;\n",
               (long long)B->numel[k->zero_tensor], k->zero_tensor, GUARD);
     if (grid == 0) continue;
-    if (scratch_decl(L, k, E->vars, ki)) return fail("cannot evaluate the scratch of ", k->name);
+    if (scratch_decl(L, k, E->vars, ki) || prep_lines(L, k, ki, 1, E->vars, B->numel))
+      return fail("cannot evaluate the scratch of ", k->name);
     launch_line(L, k, ki, grid, 1, E->vars, p->vars.len);
   }
   fprintf(L, "  FILE *o = fopen(\"out.bin\", \"wb\");\n");
@@ -516,7 +536,8 @@ static int emu_run(emu *E, int argc, char **argv) {
     for (int j = 0; j < k->n_tensors; j++)
       fprintf(L, "    float *t%d = rd(f, %lldLL);\n", j, (long long)B.numel[k->tensors[j]]);
     fprintf(L, "    fclose(f);\n");
-    if (scratch_decl(L, k, vars, ki)) return fail("cannot evaluate the scratch of ", k->name);
+    if (scratch_decl(L, k, vars, ki) || prep_lines(L, k, ki, 0, vars, B.numel))
+      return fail("cannot evaluate the scratch of ", k->name);
     launch_line(L, k, ki, grid, 0, vars, p->vars.len);
     if (module_state(&g, k)) {
       /* launched again on sentinels: the first launch left its state ready */

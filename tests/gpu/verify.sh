@@ -84,6 +84,15 @@ for wg in 0 2; do
   BOUND=1.5e-4 KBC_GEMM_WGMMA=$wg KBC_GEMM_WGMMA_T=1 ok "tf32 a w and a^T w, K 2048, KBC_GEMM_WGMMA=$wg, within 1.5e-4" \
     "$src/tests/codegen/specs/gemm_kn.kb" --set m=512 --set k=2048 --set n=512 --precision tf32 --inputs 0:1
 done
+# the same with the operands rounded once before the launch, into copies the
+# loop reads (KBC_GEMM_PREP=2; kbc_tf32_copy): k-major, transposed, and a
+# split-K product whose parts follow the copies in the scratch
+BOUND=1.5e-4 KBC_GEMM_PREP=2 KBC_GEMM_WGMMA=2 KBC_GEMM_WGMMA_T=1 ok "tf32 a b^T, K 2048, copies rounded first" \
+  "$src/tests/codegen/specs/gemm_kk.kb" --set z=1 --set m=512 --set n=512 --set k=2048 --precision tf32 --inputs 0:1
+BOUND=1.5e-4 KBC_GEMM_PREP=2 KBC_GEMM_WGMMA=2 KBC_GEMM_WGMMA_T=1 ok "tf32 a w and a^T w, K 2048, copies rounded first" \
+  "$src/tests/codegen/specs/gemm_kn.kb" --set m=512 --set k=2048 --set n=512 --precision tf32 --inputs 0:1
+KBC_GEMM_PREP=2 KBC_GEMM_WGMMA=2 KBC_GEMM_SPLIT=2 ok "tf32 split-K, copies rounded first" \
+  "$src/tests/codegen/specs/splitk.kb" --set m=70 --set n=200 --precision tf32
 
 # the persistent kernel (KBC_PERSIST=2): CViT's chain; SAM-HQ 32x32, whose
 # stages' static shared memory with the dynamic exceeds a block, so the
@@ -226,6 +235,8 @@ plan_matches "conv3d_min_softmax" "$src/specs/conv3d_min_softmax.kb" --set batch
   --set d=6 --set h=8 --set w=8
 plan_matches "matmul_bias_gelu" "$ex/matmul_bias_gelu.kb" --set m=64 --set k=32 --set n=48
 plan_matches "odd" "$tmp/odd.kb" --set h=1000 --set extra=3
+KBC_GEMM_PREP=2 KBC_GEMM_WGMMA=2 plan_matches "matmul_bias_gelu tf32, its operands' copies" "$ex/matmul_bias_gelu.kb" \
+  --set m=1000 --set k=700 --set n=600 --precision tf32
 
 [ "$failed" -eq 0 ] && echo "PASS: kbc verify" || echo "FAIL: kbc verify"
 exit $failed
