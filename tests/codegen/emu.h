@@ -308,11 +308,12 @@ static inline void kbc_wgmma_n256(float *d, unsigned long long a, unsigned long 
 static inline void kbc_wgmma_fence() {}
 static inline void kbc_fence_proxy_async() {}
 static inline void kbc_wgmma_pin(float &) {}
-// A stage's float rounded to TF32 in place (+ 0x1000 to its bits): a write, so none may be read
-// by a wgmma in flight.
+// A stage's float rounded to TF32 in place (cvt.rna): a write, so none may be read by a wgmma
+// in flight.
 static inline void emu_tf32_round_at(unsigned a) {
   emu_check_no_wgmma_reads((const float *)(emu_smem_base + a));
-  *(unsigned *)(emu_smem_base + a) += 0x1000u;
+  float *p = (float *)(emu_smem_base + a);
+  *p = kbc_tf32(*p);
 }
 static inline void kbc_tf32_round16(unsigned a) {
   for (unsigned i = 0; i < 4; i++) emu_tf32_round_at(a + 4 * i);
