@@ -197,23 +197,30 @@ static const char wgmma_helpers[] =
     "}\n"
     "__device__ __forceinline__ void kbc_fence_proxy_async() { asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); }\n"
     "__device__ __forceinline__ void kbc_wgmma_pin(float &r) { asm volatile(\"\" : \"+f\"(r)::\"memory\"); }\n"
-    "// Floats of a stage rounded to TF32 in place (cvt.rna: to nearest, ties away from zero, NaN and inf\n"
-    "// kept): the 16 bytes at shared address a, or the floats at a, b, c, d, or at a; one asm each, so\n"
-    "// that a thread holds at most four of them beside its accumulators.\n"
+    "// Floats of a stage rounded to TF32 in place, to nearest, ties away from zero: 0x1000 added to\n"
+    "// the bits of a finite float, whose low 13 bits wgmma then ignores; infinities and NaNs left as\n"
+    "// they are (a NaN with its mantissa all ones, as the GPU makes them, would carry into the sign).\n"
+    "// The amount is min(~x & 0x7f800000, 0x1000): 0 where the exponent is all ones.  Three\n"
+    "// instructions a float, no predicate (cvt.rna: a test, a predicated add and a mask); the 16\n"
+    "// bytes at shared address a, or the floats at a, b, c, d, or at a; one asm each, so that a\n"
+    "// thread holds at most four of them beside its accumulators.\n"
+    "#define KBC_TF32_ROUND_BITS(v, m) \\\n"
+    "  \"not.b32 \" m \", \" v \"; and.b32 \" m \", \" m \", 0x7f800000; min.u32 \" m \", \" m \", 4096; add.u32 \" v \", \" v \", \" m \"; \"\n"
     "__device__ __forceinline__ void kbc_tf32_round16(unsigned a) {\n"
-    "  asm volatile(\"{ .reg .b32 x, y, z, w; ld.shared.v4.b32 {x, y, z, w}, [%0]; cvt.rna.tf32.f32 x, x; \"\n"
-    "               \"cvt.rna.tf32.f32 y, y; cvt.rna.tf32.f32 z, z; cvt.rna.tf32.f32 w, w; \"\n"
-    "               \"st.shared.v4.b32 [%0], {x, y, z, w}; }\" ::\"r\"(a) : \"memory\");\n"
+    "  asm volatile(\"{ .reg .b32 x, y, z, w, mx, my, mz, mw; ld.shared.v4.b32 {x, y, z, w}, [%0]; \"\n"
+    "               KBC_TF32_ROUND_BITS(\"x\", \"mx\") KBC_TF32_ROUND_BITS(\"y\", \"my\") KBC_TF32_ROUND_BITS(\"z\", \"mz\")\n"
+    "               KBC_TF32_ROUND_BITS(\"w\", \"mw\") \"st.shared.v4.b32 [%0], {x, y, z, w}; }\" ::\"r\"(a) : \"memory\");\n"
     "}\n"
     "__device__ __forceinline__ void kbc_tf32_round4(unsigned a, unsigned b, unsigned c, unsigned d) {\n"
-    "  asm volatile(\"{ .reg .b32 x, y, z, w; ld.shared.b32 x, [%0]; ld.shared.b32 y, [%1]; ld.shared.b32 z, [%2]; \"\n"
-    "               \"ld.shared.b32 w, [%3]; cvt.rna.tf32.f32 x, x; cvt.rna.tf32.f32 y, y; cvt.rna.tf32.f32 z, z; \"\n"
-    "               \"cvt.rna.tf32.f32 w, w; st.shared.b32 [%0], x; st.shared.b32 [%1], y; st.shared.b32 [%2], z; \"\n"
-    "               \"st.shared.b32 [%3], w; }\" ::\"r\"(a), \"r\"(b), \"r\"(c), \"r\"(d) : \"memory\");\n"
+    "  asm volatile(\"{ .reg .b32 x, y, z, w, mx, my, mz, mw; ld.shared.b32 x, [%0]; ld.shared.b32 y, [%1]; \"\n"
+    "               \"ld.shared.b32 z, [%2]; ld.shared.b32 w, [%3]; \" KBC_TF32_ROUND_BITS(\"x\", \"mx\")\n"
+    "               KBC_TF32_ROUND_BITS(\"y\", \"my\") KBC_TF32_ROUND_BITS(\"z\", \"mz\") KBC_TF32_ROUND_BITS(\"w\", \"mw\")\n"
+    "               \"st.shared.b32 [%0], x; st.shared.b32 [%1], y; st.shared.b32 [%2], z; st.shared.b32 [%3], w; }\"\n"
+    "               ::\"r\"(a), \"r\"(b), \"r\"(c), \"r\"(d) : \"memory\");\n"
     "}\n"
     "__device__ __forceinline__ void kbc_tf32_round1(unsigned a) {\n"
-    "  asm volatile(\"{ .reg .b32 x; ld.shared.b32 x, [%0]; cvt.rna.tf32.f32 x, x; st.shared.b32 [%0], x; }\"\n"
-    "               ::\"r\"(a) : \"memory\");\n"
+    "  asm volatile(\"{ .reg .b32 x, mx; ld.shared.b32 x, [%0]; \" KBC_TF32_ROUND_BITS(\"x\", \"mx\")\n"
+    "               \"st.shared.b32 [%0], x; }\" ::\"r\"(a) : \"memory\");\n"
     "}\n"
     "#endif\n\n";
 
@@ -275,9 +282,11 @@ static const char *chunk_guard(gemm_emitter *ge, const gemm_operand *o, int j) {
 /* A pass over this thread's chunks of a stage once they landed.  3xTF32:
  * their low parts x - (x & ~0x1fff) into the stage's second half.  TF32:
  * each float rounded in place to the nearest TF32, ties away from zero
- * (cvt.rna, as the mma.sync loops do).  (Adding 0x1000 to its bits, as
- * until session 31, turned a NaN whose mantissa is all ones — CUDA's
- * canonical 0x7fffffff, what 0/0 gives — into -0.)  Truncation alone (no pass) biases
+ * (as cvt.rna, which the mma.sync loops use): 0x1000 added to the bits of
+ * a finite float, whose low 13 the tensor cores then ignore (the helpers'
+ * comment says how).  (Added to
+ * every float, as until session 31, it turned a NaN whose mantissa is all
+ * ones — CUDA's canonical 0x7fffffff, what 0/0 gives — into -0.)  Truncation alone (no pass) biases
  * every product toward zero: on SAM-HQ's backward at 32x32 b2 that gave a
  * relative L2 error of 5.0e-3 against mma.sync's 9.6e-4 (H100, 2026-12-05;
  * the emulator shows the same on codegen/emu/wgmma_round). */
