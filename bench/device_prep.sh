@@ -1,14 +1,14 @@
 #!/bin/bash
 # bench/device_prep.sh — session 31's device call (issue 14: TF32 operands
 # rounded before the launch, KBC_GEMM_PREP), most important first, each
-# step only while $LIMIT seconds (default 420) are not spent: the gpu ctest
+# step only while $LIMIT seconds (default 360) are not spent: the gpu ctest
 # (verify.sh has the copies' and the NaN cases), the A/B of the copies
 # (bench/ab_cases_prep.txt), the commit before against the head (cvt.rna in
 # the stages, GELU's erfc), the GPU fuzzer's prep variant, SAM-HQ at tf32
 # with the copies against float64 (compare.py), cuBLAS.
 # Needs build/gpu and build/gpu-base (tools/gpu_build.sh f52ad44).
 OUT=${OUT:-/tmp/out}
-LIMIT=${LIMIT:-420}
+LIMIT=${LIMIT:-360}
 export KBC_LIB=$PWD/build/gpu/libkbc.so
 left() { echo $((LIMIT - SECONDS)); }
 step() { # SECONDS_AT_MOST COMMAND...: runs it if that much time is left
