@@ -284,9 +284,10 @@ static const char *chunk_guard(gemm_emitter *ge, const gemm_operand *o, int j) {
  * each float rounded in place to the nearest TF32, ties away from zero
  * (as cvt.rna, which the mma.sync loops use): 0x1000 added to the bits of
  * a finite float, whose low 13 the tensor cores then ignore (the helpers'
- * comment says how).  (Added to
- * every float, as until session 31, it turned a NaN whose mantissa is all
- * ones — CUDA's canonical 0x7fffffff, what 0/0 gives — into -0.)  Truncation alone (no pass) biases
+ * comment says how).  Added to every float, as until session 31, it turned
+ * a NaN whose mantissa is all ones — CUDA's canonical 0x7fffffff, what 0/0
+ * gives — into -0.  An operand rounded before the launch (plan->prep) is
+ * left out.  Truncation alone (no pass) biases
  * every product toward zero: on SAM-HQ's backward at 32x32 b2 that gave a
  * relative L2 error of 5.0e-3 against mma.sync's 9.6e-4 (H100, 2026-12-05;
  * the emulator shows the same on codegen/emu/wgmma_round). */
