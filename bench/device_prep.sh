@@ -16,10 +16,10 @@ step() { # SECONDS_AT_MOST COMMAND...: runs it if that much time is left
   [ "$(left)" -ge "$t" ] || { echo "(skipped, $(left) s left: $*)"; return; }
   timeout "$t" "$@"
 }
-step 130 bench/device_run.sh gpu
-step 120 bench/ab.sh build/gpu build/gpu:KBC_GEMM_PREP=1 bench/ab_cases_prep.txt 2>&1 | tail -n +2 | cut -c1-50,70- | tee $OUT/ab_prep.txt
+step 100 bench/device_run.sh gpu
+step 110 bench/ab.sh build/gpu build/gpu:KBC_GEMM_PREP=1 bench/ab_cases_prep.txt 2>&1 | tail -n +2 | cut -c1-50,70- | tee $OUT/ab_prep.txt
 cat bench/ab_cases_prep.txt bench/ab_cases_gelu.txt >/tmp/ab_base.txt
-step 120 bench/ab.sh build/gpu-base build/gpu /tmp/ab_base.txt 2>&1 | tail -n +2 | cut -c1-50,70- | tee $OUT/ab_base.txt
+step 100 bench/ab.sh build/gpu-base build/gpu /tmp/ab_base.txt 2>&1 | tail -n +2 | cut -c1-50,70- | tee $OUT/ab_base.txt
 FUZZ_TIME=30 FUZZ_SEEDS=9001:100001 FUZZ_VARIANTS=prep step 60 bench/device_run.sh fuzz | tail -3
 KBC_GEMM_PREP=1 step 80 python3 bench/compare.py --workloads sam --sam-shapes 32x32x2,64x64x4 --kbc-precisions tf32 \
   --no-compile --max-seconds 1 --max-sets 4 >$OUT/sam_tf32_prep.txt 2>&1; grep -E "kbc|eager" $OUT/sam_tf32_prep.txt | tail -6
