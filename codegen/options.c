@@ -60,7 +60,7 @@ cg_options cg_options_default(void) {
                       .gemm_vec = 1,               .gemm_wgmma = 1,   .rows_cost = 1,    .rows_online = 1,
                       .rows_welford = 1,           .gemm_fold = 1,    .gemm_win = 1,     .gemm_win_pipe = 1,
                       .gemm_win_ring = 1,          .gemm_tail = 1,    .idx32 = 1,        .gemm_split = 1,
-                      .rowsum = 1,                 .gemm_wgmma_t = 2};
+                      .rowsum = 1,                 .gemm_wgmma_t = 2, .gemm_prep = 1};
 }
 
 /* Reads variable name (unset: *field kept). */

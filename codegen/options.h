@@ -107,9 +107,10 @@ typedef struct {
                           0: never */
   int gemm_prep;       /* KBC_GEMM_PREP: a TF32 wgmma GEMM's operand rounded once before the launch, into
                           a copy in the workspace its K loop reads (kbc_tf32_copy), instead of in each
-                          stage by the loop's threads (gemm_wgmma.c, prep_pays): 1 where the model says
-                          the copy costs less than the stage passes it saves; 2 wherever a GEMM is on
-                          wgmma at TF32 (testing); 0 (default until timed) never */
+                          stage by the loop's threads (gemm_wgmma.c, prep_pays): 1 (default) where the
+                          model says the copy costs less than the stage passes it saves (H100,
+                          2026-12-05: 0.76-0.78x at 4096^3 and 2048 x 8192 x 4096, SAM-HQ 32x32 b2
+                          0.99x); 2 wherever a GEMM is on wgmma at TF32 (testing); 0 never */
   int idx32;           /* KBC_IDX32 (default on; measured 0.97x geomean, 0.82-1.05x): the 32-bit
                           index variant where a binding fits (applied by the callers:
                           cg_program_narrow); 0: the 64-bit text always */
