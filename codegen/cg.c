@@ -96,18 +96,13 @@ static const char preamble[] =
     "\n";
 
 /* The copies of operands rounded to TF32 before a kernel (cg_kernel.prep),
- * where a kernel has any. */
+ * where a kernel has any; after the tensor cores' helpers (kbc_tf32). */
 static const char prep_kernel[] =
     "// An operand rounded to TF32 once, before the kernel whose wgmma loop reads it (rather than per tile\n"
     "// in that loop): dst[i] = src[i] to the nearest TF32, ties away from zero (cvt.rna; NaN and inf kept);\n"
     "// four floats at a time where src is 16-byte aligned (dst, in the workspace, always is).\n"
     "#ifndef KBC_TF32_COPY\n"
     "#define KBC_TF32_COPY\n"
-    "__device__ __forceinline__ float kbc_tf32_rna(float x) {\n"
-    "  unsigned u;\n"
-    "  asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(u) : \"f\"(x));\n"
-    "  return __uint_as_float(u);\n"
-    "}\n"
     "extern \"C\" __global__ void __launch_bounds__(256)\n"
     "kbc_tf32_copy(float *__restrict__ dst, const float *__restrict__ src, long long n) {\n"
     "  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x, step = (long long)gridDim.x * blockDim.x;\n"
@@ -115,15 +110,15 @@ static const char prep_kernel[] =
     "  if (((unsigned long long)src & 15) == 0) {\n"
     "    for (long long i = first; i < n / 4; i += step) {\n"
     "      float4 v = __ldg((const float4 *)src + i);\n"
-    "      v.x = kbc_tf32_rna(v.x);\n"
-    "      v.y = kbc_tf32_rna(v.y);\n"
-    "      v.z = kbc_tf32_rna(v.z);\n"
-    "      v.w = kbc_tf32_rna(v.w);\n"
+    "      v.x = kbc_tf32(v.x);\n"
+    "      v.y = kbc_tf32(v.y);\n"
+    "      v.z = kbc_tf32(v.z);\n"
+    "      v.w = kbc_tf32(v.w);\n"
     "      ((float4 *)dst)[i] = v;\n"
     "    }\n"
     "    rest = n / 4 * 4;\n"
     "  }\n"
-    "  for (long long i = rest + first; i < n; i += step) dst[i] = kbc_tf32_rna(src[i]);\n"
+    "  for (long long i = rest + first; i < n; i += step) dst[i] = kbc_tf32(src[i]);\n"
     "}\n"
     "#endif\n\n";
 
@@ -266,6 +261,7 @@ int cg_generate(kbc_arena *a, const ir_program *p, const cg_target *t, cg_progra
   if (t->opt.pdl) kbc_buf_puts(&out->source, pdl_helper);
   for (int i = 0; i < ng; i++)
     if (ks[i].n_prep) {
+      cg_emit_mma_helpers(&out->source, 0);
       kbc_buf_puts(&out->source, prep_kernel);
       break;
     }

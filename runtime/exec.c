@@ -360,8 +360,8 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
       return -1;
     /* profiling: events around the kernel (around nothing when it has no work), its operands' copies included */
     if (ev && rt_event_record(x->dev, ev[2 * k], stream, err)) return -1;
-    if (l.grid[0] > 0 && launch_prep(v, idx32, kn, b, ptr, x->scratch, stream, err)) return -1;
     if (l.grid[0] > 0) {
+      if (launch_prep(v, idx32, kn, b, ptr, x->scratch, stream, err)) return -1;
       int n = 0;
       for (int i = 0; i < kn->n_tensors; i++) args[n++] = &ptr[kn->tensors[i]];
       if (cg_kernel_takes_scratch(kn)) args[n++] = &x->scratch;
