@@ -37,7 +37,8 @@
  * (docs/ARCHITECTURE.md, "Switches"); the testing values (KBC_GEMM_WGMMA
  * 2 and 3, KBC_GEMM_FOLD 2) are not among them, but KBC_PERSIST 2 is: the
  * persistent kernel wherever it can be, its rule aside (timed here); so is
- * KBC_GEMM_PREP 2, every TF32 wgmma operand copied rounded. */
+ * KBC_GEMM_PREP 2, every TF32 wgmma operand copied rounded, and
+ * KBC_GEMM_PACK 2, every x-major wgmma operand packed k-major. */
 static const struct {
   const char *name;
   const char *values[3];
@@ -48,7 +49,8 @@ static const struct {
     {"KBC_GEMM_TAIL", {"0"}, 0},    {"KBC_GEMM_SPLIT", {"0"}, 0},     {"KBC_STREAM_SPLIT", {"1"}, 0},   {"KBC_ROWS_PARTS", {"1"}, 0},
     {"KBC_NO_ATTN", {"1"}, 0},      {"KBC_ATTN_MIN_BLOCKS", {"1", "2"}, 0}, {"KBC_UNROLL", {"1", "8"}, 0},
     {"KBC_POINT_UNROLL", {"2", "4"}, 0}, {"KBC_IDX32", {"0"}, 0},  {"KBC_PERSIST", {"2"}, 0},
-    {"KBC_PDL", {"1"}, 0},          {"KBC_GEMM_PREP", {"1", "2"}, 0},
+    {"KBC_PDL", {"1"}, 0},          {"KBC_GEMM_PREP", {"0", "2"}, 0},
+    {"KBC_GEMM_PACK", {"0", "2"}, 0},
 };
 enum { N_KNOBS = sizeof knobs / sizeof knobs[0], MAX_CANDIDATES = 64 };
 

@@ -6,6 +6,7 @@
  * CG_FAMILIES), after a preamble of helper functions; and per kernel its
  * launch (cg_kernel_launch, the one computation of launch dimensions). */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cg_impl.h"
@@ -189,6 +190,20 @@ cg_launch cg_prep_launch(int64_t n) {
   return (cg_launch){.grid = {blocks < 4096 ? blocks : 4096, 1, 1}, .block = {CG_BLOCK, 1, 1}, .smem = 0};
 }
 
+void cg_prep_name(const cg_kernel *k, int i, char *buf, size_t n) {
+  if (k->prep_pack[i]) snprintf(buf, n, CG_PACK_NAME, k->name, i);
+  else snprintf(buf, n, "kbc_tf32_copy");
+}
+
+int cg_prep_launch_of(const cg_kernel *k, int i, const int64_t *vars, const int64_t *numel, cg_launch *out) {
+  int64_t n = numel[k->prep[i]];
+  if (k->prep_pack[i] && !sym_eval(k->prep_tiles[i], vars, NULL, &n)) return 0;
+  if (n <= 0) *out = (cg_launch){.grid = {0, 1, 1}, .block = {CG_BLOCK, 1, 1}};
+  else if (!k->prep_pack[i]) *out = cg_prep_launch(n);
+  else *out = (cg_launch){.grid = {n < 4096 ? n : 4096, 1, 1}, .block = {CG_BLOCK, 1, 1}, .smem = 0};
+  return 1;
+}
+
 /* Group g's kernel's plan (its family's; NULL: none). */
 static const void *plan(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   switch (g->family) {
@@ -259,12 +274,13 @@ int cg_generate(kbc_arena *a, const ir_program *p, const cg_target *t, cg_progra
                  t->precision == CG_PRECISION_TF32 ? "tf32" : "fp32");
   kbc_buf_puts(&out->source, preamble);
   if (t->opt.pdl) kbc_buf_puts(&out->source, pdl_helper);
+  int plain_copies = 0; /* kbc_tf32_copy's (the packs are the kernels' own) */
   for (int i = 0; i < ng; i++)
-    if (ks[i].n_prep) {
-      cg_emit_mma_helpers(&out->source, 0);
-      kbc_buf_puts(&out->source, prep_kernel);
-      break;
-    }
+    for (int j = 0; j < ks[i].n_prep; j++) plain_copies |= !ks[i].prep_pack[j];
+  if (plain_copies) {
+    cg_emit_mma_helpers(&out->source, 0);
+    kbc_buf_puts(&out->source, prep_kernel);
+  }
   if (P) {
     cg_persist_helpers(&C);
     C.changing = cg_persist_changing(P);

@@ -81,17 +81,24 @@ typedef struct {
   sym *scratch_ktiles;  /* k-tiles of the whole K */
   int scratch_slots, scratch_below, scratch_min; /* the slice count's rule (gemm_split_count) */
   int scratch_tile;     /* floats of one tile's partial sums */
-  /* Operands rounded to TF32 once, before the launch, rather than per tile
-   * in the kernel's K loop (gemm_wgmma.c, wgmma_prep_pays): tensor
-   * prep[i] copied, each element rounded (cvt.rna), by a launch of the
-   * preamble's kbc_tf32_copy (cg_prep_launch) just before this kernel's,
-   * into the kernel's scratch at float cg_kernel_prep_at(k, i, vars), in
-   * the order listed; prep_floats[i] floats each (the tensor's elements,
-   * padded to 32); split-K's partial sums after them.  The kernel reads
-   * the copy in place of the tensor for that operand. */
+  /* Operands copied once before the launch (gemm_wgmma.c, prep_pays;
+   * gemm_pack.c): tensor prep[i] copied just before this kernel, into the
+   * kernel's scratch at float cg_kernel_prep_at(k, i, vars), in the order
+   * listed; prep_floats[i] floats each (padded to 32); split-K's partial
+   * sums after them.  The kernel reads the copy in place of the tensor for
+   * that operand: a plain copy rounded to TF32 (the stage passes' work done
+   * once), or a packed one (below). */
   int n_prep;
   int prep[2];
   sym *prep_floats[2];
+  /* How copy i is made: prep_pack[i] 0 — the tensor as it is, by the
+   * preamble's kbc_tf32_copy (always rounded); w + 1 — operand w packed
+   * k-major ([r][x][k], gemm_pack.c) by the kernel's own pack kernel
+   * (cg_prep_name), launched with the kernel's own arguments on
+   * cg_pack_launch(prep_tiles[i]) blocks, rounded to TF32 where
+   * prep_round[i] (not under 3xTF32). */
+  int prep_pack[2], prep_round[2];
+  sym *prep_tiles[2];
   /* PERSIST: the kernels it runs, in order, as stages (cg_stage); its
    * scratch is the largest any of them takes. */
   int n_stages;
@@ -142,6 +149,13 @@ cg_launch cg_zero_launch(int64_t n);
 /* The launch of kbc_tf32_copy (cg_kernel.prep) over n > 0 floats:
  * kbc_tf32_copy(float *dst, const float *src, long long n). */
 cg_launch cg_prep_launch(int64_t n);
+/* Copy i of k (cg_kernel.prep): its function's name (kbc_tf32_copy, or
+ * the pack kernel's, CG_PACK_NAME) into buf; its launch for the var
+ * values vars and the tensors' element counts numel (grid[0] 0: nothing
+ * to copy), 0 when its work cannot be evaluated. */
+#define CG_PACK_NAME "%s_pack%d" /* a pack kernel's name: the kernel's, the copy's place */
+void cg_prep_name(const cg_kernel *k, int i, char *buf, size_t n);
+int cg_prep_launch_of(const cg_kernel *k, int i, const int64_t *vars, const int64_t *numel, cg_launch *out);
 
 typedef struct {
   kbc_buf source;       /* the translation unit (free with cg_program_free) */

@@ -137,6 +137,8 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
   if (plan->stages > 2 || (plan->win && plan->win->pipe)) cg_emit_async_helpers(C->out);
   if (plan->vec && !plan->wgmma) cg_emit_ldsm_helpers(C->out);
   if (plan->wgmma) gemm_wgmma_helpers(C->out, plan);
+  for (int i = 0; i < k->n_prep; i++)
+    if (k->prep_pack[i]) gemm_pack_emit(C, plan, k, i);
   if (plan->split)
     kbc_buf_printf(C->out, "__device__ unsigned _%s_done[%lld]; // split-K: per output tile, its slices finished; the "
                            "last resets it\n", k->name, (long long)plan->split_below);
@@ -184,8 +186,9 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
                              "shared [%s][k], read by wgmma\n", w ? 'B' : 'A', w ? "n" : "m", o->chunks, w ? "n" : "m");
       continue;
     }
-    kbc_buf_printf(C->out, "//   %c: copied in chunks of 4 along %s, %d per thread per k-tile, shared [%s]%s\n", w ? 'B' : 'A',
-                   o->kmajor ? "k" : (w ? "n" : "m"), o->chunks, o->kmajor ? (w ? "n][k" : "m][k") : (w ? "k][n" : "k][m"),
+    kbc_buf_printf(C->out, "//   %c: %scopied in chunks of 4 along %s, %d per thread per k-tile, shared [%s]%s\n", w ? 'B' : 'A',
+                   o->pack ? "packed k-major before the launch, " : "", o->kmajor ? "k" : (w ? "n" : "m"), o->chunks,
+                   o->kmajor ? (w ? "n][k" : "m][k") : (w ? "k][n" : "k][m"),
                    plan->wgmma ? ", read by wgmma" : o->kmajor ? ", fragments by ldmatrix" : "");
   }
   if (plan->win)

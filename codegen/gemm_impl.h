@@ -184,6 +184,16 @@ typedef struct {
    * global memory per k) times 4 consecutive k, whose swizzled places fall
    * in 32 distinct banks (gemm_vec_plan) */
   int tr;
+  /* wgmma with an x-major operand packed k-major before the launch
+   * (gemm_pack.c, opt.gemm_pack): the K loop reads a copy P[r][x][kp] of
+   * the elements it uses — r over the batch indices pb[0..n_pb) the
+   * operand mentions, x its flat free indices, kp the flat K padded to a
+   * multiple of 4, zero past K — made by the kernel's own pack launch;
+   * row_off / k_off then address P (k-major, the last x and k indices
+   * standing for the flat row and k).  R, X, Kp: P's extents (pack_floats
+   * their product); src_off: the load's flat offset in its tensor. */
+  int pack, n_pb, pb[CG_MAX_OUTER];
+  sym *pack_r, *pack_x, *pack_kp, *pack_floats, *src_off;
 } gemm_operand;
 
 /* How the output elements are computed and stored. */
@@ -300,6 +310,9 @@ struct cg_gemm_plan {
    * before the launch (cg_kernel.prep; gemm_wgmma_prep), its stage pass
    * left out. */
   int prep[2];
+  /* operand w read from the kernel's copy copy_of[w] - 1 (cg_kernel.prep;
+   * 0: from its tensor) */
+  int copy_of[2];
   const gemm_window *win; /* the window K loop (gemm_win.c), or NULL */
   int min_blocks;     /* __launch_bounds__'s blocks per multiprocessor (opt.gemm_min_blocks), as
                          cg_signature takes it (-2: two from sm_90 on) */
@@ -419,6 +432,12 @@ void gemm_wgmma_k_loop(gemm_emitter *ge);
 /* Where it pays (opt.gemm_prep), a TF32 wgmma plan's operands rounded
  * before the launch: plan->prep and k's prep fields set. */
 void gemm_wgmma_prep(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan, cg_kernel *k);
+/* gemm_pack.c: operand w of a wgmma plan (its tile counted) packed
+ * k-major before the launch where that pays (opt.gemm_pack); whether it
+ * was (its fields then P's).  gemm_pack_emit prints the pack kernel of
+ * k's copy i (k->prep_pack[i]: operand prep_pack[i] - 1). */
+int gemm_pack_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan, int w);
+void gemm_pack_emit(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k, int i);
 /* The operands' sources (ge->src) and, where the kernel takes copies, their
  * pointers into its scratch (and split-K's part after them). */
 void gemm_wgmma_sources(gemm_emitter *ge, const cg_kernel *k);

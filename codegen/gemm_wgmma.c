@@ -74,14 +74,6 @@ int gemm_wgmma_stage_bytes(const cg_gemm_plan *plan) {
 
 int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
   if (!t->arch_a || t->sm < 90 || !t->opt.gemm_wgmma) return 0;
-  /* an x-major operand: copied a float at a time, transposed — under
-   * opt.gemm_wgmma_t 2 at tf32, and at fp32 for one such operand but not
-   * two: on the H100 (2026-12-05) 4096^3 tf32 0.49x mma.sync's time, a^T b
-   * (both) tf32 0.74x but fp32 1.21x, a @ b fp32 0.96x (the default since
-   * the GPU fuzzer's wgmma_t variants passed) */
-  int transposed = !v->op[0].kmajor + !v->op[1].kmajor;
-  int take_t = t->opt.gemm_wgmma_t == 1 || (t->opt.gemm_wgmma_t == 2 && (!v->tiling.split3 || transposed < 2));
-  if (transposed && !take_t) return 0;
   /* 3xTF32 holds totals beside the accumulators: 64 x 128 a warpgroup at most */
   static const wg_tile tf32[] = {{128, 256, 1}, {128, 128, 1}, {64, 256, 2}, {128, 64, 1}, {64, 128, 2}};
   static const wg_tile split3[] = {{128, 128, 1}, {64, 256, 2}, {128, 64, 1}, {64, 128, 2}};
@@ -102,7 +94,7 @@ int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
   if (t->opt.gemm_wgmma == 3) best = 0; /* testing: the largest tile (KBC_GEMM_WGMMA=3) */
   if (t->opt.gemm_wgmma == 1 && (!fills || sh->k < 2 * WG_BK)) return 0;
   /* planned on a copy: v is left as it was where the tile does not fit
-   * (3xTF32's 64 x 256: two stages) */
+   * (3xTF32's 64 x 256: two stages) or an x-major operand is not taken */
   cg_gemm_plan w = *v;
   gemm_cfg *f = &w.tiling.cfg;
   *f = (gemm_cfg){.mma = 1, .bm = c[best].bm, .bn = c[best].bn, .bk = WG_BK, .sa = c[best].bm, .sb = c[best].bn,
@@ -113,11 +105,22 @@ int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
   if (stages < 3) return 0;
   w.op[0].bx = f->bm;
   w.op[1].bx = f->bn;
+  gemm_count_tiles(a, &w.tiling);
+  /* an x-major operand: packed k-major before the launch where that pays
+   * (gemm_pack.c), else copied a float at a time, transposed — under
+   * opt.gemm_wgmma_t 2 at tf32, and at fp32 for one such operand but not
+   * two: on the H100 (2026-12-05) 4096^3 tf32 0.49x mma.sync's time, a^T b
+   * (both) tf32 0.74x but fp32 1.21x, a @ b fp32 0.96x (the default since
+   * the GPU fuzzer's wgmma_t variants passed) */
+  for (int i = 0; i < 2; i++)
+    if (!w.op[i].kmajor) gemm_pack_plan(a, t, &w, i);
+  int transposed = !w.op[0].kmajor + !w.op[1].kmajor;
+  int take_t = t->opt.gemm_wgmma_t == 1 || (t->opt.gemm_wgmma_t == 2 && (!w.tiling.split3 || transposed < 2));
+  if (transposed && !take_t) return 0;
   for (int i = 0; i < 2; i++) {
     w.op[i].tr = !w.op[i].kmajor;
     gemm_vec_plan(a, &w.op[i], WG_BK);
   }
-  gemm_count_tiles(a, &w.tiling);
   w.stages = stages;
   w.wgmma = 1;
   *v = w;
@@ -139,42 +142,60 @@ static int prep_pays(const cg_target *t, double pass_floats, double numel) {
 }
 
 void gemm_wgmma_prep(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan, cg_kernel *k) {
-  if (!plan->wgmma || plan->tiling.split3 || !t->opt.gemm_prep) return;
+  if (!plan->wgmma) return;
   const gemm_tiling *tl = &plan->tiling;
   double tiles = ir_estimate(tl->tiles), K = ir_estimate(tl->K);
   for (int w = 0; w < 2; w++) {
     const gemm_operand *o = &plan->op[w];
-    if (o->e->op != IR_OP_LOAD) continue;
+    if (o->pack) { /* its own copy, always (gemm_pack.c) */
+      int i = k->n_prep++;
+      k->prep[i] = o->e->u.load.tensor->id;
+      k->prep_pack[i] = w + 1;
+      k->prep_round[i] = !tl->split3;
+      k->prep_floats[i] = sym_scale(a, sym_div(a, sym_add(a, o->pack_floats, sym_const(a, 31)), 32), 32);
+      k->prep_tiles[i] = sym_mul(a, o->pack_r, sym_mul(a, sym_div(a, sym_add(a, o->pack_x, sym_const(a, 31)), 32),
+                                                     sym_div(a, sym_add(a, o->pack_kp, sym_const(a, 31)), 32)));
+      plan->copy_of[w] = i + 1;
+      plan->prep[w] = !tl->split3;
+      continue;
+    }
+    if (tl->split3 || !t->opt.gemm_prep || o->e->op != IR_OP_LOAD) continue;
     const ir_tensor *T = o->e->u.load.tensor;
     sym *numel = sym_const(a, 1);
     for (int d = 0; d < T->rank; d++) numel = sym_mul(a, numel, T->shape[d]);
     if (!prep_pays(t, tiles * (w ? tl->cfg.bn : tl->cfg.bm) * K, ir_estimate(numel))) continue;
     plan->prep[w] = 1;
     int i = 0;
-    while (i < k->n_prep && k->prep[i] != T->id) i++;
+    while (i < k->n_prep && (k->prep[i] != T->id || k->prep_pack[i])) i++;
+    plan->copy_of[w] = i + 1;
     if (i < k->n_prep) continue; /* both operands one tensor: one copy */
     k->prep[k->n_prep] = T->id;
+    k->prep_round[k->n_prep] = 1;
     k->prep_floats[k->n_prep++] = sym_scale(a, sym_div(a, sym_add(a, numel, sym_const(a, 31)), 32), 32);
   }
 }
 
 void gemm_wgmma_sources(gemm_emitter *ge, const cg_kernel *k) {
   const cg_gemm_plan *plan = ge->plan;
-  /* offsets added one copy at a time, each below 2^30 where 32-bit indices are (ir_binding_fits_i32) */
+  /* offsets added one copy at a time, each below 2^30 where 32-bit indices are (the runtime's choose_variant) */
   const char *at = "_ws";
   const char **copy = KBC_NEW_ARRAY(ge->emit.a, const char *, k->n_prep + 1);
   for (int i = 0; i < k->n_prep; i++) {
     copy[i] = cg_fmt(&ge->emit, "_cp%d", i);
-    cg_line(&ge->emit, "const float *const _cp%d = %s; // %s rounded to TF32 before the launch (kbc_tf32_copy)", i, at,
-            IR_TENSOR(ge->ctx->p, k->prep[i])->name);
+    const char *tname = IR_TENSOR(ge->ctx->p, k->prep[i])->name;
+    cg_line(&ge->emit, "const float *const _cp%d = %s; // %s", i, at,
+            k->prep_pack[i] ? cg_fmt(&ge->emit, "%c: %s packed k-major%s before the launch (%s)",
+                                     k->prep_pack[i] == 1 ? 'A' : 'B', tname, k->prep_round[i] ? ", rounded to TF32," : "",
+                                     kbc_arena_printf(ge->emit.a, CG_PACK_NAME, k->name, i))
+                            : cg_fmt(&ge->emit, "%s rounded to TF32 before the launch (kbc_tf32_copy)", tname));
     at = cg_fmt(&ge->emit, "%s + (size_t)(%s)", at, cg_sym(&ge->emit, k->prep_floats[i]));
   }
   if (k->n_prep && plan->split) cg_line(&ge->emit, "float *const _kws = %s; // split-K's parts", at);
   for (int w = 0; w < 2; w++) {
     const ir_expr *e = plan->op[w].e;
-    ge->src[w] = e && e->op == IR_OP_LOAD ? ge->ctx->names->tensor[e->u.load.tensor->id] : NULL;
-    for (int i = 0; plan->prep[w] && i < k->n_prep; i++)
-      if (k->prep[i] == e->u.load.tensor->id) ge->src[w] = copy[i];
+    ge->src[w] = plan->copy_of[w] ? copy[plan->copy_of[w] - 1]
+                 : e && e->op == IR_OP_LOAD ? ge->ctx->names->tensor[e->u.load.tensor->id]
+                                            : NULL;
   }
 }
 

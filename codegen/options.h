@@ -111,6 +111,11 @@ typedef struct {
                           model says the copy costs less than the stage passes it saves (H100,
                           2026-12-05: 0.76-0.78x at 4096^3 and 2048 x 8192 x 4096, SAM-HQ 32x32 b2
                           0.99x); 2 wherever a GEMM is on wgmma at TF32 (testing); 0 never */
+  int gemm_pack;       /* KBC_GEMM_PACK: a wgmma GEMM's operand contiguous along its free indices (the b
+                          of a @ b) packed k-major into the workspace before the launch by the kernel's
+                          own pack kernel, instead of copied into the stages a float at a time
+                          (gemm_pack.c, pack_pays): 1 (default) where the model says the copy costs less
+                          than the transposed copies it saves; 2 wherever it applies (testing); 0 never */
   int idx32;           /* KBC_IDX32 (default on; measured 0.97x geomean, 0.82-1.05x): the 32-bit
                           index variant where a binding fits (applied by the callers:
                           cg_program_narrow); 0: the 64-bit text always */

@@ -22,13 +22,14 @@ typedef struct {
   rt_module *mod;
   rt_function **fn;      /* per kernel */
   rt_function *zero;     /* kbc_zero */
-  rt_function *prep;     /* kbc_tf32_copy, where a kernel rounds operands before it (cg_kernel.prep) */
+  rt_function **copy;    /* per kernel, two: its operands' copies' functions (cg_kernel.prep, cg_prep_name) */
 } rt_variant;
 
 static void unload_variant(rt_variant *v) {
   rt_module_unload(v->mod);
   rt_compiled_free(&v->bin);
   free(v->fn);
+  free(v->copy);
   *v = (rt_variant){0};
 }
 
@@ -163,10 +164,13 @@ static int build_variant(rt_exec *x, int i, rt_err *err) {
   for (int k = 0; k < x->code.n_kernels; k++)
     if (rt_module_function(v->mod, x->code.kernels[k].name, &v->fn[k], err)) return -1;
   if (rt_module_function(v->mod, "kbc_zero", &v->zero, err)) return -1;
+  v->copy = calloc(2 * (size_t)x->code.n_kernels + 1, sizeof *v->copy);
+  if (!v->copy) return rt_fail(err, RT_ERR_MEMORY, "out of memory");
   for (int k = 0; k < x->code.n_kernels; k++)
-    if (x->code.kernels[k].n_prep) {
-      if (rt_module_function(v->mod, "kbc_tf32_copy", &v->prep, err)) return -1;
-      break;
+    for (int c = 0; c < x->code.kernels[k].n_prep; c++) {
+      char name[512];
+      cg_prep_name(&x->code.kernels[k], c, name, sizeof name);
+      if (rt_module_function(v->mod, name, &v->copy[2 * k + c], err)) return -1;
     }
   rt_debug(1, "%s: loaded the %s-bit index variant", x->p->name, i == RT_IDX32 ? "32" : "64");
   v->built = 1;
@@ -293,22 +297,28 @@ static int launch_zero(const rt_variant *v, int idx32, rt_dptr p, long long n, v
   return rt_launch(v->zero, grid, block, (size_t)l.smem, stream, args, err);
 }
 
-/* Kernel kn's operands rounded to TF32 into its scratch (cg_kernel.prep),
- * each by a launch of kbc_tf32_copy. */
-static int launch_prep(const rt_variant *v, int idx32, const cg_kernel *kn, const ir_binding *b, const rt_dptr *ptr,
-                       rt_dptr scratch, void *stream, rt_err *err) {
+/* Kernel k's operands' copies into its scratch (cg_kernel.prep): by
+ * kbc_tf32_copy, or by the kernel's own pack kernels, which take the
+ * kernel's arguments (args). */
+static int launch_copies(const rt_variant *v, int idx32, int k, const cg_kernel *kn, const ir_binding *b,
+                         const rt_dptr *ptr, rt_dptr scratch, void **args, void *stream, rt_err *err) {
   for (int i = 0; i < kn->n_prep; i++) {
-    long long n = b->numel[kn->prep[i]];
     int64_t at = cg_kernel_prep_at(kn, i, b->vars);
-    if (at < 0) return rt_fail(err, RT_ERR_ARGUMENT, "kernel %s: the size of its operands' copies overflows", kn->name);
-    if (n <= 0) continue;
-    cg_launch l = cg_prep_launch(n);
+    cg_launch l;
+    if (at < 0 || !cg_prep_launch_of(kn, i, b->vars, b->numel, &l))
+      return rt_fail(err, RT_ERR_ARGUMENT, "kernel %s: the size of its operands' copies overflows", kn->name);
+    if (l.grid[0] <= 0) continue;
     unsigned grid[3] = {(unsigned)l.grid[0], 1, 1}, block[3] = {(unsigned)l.block[0], 1, 1};
+    long long n = b->numel[kn->prep[i]];
     rt_dptr dst = scratch + sizeof(float) * (size_t)at, src = ptr[kn->prep[i]];
     int n32 = (int)n; /* the 32-bit variant takes an int (its binding fits) */
-    void *args[] = {&dst, &src, idx32 ? (void *)&n32 : (void *)&n};
-    rt_debug(2, "launch kbc_tf32_copy: grid %lld, block %d, smem 0", (long long)l.grid[0], l.block[0]);
-    if (rt_launch(v->prep, grid, block, 0, stream, args, err)) return -1;
+    void *copy_args[] = {&dst, &src, idx32 ? (void *)&n32 : (void *)&n};
+    if (rt_debug_level() >= 2) {
+      char name[512];
+      cg_prep_name(kn, i, name, sizeof name);
+      rt_debug(2, "launch %s: grid %lld, block %d, smem 0", name, (long long)l.grid[0], l.block[0]);
+    }
+    if (rt_launch(v->copy[2 * k + i], grid, block, 0, stream, kn->prep_pack[i] ? args : copy_args, err)) return -1;
   }
   return 0;
 }
@@ -333,6 +343,11 @@ static int choose_variant(rt_exec *x, const ir_binding *b, rt_err *err) {
   if (x->idx32 && (x->fit < 0 || memcmp(x->fit_vars, b->vars, vbytes))) {
     memcpy(x->fit_vars, b->vars, vbytes);
     x->fit = ir_binding_fits_i32(x->p, b);
+    /* and every kernel's scratch (its operands' copies, split-K's parts), addressed by the same indices */
+    for (int k = 0; x->fit && k < x->code.n_kernels; k++) {
+      int64_t n = cg_kernel_scratch(&x->code.kernels[k], b->vars);
+      x->fit = n >= 0 && n < (1 << 30);
+    }
   }
   x->cur = x->idx32 && x->fit ? RT_IDX32 : RT_IDX64;
   if (!x->v[x->cur].built && build_variant(x, x->cur, err)) return -1;
@@ -361,11 +376,11 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
     /* profiling: events around the kernel (around nothing when it has no work), its operands' copies included */
     if (ev && rt_event_record(x->dev, ev[2 * k], stream, err)) return -1;
     if (l.grid[0] > 0) {
-      if (launch_prep(v, idx32, kn, b, ptr, x->scratch, stream, err)) return -1;
       int n = 0;
       for (int i = 0; i < kn->n_tensors; i++) args[n++] = &ptr[kn->tensors[i]];
       if (cg_kernel_takes_scratch(kn)) args[n++] = &x->scratch;
       for (int i = 0; i < nv; i++) args[n++] = idx32 ? (void *)&vars32[i] : (void *)&vars[i];
+      if (launch_copies(v, idx32, k, kn, b, ptr, x->scratch, args, stream, err)) return -1;
       unsigned grid[3] = {(unsigned)l.grid[0], (unsigned)l.grid[1], (unsigned)l.grid[2]};
       unsigned block[3] = {(unsigned)l.block[0], (unsigned)l.block[1], (unsigned)l.block[2]};
       rt_debug(2, "launch %s: grid %lld, block %d, smem %d", kn->name, (long long)l.grid[0], l.block[0], l.smem);

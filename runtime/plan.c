@@ -45,16 +45,26 @@ int rt_plan_make(kbc_arena *a, const ir_program *p, const cg_program *g, const i
       z->launch = cg_zero_launch(b->numel[kn->zero_tensor]);
       resources_of(res, z->name, z);
     }
-    /* then its operands rounded to TF32, where it has work */
+    /* then its operands' copies, where it has work: rounded to TF32 (kbc_tf32_copy) or packed k-major (its own) */
     for (int i = 0; i < kn->n_prep && launch.grid[0] > 0; i++) {
-      if (b->numel[kn->prep[i]] <= 0) continue;
+      cg_launch cl;
+      if (!cg_prep_launch_of(kn, i, b->vars, b->numel, &cl))
+        return rt_fail(err, RT_ERR_ARGUMENT, "kernel %s: the size of its operands' copies overflows", kn->name);
+      if (cl.grid[0] <= 0) continue;
       rt_plan_launch *c = &out->launches[out->n_launches++];
-      c->name = "kbc_tf32_copy";
+      char name[512];
+      cg_prep_name(kn, i, name, sizeof name);
+      c->name = kbc_arena_printf(a, "%s", name);
       c->family = "prep";
       c->n_stmts = 1;
       c->stmts = KBC_NEW_ARRAY(a, const char *, 1);
-      c->stmts[0] = kbc_arena_printf(a, "(scratch) = tf32(%s)", IR_TENSOR(p, kn->prep[i])->name);
-      c->launch = cg_prep_launch(b->numel[kn->prep[i]]);
+      const char *t = IR_TENSOR(p, kn->prep[i])->name;
+      c->stmts[0] = !kn->prep_pack[i] ? kbc_arena_printf(a, "(scratch) = tf32(%s)", t)
+                    : kn->prep_round[i] ? kbc_arena_printf(a, "(scratch) = tf32(%s) packed k-major for operand %c", t,
+                                                           kn->prep_pack[i] == 1 ? 'A' : 'B')
+                                        : kbc_arena_printf(a, "(scratch) = %s packed k-major for operand %c", t,
+                                                           kn->prep_pack[i] == 1 ? 'A' : 'B');
+      c->launch = cl;
       resources_of(res, c->name, c);
     }
     rt_plan_launch *l = &out->launches[out->n_launches++];
@@ -233,7 +243,7 @@ void rt_plan_text(const rt_plan *pl, kbc_buf *o) {
   for (int i = 0; i < pl->n_launches; i++) prep |= !strcmp(pl->launches[i].family, "prep");
   kbc_buf_printf(o, ", %d temporar%s%s, each at a multiple of %d bytes\n", pl->n_temps, pl->n_temps == 1 ? "y" : "ies",
                  pl->n_temps == pl->n_buffers ? ""
-                 : prep ? " and the kernels' scratch (operands rounded to TF32, split-K's partial sums)"
+                 : prep ? " and the kernels' scratch (operands' copies, split-K's partial sums)"
                         : " and the kernels' scratch (split-K's partial sums)",
                  RT_WORKSPACE_ALIGN);
   static const char *const bhead[] = {"buffer", "shape", "bytes", "offset"};

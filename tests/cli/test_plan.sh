@@ -193,11 +193,26 @@ assert [k["statements"] for k in d["kernels"][:2]] == [["(scratch) = tf32(a)"], 
 assert d["buffers"][0]["name"] == "(scratch)" and d["buffers"][0]["bytes"] > 4 * (512 + 256) * 1024, d["buffers"]'
 expect 0 "plan text (prep)" env KBC_GEMM_PREP=2 KBC_GEMM_WGMMA=2 KBC_GEMM_SPLIT=2 "$kbc" compile "$src/specs/examples/matmul_bias_gelu.kb" --emit plan \
   --set m=512 --set k=1024 --set n=256 --target sm_90a --precision tf32 &&
-  mentions "plan text (prep)" "kbc_tf32_copy" && mentions "plan text (prep)" "(operands rounded to TF32, split-K's partial sums)"
+  mentions "plan text (prep)" "kbc_tf32_copy" && mentions "plan text (prep)" "(operands' copies, split-K's partial sums)"
 expect 0 "plan JSON (no prep at fp32)" env KBC_GEMM_PREP=2 KBC_GEMM_WGMMA=2 "$kbc" compile "$src/specs/examples/matmul_bias_gelu.kb" \
   --emit plan --set m=512 --set k=1024 --set n=256 --target sm_90a --json && cp "$log" "$tmp/noprep.json" &&
   check_json "no prep at fp32" "$tmp/noprep.json" '
 assert "prep" not in families, families'
+# an n-contiguous operand packed k-major before the launch by the kernel's own
+# pack kernel (KBC_GEMM_PACK: where it pays, as at 4096^3 specialized), rounded at tf32, as is at fp32
+expect 0 "plan JSON (pack)" env KBC_SPECIALIZE=1 "$kbc" compile "$src/bench/suite/1_1_square_matmul.kb" --emit plan --set n=4096 \
+  --target sm_90a --precision tf32 --json && cp "$log" "$tmp/pack.json" && check_json "pack" "$tmp/pack.json" '
+assert families == ["prep", "prep", "gemm"], families
+assert [k["name"] for k in d["kernels"]] == ["kbc_tf32_copy", "square_matmul_k0_out_pack1", "square_matmul_k0_out"], d
+assert d["kernels"][1]["statements"] == ["(scratch) = tf32(b) packed k-major for operand B"], d
+assert d["buffers"][0]["bytes"] == 2 * 4 * 4096 * 4096, d["buffers"]'
+expect 0 "plan JSON (pack, fp32)" env KBC_SPECIALIZE=1 "$kbc" compile "$src/bench/suite/1_1_square_matmul.kb" --emit plan --set n=4096 \
+  --target sm_90a --json && cp "$log" "$tmp/pack32.json" && check_json "pack, fp32" "$tmp/pack32.json" '
+assert families == ["prep", "gemm"], families
+assert d["kernels"][0]["statements"] == ["(scratch) = b packed k-major for operand B"], d'
+expect 0 "plan JSON (no pack)" env KBC_SPECIALIZE=1 KBC_GEMM_PACK=0 "$kbc" compile "$src/bench/suite/1_1_square_matmul.kb" --emit plan \
+  --set n=4096 --target sm_90a --json && cp "$log" "$tmp/nopack.json" && check_json "no pack" "$tmp/nopack.json" '
+assert "pack" not in str(d["kernels"]), d'
 printf 'kernel pairsum\naxis h var\naxis n = 2 * h\ninput x f32[n]\noutput y f32[h]\ny[i / 2] += x[i]\n' >"$tmp/pairsum.kb"
 expect 0 "plan JSON (scatter)" "$kbc" compile "$tmp/pairsum.kb" --emit plan --set h=1000 --target sm_90 --json &&
   cp "$log" "$tmp/sc.json" && check_json "scatter" "$tmp/sc.json" '
@@ -344,13 +359,16 @@ big="--set m=4096 --set k=4096 --set n=4096"
 [ "$(KBC_GEMM_WGMMA=0 wg --target sm_90a $big)" = 0 ] || fail "wgmma under KBC_GEMM_WGMMA=0"
 "$kbc" compile "$mm" --emit cuda --specialize --target sm_90a $big --precision tf32 2>&1 | grep -q "accumulators parked" ||
   fail "matmul_bias_gelu at tf32 (64 x 256 a warpgroup): the GELU epilogue not parked"
-# wgmma with m- or n-contiguous operands (KBC_GEMM_WGMMA_T, 2 by
-# default since fuzzed on the GPU): under 2, gemm_kn's y (w[k, n]
-# transposed) at fp32 and tf32, its z (both operands transposed) at tf32
-# only — at fp32 that measured 1.09-1.21x slower than mma.sync on the H100;
-# under 1 both, at either precision.
+# wgmma with m- or n-contiguous operands copied transposed (KBC_GEMM_WGMMA_T,
+# 2 by default since fuzzed on the GPU; the packs off): under 2, gemm_kn's y
+# (w[k, n] transposed) at fp32 and tf32, its z (both operands transposed) at
+# tf32 only — at fp32 that measured 1.09-1.21x slower than mma.sync on the
+# H100; under 1 both, at either precision.  With the packs (the default at
+# 4096^3), both at fp32, every operand k-major.
 kn=$src/tests/codegen/specs/gemm_kn.kb
-wgt() { "$kbc" compile "$kn" --emit cuda --specialize --target sm_90a $big "$@" 2>&1 | grep -c "schedule: gemm (.*wgmma"; }
+[ "$("$kbc" compile "$kn" --emit cuda --specialize --target sm_90a $big 2>&1 | grep -c "schedule: gemm (.*wgmma")" = 2 ] ||
+  fail "gemm_kn fp32 with its operands packed: not wgmma for y and z"
+wgt() { KBC_GEMM_PACK=0 "$kbc" compile "$kn" --emit cuda --specialize --target sm_90a $big "$@" 2>&1 | grep -c "schedule: gemm (.*wgmma"; }
 [ "$(KBC_GEMM_WGMMA_T=2 wgt)" = 1 ] || fail "gemm_kn fp32 under KBC_GEMM_WGMMA_T=2: not wgmma for y alone"
 [ "$(KBC_GEMM_WGMMA_T=2 wgt --precision tf32)" = 2 ] || fail "gemm_kn tf32 under KBC_GEMM_WGMMA_T=2: not wgmma for both"
 [ "$(KBC_GEMM_WGMMA_T=1 wgt)" = 2 ] || fail "gemm_kn fp32 under KBC_GEMM_WGMMA_T=1: not wgmma for both"

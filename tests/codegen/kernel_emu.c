@@ -120,14 +120,41 @@ static int scratch_decl(FILE *L, const cg_kernel *k, const int64_t *vars, int ki
   return 0;
 }
 
-/* Kernel ki's operands rounded to TF32 into its scratch (cg_kernel.prep),
- * as the runtime's kbc_tf32_copy does before the launch (emu.h's
- * kbc_tf32: cvt.rna); the tensors named as in launch_line.  Returns 1 when
- * an offset cannot be evaluated. */
-static int prep_lines(FILE *L, const cg_kernel *k, int ki, int by_id, const int64_t *vars, const int64_t *numel) {
+/* The launcher's line running `fn` (kernel ki, or one of its pack
+ * kernels, which take its parameters) on `grid` blocks: the kernel's
+ * tensors (t[id] of the whole program's, by_id, else the kernel's own
+ * t<j>), past their guard zones, then its scratch, then the var values. */
+static void launch_line(FILE *L, const cg_kernel *k, const char *fn, int ki, int64_t grid, int by_id,
+                        const int64_t *vars, int nv) {
+  fprintf(L, "  emu_launch(%lld, %d, [&] { %s(", (long long)grid, k->block, fn);
+  for (int j = 0; j < k->n_tensors; j++) {
+    if (by_id) fprintf(L, "%st[%d] + %d", j ? ", " : "", k->tensors[j], GUARD);
+    else fprintf(L, "%st%d + %d", j ? ", " : "", j, GUARD);
+  }
+  if (cg_kernel_takes_scratch(k)) fprintf(L, ", scratch%d", ki);
+  for (int v = 0; v < nv; v++) fprintf(L, ", %lldLL", (long long)vars[v]);
+  fprintf(L, "); });\n");
+}
+
+/* Kernel ki's operands' copies into its scratch (cg_kernel.prep), as the
+ * runtime makes them before the launch: a plain copy rounded as
+ * kbc_tf32_copy does (emu.h's kbc_tf32: cvt.rna), a pack by the kernel's
+ * own pack kernel (at most gridcap blocks where the emulator asks); the
+ * tensors named as in launch_line.  Returns 1 when an offset or a launch
+ * cannot be evaluated. */
+static int prep_lines(FILE *L, const cg_kernel *k, int ki, int by_id, const int64_t *vars, const int64_t *numel,
+                      int nv, int gridcap) {
   for (int i = 0; i < k->n_prep; i++) {
     int64_t at = cg_kernel_prep_at(k, i, vars);
-    if (at < 0) return 1;
+    cg_launch l;
+    if (at < 0 || !cg_prep_launch_of(k, i, vars, numel, &l)) return 1;
+    if (k->prep_pack[i]) {
+      char fn[512];
+      cg_prep_name(k, i, fn, sizeof fn);
+      int64_t grid = gridcap > 0 && l.grid[0] > gridcap ? gridcap : l.grid[0];
+      if (grid > 0) launch_line(L, k, fn, ki, grid, by_id, vars, nv);
+      continue;
+    }
     int j = 0;
     while (j < k->n_tensors && k->tensors[j] != k->prep[i]) j++;
     char src[32];
@@ -137,20 +164,6 @@ static int prep_lines(FILE *L, const cg_kernel *k, int ki, int by_id, const int6
             (long long)numel[k->prep[i]], ki, (long long)at, src, GUARD);
   }
   return 0;
-}
-
-/* The launcher's line running kernel ki on `grid` blocks: its tensors
- * (t[id] of the whole program's, by_id, else the kernel's own t<j>), past
- * their guard zones, then its scratch, then the var values. */
-static void launch_line(FILE *L, const cg_kernel *k, int ki, int64_t grid, int by_id, const int64_t *vars, int nv) {
-  fprintf(L, "  emu_launch(%lld, %d, [&] { %s(", (long long)grid, k->block, k->name);
-  for (int j = 0; j < k->n_tensors; j++) {
-    if (by_id) fprintf(L, "%st[%d] + %d", j ? ", " : "", k->tensors[j], GUARD);
-    else fprintf(L, "%st%d + %d", j ? ", " : "", j, GUARD);
-  }
-  if (cg_kernel_takes_scratch(k)) fprintf(L, ", scratch%d", ki);
-  for (int v = 0; v < nv; v++) fprintf(L, ", %lldLL", (long long)vars[v]);
-  fprintf(L, "); });\n");
 }
 
 /* Whether kernel k writes tensor t. */
@@ -276,9 +289,9 @@ static int run_chain(emu *E, const ir_binding *B, const char *dir, const char *c
       fprintf(L, "  for (long long e = 0; e < %lldLL; e++) t[%d][%d + e] = 0.0f;\n",
               (long long)B->numel[k->zero_tensor], k->zero_tensor, GUARD);
     if (grid == 0) continue;
-    if (scratch_decl(L, k, E->vars, ki) || prep_lines(L, k, ki, 1, E->vars, B->numel))
+    if (scratch_decl(L, k, E->vars, ki) || prep_lines(L, k, ki, 1, E->vars, B->numel, p->vars.len, gridcap))
       return fail("cannot evaluate the scratch of ", k->name);
-    launch_line(L, k, ki, grid, 1, E->vars, p->vars.len);
+    launch_line(L, k, k->name, ki, grid, 1, E->vars, p->vars.len);
   }
   fprintf(L, "  FILE *o = fopen(\"out.bin\", \"wb\");\n");
   for (int i = 0; i < nt; i++)
@@ -536,16 +549,16 @@ static int emu_run(emu *E, int argc, char **argv) {
     for (int j = 0; j < k->n_tensors; j++)
       fprintf(L, "    float *t%d = rd(f, %lldLL);\n", j, (long long)B.numel[k->tensors[j]]);
     fprintf(L, "    fclose(f);\n");
-    if (scratch_decl(L, k, vars, ki) || prep_lines(L, k, ki, 0, vars, B.numel))
+    if (scratch_decl(L, k, vars, ki) || prep_lines(L, k, ki, 0, vars, B.numel, p->vars.len, gridcap))
       return fail("cannot evaluate the scratch of ", k->name);
-    launch_line(L, k, ki, grid, 0, vars, p->vars.len);
+    launch_line(L, k, k->name, ki, grid, 0, vars, p->vars.len);
     if (module_state(&g, k)) {
       /* launched again on sentinels: the first launch left its state ready */
       for (int j = 0; j < k->n_tensors; j++)
         if (written(g.program, k, k->tensors[j]))
           fprintf(L, "    for (long long e = 0; e < %lldLL; e++) memcpy(&t%d[%d + e], &emu_sentinel, 4);\n",
                   (long long)B.numel[k->tensors[j]], j, GUARD);
-      launch_line(L, k, ki, grid, 0, vars, p->vars.len);
+      launch_line(L, k, k->name, ki, grid, 0, vars, p->vars.len);
     }
     for (int j = 0; j < k->n_tensors; j++)
       if (written(g.program, k, k->tensors[j]))

@@ -27,7 +27,9 @@ Oracles, per spec:
     GEMM however small (KBC_GEMM_ALWAYS=1: the emulator's shapes are mostly below its threshold),
     wgmma / wgmma_tf32: code for sm_90a with its wgmma K loop wherever a product's operands allow
     (KBC_GEMM_WGMMA=2, with KBC_GEMM_ALWAYS=1), prep: wgmma_tf32 with every operand rounded before the
-    launch into a copy (KBC_GEMM_PREP=2; transposed operands and split-K too), fold / fold_tf32: a contraction and the next
+    launch into a copy (KBC_GEMM_PREP=2; transposed operands and split-K too), pack / pack_tf32: wgmma
+    with every operand contiguous along its free indices packed k-major before the launch (KBC_GEMM_PACK=2,
+    split-K too), fold / fold_tf32: a contraction and the next
     statement's reduction of its output as one kernel wherever they match (KBC_GEMM_FOLD=2, with
     KBC_GEMM_ALWAYS=1), ktab: specialized with whole-K k tables and cp.async stages (KBC_GEMM_KTAB=1,
     KBC_GEMM_STAGES=3, KBC_GEMM_ALWAYS=1), win / win_tf32 / win_fold / win_pipe: specialized, a gathered
@@ -99,7 +101,12 @@ VARIANTS = {
     # the same with every wgmma operand rounded to TF32 before the launch, into a copy it reads (KBC_GEMM_PREP=2),
     # split-K's parts after the copies, m- or n-contiguous operands too
     "prep": (["--sm90a", "--tf32"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_PREP": "2",
-                                      "KBC_GEMM_WGMMA_T": "1", "KBC_GEMM_SPLIT": "2"}),
+                                      "KBC_GEMM_WGMMA_T": "1", "KBC_GEMM_SPLIT": "2", "KBC_GEMM_PACK": "0"}),
+    # every wgmma operand contiguous along its free indices packed k-major before the launch by the kernel's
+    # own pack kernel (codegen/gemm_pack.c; 3xTF32: unrounded), split-K's parts after the packs
+    "pack": (["--sm90a"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_PACK": "2", "KBC_GEMM_SPLIT": "2"}),
+    "pack_tf32": (["--sm90a", "--tf32"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_PACK": "2",
+                                          "KBC_GEMM_SPLIT": "2"}),
     # a contraction and the next statement's reduction of its output in one kernel wherever they match
     # (codegen/gemm_fold.c), every contraction a tiled GEMM
     "fold": ([], {"KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1"}),
@@ -150,7 +157,10 @@ GPU_VARIANTS = {
     "gemm_tf32": ("tf32", {"KBC_GEMM_ALWAYS": "1"}),
     "wgmma": ("fp32", {"KBC_GEMM_WGMMA": "2"}),  # on an sm_90a GPU: wgmma wherever the operands allow
     "wgmma_tf32": ("tf32", {"KBC_GEMM_WGMMA": "2"}),
-    "prep": ("tf32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_PREP": "2", "KBC_GEMM_WGMMA_T": "1", "KBC_GEMM_SPLIT": "2"}),
+    "prep": ("tf32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_PREP": "2", "KBC_GEMM_WGMMA_T": "1", "KBC_GEMM_SPLIT": "2",
+                      "KBC_GEMM_PACK": "0"}),
+    "pack": ("fp32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_PACK": "2", "KBC_GEMM_SPLIT": "2"}),
+    "pack_tf32": ("tf32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_PACK": "2", "KBC_GEMM_SPLIT": "2"}),
     "fold": ("fp32", {"KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1"}),
     "fold_tf32": ("tf32", {"KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1"}),
     "ktab": ("fp32", {"KBC_GEMM_KTAB": "1", "KBC_GEMM_STAGES": "3", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
