@@ -193,6 +193,9 @@ typedef struct {
    * standing for the flat row and k).  R, X, Kp: P's extents (pack_floats
    * their product); src_off: the load's flat offset in its tensor. */
   int pack, n_pb, pb[CG_MAX_OUTER];
+  int pack_along_k;    /* the packed operand was k-major (and misaligned): its pack reads along k */
+  int misaligned;      /* known not 16-byte aligned (gemm_vec_operand_ok 2): on the vector loop only
+                          packed, or (x-major) transposed */
   sym *pack_r, *pack_x, *pack_kp, *pack_floats, *src_off;
 } gemm_operand;
 

@@ -12,13 +12,17 @@
  * kernel's own `NAME_pack<i>` (gemm_pack_emit; rounded to TF32 unless the
  * loop is 3xTF32).  o is then k-major, addressed as row offset
  * (r X + x) Kp plus k offset k: 16-byte chunks, whole and aligned but at
- * the edges.  The pack launch takes the kernel's own parameters (the
+ * the edges.  A k-major operand known to be misaligned (a row of K = 2,949
+ * floats: most chunks would go a float at a time, so the vector loop would
+ * not take the product at all) is packed too, whatever the cost, its rows
+ * padded to 16 bytes.  The pack launch takes the kernel's own parameters (the
  * runtime passes it the same arguments), its copy at the operand's place
  * in the kernel's scratch (cg_kernel.prep).
  *
  * The pack kernel transposes through shared memory: a block's 32 x 32
- * tile of (x, k) is read with the lanes along x (the tensor's contiguous
- * direction: 128-byte reads) and written with the lanes along k (P's). */
+ * tile of (x, k) is read with the lanes along the tensor's contiguous
+ * direction (x, or k for a misaligned k-major operand: 128-byte reads) and
+ * written with the lanes along k (P's). */
 #include <math.h>
 
 #include "gemm_impl.h"
@@ -43,7 +47,8 @@ int gemm_pack_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan, int w) 
   const gemm_tiling *tl = &plan->tiling;
   const cg_contraction *c = &tl->c;
   const ir_stmt *s = plan->s;
-  if (!t->opt.gemm_pack || o->kmajor || !o->fast || o->guarded || o->table || o->e->op != IR_OP_LOAD || !tl->tiles)
+  /* a k-major operand only where misaligned: packed whatever the cost (else the vector loop cannot take it) */
+  if (!t->opt.gemm_pack || (o->kmajor && !o->misaligned) || !o->fast || o->guarded || o->table || o->e->op != IR_OP_LOAD || !tl->tiles)
     return 0;
   if (c->n_k > 1 && !plan->kflat) return 0; /* the vector loop's k is flat */
   /* P's extents: its rows r over the batch indices o mentions, x, Kp */
@@ -60,10 +65,11 @@ int gemm_pack_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan, int w) 
   sym *Kp = sym_scale(a, sym_div(a, sym_add(a, tl->K, sym_const(a, 3)), 4), 4);
   double packed = ir_estimate(R) * ir_estimate(X) * ir_estimate(Kp);
   double tr_floats = ir_estimate(tl->tiles) * o->bx * ir_estimate(tl->K);
-  if (!pack_pays(t, tr_floats, packed)) return 0;
+  if (!o->kmajor && !pack_pays(t, tr_floats, packed)) return 0;
   o->src_off = ir_flat_offset(a, o->e->u.load.tensor, o->e->u.load.idx);
   if (!o->src_off) return 0;
   o->pack = 1;
+  o->pack_along_k = o->kmajor;
   o->n_pb = n_pb;
   for (int i = 0; i < n_pb; i++) o->pb[i] = pb[i];
   o->pack_r = R;
@@ -133,9 +139,9 @@ void gemm_pack_emit(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k, int
   kbc_buf_printf(C->out,
                  "// %s's operand %c packed k-major before it (gemm_pack.c): _cp[r][x][k] = %s%s%s with r = (%s), x = "
                  "(%s), k = (%s) flattened, k padded to a multiple of 4 with zeros; 32 x 32 tiles through shared "
-                 "memory, read along x, written along k\n",
+                 "memory, read along %s, written along k\n",
                  k->name, w ? 'B' : 'A', k->prep_round[i] ? "tf32(" : "", load, k->prep_round[i] ? ")" : "",
-                 *pb ? pb : "-", xs, ks);
+                 *pb ? pb : "-", xs, ks, o->pack_along_k ? "k" : "x");
   cg_signature_scratch(C, kbc_arena_printf(C->a, CG_PACK_NAME, k->name, i), CG_BLOCK, 0, k->n_tensors, k->tensors, k->first, k->count, "_ws");
   const char *at = "_ws";
   for (int j = 0; j < i; j++) at = cg_fmt(&E, "%s + (size_t)(%s)", at, cg_sym(&E, k->prep_floats[j]));
@@ -153,10 +159,11 @@ void gemm_pack_emit(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k, int
           PACK_TILE, PACK_TILE);
   decode_into(&E, names, bind, "r", "_r", o->pb, o->n_pb);
   cg_line(&E, "__syncthreads(); // the tile before written out");
-  cg_line(&E, "for (int _i = threadIdx.x / 32; _i < %d; _i += %d) { // read with the lanes along x", PACK_TILE,
-          CG_BLOCK / 32);
+  int along_k = o->pack_along_k; /* the tensor's contiguous direction */
+  cg_line(&E, "for (int _i = threadIdx.x / 32; _i < %d; _i += %d) { // read with the lanes along %s", PACK_TILE,
+          CG_BLOCK / 32, along_k ? "k" : "x");
   E.indent++;
-  cg_line(&E, "const long long _x = _x0 + _lane, _k = _k0 + _i;");
+  cg_line(&E, along_k ? "const long long _x = _x0 + _i, _k = _k0 + _lane;" : "const long long _x = _x0 + _lane, _k = _k0 + _i;");
   cg_line(&E, "float _v = 0.0f;");
   cg_line(&E, "if (_x < _X && _k < _K) {");
   E.indent++;
@@ -166,7 +173,7 @@ void gemm_pack_emit(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k, int
   cg_line(&E, "_v = %s;", k->prep_round[i] ? cg_fmt(&E, "kbc_tf32(%s)", v) : v);
   E.indent--;
   cg_line(&E, "}");
-  cg_line(&E, "_t[_i][_lane] = _v;");
+  cg_line(&E, along_k ? "_t[_lane][_i] = _v; // [k][x]" : "_t[_i][_lane] = _v; // [k][x]");
   E.indent--;
   cg_line(&E, "}");
   cg_line(&E, "__syncthreads();");

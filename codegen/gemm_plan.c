@@ -376,11 +376,13 @@ static int sizes_known(const gemm_tiling *tl) {
 static void plan_vec(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   if (!t->opt.gemm_vec || !plan->tiling.mma || t->sm < 80) return;
   /* a known misaligned operand (most chunks would go a float at a time)
-   * keeps the staged loop, unless wgmma copies it transposed anyway */
-  int misaligned_tr = 0;
+   * keeps the staged loop, unless wgmma reads it from a pack (gemm_pack.c:
+   * rows padded to 16 bytes) or copies it transposed anyway */
+  int misaligned = 0, wg = t->arch_a && t->opt.gemm_wgmma;
   for (int w = 0; w < 2; w++) {
-    int ok = gemm_vec_operand_ok(a, plan, &plan->op[w]);
-    if (ok == 2 && !plan->op[w].kmajor && t->arch_a && t->opt.gemm_wgmma && t->opt.gemm_wgmma_t) misaligned_tr = 1;
+    gemm_operand *o = &plan->op[w];
+    int ok = gemm_vec_operand_ok(a, plan, o);
+    if (ok == 2 && wg && (t->opt.gemm_pack || (!o->kmajor && t->opt.gemm_wgmma_t))) misaligned = o->misaligned = 1;
     else if (ok != 1) return;
   }
   cg_gemm_plan v = *plan;
@@ -413,7 +415,8 @@ static void plan_vec(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
    * whose running values would double its 64 to 128 accumulators a thread,
    * nor with a tail (its staged epilogue is mma.sync's) */
   if (!v.fold && !v.tail) gemm_wgmma_plan(a, t, &v);
-  if (misaligned_tr && !v.wgmma) return;
+  for (int w = 0; w < 2 && misaligned; w++)
+    if (!v.wgmma || (v.op[w].misaligned && !v.op[w].pack && !v.op[w].tr)) return;
   v.n_kslots = 0; /* k from the k-tile base: no k slots, tables or carries */
   v.builder = -1;
   v.table_digits = 0;

@@ -107,13 +107,13 @@ int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
   w.op[1].bx = f->bn;
   gemm_count_tiles(a, &w.tiling);
   /* an x-major operand: packed k-major before the launch where that pays
-   * (gemm_pack.c), else copied a float at a time, transposed — under
+   * (gemm_pack.c; a misaligned k-major one always), else copied a float at a time, transposed — under
    * opt.gemm_wgmma_t 2 at tf32, and at fp32 for one such operand but not
    * two: on the H100 (2026-12-05) 4096^3 tf32 0.49x mma.sync's time, a^T b
    * (both) tf32 0.74x but fp32 1.21x, a @ b fp32 0.96x (the default since
    * the GPU fuzzer's wgmma_t variants passed) */
   for (int i = 0; i < 2; i++)
-    if (!w.op[i].kmajor) gemm_pack_plan(a, t, &w, i);
+    if (!w.op[i].kmajor || w.op[i].misaligned) gemm_pack_plan(a, t, &w, i);
   int transposed = !w.op[0].kmajor + !w.op[1].kmajor;
   int take_t = t->opt.gemm_wgmma_t == 1 || (t->opt.gemm_wgmma_t == 2 && (!w.tiling.split3 || transposed < 2));
   if (transposed && !take_t) return 0;

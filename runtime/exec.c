@@ -252,7 +252,8 @@ size_t rt_workspace_layout(const ir_program *p, const cg_program *g, const unsig
     if (n > scratch) scratch = n;
   }
   *scratch_at = off;
-  *scratch_bytes = sizeof(float) * (size_t)scratch;
+  /* rounded up as the temporaries are (the plan's buffers each a multiple of the alignment) */
+  *scratch_bytes = (sizeof(float) * (size_t)scratch + RT_WORKSPACE_ALIGN - 1) & ~(size_t)(RT_WORKSPACE_ALIGN - 1);
   return off + *scratch_bytes;
 }
 

@@ -210,6 +210,12 @@ expect 0 "plan JSON (pack, fp32)" env KBC_SPECIALIZE=1 "$kbc" compile "$src/benc
   --target sm_90a --json && cp "$log" "$tmp/pack32.json" && check_json "pack, fp32" "$tmp/pack32.json" '
 assert families == ["prep", "gemm"], families
 assert d["kernels"][0]["statements"] == ["(scratch) = b packed k-major for operand B"], d'
+expect 0 "plan JSON (pack, misaligned)" env KBC_SPECIALIZE=1 "$kbc" compile "$src/bench/suite/1_8_matmul_irregular.kb" \
+  --emit plan --set m=8205 --set k=2949 --set n=5921 --target sm_90a --json && cp "$log" "$tmp/packm.json" &&
+  check_json "pack, misaligned" "$tmp/packm.json" '
+assert families == ["prep", "prep", "gemm"], families
+assert [k["statements"] for k in d["kernels"][:2]] == [["(scratch) = a packed k-major for operand A"],
+                                                       ["(scratch) = b packed k-major for operand B"]], d'
 expect 0 "plan JSON (no pack)" env KBC_SPECIALIZE=1 KBC_GEMM_PACK=0 "$kbc" compile "$src/bench/suite/1_1_square_matmul.kb" --emit plan \
   --set n=4096 --target sm_90a --json && cp "$log" "$tmp/nopack.json" && check_json "no pack" "$tmp/nopack.json" '
 assert "pack" not in str(d["kernels"]), d'
