@@ -32,13 +32,16 @@
 /* Whether the pack pays: the transposed loop copies every float of the
  * operand's tiles 4 bytes at a time, once per tile along the other
  * operand; the pack streams the operand's floats once (read and write)
- * and costs a launch.  Rates from the H100 (2026-12-05, 4096^3 TF32):
- * L1/1's transposed b took 236 us more than the k-major layout for 537M
- * copied floats (about 9 TB/s of 4-byte copies); a copy streams at about
- * 3 TB/s; a launch about 3 us. */
+ * and costs a launch.  Fitted on the H100 (2026-12-06, every pack forced
+ * against none, A B B A): L1/1 4096^3 tf32 782 -> 483 us (537M copied
+ * floats against a 16.7M-float pack), the batched 128 x 512 x 1024 x 2048
+ * 2,166 -> 1,932 (1.07G against 268M): about 5 TB/s of 4-byte copies
+ * against 3 TB/s for the pack's stream; SAM-HQ 64x64 b4 at fp32 1.13x
+ * slower with its 3.2 GB score-sized operands packed too, which this
+ * leaves out. */
 static int pack_pays(const cg_target *t, double tr_floats, double packed) {
   if (t->opt.gemm_pack == 2) return 1;
-  double tr_us = tr_floats * 4 / 9e6, pack_us = packed * 8 / 3e6 + 3;
+  double tr_us = tr_floats * 4 / 5e6, pack_us = packed * 8 / 3e6 + 3;
   return tr_us > pack_us;
 }
 

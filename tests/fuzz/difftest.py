@@ -29,7 +29,7 @@ Oracles, per spec:
     (KBC_GEMM_WGMMA=2, with KBC_GEMM_ALWAYS=1), prep: wgmma_tf32 with every operand rounded before the
     launch into a copy (KBC_GEMM_PREP=2; transposed operands and split-K too), pack / pack_tf32: wgmma
     with every operand contiguous along its free indices packed k-major before the launch (KBC_GEMM_PACK=2,
-    split-K too), fold / fold_tf32: a contraction and the next
+    split-K too; pack specialized: misaligned k-major operands packed too), fold / fold_tf32: a contraction and the next
     statement's reduction of its output as one kernel wherever they match (KBC_GEMM_FOLD=2, with
     KBC_GEMM_ALWAYS=1), ktab: specialized with whole-K k tables and cp.async stages (KBC_GEMM_KTAB=1,
     KBC_GEMM_STAGES=3, KBC_GEMM_ALWAYS=1), win / win_tf32 / win_fold / win_pipe: specialized, a gathered
@@ -104,7 +104,8 @@ VARIANTS = {
                                       "KBC_GEMM_WGMMA_T": "1", "KBC_GEMM_SPLIT": "2", "KBC_GEMM_PACK": "0"}),
     # every wgmma operand contiguous along its free indices packed k-major before the launch by the kernel's
     # own pack kernel (codegen/gemm_pack.c; 3xTF32: unrounded), split-K's parts after the packs
-    "pack": (["--sm90a"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_PACK": "2", "KBC_GEMM_SPLIT": "2"}),
+    # (pack specialized: k-major operands known to be misaligned are packed too)
+    "pack": (["--sm90a", "--specialize"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_PACK": "2", "KBC_GEMM_SPLIT": "2"}),
     "pack_tf32": (["--sm90a", "--tf32"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_PACK": "2",
                                           "KBC_GEMM_SPLIT": "2"}),
     # a contraction and the next statement's reduction of its output in one kernel wherever they match
@@ -159,7 +160,7 @@ GPU_VARIANTS = {
     "wgmma_tf32": ("tf32", {"KBC_GEMM_WGMMA": "2"}),
     "prep": ("tf32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_PREP": "2", "KBC_GEMM_WGMMA_T": "1", "KBC_GEMM_SPLIT": "2",
                       "KBC_GEMM_PACK": "0"}),
-    "pack": ("fp32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_PACK": "2", "KBC_GEMM_SPLIT": "2"}),
+    "pack": ("fp32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_PACK": "2", "KBC_GEMM_SPLIT": "2", "KBC_SPECIALIZE": "1"}),
     "pack_tf32": ("tf32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_PACK": "2", "KBC_GEMM_SPLIT": "2"}),
     "fold": ("fp32", {"KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1"}),
     "fold_tf32": ("tf32", {"KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1"}),
