@@ -50,6 +50,9 @@
 #          bench/ab_queue.txt), each under $AB_TIMEOUT (default 150) s,
 #          no line started past $AB_TIME (default 500) s, into $OUT/abq.txt;
 #   gpu:   the ctest tests labelled gpu (into $OUT/ctest_gpu.txt);
+#   colsum: bench/micro/colsum.cu (a sum over a middle dimension in several
+#          kernel shapes, KernelBench L1/47's 128 x 4096 x 4095) and
+#          torch.sum over the same shape, into $OUT/colsum.txt;
 #   persist: the persistent kernel (KBC_PERSIST=2) verified and timed
 #          against the kernels one by one at bench/ab_cases_persist.txt's
 #          cases ($OUT/persist_{verify,ab}.txt);
@@ -195,6 +198,18 @@ case "${1:-}" in
     done | tee $OUT/persist_verify.txt
     timeout "${AB_TIMEOUT:-300}" bench/ab.sh build/gpu build/gpu:KBC_PERSIST=2 bench/ab_cases_persist.txt 2>&1 |
       tee $OUT/persist_ab.txt ;;
+  colsum)
+    { nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/colsum bench/micro/colsum.cu && /tmp/colsum
+      $(torch_python) -c '
+import torch
+x = torch.randn(128, 4096, 4095, device="cuda")
+for _ in range(3): torch.sum(x, dim=1, keepdim=True)
+ts = []
+for _ in range(15):
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    a.record(); torch.sum(x, dim=1, keepdim=True); b.record(); torch.cuda.synchronize()
+    ts.append(a.elapsed_time(b) * 1000)
+print("torch.sum(dim=1): %.1f us" % sorted(ts)[7])'; } 2>&1 | tee $OUT/colsum.txt ;;
   gpu)
     src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build/gpu/CMakeCache.txt)
     [ "$src" = "$PWD" ] || { mkdir -p "$(dirname "$src")" && ln -sfn "$PWD" "$src"; }
@@ -220,5 +235,5 @@ case "${1:-}" in
       --keep /tmp/fuzz_keep --json $OUT/fuzz.json >$OUT/fuzz.txt 2>&1
     [ -d /tmp/fuzz_keep ] && tar -czf $OUT/fuzz_keep.tgz -C /tmp fuzz_keep
     grep -v "^rejected" $OUT/fuzz.txt | tail -60 ;;
-  *) echo "usage: bench/device_run.sh ctest|check|profile|sam|rest|check+rest|sam-compile-N|autotune|attention|session|suite|suite-compile|warm|nocliff|abq|gpu|reach|fuzz" >&2; exit 2 ;;
+  *) echo "usage: bench/device_run.sh ctest|check|profile|sam|rest|check+rest|sam-compile-N|autotune|attention|session|suite|suite-compile|warm|nocliff|abq|gpu|colsum|reach|fuzz" >&2; exit 2 ;;
 esac
