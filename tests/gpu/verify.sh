@@ -101,6 +101,23 @@ BOUND=1.5e-4 KBC_GEMM_PREP=2 KBC_GEMM_WGMMA=2 KBC_GEMM_WGMMA_T=1 ok "tf32 a w an
   "$src/tests/codegen/specs/gemm_kn.kb" --set m=512 --set k=2048 --set n=512 --precision tf32 --inputs 0:1
 KBC_GEMM_PREP=2 KBC_GEMM_WGMMA=2 KBC_GEMM_SPLIT=2 ok "tf32 split-K, copies rounded first" \
   "$src/tests/codegen/specs/splitk.kb" --set m=70 --set n=200 --precision tf32
+# operands contiguous along their free indices packed k-major before the
+# launch by the kernel's own pack kernel (KBC_GEMM_PACK=2, gemm_pack.c):
+# tf32 (rounded in the pack) within the same bound, fp32 (3xTF32), a
+# k-major operand off 16-byte alignment (K = 1001), batched and shared-by-
+# the-batch operands and two K indices (gemm_pack.kb), a split-K product
+BOUND=1.5e-4 KBC_GEMM_PACK=2 KBC_GEMM_WGMMA=2 ok "tf32 a w and a^T w, K 2048, packed" \
+  "$src/tests/codegen/specs/gemm_kn.kb" --set m=512 --set k=2048 --set n=512 --precision tf32 --inputs 0:1
+KBC_GEMM_PACK=2 KBC_GEMM_WGMMA=2 ok "fp32 a w and a^T w, packed" "$src/tests/codegen/specs/gemm_kn.kb" \
+  --set m=300 --set k=1000 --set n=260
+KBC_GEMM_WGMMA=2 ok "fp32 a b^T at K 1001, misaligned k-major operands packed" "$src/tests/codegen/specs/gemm_kk.kb" \
+  --set z=2 --set m=300 --set n=260 --set k=1001
+for prec in fp32 tf32; do
+  KBC_GEMM_PACK=2 KBC_GEMM_WGMMA=2 ok "gemm_pack $prec" "$src/tests/codegen/specs/gemm_pack.kb" --set b=3 --set m=200 \
+    --set k=300 --set n=130 --precision $prec
+done
+KBC_GEMM_PACK=2 KBC_GEMM_WGMMA=2 KBC_GEMM_SPLIT=2 ok "fp32 split-K, packed" "$src/tests/codegen/specs/gemm_kn.kb" \
+  --set m=64 --set k=4000 --set n=72
 
 # the persistent kernel (KBC_PERSIST=2): CViT's chain; SAM-HQ 32x32, whose
 # stages' static shared memory with the dynamic exceeds a block, so the
