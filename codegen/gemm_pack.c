@@ -68,6 +68,14 @@ int gemm_pack_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan, int w) 
   sym *Kp = sym_scale(a, sym_div(a, sym_add(a, tl->K, sym_const(a, 3)), 4), 4);
   double packed = ir_estimate(R) * ir_estimate(X) * ir_estimate(Kp);
   double tr_floats = ir_estimate(tl->tiles) * o->bx * ir_estimate(tl->K);
+  /* P holds each element the operand reads once: about the tensor's size
+   * for a transpose (K padded to 4 at most quadruples it), but a load
+   * whose x and k overlap (x[i + k], a convolution's im2col) would
+   * multiply it — no pack then, whatever else says */
+  const ir_tensor *T = o->e->u.load.tensor;
+  double numel = 1;
+  for (int d = 0; d < T->rank; d++) numel *= ir_estimate(T->shape[d]);
+  if (packed > 4 * numel + (1 << 20)) return 0;
   if (!o->kmajor && !pack_pays(t, tr_floats, packed)) return 0;
   o->src_off = ir_flat_offset(a, o->e->u.load.tensor, o->e->u.load.idx);
   if (!o->src_off) return 0;
