@@ -51,8 +51,8 @@ int gemm_pack_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan, int w) 
   const cg_contraction *c = &tl->c;
   const ir_stmt *s = plan->s;
   /* a k-major operand only where misaligned: packed whatever the cost (else the vector loop cannot take it) */
-  if (!t->opt.gemm_pack || (o->kmajor && !o->misaligned) || !o->fast || o->guarded || o->table || o->e->op != IR_OP_LOAD || !tl->tiles)
-    return 0;
+  if (!t->opt.gemm_pack || (o->kmajor && !o->misaligned) || !tl->tiles) return 0;
+  if (!o->fast || o->guarded || o->table || o->e->op != IR_OP_LOAD) return 0; /* a plain load */
   if (c->n_k > 1 && !plan->kflat) return 0; /* the vector loop's k is flat */
   /* P's extents: its rows r over the batch indices o mentions, x, Kp */
   sym *R = sym_const(a, 1), *r = sym_const(a, 0);
