@@ -94,9 +94,9 @@ typedef struct {
   /* How copy i is made: prep_pack[i] 0 — the tensor as it is, by the
    * preamble's kbc_tf32_copy (always rounded); w + 1 — operand w packed
    * k-major ([r][x][k], gemm_pack.c) by the kernel's own pack kernel
-   * (cg_prep_name), launched with the kernel's own arguments on
-   * cg_pack_launch(prep_tiles[i]) blocks, rounded to TF32 where
-   * prep_round[i] (not under 3xTF32). */
+   * (cg_prep_name), launched with the kernel's own arguments on a grid
+   * over its prep_tiles[i] tiles (cg_prep_launch_of); rounded to TF32
+   * where prep_round[i] (a plain copy always, a pack not under 3xTF32). */
   int prep_pack[2], prep_round[2];
   sym *prep_tiles[2];
   /* PERSIST: the kernels it runs, in order, as stages (cg_stage); its

@@ -191,12 +191,13 @@ typedef struct {
    * multiple of 4, zero past K — made by the kernel's own pack launch;
    * row_off / k_off then address P (k-major, the last x and k indices
    * standing for the flat row and k).  R, X, Kp: P's extents (pack_floats
-   * their product); src_off: the load's flat offset in its tensor. */
+   * their product; pack_tiles the pack kernel's tiles of them); src_off:
+   * the load's flat offset in its tensor. */
   int pack, n_pb, pb[CG_MAX_OUTER];
   int pack_along_k;    /* the packed operand was k-major (and misaligned): its pack reads along k */
   int misaligned;      /* known not 16-byte aligned (gemm_vec_operand_ok 2): on the vector loop only
                           packed, or (x-major) transposed */
-  sym *pack_r, *pack_x, *pack_kp, *pack_floats, *src_off;
+  sym *pack_r, *pack_x, *pack_kp, *pack_floats, *pack_tiles, *src_off;
 } gemm_operand;
 
 /* How the output elements are computed and stored. */
@@ -441,6 +442,10 @@ void gemm_wgmma_prep(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan, cg_ke
  * k's copy i (k->prep_pack[i]: operand prep_pack[i] - 1). */
 int gemm_pack_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan, int w);
 void gemm_pack_emit(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k, int i);
+/* The C address of k's copy i in its scratch _ws (the copies before it
+ * added one at a time, each below 2^30 where 32-bit indices are: the
+ * runtime's choose_variant). */
+const char *gemm_copy_at(cg_emit *E, const cg_kernel *k, int i);
 /* The operands' sources (ge->src) and, where the kernel takes copies, their
  * pointers into its scratch (and split-K's part after them). */
 void gemm_wgmma_sources(gemm_emitter *ge, const cg_kernel *k);

@@ -29,6 +29,8 @@
 #include "ir/cost.h"
 #include "ir/subst.h"
 
+enum { PACK_TILE = 32 }; /* the pack kernel's tiles, PACK_TILE x PACK_TILE of (x, k) */
+
 /* Whether the pack pays: the transposed loop copies every float of the
  * operand's tiles 4 bytes at a time, once per tile along the other
  * operand; the pack streams the operand's floats once (read and write)
@@ -87,6 +89,8 @@ int gemm_pack_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan, int w) 
   o->pack_x = X;
   o->pack_kp = Kp;
   o->pack_floats = sym_mul(a, sym_mul(a, R, X), Kp);
+  o->pack_tiles = sym_mul(a, R, sym_mul(a, sym_div(a, sym_add(a, X, sym_const(a, PACK_TILE - 1)), PACK_TILE),
+                                        sym_div(a, sym_add(a, Kp, sym_const(a, PACK_TILE - 1)), PACK_TILE)));
   /* the K loop's addresses: the last x index stands for the flat row (as
    * cg_collapse gives), the last k index for the flat k */
   sym *x = sym_index(a, o->x[o->n_x - 1], NULL);
@@ -100,26 +104,13 @@ int gemm_pack_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan, int w) 
 
 /* ---- the pack kernel ------------------------------------------------------ */
 
-enum { PACK_TILE = 32 };
-
-/* The C names standing for the digits of flat over ids (cg_decode into
- * fresh locals `_<prefix>_<name>`), bound in bind. */
-static void decode_into(cg_emit *E, const char **names, const char **bind, const char *prefix, const char *flat,
-                        const int *ids, int n) {
+/* The digits of flat over ids declared as fresh locals `_<prefix>_<name>`
+ * (gemm_declare_decode), the indices bound to them. */
+static void decode_into(gemm_emitter *ge, const char *prefix, const char *flat, const int *ids, int n) {
   if (!n) return;
-  const char **dst = KBC_NEW_ARRAY(E->a, const char *, n);
-  const char *decl = "";
-  for (int i = 0; i < n; i++) {
-    dst[i] = cg_fmt(E, "_%s_%s", prefix, names[ids[i]]);
-    bind[ids[i]] = dst[i];
-    decl = cg_fmt(E, "%s%s%s", decl, i ? ", " : "", dst[i]);
-  }
-  if (n == 1) {
-    cg_line(E, "const long long %s = %s;", dst[0], flat);
-    return;
-  }
-  cg_line(E, "long long %s;", decl);
-  cg_decode(E, "_q", flat, ids, n, dst);
+  const char **dst = KBC_NEW_ARRAY(ge->emit.a, const char *, n);
+  for (int i = 0; i < n; i++) ge->bind[ids[i]] = dst[i] = cg_fmt(&ge->emit, "_%s_%s", prefix, ge->names[ids[i]]);
+  gemm_declare_decode(ge, flat, ids, n, dst, "");
 }
 
 /* The text of e in s, for comments. */
@@ -140,60 +131,61 @@ void gemm_pack_emit(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k, int
   const char **names = cg_index_names(C->a, C->names, s);
   const char **bind = KBC_NEW_ARRAY(C->a, const char *, s->n_index + 1);
   for (int id = 0; id < s->n_index; id++) bind[id] = names[id];
-  cg_emit E = {.a = C->a, .p = C->p, .opt = &C->t->opt, .names = C->names, .out = C->out, .indent = 1, .s = s,
-               .idx = bind};
+  gemm_emitter ge = {.ctx = C, .plan = plan, .kname = k->name, .names = names, .bind = bind,
+                     .emit = {.a = C->a, .p = C->p, .opt = &C->t->opt, .names = C->names, .out = C->out, .indent = 1,
+                              .s = s, .idx = bind}};
+  cg_emit *E = &ge.emit;
   const char *load = expr_text(C->a, s, o->e), *tname = C->names->tensor[o->e->u.load.tensor->id];
   const char *pb = "", *xs = "", *ks = "";
-  for (int j = 0; j < o->n_pb; j++) pb = cg_fmt(&E, "%s%s%s", pb, j ? ", " : "", names[o->pb[j]]);
-  for (int j = 0; j < o->n_x; j++) xs = cg_fmt(&E, "%s%s%s", xs, j ? ", " : "", names[o->x[j]]);
-  for (int j = 0; j < c->n_k; j++) ks = cg_fmt(&E, "%s%s%s", ks, j ? ", " : "", names[c->k[j]]);
+  for (int j = 0; j < o->n_pb; j++) pb = cg_fmt(E, "%s%s%s", pb, j ? ", " : "", names[o->pb[j]]);
+  for (int j = 0; j < o->n_x; j++) xs = cg_fmt(E, "%s%s%s", xs, j ? ", " : "", names[o->x[j]]);
+  for (int j = 0; j < c->n_k; j++) ks = cg_fmt(E, "%s%s%s", ks, j ? ", " : "", names[c->k[j]]);
   kbc_buf_printf(C->out,
                  "// %s's operand %c packed k-major before it (gemm_pack.c): _cp[r][x][k] = %s%s%s with r = (%s), x = "
                  "(%s), k = (%s) flattened, k padded to a multiple of 4 with zeros; 32 x 32 tiles through shared "
                  "memory, read along %s, written along k\n",
                  k->name, w ? 'B' : 'A', k->prep_round[i] ? "tf32(" : "", load, k->prep_round[i] ? ")" : "",
                  *pb ? pb : "-", xs, ks, o->pack_along_k ? "k" : "x");
-  cg_signature_scratch(C, kbc_arena_printf(C->a, CG_PACK_NAME, k->name, i), CG_BLOCK, 0, k->n_tensors, k->tensors, k->first, k->count, "_ws");
-  const char *at = "_ws";
-  for (int j = 0; j < i; j++) at = cg_fmt(&E, "%s + (size_t)(%s)", at, cg_sym(&E, k->prep_floats[j]));
-  cg_line(&E, "float *const _cp = %s;", at);
-  cg_line(&E, "const long long _R = %s, _X = %s, _K = %s;", cg_sym(&E, o->pack_r), cg_sym(&E, o->pack_x),
-          cg_sym(&E, tl->K));
-  cg_line(&E, "const long long _Kp = (_K + 3) / 4 * 4;");
-  cg_line(&E, "const long long _tx = (_X + %d) / %d, _tk = (_Kp + %d) / %d, _tiles = _R * _tx * _tk;", PACK_TILE - 1,
+  cg_signature_scratch(C, kbc_arena_printf(C->a, CG_PACK_NAME, k->name, i), CG_BLOCK, 0, k->n_tensors, k->tensors,
+                       k->first, k->count, "_ws");
+  cg_line(E, "float *const _cp = %s;", gemm_copy_at(E, k, i));
+  cg_line(E, "const long long _R = %s, _X = %s, _K = %s;", cg_sym(E, o->pack_r), cg_sym(E, o->pack_x),
+          cg_sym(E, tl->K));
+  cg_line(E, "const long long _Kp = %s; // K padded to a multiple of 4", cg_sym(E, o->pack_kp));
+  cg_line(E, "const long long _tx = (_X + %d) / %d, _tk = (_Kp + %d) / %d, _tiles = _R * _tx * _tk;", PACK_TILE - 1,
           PACK_TILE, PACK_TILE - 1, PACK_TILE);
-  cg_line(&E, "__shared__ float _t[%d][%d];", PACK_TILE, PACK_TILE + 1);
-  cg_line(&E, "const int _lane = threadIdx.x %% 32;");
-  cg_line(&E, "for (long long _tile = blockIdx.x; _tile < _tiles; _tile += gridDim.x) {");
-  E.indent++;
-  cg_line(&E, "const long long _r = _tile / (_tx * _tk), _x0 = _tile / _tk %% _tx * %d, _k0 = _tile %% _tk * %d;",
+  cg_line(E, "__shared__ float _t[%d][%d];", PACK_TILE, PACK_TILE + 1);
+  cg_line(E, "const int _lane = threadIdx.x %% 32;");
+  cg_line(E, "for (long long _tile = blockIdx.x; _tile < _tiles; _tile += gridDim.x) {");
+  E->indent++;
+  cg_line(E, "const long long _r = _tile / (_tx * _tk), _x0 = _tile / _tk %% _tx * %d, _k0 = _tile %% _tk * %d;",
           PACK_TILE, PACK_TILE);
-  decode_into(&E, names, bind, "r", "_r", o->pb, o->n_pb);
-  cg_line(&E, "__syncthreads(); // the tile before written out");
+  decode_into(&ge, "r", "_r", o->pb, o->n_pb);
+  cg_line(E, "__syncthreads(); // the tile before written out");
   int along_k = o->pack_along_k; /* the tensor's contiguous direction */
-  cg_line(&E, "for (int _i = threadIdx.x / 32; _i < %d; _i += %d) { // read with the lanes along %s", PACK_TILE,
+  cg_line(E, "for (int _i = threadIdx.x / 32; _i < %d; _i += %d) { // read with the lanes along %s", PACK_TILE,
           CG_BLOCK / 32, along_k ? "k" : "x");
-  E.indent++;
-  cg_line(&E, along_k ? "const long long _x = _x0 + _i, _k = _k0 + _lane;" : "const long long _x = _x0 + _lane, _k = _k0 + _i;");
-  cg_line(&E, "float _v = 0.0f;");
-  cg_line(&E, "if (_x < _X && _k < _K) {");
-  E.indent++;
-  decode_into(&E, names, bind, "x", "_x", o->x, o->n_x);
-  decode_into(&E, names, bind, "k", "_k", c->k, c->n_k);
-  const char *v = cg_fmt(&E, "%s[%s]", tname, cg_sym(&E, o->src_off));
-  cg_line(&E, "_v = %s;", k->prep_round[i] ? cg_fmt(&E, "kbc_tf32(%s)", v) : v);
-  E.indent--;
-  cg_line(&E, "}");
-  cg_line(&E, along_k ? "_t[_lane][_i] = _v; // [k][x]" : "_t[_i][_lane] = _v; // [k][x]");
-  E.indent--;
-  cg_line(&E, "}");
-  cg_line(&E, "__syncthreads();");
-  cg_line(&E, "for (int _i = threadIdx.x / 32; _i < %d; _i += %d) { // written with the lanes along k", PACK_TILE,
+  E->indent++;
+  cg_line(E, along_k ? "const long long _x = _x0 + _i, _k = _k0 + _lane;" : "const long long _x = _x0 + _lane, _k = _k0 + _i;");
+  cg_line(E, "float _v = 0.0f;");
+  cg_line(E, "if (_x < _X && _k < _K) {");
+  E->indent++;
+  decode_into(&ge, "x", "_x", o->x, o->n_x);
+  decode_into(&ge, "k", "_k", c->k, c->n_k);
+  const char *v = cg_fmt(E, "%s[%s]", tname, cg_sym(E, o->src_off));
+  cg_line(E, "_v = %s;", k->prep_round[i] ? cg_fmt(E, "kbc_tf32(%s)", v) : v);
+  E->indent--;
+  cg_line(E, "}");
+  cg_line(E, along_k ? "_t[_lane][_i] = _v; // [k][x]" : "_t[_i][_lane] = _v; // [k][x]");
+  E->indent--;
+  cg_line(E, "}");
+  cg_line(E, "__syncthreads();");
+  cg_line(E, "for (int _i = threadIdx.x / 32; _i < %d; _i += %d) { // written with the lanes along k", PACK_TILE,
           CG_BLOCK / 32);
-  cg_line(&E, "  const long long _x = _x0 + _i, _k = _k0 + _lane;");
-  cg_line(&E, "  if (_x < _X && _k < _Kp) _cp[(_r * _X + _x) * _Kp + _k] = _t[_lane][_i];");
-  cg_line(&E, "}");
-  E.indent--;
-  cg_line(&E, "}");
+  cg_line(E, "  const long long _x = _x0 + _i, _k = _k0 + _lane;");
+  cg_line(E, "  if (_x < _X && _k < _Kp) _cp[(_r * _X + _x) * _Kp + _k] = _t[_lane][_i];");
+  cg_line(E, "}");
+  E->indent--;
+  cg_line(E, "}");
   kbc_buf_puts(C->out, "}\n\n");
 }

@@ -153,8 +153,7 @@ void gemm_wgmma_prep(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan, cg_ke
       k->prep_pack[i] = w + 1;
       k->prep_round[i] = !tl->split3;
       k->prep_floats[i] = sym_scale(a, sym_div(a, sym_add(a, o->pack_floats, sym_const(a, 31)), 32), 32);
-      k->prep_tiles[i] = sym_mul(a, o->pack_r, sym_mul(a, sym_div(a, sym_add(a, o->pack_x, sym_const(a, 31)), 32),
-                                                     sym_div(a, sym_add(a, o->pack_kp, sym_const(a, 31)), 32)));
+      k->prep_tiles[i] = o->pack_tiles;
       plan->copy_of[w] = i + 1;
       plan->prep[w] = !tl->split3;
       continue;
@@ -175,22 +174,26 @@ void gemm_wgmma_prep(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan, cg_ke
   }
 }
 
+const char *gemm_copy_at(cg_emit *E, const cg_kernel *k, int i) {
+  const char *at = "_ws";
+  for (int j = 0; j < i; j++) at = cg_fmt(E, "%s + (size_t)(%s)", at, cg_sym(E, k->prep_floats[j]));
+  return at;
+}
+
 void gemm_wgmma_sources(gemm_emitter *ge, const cg_kernel *k) {
   const cg_gemm_plan *plan = ge->plan;
-  /* offsets added one copy at a time, each below 2^30 where 32-bit indices are (the runtime's choose_variant) */
-  const char *at = "_ws";
   const char **copy = KBC_NEW_ARRAY(ge->emit.a, const char *, k->n_prep + 1);
   for (int i = 0; i < k->n_prep; i++) {
     copy[i] = cg_fmt(&ge->emit, "_cp%d", i);
     const char *tname = IR_TENSOR(ge->ctx->p, k->prep[i])->name;
-    cg_line(&ge->emit, "const float *const _cp%d = %s; // %s", i, at,
+    cg_line(&ge->emit, "const float *const _cp%d = %s; // %s", i, gemm_copy_at(&ge->emit, k, i),
             k->prep_pack[i] ? cg_fmt(&ge->emit, "%c: %s packed k-major%s before the launch (%s)",
                                      k->prep_pack[i] == 1 ? 'A' : 'B', tname, k->prep_round[i] ? ", rounded to TF32," : "",
                                      kbc_arena_printf(ge->emit.a, CG_PACK_NAME, k->name, i))
                             : cg_fmt(&ge->emit, "%s rounded to TF32 before the launch (kbc_tf32_copy)", tname));
-    at = cg_fmt(&ge->emit, "%s + (size_t)(%s)", at, cg_sym(&ge->emit, k->prep_floats[i]));
   }
-  if (k->n_prep && plan->split) cg_line(&ge->emit, "float *const _kws = %s; // split-K's parts", at);
+  if (k->n_prep && plan->split)
+    cg_line(&ge->emit, "float *const _kws = %s; // split-K's parts", gemm_copy_at(&ge->emit, k, k->n_prep));
   for (int w = 0; w < 2; w++) {
     const ir_expr *e = plan->op[w].e;
     ge->src[w] = plan->copy_of[w] ? copy[plan->copy_of[w] - 1]

@@ -59,11 +59,10 @@ int rt_plan_make(kbc_arena *a, const ir_program *p, const cg_program *g, const i
       c->n_stmts = 1;
       c->stmts = KBC_NEW_ARRAY(a, const char *, 1);
       const char *t = IR_TENSOR(p, kn->prep[i])->name;
-      c->stmts[0] = !kn->prep_pack[i] ? kbc_arena_printf(a, "(scratch) = tf32(%s)", t)
-                    : kn->prep_round[i] ? kbc_arena_printf(a, "(scratch) = tf32(%s) packed k-major for operand %c", t,
-                                                           kn->prep_pack[i] == 1 ? 'A' : 'B')
-                                        : kbc_arena_printf(a, "(scratch) = %s packed k-major for operand %c", t,
-                                                           kn->prep_pack[i] == 1 ? 'A' : 'B');
+      if (kn->prep_round[i]) t = kbc_arena_printf(a, "tf32(%s)", t);
+      c->stmts[0] = kn->prep_pack[i] ? kbc_arena_printf(a, "(scratch) = %s packed k-major for operand %c", t,
+                                                        kn->prep_pack[i] == 1 ? 'A' : 'B')
+                                     : kbc_arena_printf(a, "(scratch) = %s", t);
       c->launch = cl;
       resources_of(res, c->name, c);
     }
