@@ -216,6 +216,13 @@ expect 0 "plan JSON (pack, misaligned)" env KBC_SPECIALIZE=1 "$kbc" compile "$sr
 assert families == ["prep", "prep", "gemm"], families
 assert [k["statements"] for k in d["kernels"][:2]] == [["(scratch) = a packed k-major for operand A"],
                                                        ["(scratch) = b packed k-major for operand B"]], d'
+# no pack larger than four times its tensor (plus 4 MB), even forced: x[i + r] read as an m x k
+# operand would be an im2col of 10^8 floats; w[r, j] is packed
+printf 'kernel toeplitz\naxis m var\naxis k var\naxis n var\naxis mk = m + k\ninput x f32[mk]\ninput w f32[k, n]\noutput y f32[m, n]\ny[i, j] = sum(r: x[i + r] * w[r, j])\n' >"$tmp/toeplitz.kb"
+expect 0 "plan JSON (pack size bound)" env KBC_SPECIALIZE=1 KBC_GEMM_PACK=2 "$kbc" compile "$tmp/toeplitz.kb" --emit plan \
+  --set m=100000 --set k=1001 --set n=512 --target sm_90a --json && cp "$log" "$tmp/packb.json" &&
+  check_json "pack size bound" "$tmp/packb.json" '
+assert [k["statements"] for k in d["kernels"] if k["family"] == "prep"] == [["(scratch) = w packed k-major for operand B"]], d'
 expect 0 "plan JSON (no pack)" env KBC_SPECIALIZE=1 KBC_GEMM_PACK=0 "$kbc" compile "$src/bench/suite/1_1_square_matmul.kb" --emit plan \
   --set n=4096 --target sm_90a --json && cp "$log" "$tmp/nopack.json" && check_json "no pack" "$tmp/nopack.json" '
 assert "pack" not in str(d["kernels"]), d'
