@@ -52,7 +52,9 @@
 #   gpu:   the ctest tests labelled gpu (into $OUT/ctest_gpu.txt);
 #   colsum: bench/micro/colsum.cu (a sum over a middle dimension in several
 #          kernel shapes, KernelBench L1/47's 128 x 4096 x 4095) and
-#          torch.sum over the same shape, into $OUT/colsum.txt;
+#          torch.sum over the same shape, then a column sum of 1048576 x 64
+#          (bench/micro/colsum0.kb) the same ways, kbc bench beside both,
+#          into $OUT/colsum.txt;
 #   persist: the persistent kernel (KBC_PERSIST=2) verified and timed
 #          against the kernels one by one at bench/ab_cases_persist.txt's
 #          cases ($OUT/persist_{verify,ab}.txt);
@@ -209,7 +211,20 @@ for _ in range(15):
     a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     a.record(); torch.sum(x, dim=1, keepdim=True); b.record(); torch.cuda.synchronize()
     ts.append(a.elapsed_time(b) * 1000)
-print("torch.sum(dim=1): %.1f us" % sorted(ts)[7])'; } 2>&1 | tee $OUT/colsum.txt ;;
+print("torch.sum(dim=1): %.1f us" % sorted(ts)[7])
+y = torch.randn(1048576, 64, device="cuda")
+for _ in range(3): torch.sum(y, dim=0)
+ts = []
+for _ in range(15):
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    a.record(); torch.sum(y, dim=0); b.record(); torch.cuda.synchronize()
+    ts.append(a.elapsed_time(b) * 1000)
+print("torch.sum(dim=0) 1048576 x 64: %.1f us" % sorted(ts)[7])'
+      /tmp/colsum 1 1048576 64
+      for s in "bench/suite/1_47_sum_dim.kb --set batch_size=128 --set dim1=4096 --set dim2=4095" \
+               "bench/micro/colsum0.kb --set n=1048576 --set m=64"; do
+        echo "kbc $s: $(build/gpu/kbc bench $s --iters 30 2>&1 | head -1)"
+      done; } 2>&1 | tee $OUT/colsum.txt ;;
   gpu)
     src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build/gpu/CMakeCache.txt)
     [ "$src" = "$PWD" ] || { mkdir -p "$(dirname "$src")" && ln -sfn "$PWD" "$src"; }
