@@ -22,6 +22,9 @@ typedef struct {
   int *phi;                    /* ROWS: phi[k * CG_MAX_OUTER + j] = index id of statement
                                   first+k mapped to outer dimension j */
   int team;                    /* ROWS: threads per outer point (power of 2, <= CG_BLOCK) */
+  int across;                  /* ROWS: 0, the team's threads consecutive lanes; else the points a
+                                  block takes (at least 32; the block: across * team threads), its
+                                  threads taking neighbouring points, the team's `across` apart */
   const struct cg_attention *attn; /* ATTN: the chain as cg_make_groups found it (attn_impl.h) */
   const struct cg_fold *fold;  /* GEMM of two statements: the contraction and the next one
                                   reducing its output, folded into its tiles (gemm_impl.h) */
@@ -122,10 +125,14 @@ typedef struct {
 
 /* A team of threads working on one value: `size` threads (a power of 2;
  * more than 32: the whole block), each's lane a C expression (NULL:
- * `_lane`), the shuffle mask of its warp's part (NULL: `_mask`). */
+ * `_lane`), the shuffle mask of its warp's part (NULL: `_mask`).  With
+ * `across` (the rows family's g->across), the team's threads are `across`
+ * apart in the block (lane l of point q is thread l * across + q): they
+ * combine through the shared arrays _red..._red4 of a float a thread. */
 typedef struct {
   int size;
   const char *lane, *mask;
+  int across;
 } cg_team;
 
 /* A reduction node split across a team: each thread loops over its share

@@ -552,9 +552,38 @@ static const char *reduce(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x) {
  * fresh from other[i]), across the block's warps through _red, _red2, ...
  * (emit_setup declares them); merge(E, v, o) prints v merged with o. */
 typedef void state_merge(cg_emit *E, const char *const *v, const char *const *o);
+
+/* The same for a team whose threads are team->across apart: each thread's
+ * state into the shared arrays at its own thread, then every thread merges
+ * its point's, lane 0's first and the others' in lane order (the same
+ * result on every thread of the team, run to run). */
+static void team_merge_across(cg_emit *E, const cg_team *team, int nv, const char *const *v, state_merge *merge) {
+  const char *red[4], *at[4];
+  kbc_buf stores = {0};
+  for (int i = 0; i < nv; i++) {
+    red[i] = i ? cg_fmt(E, "_red%d", i + 1) : "_red";
+    at[i] = cg_fmt(E, "%s[_w * %d + threadIdx.x %% %d]", red[i], team->across, team->across);
+    kbc_buf_printf(&stores, "%s%s[threadIdx.x] = %s;", i ? " " : "", red[i], v[i]);
+  }
+  cg_line(E, "%s", kbc_arena_strdup(E->a, stores.data));
+  kbc_buf_free(&stores);
+  cg_line(E, "__syncthreads();");
+  for (int i = 0; i < nv; i++) cg_line(E, "%s = %s[threadIdx.x %% %d];", v[i], red[i], team->across);
+  cg_line(E, "for (int _w = 1; _w < %d; ++_w) {", team->size);
+  E->indent++;
+  merge(E, v, at);
+  E->indent--;
+  cg_line(E, "}");
+  cg_line(E, "__syncthreads();");
+}
+
 static void team_merge_state(cg_emit *E, const cg_team *team, int nv, const char *const *v, const char *const *other,
                              state_merge *merge) {
   const char *o[4], *red[4], *at[4];
+  if (team->across) {
+    team_merge_across(E, team, nv, v, merge);
+    return;
+  }
   int warp = team->size <= 32;
   const char *mask = warp ? (team->mask ? team->mask : "_mask") : "0xffffffffu";
   for (int i = 0; i < nv; i++) {
@@ -707,7 +736,14 @@ void cg_online_finish(cg_emit *E, const char *m, const char *s, const char *term
 
 void cg_team_combine(cg_emit *E, const cg_team *team, ir_red op, const char *acc) {
   const char *other = fresh(E, "o");
-  if (team->size <= 32) {
+  if (team->across) {
+    cg_line(E, "_red[threadIdx.x] = %s;", acc);
+    cg_line(E, "__syncthreads();");
+    cg_line(E, "%s = _red[threadIdx.x %% %d];", acc, team->across);
+    cg_line(E, "for (int _w = 1; _w < %d; ++_w) %s = %s;", team->size, acc,
+            cg_combine(E, op, acc, cg_fmt(E, "_red[_w * %d + threadIdx.x %% %d]", team->across, team->across)));
+    cg_line(E, "__syncthreads();");
+  } else if (team->size <= 32) {
     cg_line(E, "for (int _s = %d; _s > 0; _s >>= 1) {", team->size / 2);
     cg_line(E, "  const float %s = __shfl_xor_sync(%s, %s, _s);", other, team->mask ? team->mask : "_mask", acc);
     cg_line(E, "  %s = %s;", acc, cg_combine(E, op, acc, other));

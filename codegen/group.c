@@ -645,6 +645,72 @@ static int windows_only(const builder *b) {
   return any;
 }
 
+/* Loads in e that mention some index marked in `inner` (they stream as
+ * the team's threads split the point's work): those stepping by one
+ * element along index `along` (*with) and those stepping by one along an
+ * inner index, however short (*against). */
+static void count_streams(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int along, const unsigned char *inner,
+                          int *with, int *against) {
+  int streams = 0;
+  for (int id = 0; e->op == IR_OP_LOAD && id < s->n_index && !streams; id++)
+    streams = inner[id] && ir_expr_mentions_index(e, id);
+  if (streams) {
+    *with += ir_load_unit_step(a, s, e, along);
+    for (int id = 0; id < s->n_index; id++)
+      if (inner[id] && ir_load_unit_step(a, s, e, id)) {
+        (*against)++;
+        break;
+      }
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) count_streams(a, s, e->arg[i], along, inner, with, against);
+}
+
+/* The points a block takes with its team's threads that far apart (the
+ * group's g->across; *team, its threads a point), or 0 for a team of
+ * consecutive lanes.  Where every load the team's threads split (one
+ * mentioning an index that is not an outer dimension) runs along the last
+ * outer dimension and along none of those indices, a team of consecutive
+ * lanes reads a sector a lane: a column sum's parts, out.part[p, j] =
+ * sum(i: x[128 p + i, j]), or a batch norm's column statistics, 256 lanes
+ * a column.  With the team's threads apart, a warp's lanes take 32
+ * neighbouring points and read 128 bytes a row together (PyTorch's shape
+ * for a reduction over a dimension that is not the innermost: a block of
+ * 32 columns by 8 row groups).  The team keeps its size up to 32 (the
+ * block 32 points by the team where it is wider than 8, else 256 threads);
+ * a team cut to 32 (from a block's) must still leave a block for every
+ * other multiprocessor: the sum of 64 columns' 4,096 parts stays 64
+ * blocks of 256 threads, not two.  Measured on the H100 (2026-12-06, fp32,
+ * against consecutive lanes, a team of 8 at most): a batch norm's
+ * statistics over 16,384 rows of 4,096 columns (L2/41) 0.66x, over 1,024
+ * rows of 8,192 (L2/33, L2/84) 0.87x; the sum of 16,384 columns of 4,096
+ * rows 0.15x.  Never in a group with a `+=` (the last block's spare
+ * threads repeat its last point, and a repeated store must store the same
+ * value).  Mode 2 (testing): also where a thread a point was chosen, 8
+ * threads a point. */
+enum { ACROSS_WIDE = 32 };
+
+static int across_points(kbc_arena *a, const builder *b, const cg_group *g, int *team) {
+  int mode = b->opt->rows_across;
+  if (!mode || g->n_outer == 0 || (g->team == 1 && mode < 2)) return 0;
+  int with = 0, against = 0;
+  for (int k = 0; k < b->count; k++) {
+    const ir_stmt *s = IR_STMT(b->p, b->first + k);
+    if (s->accumulate) return 0;
+    unsigned char *inner = KBC_NEW_ARRAY(a, unsigned char, s->n_index + 1);
+    for (int i = 0; i < s->n_index; i++) inner[i] = 1;
+    for (int j = 0; j < g->n_outer; j++) inner[g->phi[k * CG_MAX_OUTER + j]] = 0;
+    count_streams(a, s, s->rhs, g->phi[k * CG_MAX_OUTER + g->n_outer - 1], inner, &with, &against);
+  }
+  if (with == 0 || against > 0) return 0;
+  int t = g->team == 1 ? 8 : g->team > ACROSS_WIDE ? ACROSS_WIDE : g->team;
+  int W = t > 8 ? 32 : CG_BLOCK / t;
+  double points = 1;
+  for (int j = 0; j < g->n_outer; j++) points *= ir_estimate(g->outer_extent[j]);
+  if (mode < 2 && t < g->team && 2 * points / W < b->capacity / 2048.0) return 0;
+  *team = t;
+  return W;
+}
+
 static void finish_rows(kbc_arena *a, const builder *b, cg_group *g) {
   const ir_stmt *s0 = IR_STMT(b->p, b->first);
   g->first = b->first;
@@ -694,6 +760,7 @@ static void finish_rows(kbc_arena *a, const builder *b, cg_group *g) {
   for (int k = 0; k < b->count && g->n_outer == 0; k++)
     if (!small_const(IR_STMT(b->p, b->first + k))) work = 1e30;
   g->team = team_for(work, max_team);
+  g->across = across_points(a, b, g, &g->team);
 }
 
 int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, const unsigned char *heads, cg_group **out) {
@@ -769,6 +836,7 @@ static void rows_of_one(kbc_arena *a, const ir_stmt *s, int team, cg_group *g) {
       g->phi[g->n_outer++] = id;
     }
   g->team = team;
+  g->across = 0;
 }
 
 /* Whether a rows group is a single point whose reduction is split across

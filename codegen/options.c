@@ -37,6 +37,7 @@
   X("KBC_ROWS_COST", rows_cost, 0, 1)               \
   X("KBC_ROWS_ONLINE", rows_online, 0, 2)           \
   X("KBC_ROWS_WELFORD", rows_welford, 0, 2)         \
+  X("KBC_ROWS_ACROSS", rows_across, 0, 2)           \
   X("KBC_GEMM_MIN_BLOCKS", gemm_min_blocks, 0, 4)   \
   X("KBC_GEMM_STAGES", gemm_stages, 0, 4)           \
   X("KBC_GEMM_VEC", gemm_vec, 0, 1)                 \
@@ -59,9 +60,9 @@ cg_options cg_options_default(void) {
   /* every switch not named: 0 (off) */
   return (cg_options){.unroll = CG_UNROLL_DEFAULT, .point_unroll = 1, .attn_pipe = 1,    .fp32_mma = -1,
                       .gemm_vec = 1,               .gemm_wgmma = 1,   .rows_cost = 1,    .rows_online = 1,
-                      .rows_welford = 1,           .gemm_fold = 1,    .gemm_win = 1,     .gemm_win_pipe = 1,
-                      .gemm_win_ring = 1,          .gemm_tail = 1,    .idx32 = 1,        .gemm_split = 1,
-                      .rowsum = 1,                 .gemm_wgmma_t = 2, .gemm_prep = 1,
+                      .rows_welford = 1,           .rows_across = 1,  .gemm_fold = 1,    .gemm_win = 1,
+                      .gemm_win_pipe = 1,          .gemm_win_ring = 1, .gemm_tail = 1,   .idx32 = 1,
+                      .gemm_split = 1,             .rowsum = 1,       .gemm_wgmma_t = 2, .gemm_prep = 1,
                       .gemm_pack = 1};
 }
 

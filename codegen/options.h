@@ -56,6 +56,10 @@ typedef struct {
   int rows_welford;    /* KBC_ROWS_WELFORD: a row's sum and the next statement's sum of squared
                           deviations from it in one pass (sched_rows.c, welford_pair): 1 (default)
                           where the rows stream past the L2, 2 wherever, 0 never */
+  int rows_across;     /* KBC_ROWS_ACROSS: a team's threads a warp apart, the warp's lanes over neighbouring
+                          points, where the group reads along its points and not along the team's split
+                          (group.c, across_points): 1 (default) where a team of consecutive lanes would
+                          be chosen, 2 also where a thread a point would (testing), 0 never */
   int gemm_min_blocks; /* KBC_GEMM_MIN_BLOCKS: __launch_bounds__(256, N) on GEMM kernels, N in 2..4;
                           1: no bound; 0: the plan's (gemm_plan.c) */
   int gemm_stages;     /* KBC_GEMM_STAGES: the GEMM family's K loop: 2 register-staged double

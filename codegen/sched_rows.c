@@ -21,7 +21,12 @@
  *   - any other statement strides the team's threads over its remaining
  *     (inner) free indices, each thread computing whole elements.
  * A team is 1 to 32 threads (several teams share a block of 256) or a
- * whole block of 64 to 256 threads.  (A group of one statement without
+ * whole block of 64 to 256 threads.  A team is consecutive lanes, or
+ * (g->across, group.c) its threads are a warp or more apart, the block's
+ * neighbouring threads taking neighbouring points: its reductions combine
+ * through shared memory, its statements are synchronized by the block's
+ * barrier, and it takes neither warps nor parts per inner element (the
+ * block holds 32 points or more).  (A group of one statement without
  * free indices whose value is a reduction, with a block-wide team, is of
  * the point family instead, sched_point.c: the reduction split across the
  * grid.)  Between statements the team
@@ -61,6 +66,7 @@ typedef struct {
 struct cg_rows_plan {
   const cg_group *g;
   int team;          /* threads per outer point (g->team) */
+  int across;        /* g->across: the points a block takes, the team's threads that far apart; 0 */
   int block;         /* threads per block: the team when wider than a warp, else CG_BLOCK */
   int per_block;     /* teams per block */
   int team_reduce;   /* some statement reduces across the team (a block-wide team needs _red) */
@@ -160,8 +166,8 @@ static void plan_stmt(cg_ctx *C, const cg_group *g, int k, rows_stmt *st) {
   st->n_inner = inner_indices(C, g, k, st->inner);
   if (needs_coop(C->p, g, k)) st->how = ROWS_STMT_TEAM_REDUCE;
   else if (st->n_inner == 0) st->how = ROWS_STMT_ONE;
-  else if (warp_per_element(C, g, s, st->inner, st->n_inner)) st->how = ROWS_STMT_WARP;
-  else if (parts_per_element(C, g, s, st->inner, st->n_inner)) st->how = ROWS_STMT_PARTS;
+  else if (!g->across && warp_per_element(C, g, s, st->inner, st->n_inner)) st->how = ROWS_STMT_WARP;
+  else if (!g->across && parts_per_element(C, g, s, st->inner, st->n_inner)) st->how = ROWS_STMT_PARTS;
   else st->how = ROWS_STMT_STRIDED;
 }
 
@@ -297,7 +303,8 @@ cg_rows_plan *cg_plan_rows(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   /* A team wider than a warp is the whole block (its reductions and
    * barriers span the block); narrower teams share a block of CG_BLOCK. */
   plan->team = g->team;
-  plan->block = g->team > 32 ? g->team : CG_BLOCK;
+  plan->across = g->across;
+  plan->block = g->across ? g->across * g->team : g->team > 32 ? g->team : CG_BLOCK;
   plan->per_block = plan->block / g->team;
   plan->stmt = KBC_NEW_ARRAY(C->a, rows_stmt, g->count);
   for (int i = 0; i < g->count; i++) {
@@ -341,9 +348,9 @@ cg_rows_plan *cg_plan_rows(cg_ctx *C, const cg_group *g, cg_kernel *k) {
 
 /* ---- emission ------------------------------------------------------------- */
 
-static void team_sync(cg_emit *E, int team) {
-  if (team == 1) return;
-  cg_line(E, team <= 32 ? "__syncwarp(_mask);" : "__syncthreads();");
+static void team_sync(cg_emit *E, const cg_rows_plan *plan) {
+  if (plan->team == 1) return;
+  cg_line(E, plan->team <= 32 && !plan->across ? "__syncwarp(_mask);" : "__syncthreads();");
 }
 
 enum { PART_MIN_TERMS = 8 };
@@ -470,7 +477,7 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k) {
   const char *store = cg_fmt(E, "%s[%s]", C->names->tensor[s->out->id], cg_offset(E, s->out, s->lhs));
   switch (st->how) {
   case ROWS_STMT_TEAM_REDUCE: {
-    cg_split split = {.reduce = cg_top_reduce(s->rhs), .team = {.size = plan->team}};
+    cg_split split = {.reduce = cg_top_reduce(s->rhs), .team = {.size = plan->team, .across = plan->across}};
     const char *v = cg_float_value(E, s->rhs, cg_expr_in(E, s->rhs, &(cg_expr_ctx){.split = &split}));
     cg_line(E, "if (_lane == 0) %s = %s;", store, v);
     break;
@@ -479,7 +486,7 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k) {
     const ir_stmt *b = IR_STMT(C->p, g->first + k + 1);
     const char *sum = cg_fmt(E, "_osum%d", E->tmp++);
     cg_line(E, "float %s = 0.0f; // with the max, online: %s", sum, cg_stmt_comment(C->a, b));
-    cg_split split = {.reduce = s->rhs, .team = {.size = plan->team}, .online = sum};
+    cg_split split = {.reduce = s->rhs, .team = {.size = plan->team, .across = plan->across}, .online = sum};
     const char *m = cg_expr_in(E, s->rhs, &(cg_expr_ctx){.split = &split});
     cg_online_finish(E, m, sum, cg_extent_product(E, s->rhs->u.reduce.vars, s->rhs->u.reduce.n_vars));
     emit_pair_stores(C, E, plan, k, store, m, sum);
@@ -490,7 +497,7 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k) {
     const char *w = cg_fmt(E, "_w%d", E->tmp++);
     cg_line(E, "float %sn = 0.0f, %sm = 0.0f, %sq = 0.0f, %ss = 0.0f; // Welford, for %s", w, w, w, w,
             cg_stmt_comment(C->a, b));
-    cg_split split = {.reduce = cg_top_reduce(s->rhs), .team = {.size = plan->team}, .welford = w};
+    cg_split split = {.reduce = cg_top_reduce(s->rhs), .team = {.size = plan->team, .across = plan->across}, .welford = w};
     const char *a = cg_fmt(E, "_a%d", E->tmp++);
     cg_line(E, "const float %s = %s;", a,
             cg_float_value(E, s->rhs, cg_expr_in(E, s->rhs, &(cg_expr_ctx){.split = &split})));
@@ -529,11 +536,36 @@ static void emit_outer_coords(cg_emit *E, const cg_group *g, const char *flat) {
   }
 }
 
+/* emit_setup for a team whose threads are plan->across apart: the loop
+ * over the block's points is the same for all its threads (the team's
+ * barriers), each thread's point clamped to the last (the last block's
+ * spare threads compute it again and store the same values: group.c
+ * takes no `+=` across). */
+static void emit_setup_across(cg_emit *E, const cg_rows_plan *plan) {
+  int W = plan->across;
+  cg_line(E, "const int _lane = threadIdx.x / %d; // the team's threads %d apart", W, W);
+  if (plan->team_reduce) cg_line(E, "__shared__ float _red[%d];", plan->block);
+  if (plan->online || plan->welford)
+    cg_line(E, "__shared__ float _red2[%d]; // the online sums beside _red's maxima, or Welford's means", plan->block);
+  if (plan->welford) cg_line(E, "__shared__ float _red3[%d], _red4[%d]; // Welford's squared deviations, sums",
+                             plan->block, plan->block);
+  cg_line(E, "const long long _n = %s;", cg_sym(E, plan->work));
+  cg_line(E, "for (long long _ob = (long long)blockIdx.x * %d; _ob < _n; _ob += (long long)gridDim.x * %d) {", W, W);
+  E->indent++;
+  cg_line(E, "const long long _o = _ob + threadIdx.x %% %d < _n ? _ob + threadIdx.x %% %d : _n - 1;", W, W);
+  emit_outer_coords(E, plan->g, "_o");
+  if (plan->g->n_outer == 0) cg_line(E, "(void)_p;");
+}
+
 /* The team's lane and warp mask, the shared arrays, the grid-stride loop
  * over outer points and their coordinates _o0, _o1, ... */
 static void emit_setup(cg_emit *E, const cg_rows_plan *plan) {
   const cg_group *g = plan->g;
   int team = plan->team;
+  if (plan->across) {
+    emit_setup_across(E, plan);
+    return;
+  }
   if (team > 1) cg_line(E, "const int _lane = threadIdx.x %% %d;", team);
   if (team > 1 && team < 32)
     cg_line(E, "const unsigned _mask = ((1u << %d) - 1u) << ((threadIdx.x & 31) & ~%du);", team, team - 1);
@@ -725,8 +757,10 @@ void cg_emit_rows(cg_ctx *C, const cg_rows_plan *plan, const cg_kernel *k) {
   cg_emit E = {.a = C->a, .p = C->p, .opt = &C->t->opt, .names = C->names, .out = C->out, .indent = 1};
   for (int i = 0; i < g->count; i++)
     kbc_buf_printf(C->out, "// %s\n", cg_stmt_comment(C->a, IR_STMT(C->p, g->first + i)));
-  kbc_buf_printf(C->out, "// schedule: rows, %d outer dimension%s, %d thread%s per outer point\n", g->n_outer,
+  kbc_buf_printf(C->out, "// schedule: rows, %d outer dimension%s, %d thread%s per outer point", g->n_outer,
                  g->n_outer == 1 ? "" : "s", team, team == 1 ? "" : "s");
+  if (plan->across) kbc_buf_printf(C->out, " %d apart (%d points a block)", plan->across, plan->across);
+  kbc_buf_puts(C->out, "\n");
   E.written = cg_signature(C, k->name, plan->block, 0, k->n_tensors, k->tensors, g->first,
                            g->count);
   if (plan->vec > 1) {
@@ -739,12 +773,14 @@ void cg_emit_rows(cg_ctx *C, const cg_rows_plan *plan, const cg_kernel *k) {
     E.indent++;
   }
   emit_setup(&E, plan);
-  for (int i = 0; i < g->count; i++) {
+  int last = g->count - 1; /* the last statement emitted (not DONE) */
+  while (last > 0 && plan->stmt[last].how == ROWS_STMT_DONE) last--;
+  for (int i = 0; i <= last; i++) {
     if (plan->stmt[i].how == ROWS_STMT_DONE) continue;
     emit_stmt(C, &E, plan, i);
-    if (i + 1 < g->count) team_sync(&E, team);
+    if (i < last) team_sync(&E, plan);
   }
-  if (team > 32 && plan->team_reduce) team_sync(&E, team); /* the next point reuses _red */
+  if ((team > 32 || plan->across) && plan->team_reduce) team_sync(&E, plan); /* the next point reuses _red */
   E.indent--;
   cg_line(&E, "}");
   if (plan->vec > 1) {

@@ -16,13 +16,15 @@ Oracles, per spec:
     the fused attention family even where it would not pay; online:
     KBC_ROWS_ONLINE=2, a row's max and sum of exps in one pass wherever
     they pair, paying or not; welford: KBC_ROWS_WELFORD=2, a row's sum and
-    squared deviations likewise; recompute: KBC_ATTN_RECOMPUTE=1 with
+    squared deviations likewise; across: KBC_ROWS_ACROSS=2, a rows team's
+    threads a warp apart wherever its loads allow, with both pairs;
+    recompute: KBC_ATTN_RECOMPUTE=1 with
     KBC_ATTN_ALWAYS=1 specialized, contractions recomputing what they read
     as fused chains), specialized for its binding (spec:
     the var axes made constants, the interpreter's outputs also checked
     against the generic program's), and `kbc compile --emit ptx --target
     sm_90` (NVRTC) compiles the kernels — `--variants` picks them (fp32,
-    tf32, idx64, fp32mma, parts, attn, online, welford, recompute, spec, misalign: specialized with every
+    tf32, idx64, fp32mma, parts, attn, online, welford, across, recompute, spec, misalign: specialized with every
     tensor off 16-byte alignment, gemm / gemm_tf32: every contraction the GEMM family takes as a tiled
     GEMM however small (KBC_GEMM_ALWAYS=1: the emulator's shapes are mostly below its threshold),
     wgmma / wgmma_tf32: code for sm_90a with its wgmma K loop wherever a product's operands allow
@@ -91,6 +93,9 @@ VARIANTS = {
     "recompute": (["--specialize"], {"KBC_ATTN_RECOMPUTE": "1", "KBC_ATTN_ALWAYS": "1"}),
     "online": ([], {"KBC_ROWS_ONLINE": "2"}),  # a row's max and sum of exps in one pass wherever they pair
     "welford": ([], {"KBC_ROWS_WELFORD": "2"}),  # a row's sum and squared deviations in one pass wherever they pair
+    # a rows team's threads a warp apart wherever the group streams along its points (codegen/group.c,
+    # across_points), a thread a point made 8, the one-pass pairs wherever they pair
+    "across": ([], {"KBC_ROWS_ACROSS": "2", "KBC_ROWS_ONLINE": "2", "KBC_ROWS_WELFORD": "2"}),
     "spec": (["--specialize"], {}),  # specialized for the binding, as KBC_SPECIALIZE=1 runs it
     # every contraction the GEMM family takes as a tiled GEMM, however small (the emulator's shapes have few)
     "gemm": ([], {"KBC_GEMM_ALWAYS": "1"}),
@@ -153,6 +158,7 @@ GPU_VARIANTS = {
     "recompute": ("fp32", {"KBC_ATTN_RECOMPUTE": "1", "KBC_ATTN_ALWAYS": "1"}),
     "online": ("fp32", {"KBC_ROWS_ONLINE": "2"}),
     "welford": ("fp32", {"KBC_ROWS_WELFORD": "2"}),
+    "across": ("fp32", {"KBC_ROWS_ACROSS": "2", "KBC_ROWS_ONLINE": "2", "KBC_ROWS_WELFORD": "2"}),
     "spec": ("fp32", {"KBC_SPECIALIZE": "1"}),
     "gemm": ("fp32", {"KBC_GEMM_ALWAYS": "1"}),
     "gemm_tf32": ("tf32", {"KBC_GEMM_ALWAYS": "1"}),
