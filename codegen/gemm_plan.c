@@ -455,17 +455,21 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   plan->tail = g->tail;
   gemm_tiling *tl = &plan->tiling;
   if (!plan_tiles_and_loads(a, C->t, plan)) return NULL;
-  /* 3xTF32 by default only for plainly addressed operands: on the H200
-   * (2026-12-02, against the FFMA tile) matrix products 1.12-1.28x faster,
-   * SAM-HQ's contractions up to 1.32x and the MLP 1.26x, but convolutions
-   * (padded operands under their test, k tables) mixed: conv2d AlexNet
-   * 1.49x slower, conv3d 1.06x, conv_transpose1d 1.07x, dilated 1.02x
-   * faster.  So those stay FFMA unless KBC_FP32_MMA=1 asks. */
+  /* 3xTF32 at fp32 for every contraction.  On the H200 (2026-12-02,
+   * against the FFMA tile) matrix products were 1.12-1.28x faster, SAM-HQ's
+   * contractions up to 1.32x and the MLP 1.26x, but convolutions (padded
+   * operands under their test, k tables) mixed: conv2d AlexNet 1.49x
+   * slower, conv3d 1.06x, conv_transpose1d 1.07x, dilated 1.02x faster; so
+   * they stayed FFMA.  With the k tables, packs and stages since, the
+   * suite's 35 convolution problems on the H100 (2026-12-06, fp32, all
+   * correct) ran 1.077x faster on 3xTF32 (geomean; L1/80 1.70x, L1/74
+   * 1.53x, L1/50 1.46x; worst L1/76 and L2/73 0.95x): KBC_CONV_FFMA=1 keeps
+   * gathered and padded operands on FFMA. */
   /* a gathered A read from a box of its tensor (gemm_win.c): on tensor
    * cores, 3xTF32 at fp32 */
   if (g->tail) plan_staging(a, C->t, plan); /* its tile in the window's shared memory from the start */
   int win = gemm_win_plan(a, C->t, plan);
-  if (!win && tl->split3 && C->t->opt.fp32_mma < 0 && !plain_operands(plan)) {
+  if (!win && tl->split3 && C->t->opt.fp32_mma < 0 && !plain_operands(plan) && C->t->opt.conv_ffma) {
     cg_target ffma = *C->t;
     ffma.opt.fp32_mma = 0;
     memset(plan, 0, sizeof *plan);

@@ -28,6 +28,7 @@
   X("KBC_POINT_UNROLL", point_unroll, 1, 8)         \
   X("KBC_FP32_MMA", fp32_mma, 0, 1)                 \
   X("KBC_ATTN_FFMA", attn_ffma, 0, 1)               \
+  X("KBC_CONV_FFMA", conv_ffma, 0, 1)               \
   X("KBC_ATTN_PIPE", attn_pipe, 0, 1)               \
   X("KBC_ATTN_RECOMPUTE", attn_recompute, 0, 1)     \
   X("KBC_ROWSUM", rowsum, 0, 2)                     \

@@ -29,6 +29,8 @@ typedef struct {
   int fp32_mma;        /* KBC_FP32_MMA: fp32 contractions as 3xTF32 on tensor cores (1) or FFMA (0);
                           -1 (unset): the families' choice (GEMM 3xTF32, the unpipelined attention FFMA) */
   int attn_ffma;       /* KBC_ATTN_FFMA: fp32 attention on FFMA (else 3xTF32 where pipelined) */
+  int conv_ffma;       /* KBC_CONV_FFMA: fp32 contractions of gathered or padded operands (convolutions)
+                          on FFMA, as before 2026-12-06 (default off: 3xTF32 like every contraction) */
   int attn_pipe;       /* KBC_ATTN_PIPE (default on): the pipelined attention kernel where D and N2 are known */
   int attn_recompute;  /* KBC_ATTN_RECOMPUTE: the attention backward's scores-sized tensors recomputed by
                           each contraction reading them (recompute.c), not kept in memory */

@@ -67,7 +67,8 @@ struct cg_rows_plan {
   const cg_group *g;
   int team;          /* threads per outer point (g->team) */
   int across;        /* g->across: the points a block takes, the team's threads that far apart; 0 */
-  int block;         /* threads per block: the team when wider than a warp, else CG_BLOCK */
+  int block;         /* threads per block: across * team; else the team when wider than a warp,
+                        else CG_BLOCK */
   int per_block;     /* teams per block */
   int team_reduce;   /* some statement reduces across the team (a block-wide team needs _red) */
   int parts;         /* some statement in parts (_part) */

@@ -234,22 +234,27 @@ static void test_batched_matmul(void **state) {
 }
 
 /* N = 24 output channels: a 24-wide tile, no padding to 32 or 64. */
-/* fp32 contractions: 3xTF32 for plainly addressed operands, FFMA for a
- * padded operand (a convolution) unless KBC_FP32_MMA=1; KBC_FP32_MMA=0
- * FFMA everywhere. */
+/* fp32 contractions: 3xTF32 for plainly addressed operands and for a
+ * padded operand (a convolution); KBC_CONV_FFMA=1 keeps the padded one on
+ * FFMA, KBC_FP32_MMA=0 FFMA everywhere, KBC_FP32_MMA=1 3xTF32 everywhere
+ * (over KBC_CONV_FFMA). */
 static void test_fp32_families(void **state) {
   (void)state;
   static const char *const specs[2] = {"specs/examples/batched_matmul.kb", "tests/codegen/specs/padconv.kb"};
-  static const char *const env[3] = {NULL, "0", "1"};
+  static const char *const env[5][2] = {{NULL, NULL},
+                                        {"KBC_FP32_MMA", "0"},
+                                        {"KBC_FP32_MMA", "1"},
+                                        {"KBC_CONV_FFMA", "1"},
+                                        {"KBC_CONV_FFMA", "0"}};
   /* [env][spec]: 1 when 3xTF32 */
-  static const int want[3][2] = {{1, 0}, {0, 0}, {1, 1}};
-  for (int e = 0; e < 3; e++)
+  static const int want[5][2] = {{1, 1}, {0, 0}, {1, 1}, {1, 0}, {1, 1}};
+  for (int e = 0; e < 5; e++)
     for (int i = 0; i < 2; i++) {
       char *spec = slurp(specs[i]);
       gen G;
-      if (env[e]) setenv("KBC_FP32_MMA", env[e], 1);
+      if (env[e][0]) setenv(env[e][0], env[e][1], 1);
       generate(&G, spec, CG_PRECISION_FP32);
-      unsetenv("KBC_FP32_MMA");
+      if (env[e][0]) unsetenv(env[e][0]);
       int mma = strstr(G.src, "schedule: gemm (3xTF32") != NULL, ffma = strstr(G.src, "schedule: gemm (FFMA") != NULL;
       assert_int_equal(mma, want[e][i]);
       assert_int_equal(ffma, !want[e][i]);
