@@ -49,7 +49,14 @@
  * and 0.84x, but its conv2d 1.9x and conv1d 1.17x slower, its AlexNet
  * conv 1.18x: still under a fold only by default.  The ring: batch 128
  * fp32 244 -> 226 us (tf32 not measured: the session's device time ran
- * out).
+ * out).  Unfolded by default where K is at most GEMM_WIN_SHORT_K, the
+ * pipelined boxes only (each staged element read GEMM_WIN_REUSE times):
+ * on the H100 (2026-12-06, fp32, against the 3xTF32 gathered loop, the
+ * suite's convolutions side by side) the seven that qualify, K of 72 and
+ * 81 (conv2d of 8 channels, conv3d of 3), 1.04-1.34x faster (L2/82 1.34x,
+ * L2/67 1.32x, L2/6 1.21x); the longer K lost (L1/66 K 315 0.57x, AlexNet
+ * 363 0.60x, conv1d 192 0.74x), as did boxes read about once (the
+ * transposed convolutions' K = 64: 0.81x, 0.94x).
  *
  * Before: a plan with a tensor-core tiling (gemm_plan.c).  After
  * gemm_win_plan(): plan->win where it applies; the emitters print the loop
@@ -60,6 +67,7 @@
 
 enum {
   GEMM_WIN_REUSE = 2,            /* (m, k) pairs of a tile per staged box element, at least */
+  GEMM_WIN_SHORT_K = 128,        /* unfolded, by default: K at most this (a tile's few k-steps) */
   GEMM_WIN_SMEM = 46 * 1024,     /* static shared memory: the box (or the epilogue's tile), B, the k table */
   GEMM_WIN_PIPE_SMEM = 96 * 1024, /* dynamic (pipelined): two boxes and the epilogue's tile (two blocks an SM) */
 };
@@ -170,9 +178,7 @@ int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   const ir_stmt *s = plan->s;
   const ir_expr *A = plan->op[0].e;
   const gemm_operand *B = &plan->op[1];
-  if (!t->opt.gemm_win || (t->opt.gemm_win == 1 && !plan->fold) || t->sm < 80 || !tl->mma || A->op != IR_OP_LOAD ||
-      !B->fast || B->guarded)
-    return 0;
+  if (!t->opt.gemm_win || t->sm < 80 || !tl->mma || A->op != IR_OP_LOAD || !B->fast || B->guarded) return 0;
   const ir_tensor *x = A->u.load.tensor;
   int n = s->n_index, D = x->rank, ok = 1;
   if (D < 1 || D > GEMM_WIN_DIMS) return 0;
@@ -182,6 +188,7 @@ int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   int64_t shape[GEMM_WIN_DIMS];
   for (int d = 0; d < D; d++) shape[d] = const_of(x->shape[d], &ok);
   if (!ok || M < 1 || N < 1 || K < 1) return 0;
+  if (t->opt.gemm_win == 1 && !plan->fold && K > GEMM_WIN_SHORT_K) return 0;
   gemm_window w = {.n_dim = D, .anchored = -1, .ring = -1};
   w.xs[D - 1] = 1;
   for (int d = D - 2; d >= 0; d--) w.xs[d] = w.xs[d + 1] * shape[d + 1];
@@ -206,7 +213,9 @@ int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   double best = 0;
   int found = 0;
   gemm_window chosen = w;
-  for (int pipe = t->opt.gemm_win_pipe ? 1 : 0; pipe >= 0 && !found; pipe--) {
+  /* unfolded by default: the pipelined boxes only (the measured ones) */
+  int least = t->opt.gemm_win == 1 && !plan->fold ? 1 : 0;
+  for (int pipe = t->opt.gemm_win_pipe ? 1 : 0; pipe >= least && !found; pipe--) {
     for (int split = 0; split < c->n_m; split++) {
       gemm_window v = w;
       v.pipe = pipe;

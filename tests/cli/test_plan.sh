@@ -159,6 +159,20 @@ expect 0 "cuda (conv3d_min_softmax, b128, KBC_GEMM_WIN=0)" env KBC_GEMM_WIN=0 "$
   "${set_cv128[@]}" --target sm_90 &&
   mentions "cuda (conv3d_min_softmax, b128, KBC_GEMM_WIN=0)" "A: loaded m-contiguous" &&
   if grep -q "box of x" "$log"; then fail "cuda (conv3d_min_softmax, b128, KBC_GEMM_WIN=0): the window is used"; fi
+# Unfolded, the box by default only for a short K (codegen/gemm_win.c,
+# GEMM_WIN_SHORT_K: a conv3d of 3 channels, K = 81, takes it; a conv1d of 64
+# channels, K = 192, keeps the gathered loads unless KBC_GEMM_WIN=2 asks).
+c54=$src/bench/suite/1_54_conv3d.kb
+expect 0 "cuda (conv3d, K = 81, unfolded)" "$kbc" compile "$c54" --emit cuda --specialize --target sm_90 \
+  --set batch_size=2 --set in_channels=3 --set out_channels=64 --set d=16 --set h=32 --set w=32 &&
+  mentions "cuda (conv3d, K = 81, unfolded)" "box of x (two: this step's, the next's)"
+c67=$src/bench/suite/1_67_conv1d.kb
+expect 0 "cuda (conv1d, K = 192, unfolded)" "$kbc" compile "$c67" --emit cuda --specialize --target sm_90 \
+  --set batch_size=2 --set in_channels=64 --set out_channels=64 --set length=4096 &&
+  if grep -q "box of x" "$log"; then fail "cuda (conv1d, K = 192, unfolded): the window is used"; fi
+expect 0 "cuda (conv1d, K = 192, KBC_GEMM_WIN=2)" env KBC_GEMM_WIN=2 "$kbc" compile "$c67" --emit cuda --specialize \
+  --target sm_90 --set batch_size=2 --set in_channels=64 --set out_channels=64 --set length=4096 &&
+  mentions "cuda (conv1d, K = 192, KBC_GEMM_WIN=2)" "box of x"
 
 # ---- softmax_middle ------------------------------------------------------------
 sm=$src/specs/examples/softmax_middle.kb
