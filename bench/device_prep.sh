@@ -7,15 +7,8 @@
 # the stages, GELU's erfc), the GPU fuzzer's prep variant, SAM-HQ at tf32
 # with the copies against float64 (compare.py), cuBLAS.
 # Needs build/gpu and build/gpu-base (tools/gpu_build.sh f52ad44).
-OUT=${OUT:-/tmp/out}
 LIMIT=${LIMIT:-360}
-export KBC_LIB=$PWD/build/gpu/libkbc.so
-left() { echo $((LIMIT - SECONDS)); }
-step() { # SECONDS_AT_MOST COMMAND...: runs it if that much time is left
-  local t=$1; shift
-  [ "$(left)" -ge "$t" ] || { echo "(skipped, $(left) s left: $*)"; return; }
-  timeout "$t" "$@"
-}
+. bench/steps.sh
 step 100 bench/device_run.sh gpu
 step 110 bench/ab.sh build/gpu build/gpu:KBC_GEMM_PREP=1 bench/ab_cases_prep.txt 2>&1 | tail -n +2 | cut -c1-50,70- | tee $OUT/ab_prep.txt
 cat bench/ab_cases_prep.txt bench/ab_cases_gelu.txt >/tmp/ab_base.txt

@@ -8,15 +8,8 @@
 # (bench/ab_queue_session33.txt), cuBLAS at 4096^3 in the same call as the
 # queue's matmul_bias_gelu (torch_mm.py), tools/demo.sh's table.
 # Needs build/gpu and build/gpu-base (tools/gpu_build.sh f52ad44).
-OUT=${OUT:-/tmp/out}
 LIMIT=${LIMIT:-560}
-export KBC_LIB=$PWD/build/gpu/libkbc.so
-left() { echo $((LIMIT - SECONDS)); }
-step() { # SECONDS_AT_MOST COMMAND...: runs it if that much time is left
-  local t=$1; shift
-  [ "$(left)" -ge "$t" ] || { echo "(skipped, $(left) s left: $*)"; return; }
-  echo "== $* ($SECONDS s)"; timeout "$t" "$@"
-}
+. bench/steps.sh
 step 90 bench/device_run.sh gpu
 step 60 bench/device_run.sh colsum
 step 120 python3 bench/suite.py --problems L1/47,L1/48,L1/49,L1/53,L2/14,L2/18,L2/33,L2/41,L2/84,L2/23 \

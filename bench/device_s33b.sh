@@ -7,15 +7,8 @@
 # rule's A/B on bench/ab_cases_across.txt, a thread a point against the
 # team apart (bench/ab_cases_across2.txt), the GPU fuzzer's `across`
 # variant, tools/demo.sh's table.  Needs build/gpu (tools/gpu_build.sh).
-OUT=${OUT:-/tmp/out}
 LIMIT=${LIMIT:-560}
-export KBC_LIB=$PWD/build/gpu/libkbc.so
-left() { echo $((LIMIT - SECONDS)); }
-step() { # SECONDS_AT_MOST COMMAND...: runs it if that much time is left
-  local t=$1; shift
-  [ "$(left)" -ge "$t" ] || { echo "(skipped, $(left) s left: $*)"; return; }
-  echo "== $* ($SECONDS s)"; timeout "$t" "$@"
-}
+. bench/steps.sh
 step 180 bench/device_run.sh gpu
 step 110 python3 bench/suite.py --problems L1/47,L1/48,L1/49,L1/53,L2/14,L2/18,L2/33,L2/41,L2/84,L2/23 \
   --no-compile --quick --max-seconds 1.5 --kbc-env KBC_ROWS_ACROSS=0 \
