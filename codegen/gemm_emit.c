@@ -254,6 +254,7 @@ static void emit_shared(gemm_emitter *ge) {
     if (plan->epilogue.staged)
       cg_line(out, "float (*_Cs)[%d] = (float (*)[%d])_smem; // the epilogue's output tile, over the stages",
               plan->epilogue.nc + 1, plan->epilogue.nc + 1);
+    if (plan->ktab) emit_tables(ge); /* a gathered operand's k offsets (static) */
     return;
   }
   if (plan->stages > 2) { /* dynamic: the stages, the epilogue's tile over them */

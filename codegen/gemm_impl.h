@@ -184,6 +184,13 @@ typedef struct {
    * global memory per k) times 4 consecutive k, whose swizzled places fall
    * in 32 distinct banks (gemm_vec_plan) */
   int tr;
+  /* wgmma with a gathered x-major operand (opt.gemm_gather: a convolution's
+   * input, whose k offsets are no function of one flat k), copied
+   * transposed as above, each element at its row's offset plus its k's
+   * offset from the whole-K table _<tag>qk (plan->ktab); the other operand
+   * then addresses K through its flattening alone (kflat: its k_off
+   * collapsed, the last K index standing for the flat k) */
+  int gather, kflat;
   /* wgmma with an x-major operand packed k-major before the launch
    * (gemm_pack.c, opt.gemm_pack): the K loop reads a copy P[r][x][kp] of
    * the elements it uses — r over the batch indices pb[0..n_pb) the
@@ -418,6 +425,8 @@ int gemm_tile_kx(const cg_gemm_plan *plan, const gemm_operand *o);
 int gemm_tile_rows(const cg_gemm_plan *plan, const gemm_operand *o);
 int gemm_tile_ld(const cg_gemm_plan *plan, const gemm_operand *o);
 int gemm_plan_stage_bytes(const cg_gemm_plan *plan);
+/* Bytes of the whole-K k tables (plan->ktab; 0 without). */
+int gemm_ktab_bytes(const cg_gemm_plan *plan);
 void cg_emit_ldsm_helpers(kbc_buf *out);
 
 /* gemm_wgmma.c: the wgmma K loop.  gemm_wgmma_plan turns a vector-loop

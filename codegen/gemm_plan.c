@@ -202,6 +202,8 @@ static int table_bytes(const cg_gemm_plan *plan) {
   return table_bytes_of(plan, plan->ktab ? plan->ktab : 2 * plan->tiling.cfg.bk);
 }
 
+int gemm_ktab_bytes(const cg_gemm_plan *plan) { return plan->ktab ? table_bytes(plan) : 0; }
+
 /* Whole-K tables (plan->ktab) where K is known and they take at most
  * GEMM_KTAB_BYTES, beside the register-staged loop's tiles within the
  * static shared memory: an implicit-GEMM convolution's offsets (and
@@ -373,8 +375,57 @@ static int sizes_known(const gemm_tiling *tl) {
   return sym_is_const(tl->M, NULL) && sym_is_const(tl->N, NULL) && sym_is_const(tl->K, NULL) && sym_is_const(tl->B, NULL);
 }
 
+/* A gathered operand for wgmma's transposed copies (opt.gemm_gather; the
+ * vector loop then requires wgmma to take it so): both operands single
+ * loads addressed as row offset + k offset, unpadded, K of several indices
+ * and known; one operand's k offset collapses to the flat k (kflat: a
+ * convolution's weights), the other's does not (the input, x[n, ci, i +
+ * ki, j + kj]: rows (n, i, j) decoded per tile, each k's offset ci H W +
+ * ki W + kj from the whole-K table, written once per block; copied a float
+ * at a time, whichever way it runs: a strided convolution's steps along
+ * neither).  Where it applies the operands and plan->ktab are set. */
+static int plan_gather(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
+  const cg_contraction *c = &plan->tiling.c;
+  int64_t K;
+  if (!t->opt.gemm_gather || !t->arch_a || !t->opt.gemm_wgmma || plan->kflat || c->n_k < 2 || plan->fold ||
+      plan->tail || !sym_is_const(plan->tiling.K, &K))
+    return 0;
+  int gathered = -1;
+  sym *flat[2] = {NULL, NULL};
+  for (int w = 0; w < 2; w++) {
+    const gemm_operand *o = &plan->op[w];
+    if (!o->fast || o->guarded || o->e->op != IR_OP_LOAD) return 0;
+    flat[w] = cg_collapse(a, plan->s, o->k_off, c->k, c->n_k);
+    if (!flat[w] && gathered >= 0) return 0;
+    if (!flat[w]) gathered = w;
+  }
+  int64_t kp = (K + 31) / 32 * 32 + 32; /* whole k-tiles of wgmma's 32, and one more */
+  if (gathered < 0 || kp * 8 > GEMM_KTAB_BYTES) return 0;
+  for (int w = 0; w < 2; w++) {
+    gemm_operand *o = &plan->op[w];
+    o->gather = w == gathered;
+    o->table = w == gathered;
+    o->kflat = w != gathered;
+    if (o->kflat) o->k_off = flat[w];
+  }
+  plan->ktab = (int)kp;
+  plan->table_digits = 0;
+  return 1;
+}
+
+static int plan_vec_try(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan);
+
+/* The vector K loop where it applies (plan_vec_try), a gathered operand's
+ * wgmma plan first (plan_gather); plan left as it was where neither does. */
 static void plan_vec(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   if (!t->opt.gemm_vec || !plan->tiling.mma || t->sm < 80) return;
+  cg_gemm_plan before = *plan;
+  if (plan_gather(a, t, plan) && plan_vec_try(a, t, plan)) return;
+  *plan = before;
+  plan_vec_try(a, t, plan);
+}
+
+static int plan_vec_try(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   /* a known misaligned operand (most chunks would go a float at a time)
    * keeps the staged loop, unless wgmma reads it from a pack (gemm_pack.c:
    * rows padded to 16 bytes) or copies it transposed anyway */
@@ -383,7 +434,7 @@ static void plan_vec(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
     gemm_operand *o = &plan->op[w];
     int ok = gemm_vec_operand_ok(a, plan, o);
     if (ok == 2 && wg && (t->opt.gemm_pack || (!o->kmajor && t->opt.gemm_wgmma_t))) misaligned = o->misaligned = 1;
-    else if (ok != 1) return;
+    else if (ok != 1 && !(ok == 0 && o->gather)) return 0;
   }
   cg_gemm_plan v = *plan;
   gemm_cfg *f = &v.tiling.cfg;
@@ -394,7 +445,7 @@ static void plan_vec(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
    * offsets. */
   int known = sizes_known(&v.tiling);
   if (known) {
-    if (!gemm_choose_cfg(t, &v.tiling.shape, v.tiling.split3 ? 2 : 1, 0, f)) return;
+    if (!gemm_choose_cfg(t, &v.tiling.shape, v.tiling.split3 ? 2 : 1, 0, f)) return 0;
     gemm_count_tiles(a, &v.tiling);
     v.op[0].bx = f->bm;
     v.op[1].bx = f->bn;
@@ -410,17 +461,20 @@ static void plan_vec(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
     int chunks = v.op[0].chunks + v.op[1].chunks;
     if ((bk == 8 || chunks <= GEMM_VEC_MAX_CHUNKS) && stages * gemm_plan_stage_bytes(&v) <= t->smem_per_block) break;
   }
-  if (bk < 8) return;
+  if (bk < 8) return 0;
   /* sm_90a, both operands k-major: wgmma (gemm_wgmma.c) — not under a fold,
    * whose running values would double its 64 to 128 accumulators a thread,
    * nor with a tail (its staged epilogue is mma.sync's) */
   if (!v.fold && !v.tail) gemm_wgmma_plan(a, t, &v);
   for (int w = 0; w < 2 && misaligned; w++)
-    if (!v.wgmma || (v.op[w].misaligned && !v.op[w].pack && !v.op[w].tr)) return;
+    if (!v.wgmma || (v.op[w].misaligned && !v.op[w].pack && !v.op[w].tr)) return 0;
+  for (int w = 0; w < 2; w++) /* a gathered operand only on wgmma, copied transposed */
+    if (v.op[w].gather && (!v.wgmma || !v.op[w].tr)) return 0;
   v.n_kslots = 0; /* k from the k-tile base: no k slots, tables or carries */
   v.builder = -1;
   v.table_digits = 0;
   *plan = v;
+  return 1;
 }
 
 /* ---- the plan ------------------------------------------------------------ */

@@ -95,7 +95,7 @@ int gemm_vec_operand_ok(kbc_arena *a, const cg_gemm_plan *plan, const gemm_opera
   sym *off = ir_flat_offset(a, o->e->u.load.tensor, o->e->u.load.idx);
   const int *ids = o->kmajor ? c->k : o->x;
   int n = o->kmajor ? c->n_k : o->n_x;
-  if (o->kmajor ? !(c->n_k == 1 || plan->kflat) : !(o->n_x == 1 || o->flat_rows)) return 0;
+  if (o->kmajor ? !(c->n_k == 1 || plan->kflat || o->kflat) : !(o->n_x == 1 || o->flat_rows)) return 0;
   if (!cg_offset_contiguous(a, plan->s, off, ids, n)) return 0;
   return known_misaligned(a, plan->s, off, ids, n) ? 2 : 1;
 }
@@ -192,9 +192,11 @@ static const char *row_in(cg_emit *out, const gemm_operand *o, int j) {
   return o->kmajor || o->tr ? cg_fmt(out, "_%cr%dok", o->tag, r) : cg_fmt(out, "_%cr%d + 3 < %s", o->tag, r, o->X);
 }
 
-/* Binds the K indices to k (a variable) and returns o's offset there. */
+/* Binds the K indices to k (a variable) and returns o's offset there (a
+ * gathered operand's: from the whole-K table). */
 static const char *offset_at(gemm_emitter *ge, const gemm_operand *o, const char *k) {
   const cg_contraction *c = &ge->plan->tiling.c;
+  if (o->gather) return cg_fmt(&ge->emit, "_%cqk[%s]", o->tag, k);
   for (int i = 0; i < c->n_k; i++) ge->bind[c->k[i]] = k;
   return cg_sym(&ge->emit, o->k_off);
 }

@@ -100,7 +100,8 @@ int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
   *f = (gemm_cfg){.mma = 1, .bm = c[best].bm, .bn = c[best].bn, .bk = WG_BK, .sa = c[best].bm, .sb = c[best].bn,
                   .wm = 4 * (2 / c[best].wgn), .wn = c[best].wgn, .mi = 1, .ni = c[best].bn / c[best].wgn / 8};
   w.wgn = c[best].wgn;
-  int stages = (t->smem_per_block - GEMM_WGMMA_ALIGN) / gemm_wgmma_stage_bytes(&w);
+  /* (a gathered operand's k table is static shared memory beside them) */
+  int stages = (t->smem_per_block - GEMM_WGMMA_ALIGN - gemm_ktab_bytes(&w)) / gemm_wgmma_stage_bytes(&w);
   if (stages > WG_MAX_STAGES) stages = WG_MAX_STAGES;
   if (stages < 3) return 0;
   w.op[0].bx = f->bm;
@@ -113,12 +114,13 @@ int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
    * (both) tf32 0.74x but fp32 1.21x, a @ b fp32 0.96x (the default since
    * the GPU fuzzer's wgmma_t variants passed) */
   for (int i = 0; i < 2; i++)
-    if (!w.op[i].kmajor || w.op[i].misaligned) gemm_pack_plan(a, t, &w, i);
-  int transposed = !w.op[0].kmajor + !w.op[1].kmajor;
+    if ((!w.op[i].kmajor || w.op[i].misaligned) && !w.op[i].gather) gemm_pack_plan(a, t, &w, i);
+  /* (a gathered operand, k-major or not: a float at a time, transposed) */
+  int transposed = (!w.op[0].kmajor || w.op[0].gather) + (!w.op[1].kmajor || w.op[1].gather);
   int take_t = t->opt.gemm_wgmma_t == 1 || (t->opt.gemm_wgmma_t == 2 && (!w.tiling.split3 || transposed < 2));
   if (transposed && !take_t) return 0;
   for (int i = 0; i < 2; i++) {
-    w.op[i].tr = !w.op[i].kmajor;
+    w.op[i].tr = !w.op[i].kmajor || w.op[i].gather;
     gemm_vec_plan(a, &w.op[i], WG_BK);
   }
   w.stages = stages;

@@ -72,7 +72,7 @@ extern "C" __global__ void kbc_zero(float *p, int n) {
 }
 
 // grad_table[i_at, c] = sum(j: where((-n + i_at + j + 1) >= (0) && (-n + i_at + j + 1) < (n), q[-n + i_at + j + 1, c] * grad[-n + i_at + j + 1, j], 0.0))
-// schedule: rows, 2 outer dimensions, 8 threads per outer point
+// schedule: rows, 2 outer dimensions, 8 threads per outer point 32 apart (32 points a block)
 extern "C" __global__ void __launch_bounds__(256)
 relpos_scatter_k0_grad_table(const float *__restrict__ q,
     const float *__restrict__ grad,
@@ -80,10 +80,11 @@ relpos_scatter_k0_grad_table(const float *__restrict__ q,
     const int n,
     const int d)
 {
-  const int _lane = threadIdx.x % 8;
-  const unsigned _mask = ((1u << 8) - 1u) << ((threadIdx.x & 31) & ~7u);
+  const int _lane = threadIdx.x / 32; // the team's threads 32 apart
+  __shared__ float _red[256];
   const int _n = (2*n*d - d);
-  for (int _o = (int)blockIdx.x * 32 + threadIdx.x / 8; _o < _n; _o += (int)gridDim.x * 32) {
+  for (int _ob = (int)blockIdx.x * 32; _ob < _n; _ob += (int)gridDim.x * 32) {
+    const int _o = _ob + threadIdx.x % 32 < _n ? _ob + threadIdx.x % 32 : _n - 1;
     int _p = _o;
     const int _o1 = _p % d;
     _p /= d;
@@ -96,12 +97,14 @@ relpos_scatter_k0_grad_table(const float *__restrict__ q,
       for (int j = _lane; j < n; j += 8) {
         _acc0 = _acc0 + (((((-n + i_at + j + 1)) >= (0)) && (((-n + i_at + j + 1)) < (n))) ? (q[((-n + i_at + j + 1)) * d + c] * grad[((-n + i_at + j + 1)) * n + j]) : 0.0f);
       }
-      for (int _s = 4; _s > 0; _s >>= 1) {
-        const float _o1 = __shfl_xor_sync(_mask, _acc0, _s);
-        _acc0 = _acc0 + _o1;
-      }
+      _red[threadIdx.x] = _acc0;
+      __syncthreads();
+      _acc0 = _red[threadIdx.x % 32];
+      for (int _w = 1; _w < 8; ++_w) _acc0 = _acc0 + _red[_w * 32 + threadIdx.x % 32];
+      __syncthreads();
       if (_lane == 0) grad_table[(i_at) * d + c] = _acc0;
     }
+    __syncthreads();
   }
 }
 
