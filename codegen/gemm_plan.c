@@ -378,8 +378,8 @@ static int sizes_known(const gemm_tiling *tl) {
 /* A gathered operand for wgmma's transposed copies (opt.gemm_gather; the
  * vector loop then requires wgmma to take it so): both operands single
  * loads addressed as row offset + k offset, unpadded, K of several indices
- * and known; one operand's k offset collapses to the flat k (kflat: a
- * convolution's weights), the other's does not (the input, x[n, ci, i +
+ * and known; one operand's k offset collapses to the flat k and it is
+ * k-major (kflat: a convolution's weights), the other's does not (the input, x[n, ci, i +
  * ki, j + kj]: rows (n, i, j) decoded per tile, each k's offset ci H W +
  * ki W + kj from the whole-K table, written once per block; copied a float
  * at a time, whichever way it runs: a strided convolution's steps along
@@ -396,7 +396,7 @@ static int plan_gather(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
     const gemm_operand *o = &plan->op[w];
     if (!o->fast || o->guarded || o->e->op != IR_OP_LOAD) return 0;
     flat[w] = cg_collapse(a, plan->s, o->k_off, c->k, c->n_k);
-    if (!flat[w] && gathered >= 0) return 0;
+    if ((!flat[w] && gathered >= 0) || (flat[w] && !o->kmajor)) return 0; /* the flat one k-major */
     if (!flat[w]) gathered = w;
   }
   int64_t kp = (K + 31) / 32 * 32 + 32; /* whole k-tiles of wgmma's 32, and one more */
