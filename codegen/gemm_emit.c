@@ -218,10 +218,12 @@ static void emit_tables(gemm_emitter *ge) {
   const cg_gemm_plan *plan = ge->plan;
   int bk = plan->tiling.cfg.bk, n_k = plan->tiling.c.n_k;
   if (plan->ktab) {
-    if (plan->table_digits) cg_line(out, "__shared__ long long _kdk[%d][%d]; // k table: digits of each k", n_k, plan->ktab);
+    const char *type = plan->ktab_int ? "int" : "long long";
+    if (plan->table_digits)
+      cg_line(out, "__shared__ %s _kdk[%d][%d]; // k table: digits of each k", type, n_k, plan->ktab);
     for (int w = 0; w < 2; w++)
       if (plan->op[w].table && plan->op[w].fast)
-        cg_line(out, "__shared__ long long _%cqk[%d]; // k table: %c offset of each k", plan->op[w].tag, plan->ktab,
+        cg_line(out, "__shared__ %s _%cqk[%d]; // k table: %c offset of each k", type, plan->op[w].tag, plan->ktab,
                 w ? 'B' : 'A');
     return;
   }

@@ -291,6 +291,8 @@ struct cg_gemm_plan {
    * tile (gemm_emit_ktab) and read at _kb + local k, instead of a k-tile's
    * entries written a k-tile ahead by the builder; 0: per k-tile tables. */
   int ktab;
+  int ktab_int;       /* the tables' entries are int (a gathered operand's: its tensor under 2^31
+                         elements), not long long */
   gemm_epilogue epilogue;
   /* Split-K: the output is the sum plus terms without reductions, so when
    * the output tiles are too few for the GPU the K range is cut into
@@ -425,6 +427,10 @@ int gemm_tile_kx(const cg_gemm_plan *plan, const gemm_operand *o);
 int gemm_tile_rows(const cg_gemm_plan *plan, const gemm_operand *o);
 int gemm_tile_ld(const cg_gemm_plan *plan, const gemm_operand *o);
 int gemm_plan_stage_bytes(const cg_gemm_plan *plan);
+/* A guarded operand's in-bounds test for its load (or vector-loop chunk)
+ * slot j, over its row's digits and its k's (from the whole-K table: a
+ * gathered operand's): a C condition ("true" unguarded). */
+const char *gemm_guard_test(gemm_emitter *ge, const gemm_operand *o, int j);
 /* Bytes of the whole-K k tables (plan->ktab; 0 without). */
 int gemm_ktab_bytes(const cg_gemm_plan *plan);
 void cg_emit_ldsm_helpers(kbc_buf *out);

@@ -103,6 +103,12 @@ static void bind_slot(gemm_emitter *ge, const gemm_operand *o, int j, const char
     bind_k(ge, o->kslot_of[j]);
 }
 
+const char *gemm_guard_test(gemm_emitter *ge, const gemm_operand *o, int j) {
+  if (!o->guarded) return "true";
+  bind_slot(ge, o, j, NULL);
+  return cg_in_bounds(&ge->emit, o->e->u.load.tensor, o->e->u.load.idx);
+}
+
 /* The threads that take o's load slot j: all (0), or, for the last slot
  * of a tile that does not fill it, those below the returned count. */
 static int slot_threads(gemm_emitter *ge, const gemm_operand *o, int j) {

@@ -192,9 +192,10 @@ static void plan_operand_loads(kbc_arena *a, cg_gemm_plan *plan) {
 /* Bytes of static shared memory besides the tiles: the k tables, of
  * `entries` each (two k-tiles' of the per-k-tile tables). */
 static int table_bytes_of(const cg_gemm_plan *plan, int64_t entries) {
-  int64_t b = plan->table_digits ? plan->tiling.c.n_k * entries * 8 : 0;
+  int e = plan->ktab_int ? 4 : 8;
+  int64_t b = plan->table_digits ? plan->tiling.c.n_k * entries * e : 0;
   for (int w = 0; w < 2; w++)
-    if (plan->op[w].table && plan->op[w].fast) b += entries * 8;
+    if (plan->op[w].table && plan->op[w].fast) b += entries * e;
   return b > INT32_MAX ? INT32_MAX : (int)b;
 }
 
@@ -212,6 +213,9 @@ int gemm_ktab_bytes(const cg_gemm_plan *plan) { return plan->ktab ? table_bytes(
  * which also frees the K loop for cp.async stages.  The builder's k slot
  * goes where no load takes it. */
 enum { GEMM_KTAB_BYTES = 16 * 1024 };
+/* A gathered operand's tables beside wgmma's stages (plan_gather): static
+ * shared memory, the stages' count leaving room for them. */
+enum { GEMM_GATHER_TAB_BYTES = 32 * 1024 };
 static void plan_ktab(cg_gemm_plan *plan) {
   int64_t K;
   if (plan->builder < 0 || !sym_is_const(plan->tiling.K, &K)) return;
@@ -377,13 +381,15 @@ static int sizes_known(const gemm_tiling *tl) {
 
 /* A gathered operand for wgmma's transposed copies (opt.gemm_gather; the
  * vector loop then requires wgmma to take it so): both operands single
- * loads addressed as row offset + k offset, unpadded, K of several indices
+ * loads addressed as row offset + k offset, K of several indices
  * and known; one operand's k offset collapses to the flat k and it is
  * k-major (kflat: a convolution's weights), the other's does not (the input, x[n, ci, i +
  * ki, j + kj]: rows (n, i, j) decoded per tile, each k's offset ci H W +
  * ki W + kj from the whole-K table, written once per block; copied a float
  * at a time, whichever way it runs: a strided convolution's steps along
- * neither).  Where it applies the operands and plan->ktab are set. */
+ * neither; padded, x?[...], each element tested over its row's digits
+ * and its k's, from a second table).  Where it applies the operands and
+ * plan->ktab are set. */
 static int plan_gather(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   const cg_contraction *c = &plan->tiling.c;
   int64_t K;
@@ -394,13 +400,21 @@ static int plan_gather(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   sym *flat[2] = {NULL, NULL};
   for (int w = 0; w < 2; w++) {
     const gemm_operand *o = &plan->op[w];
-    if (!o->fast || o->guarded || o->e->op != IR_OP_LOAD) return 0;
-    flat[w] = cg_collapse(a, plan->s, o->k_off, c->k, c->n_k);
+    if (!o->fast || o->e->op != IR_OP_LOAD) return 0;
+    flat[w] = o->guarded ? NULL : cg_collapse(a, plan->s, o->k_off, c->k, c->n_k);
     if ((!flat[w] && gathered >= 0) || (flat[w] && !o->kmajor)) return 0; /* the flat one k-major */
     if (!flat[w]) gathered = w;
   }
-  int64_t kp = (K + 31) / 32 * 32 + 32; /* whole k-tiles of wgmma's 32, and one more */
-  if (gathered < 0 || kp * 8 > GEMM_KTAB_BYTES) return 0;
+  int64_t kp = (K + 31) / 32 * 32 + 32, numel = 1; /* whole k-tiles of wgmma's 32, and one more */
+  if (gathered < 0) return 0;
+  const ir_tensor *T = plan->op[gathered].e->u.load.tensor;
+  for (int d = 0; d < T->rank && numel < ((int64_t)1 << 31); d++) {
+    int64_t e;
+    numel = sym_is_const(T->shape[d], &e) ? numel * e : ((int64_t)1 << 31);
+  }
+  /* int entries (offsets inside the tensor), the digits too where its test reads them */
+  int guarded = plan->op[gathered].guarded;
+  if (numel >= ((int64_t)1 << 31) || kp * 4 * (1 + (guarded ? c->n_k : 0)) > GEMM_GATHER_TAB_BYTES) return 0;
   for (int w = 0; w < 2; w++) {
     gemm_operand *o = &plan->op[w];
     o->gather = w == gathered;
@@ -409,7 +423,8 @@ static int plan_gather(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
     if (o->kflat) o->k_off = flat[w];
   }
   plan->ktab = (int)kp;
-  plan->table_digits = 0;
+  plan->ktab_int = 1;
+  plan->table_digits = guarded;
   return 1;
 }
 
@@ -472,7 +487,7 @@ static int plan_vec_try(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
     if (v.op[w].gather && (!v.wgmma || !v.op[w].tr)) return 0;
   v.n_kslots = 0; /* k from the k-tile base: no k slots, tables or carries */
   v.builder = -1;
-  v.table_digits = 0;
+  v.table_digits = v.op[0].gather || v.op[1].gather ? v.table_digits : 0; /* (a guarded gather's test) */
   *plan = v;
   return 1;
 }

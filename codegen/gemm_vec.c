@@ -214,8 +214,9 @@ static void emit_chunk(gemm_emitter *ge, const gemm_operand *o, int j, const cha
   cg_line(out, "const long long _kc = _kb + %s;", o->kl[j]);
   cg_line(out, "const long long _o = _%co%d + %s;", o->tag, r, offset_at(ge, o, "_kc"));
   emit_dst(ge, o, j, stage);
-  if (o->tr) { /* one float, zero outside */
+  if (o->tr) { /* one float, zero outside (a guarded operand's: outside its tensor too) */
     const char *in = cg_fmt(out, "%s && _kc < _kend", row_in(out, o, j));
+    if (o->guarded) in = cg_fmt(out, "%s && %s", in, gemm_guard_test(ge, o, j));
     cg_line(out, "kbc_cp_async4(_d, _ds, %s ? %s + _o : %s, %s);", in, name, name, in);
   } else { /* in range: all four elements (in4), element _e (in1) */
     const char *in4 = o->kmajor ? cg_fmt(out, "%s && _kc + 3 < _kend", row_in(out, o, j))
@@ -298,7 +299,13 @@ void gemm_vec_copies(gemm_emitter *ge, const char *stage) {
       cg_line(out, "%s{", n ? cg_fmt(out, "if (_tid < %d) ", n) : "");
       out->indent++;
       emit_dst(ge, o, j, stage);
-      cg_line(out, "kbc_cp_async%d(_d, _ds, _g%c%d, true);", o->tr ? 4 : 16, o->tag, j);
+      if (o->guarded) { /* a gathered operand's padding: zero outside its tensor */
+        const char *in = cg_fmt(out, "_in%c%d", o->tag, j);
+        cg_line(out, "const bool %s = %s;", in, gemm_guard_test(ge, o, j));
+        cg_line(out, "kbc_cp_async4(_d, _ds, %s ? _g%c%d : %s, %s);", in, o->tag, j, ge->src[o->tag == 'b'], in);
+      } else {
+        cg_line(out, "kbc_cp_async%d(_d, _ds, _g%c%d, true);", o->tr ? 4 : 16, o->tag, j);
+      }
       out->indent--;
       cg_line(out, "}");
     }

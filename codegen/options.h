@@ -122,7 +122,7 @@ typedef struct {
                           own pack kernel, instead of copied into the stages a float at a time
                           (gemm_pack.c, pack_pays): 1 (default) where the model says the copy costs less
                           than the transposed copies it saves; 2 wherever it applies (testing); 0 never */
-  int gemm_gather;     /* KBC_GEMM_GATHER: a gathered x-major operand (an unpadded convolution's input) on
+  int gemm_gather;     /* KBC_GEMM_GATHER: a gathered operand (a convolution's input, padded or not) on
                           wgmma's transposed copies, its k offsets from a whole-K table (gemm_plan.c,
                           plan_gather; off by default until timed) */
   int idx32;           /* KBC_IDX32 (default on; measured 0.97x geomean, 0.82-1.05x): the 32-bit
