@@ -181,6 +181,12 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
                    plan->epilogue.passes, plan->epilogue.passes == 1 ? "" : "es", plan->epilogue.nc);
   for (int w = 0; w < 2 && plan->vec; w++) {
     const gemm_operand *o = &plan->op[w];
+    if (o->gather) {
+      kbc_buf_printf(C->out, "//   %c: gathered, copied a float at a time (transposed) at its row's offset plus its k's from "
+                             "the table _%cqk%s, %d per thread per k-tile, shared [%s][k], read by wgmma\n", w ? 'B' : 'A',
+                     o->tag, o->guarded ? " (tested in bounds over the digits _kdk)" : "", o->chunks, w ? "n" : "m");
+      continue;
+    }
     if (o->tr) {
       kbc_buf_printf(C->out, "//   %c: %s-contiguous, copied a float at a time (transposed), %d per thread per k-tile, "
                              "shared [%s][k], read by wgmma\n", w ? 'B' : 'A', w ? "n" : "m", o->chunks, w ? "n" : "m");
