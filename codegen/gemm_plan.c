@@ -538,6 +538,7 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
    * cores, 3xTF32 at fp32 */
   if (g->tail) plan_staging(a, C->t, plan); /* its tile in the window's shared memory from the start */
   int win = gemm_win_plan(a, C->t, plan);
+  if (win) plan->ktab = 0; /* (the window loop's own k table: _wak) */
   if (!win && tl->split3 && C->t->opt.fp32_mma < 0 && !plain_operands(plan) && C->t->opt.conv_ffma) {
     cg_target ffma = *C->t;
     ffma.opt.fp32_mma = 0;
