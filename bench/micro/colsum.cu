@@ -6,7 +6,9 @@
 //   t1u16: the same, unrolled 16, two partial sums;
 //   y<W>x<G>: a block of W threads along j times G groups along i (rows
 //          interleaved), the groups' sums added through shared memory
-//          (PyTorch's shape for a reduction over a non-contiguous dim).
+//          (PyTorch's shape for a reduction over a non-contiguous dim);
+//   kbc<G>u<U>[w<W>]: kbc's rows kernel with the team apart, as generated
+//          (kbc_apart below).
 // Each timed by CUDA events (median of 15 after 3 warm-ups), checked against
 // a float64 sum of 256 sampled outputs; the DRAM floor printed beside.
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o colsum bench/micro/colsum.cu && ./colsum [B I J]
@@ -14,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 #include <cuda_runtime.h>
 
@@ -81,6 +84,31 @@ __global__ void __launch_bounds__(W * G) ygx(const float *__restrict__ x, float 
   }
 }
 
+// kbc's rows kernel with its team apart (KBC_ROWS_ACROSS=2: W columns a block, G threads a
+// column): a grid-stride loop over the blocks' columns (kbc caps its grid at 16 blocks a
+// multiprocessor), each thread's column clamped to the last, one accumulator over a loop
+// unrolled U, the G sums through shared memory; beside ygx it tells which of them costs
+// (session 33: kbc's 1.038 / 0.949 of a thread a column at U 4 / 8, ygx's 0.86).
+template <int W, int G, int U>
+__global__ void __launch_bounds__(W * G) kbc_apart(const float *__restrict__ x, float *out, int B, int I, int J) {
+  __shared__ float red[W * G];
+  const int lane = threadIdx.x / W, n = B * J;
+  for (int ob = blockIdx.x * W; ob < n; ob += gridDim.x * W) {
+    const int o = ob + (int)threadIdx.x % W < n ? ob + (int)threadIdx.x % W : n - 1;
+    const int b = o / J, j = o % J;
+    float acc = 0.0f;
+#pragma unroll U
+    for (int i = lane; i < I; i += G) acc = acc + x[((size_t)b * I + i) * J + j];
+    red[threadIdx.x] = acc;
+    __syncthreads();
+    acc = red[threadIdx.x % W];
+    for (int w = 1; w < G; ++w) acc += red[w * W + threadIdx.x % W];
+    __syncthreads();
+    if (lane == 0) out[o] = acc;
+    __syncthreads();
+  }
+}
+
 typedef void (*kern)(const float *, float *, int, int, int);
 
 int main(int argc, char **argv) {
@@ -103,6 +131,9 @@ int main(int argc, char **argv) {
       {"y64x4", ygx<64, 4>, 256, (long long)B * ((J + 63) / 64)},
       {"y128x2", ygx<128, 2>, 256, (long long)B * ((J + 127) / 128)},
       {"y32x32", ygx<32, 32>, 1024, (long long)B * ((J + 31) / 32)},
+      {"kbc8u4", kbc_apart<32, 8, 4>, 256, (long long)B * J / 32 + 1},
+      {"kbc8u8", kbc_apart<32, 8, 8>, 256, (long long)B * J / 32 + 1},
+      {"kbc4u8w64", kbc_apart<64, 4, 8>, 256, (long long)B * J / 64 + 1},
   };
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
@@ -110,7 +141,7 @@ int main(int argc, char **argv) {
   std::vector<float> o((size_t)B * J);
   printf("colsum %d x %d x %d: %.2f GB, %d SMs\n", B, I, J, n * 4 / 1e9, sms);
   for (auto &k : ks) {
-    long long grid = std::min(k.grid, (long long)sms * 64);
+    long long grid = std::min(k.grid, (long long)sms * (strncmp(k.name, "kbc", 3) ? 64 : 16)); // kbc's cap: 16 a multiprocessor
     std::vector<float> t;
     for (int r = 0; r < 18; r++) {
       CK(cudaEventRecord(e0));
