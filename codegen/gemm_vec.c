@@ -24,7 +24,12 @@
  * per chunk, never a fault (gemm_vec_copies).  Under wgmma an x-major
  * operand may instead be transposed (gemm_operand.tr, KBC_GEMM_WGMMA_T):
  * its slots single elements, copied 4 bytes at a time into the K-major
- * swizzled stage (plan_transposed).
+ * swizzled stage (plan_transposed) — as is a gathered operand
+ * (gemm_operand.gather, KBC_GEMM_GATHER: a convolution's input), each
+ * element at its row's offset plus its k's from the whole-K table (and,
+ * padded, tested in bounds over the row's digits and the k's from a
+ * second table), the other operand's k offset its own flattening
+ * (gemm_operand.kflat).
  * Which tiles, k-tile depth and stages: gemm_plan.c's plan_vec.  Measured
  * on the H200 (2026-12-03, fp32, KernelBench's L2/12 at 1024 x 8192 x 8192):
  * 2,877 us in the register-staged loop, 2,230 in this one (cuBLAS's FFMA
