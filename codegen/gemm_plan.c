@@ -13,7 +13,9 @@
  * coordinate; the k slots and the shared k tables; split-K; the epilogue
  * (through shared memory or direct, flat M / N, vector stores); whether
  * the K loop is the vector one (plan_vec: 16-byte chunks, and at known
- * sizes the tile chosen again) — and the kernel's launch fields. */
+ * sizes the tile chosen again; under KBC_GEMM_GATHER a convolution's input
+ * gathered through a whole-K table on wgmma, plan_gather) — and the
+ * kernel's launch fields. */
 #include <math.h>
 #include <string.h>
 
