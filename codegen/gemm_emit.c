@@ -224,7 +224,7 @@ static void emit_tables(gemm_emitter *ge) {
   const cg_gemm_plan *plan = ge->plan;
   int bk = plan->tiling.cfg.bk, n_k = plan->tiling.c.n_k;
   if (plan->ktab) {
-    const char *type = plan->ktab_int ? "int" : "long long";
+    const char *type = gemm_ktab_int(plan) ? "int" : "long long";
     if (plan->table_digits)
       cg_line(out, "__shared__ %s _kdk[%d][%d]; // k table: digits of each k", type, n_k, plan->ktab);
     for (int w = 0; w < 2; w++)

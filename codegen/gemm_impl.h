@@ -291,8 +291,6 @@ struct cg_gemm_plan {
    * tile (gemm_emit_ktab) and read at _kb + local k, instead of a k-tile's
    * entries written a k-tile ahead by the builder; 0: per k-tile tables. */
   int ktab;
-  int ktab_int;       /* the tables' entries are int (a gathered operand's: its tensor under 2^31
-                         elements), not long long */
   gemm_epilogue epilogue;
   /* Split-K: the output is the sum plus terms without reductions, so when
    * the output tiles are too few for the GPU the K range is cut into
@@ -433,6 +431,9 @@ int gemm_plan_stage_bytes(const cg_gemm_plan *plan);
 const char *gemm_guard_test(gemm_emitter *ge, const gemm_operand *o, int j);
 /* Bytes of the whole-K k tables (plan->ktab; 0 without). */
 int gemm_ktab_bytes(const cg_gemm_plan *plan);
+/* Whether the whole-K tables' entries are int, not long long: a gathered
+ * operand's (plan_gather: its tensor under 2^31 elements). */
+int gemm_ktab_int(const cg_gemm_plan *plan);
 void cg_emit_ldsm_helpers(kbc_buf *out);
 
 /* gemm_wgmma.c: the wgmma K loop.  gemm_wgmma_plan turns a vector-loop

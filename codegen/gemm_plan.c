@@ -194,7 +194,7 @@ static void plan_operand_loads(kbc_arena *a, cg_gemm_plan *plan) {
 /* Bytes of static shared memory besides the tiles: the k tables, of
  * `entries` each (two k-tiles' of the per-k-tile tables). */
 static int table_bytes_of(const cg_gemm_plan *plan, int64_t entries) {
-  int e = plan->ktab_int ? 4 : 8;
+  int e = gemm_ktab_int(plan) ? 4 : 8;
   int64_t b = plan->table_digits ? plan->tiling.c.n_k * entries * e : 0;
   for (int w = 0; w < 2; w++)
     if (plan->op[w].table && plan->op[w].fast) b += entries * e;
@@ -206,6 +206,8 @@ static int table_bytes(const cg_gemm_plan *plan) {
 }
 
 int gemm_ktab_bytes(const cg_gemm_plan *plan) { return plan->ktab ? table_bytes(plan) : 0; }
+
+int gemm_ktab_int(const cg_gemm_plan *plan) { return plan->op[0].gather || plan->op[1].gather; }
 
 /* Whole-K tables (plan->ktab) where K is known and they take at most
  * GEMM_KTAB_BYTES, beside the register-staged loop's tiles within the
@@ -424,8 +426,7 @@ static int plan_gather(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
     o->kflat = w != gathered;
     if (o->kflat) o->k_off = flat[w];
   }
-  plan->ktab = (int)kp;
-  plan->ktab_int = 1;
+  plan->ktab = (int)kp; /* (int entries: gemm_ktab_int) */
   plan->table_digits = guarded;
   return 1;
 }

@@ -572,6 +572,14 @@ static void count_unit_loads(kbc_arena *a, const ir_stmt *s, const ir_expr *e, i
   for (int i = 0; i < ir_op_info[e->op].arity; i++) count_unit_loads(a, s, e->arg[i], along, inner, with, across);
 }
 
+/* Member k's indices marked 1 where they are not outer dimensions of g. */
+static unsigned char *not_outer(kbc_arena *a, const cg_group *g, const ir_stmt *s, int k) {
+  unsigned char *inner = KBC_NEW_ARRAY(a, unsigned char, s->n_index + 1);
+  for (int i = 0; i < s->n_index; i++) inner[i] = 1;
+  for (int j = 0; j < g->n_outer; j++) inner[g->phi[k * CG_MAX_OUTER + j]] = 0;
+  return inner;
+}
+
 /* Whether a team per outer point would break coalescing: the group's loads
  * are contiguous along the last outer dimension (neighbouring threads with
  * one thread per point read neighbouring elements) and not along the
@@ -581,9 +589,7 @@ static int coalesce_across_points(kbc_arena *a, const builder *b, const cg_group
   int with = 0, across = 0;
   for (int k = 0; k < b->count; k++) {
     const ir_stmt *s = IR_STMT(b->p, b->first + k);
-    unsigned char *inner = KBC_NEW_ARRAY(a, unsigned char, s->n_index + 1);
-    for (int i = 0; i < s->n_index; i++) inner[i] = 1;
-    for (int j = 0; j < g->n_outer; j++) inner[g->phi[k * CG_MAX_OUTER + j]] = 0;
+    const unsigned char *inner = not_outer(a, g, s, k);
     count_unit_loads(a, s, s->rhs, g->phi[k * CG_MAX_OUTER + g->n_outer - 1], inner, &with, &across);
   }
   return with > 0 && across == 0;
@@ -666,7 +672,8 @@ static void count_streams(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int 
 }
 
 /* The points a block takes with its team's threads that far apart (the
- * group's g->across; *team, its threads a point), or 0 for a team of
+ * group's g->across; *team, its threads a point; `points`, the group's
+ * outer points), or 0 for a team of
  * consecutive lanes.  Where every load the team's threads split (one
  * mentioning an index that is not an outer dimension) runs along the last
  * outer dimension and along none of those indices, a team of consecutive
@@ -689,23 +696,18 @@ static void count_streams(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int 
  * threads a point. */
 enum { ACROSS_WIDE = 32 };
 
-static int across_points(kbc_arena *a, const builder *b, const cg_group *g, int *team) {
+static int across_points(kbc_arena *a, const builder *b, const cg_group *g, double points, int *team) {
   int mode = b->opt->rows_across;
   if (!mode || g->n_outer == 0 || (g->team == 1 && mode < 2)) return 0;
   int with = 0, against = 0;
   for (int k = 0; k < b->count; k++) {
     const ir_stmt *s = IR_STMT(b->p, b->first + k);
     if (s->accumulate) return 0;
-    unsigned char *inner = KBC_NEW_ARRAY(a, unsigned char, s->n_index + 1);
-    for (int i = 0; i < s->n_index; i++) inner[i] = 1;
-    for (int j = 0; j < g->n_outer; j++) inner[g->phi[k * CG_MAX_OUTER + j]] = 0;
-    count_streams(a, s, s->rhs, g->phi[k * CG_MAX_OUTER + g->n_outer - 1], inner, &with, &against);
+    count_streams(a, s, s->rhs, g->phi[k * CG_MAX_OUTER + g->n_outer - 1], not_outer(a, g, s, k), &with, &against);
   }
   if (with == 0 || against > 0) return 0;
   int t = g->team == 1 ? 8 : g->team > ACROSS_WIDE ? ACROSS_WIDE : g->team;
   int W = t > 8 ? 32 : CG_BLOCK / t;
-  double points = 1;
-  for (int j = 0; j < g->n_outer; j++) points *= ir_estimate(g->outer_extent[j]);
   if (mode < 2 && t < g->team && 2 * points / W < b->capacity / 2048.0) return 0;
   *team = t;
   return W;
@@ -760,7 +762,7 @@ static void finish_rows(kbc_arena *a, const builder *b, cg_group *g) {
   for (int k = 0; k < b->count && g->n_outer == 0; k++)
     if (!small_const(IR_STMT(b->p, b->first + k))) work = 1e30;
   g->team = team_for(work, max_team);
-  g->across = across_points(a, b, g, &g->team);
+  g->across = across_points(a, b, g, outer, &g->team);
 }
 
 int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, const unsigned char *heads, cg_group **out) {

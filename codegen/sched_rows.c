@@ -537,50 +537,40 @@ static void emit_outer_coords(cg_emit *E, const cg_group *g, const char *flat) {
   }
 }
 
-/* emit_setup for a team whose threads are plan->across apart: the loop
- * over the block's points is the same for all its threads (the team's
- * barriers), each thread's point clamped to the last (the last block's
- * spare threads compute it again and store the same values: group.c
- * takes no `+=` across). */
-static void emit_setup_across(cg_emit *E, const cg_rows_plan *plan) {
-  int W = plan->across;
-  cg_line(E, "const int _lane = threadIdx.x / %d; // the team's threads %d apart", W, W);
-  if (plan->team_reduce) cg_line(E, "__shared__ float _red[%d];", plan->block);
-  if (plan->online || plan->welford)
-    cg_line(E, "__shared__ float _red2[%d]; // the online sums beside _red's maxima, or Welford's means", plan->block);
-  if (plan->welford) cg_line(E, "__shared__ float _red3[%d], _red4[%d]; // Welford's squared deviations, sums",
-                             plan->block, plan->block);
-  cg_line(E, "const long long _n = %s;", cg_sym(E, plan->work));
-  cg_line(E, "for (long long _ob = (long long)blockIdx.x * %d; _ob < _n; _ob += (long long)gridDim.x * %d) {", W, W);
-  E->indent++;
-  cg_line(E, "const long long _o = _ob + threadIdx.x %% %d < _n ? _ob + threadIdx.x %% %d : _n - 1;", W, W);
-  emit_outer_coords(E, plan->g, "_o");
-  if (plan->g->n_outer == 0) cg_line(E, "(void)_p;");
-}
-
 /* The team's lane and warp mask, the shared arrays, the grid-stride loop
- * over outer points and their coordinates _o0, _o1, ... */
+ * over outer points and their coordinates _o0, _o1, ...  A team whose
+ * threads are plan->across apart combines through arrays of a float a
+ * thread, a block-wide one through a float a warp; its loop over the
+ * block's points is the same for all its threads (the team's barriers),
+ * each thread's point clamped to the last (the last block's spare threads
+ * compute it again and store the same values: group.c takes no `+=`
+ * across). */
 static void emit_setup(cg_emit *E, const cg_rows_plan *plan) {
   const cg_group *g = plan->g;
-  int team = plan->team;
-  if (plan->across) {
-    emit_setup_across(E, plan);
-    return;
-  }
-  if (team > 1) cg_line(E, "const int _lane = threadIdx.x %% %d;", team);
-  if (team > 1 && team < 32)
+  int team = plan->team, W = plan->across;
+  if (W) cg_line(E, "const int _lane = threadIdx.x / %d; // the team's threads %d apart", W, W);
+  else if (team > 1) cg_line(E, "const int _lane = threadIdx.x %% %d;", team);
+  if (!W && team > 1 && team < 32)
     cg_line(E, "const unsigned _mask = ((1u << %d) - 1u) << ((threadIdx.x & 31) & ~%du);", team, team - 1);
-  else if (team == 32)
+  else if (!W && team == 32)
     cg_line(E, "const unsigned _mask = 0xffffffffu;");
-  if (team > 32 && plan->team_reduce) cg_line(E, "__shared__ float _red[32];");
-  if (team > 32 && (plan->online || plan->welford))
-    cg_line(E, "__shared__ float _red2[32]; // the online sums beside _red's maxima, or Welford's means");
-  if (team > 32 && plan->welford) cg_line(E, "__shared__ float _red3[32], _red4[32]; // Welford's squared deviations, sums");
+  int red = W ? plan->block : team > 32 ? 32 : 0; /* the shared arrays' floats */
+  if (red && plan->team_reduce) cg_line(E, "__shared__ float _red[%d];", red);
+  if (red && (plan->online || plan->welford))
+    cg_line(E, "__shared__ float _red2[%d]; // the online sums beside _red's maxima, or Welford's means", red);
+  if (red && plan->welford)
+    cg_line(E, "__shared__ float _red3[%d], _red4[%d]; // Welford's squared deviations, sums", red, red);
   if (plan->parts) cg_line(E, "__shared__ float _part[%d]; // the parts of reductions split by element", team);
   cg_line(E, "const long long _n = %s;", cg_sym(E, plan->work));
-  cg_line(E, "for (long long _o = (long long)blockIdx.x * %d + threadIdx.x / %d; _o < _n; _o += (long long)gridDim.x * %d) {",
-          plan->per_block, team, plan->per_block);
-  E->indent++;
+  if (W) {
+    cg_line(E, "for (long long _ob = (long long)blockIdx.x * %d; _ob < _n; _ob += (long long)gridDim.x * %d) {", W, W);
+    E->indent++;
+    cg_line(E, "const long long _o = _ob + threadIdx.x %% %d < _n ? _ob + threadIdx.x %% %d : _n - 1;", W, W);
+  } else {
+    cg_line(E, "for (long long _o = (long long)blockIdx.x * %d + threadIdx.x / %d; _o < _n; _o += (long long)gridDim.x * %d) {",
+            plan->per_block, team, plan->per_block);
+    E->indent++;
+  }
   emit_outer_coords(E, g, "_o");
   if (g->n_outer == 0) cg_line(E, "(void)_p;");
 }
