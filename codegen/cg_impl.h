@@ -25,6 +25,9 @@ typedef struct {
   int across;                  /* ROWS: 0, the team's threads consecutive lanes; else the points a
                                   block takes (at least 32; the block: across * team threads), its
                                   threads taking neighbouring points, the team's `across` apart */
+  int pairs;                   /* ROWS, across: a thread a point made a team of 8 (a long reduction):
+                                  its share of a one-index reduction in pairs of steps (emit.c,
+                                  pair_loop), the grid up to 64 blocks a multiprocessor */
   const struct cg_attention *attn; /* ATTN: the chain as cg_make_groups found it (attn_impl.h) */
   const struct cg_fold *fold;  /* GEMM of two statements: the contraction and the next one
                                   reducing its output, folded into its tiles (gemm_impl.h) */
@@ -128,11 +131,13 @@ typedef struct {
  * `_lane`), the shuffle mask of its warp's part (NULL: `_mask`).  With
  * `across` (the rows family's g->across), the team's threads are `across`
  * apart in the block (lane l of point q is thread l * across + q): they
- * combine through the shared arrays _red..._red4 of a float a thread. */
+ * combine through the shared arrays _red..._red4 of a float a thread;
+ * with `pairs`, each thread's share of a one-index reduction in two sums. */
 typedef struct {
   int size;
   const char *lane, *mask;
   int across;
+  int pairs; /* across: a one-index reduction's share in pairs of steps (g->pairs) */
 } cg_team;
 
 /* A reduction node split across a team: each thread loops over its share

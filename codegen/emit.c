@@ -441,6 +441,51 @@ static int sum_blocks(const cg_emit *E, const ir_expr *e, int *chunk) {
   return -1;
 }
 
+/* One term of a pair loop, in a block of its own (opening it with `open`):
+ * body at index i = at, combined into acc. */
+static void pair_term(cg_emit *E, const char *open, const ir_expr *body, int i, const char *at, const char *acc,
+                      ir_red op, const cg_expr_ctx *x) {
+  cg_line(E, "%s{", open);
+  E->indent++;
+  cg_line(E, "const long long %s = %s;", E->idx[i], at);
+  const char *t = as_float(E, body, expr(E, body, x));
+  cg_line(E, "%s = %s;", acc, cg_combine(E, op, acc, t));
+  E->indent--;
+  cg_line(E, "}");
+}
+
+/* A team apart's share of a reduction over one index (a plain op, no
+ * online pair or Welford state): the team's stride taken in pairs of
+ * steps, each step into a sum of its own, the two combined at the end
+ * (the same order run to run), the loop not unrolled: two loads in flight
+ * a thread, from rows 8 apart.  More in flight ran slower: on the H100
+ * (2026-12-06, KernelBench L1/47, 128 x 4096 x 4095, one run) unrolled 1
+ * 3,015 us, 2 3,226, 4 3,280, a thread a column unrolled 8 3,515 (as
+ * bench/micro/colsum.cu's copies of the kernel: the rows a warp reads at
+ * once stay close, the DRAM pages they open shared with the neighbouring
+ * warps'; torch.sum about 2,900-3,020).  Taken where a thread a point
+ * became a team (g->pairs: group.c, across_points). */
+static void pair_loop(cg_emit *E, const ir_expr *e, const cg_acc *into, const cg_split *split,
+                      const cg_expr_ctx *x) {
+  const ir_expr *body = e->arg[0];
+  int v = e->u.reduce.vars[0], step = split->team.size, saved = E->n_hoisted;
+  ir_red op = e->u.reduce.op;
+  const char *ext = cg_sym(E, E->s->index[v].extent), *q = fresh(E, "q"), *other = fresh(E, "acc");
+  flat_pointers(E, body, 1, &v, E->idx[v], x);
+  cg_line(E, "float %s = %s;", other, cg_float_literal(E->a, ir_red_identity(op)));
+  cg_line(E, "long long %s = %s;", q, split->team.lane ? split->team.lane : "_lane");
+  cg_line(E, "#pragma unroll 1");
+  cg_line(E, "for (; %s + %d < %s; %s += %d) {", q, step, ext, q, 2 * step);
+  E->indent++;
+  pair_term(E, "", body, v, q, into->acc, op, x);
+  pair_term(E, "", body, v, cg_fmt(E, "%s + %d", q, step), other, op, x);
+  E->indent--;
+  cg_line(E, "}");
+  pair_term(E, cg_fmt(E, "if (%s < %s) ", q, ext), body, v, q, into->acc, op, x);
+  cg_line(E, "%s = %s;", into->acc, cg_combine(E, op, into->acc, other));
+  E->n_hoisted = saved;
+}
+
 /* Loops over the reduction's indices (each from 0 to its extent). */
 static const char *reduce(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x) {
   const char *acc = fresh(E, "acc");
@@ -463,6 +508,12 @@ static const char *reduce(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x) {
       cg_vec_loop(E, e->u.reduce.vars[0], split->team.lane ? split->team.lane : "_lane", split->team.size,
                   &(cg_vec_body){.value = e->arg[0], .acc = &into}, x)) {
     /* float4 along the row (vec_loop.c) */
+    E->n_hoisted = hoisted;
+    cg_acc_team_combine(E, &split->team, &into);
+    return acc;
+  }
+  if (whole && split->team.pairs && n == 1 && !into.online && !into.welford) {
+    pair_loop(E, e, &into, split, x);
     E->n_hoisted = hoisted;
     cg_acc_team_combine(E, &split->team, &into);
     return acc;

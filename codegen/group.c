@@ -692,13 +692,31 @@ static void count_streams(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int 
  * rows of 8,192 (L2/33, L2/84) 0.87x; the sum of 16,384 columns of 4,096
  * rows 0.15x.  Never in a group with a `+=` (the last block's spare
  * threads repeat its last point, and a repeated store must store the same
- * value).  Mode 2 (testing): also where a thread a point was chosen, 8
- * threads a point. */
-enum { ACROSS_WIDE = 32 };
+ * value).  Where a thread a point was chosen and a point's longest
+ * reduction is long (`longest`, ACROSS_LONG terms or more, not the group's
+ * work a point, which counts a reduction once per inner element: a min
+ * over 22 depths for each of 24 channels stays a thread a point; a sum
+ * over the middle dimension, KernelBench
+ * L1/47's 4,096 rows of 4,095 columns), 8 threads a point (*pairs): two
+ * partial sums a thread in a loop not unrolled (emit.c, pair_loop: two
+ * loads in flight, where eight ran slower) and the grid up to 64 blocks a
+ * multiprocessor (sched_rows.c).  Measured on
+ * the H100 (2026-12-06, bench/micro/colsum.cu, 128 x 4096 x 4095): a thread
+ * a column 2.45 TB/s; 8 apart with one sum 2.43 (16 blocks a
+ * multiprocessor) and 2.45 (64); with two, 2.67 and 2.83; torch.sum 2.96.
+ * In kbc on the H200 (unrolled 4 then): L1/47-L1/53 0.85-0.87x, but 1.07x
+ * slower over 256 rows (16 x 256 x 8191), hence 1,024 terms at least; teams chosen wider
+ * than a thread keep one sum and 16 blocks (pairs there: a column sum's
+ * 65,536 rows of 1,024 1.03x, L2/14 1.05x slower).  Mode 2 (testing): also
+ * where a thread a point was chosen, however short its reductions, 8
+ * threads a point in pairs. */
+enum { ACROSS_WIDE = 32, ACROSS_LONG = 1024 };
 
-static int across_points(kbc_arena *a, const builder *b, const cg_group *g, double points, int *team) {
+static int across_points(kbc_arena *a, const builder *b, const cg_group *g, double points, double longest,
+                         int *team, int *pairs) {
   int mode = b->opt->rows_across;
-  if (!mode || g->n_outer == 0 || (g->team == 1 && mode < 2)) return 0;
+  *pairs = 0;
+  if (!mode || g->n_outer == 0 || (g->team == 1 && mode < 2 && longest < ACROSS_LONG)) return 0;
   int with = 0, against = 0;
   for (int k = 0; k < b->count; k++) {
     const ir_stmt *s = IR_STMT(b->p, b->first + k);
@@ -709,6 +727,7 @@ static int across_points(kbc_arena *a, const builder *b, const cg_group *g, doub
   int t = g->team == 1 ? 8 : g->team > ACROSS_WIDE ? ACROSS_WIDE : g->team;
   int W = t > 8 ? 32 : CG_BLOCK / t;
   if (mode < 2 && t < g->team && 2 * points / W < b->capacity / 2048.0) return 0;
+  *pairs = g->team == 1; /* (team may be &g->team) */
   *team = t;
   return W;
 }
@@ -762,7 +781,9 @@ static void finish_rows(kbc_arena *a, const builder *b, cg_group *g) {
   for (int k = 0; k < b->count && g->n_outer == 0; k++)
     if (!small_const(IR_STMT(b->p, b->first + k))) work = 1e30;
   g->team = team_for(work, max_team);
-  g->across = across_points(a, b, g, outer, &g->team);
+  double longest = 0; /* the longest reduction a point: what a team of 8 would split */
+  for (int k = 0; k < b->count; k++) longest = fmax(longest, red_size(IR_STMT(b->p, b->first + k)));
+  g->across = across_points(a, b, g, outer, longest, &g->team, &g->pairs);
 }
 
 int cg_make_groups(kbc_arena *a, const ir_program *p, const cg_target *t, const unsigned char *heads, cg_group **out) {
@@ -839,6 +860,7 @@ static void rows_of_one(kbc_arena *a, const ir_stmt *s, int team, cg_group *g) {
     }
   g->team = team;
   g->across = 0;
+  g->pairs = 0;
 }
 
 /* Whether a rows group is a single point whose reduction is split across

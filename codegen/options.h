@@ -124,7 +124,8 @@ typedef struct {
                           than the transposed copies it saves; 2 wherever it applies (testing); 0 never */
   int gemm_gather;     /* KBC_GEMM_GATHER: a gathered operand (a convolution's input, padded or not) on
                           wgmma's transposed copies, its k offsets from a whole-K table (gemm_plan.c,
-                          plan_gather; off by default until timed) */
+                          plan_gather): 1 (default) but a padded one at 3xTF32, 2 wherever it
+                          applies (testing), 0 never */
   int idx32;           /* KBC_IDX32 (default on; measured 0.97x geomean, 0.82-1.05x): the 32-bit
                           index variant where a binding fits (applied by the callers:
                           cg_program_narrow); 0: the 64-bit text always */

@@ -67,6 +67,7 @@ struct cg_rows_plan {
   const cg_group *g;
   int team;          /* threads per outer point (g->team) */
   int across;        /* g->across: the points a block takes, the team's threads that far apart; 0 */
+  int pairs;         /* g->pairs: the reductions' shares in two sums, up to 64 blocks a multiprocessor */
   int block;         /* threads per block: across * team; else the team when wider than a warp,
                         else CG_BLOCK */
   int per_block;     /* teams per block */
@@ -305,6 +306,7 @@ cg_rows_plan *cg_plan_rows(cg_ctx *C, const cg_group *g, cg_kernel *k) {
    * barriers span the block); narrower teams share a block of CG_BLOCK. */
   plan->team = g->team;
   plan->across = g->across;
+  plan->pairs = g->pairs;
   plan->block = g->across ? g->across * g->team : g->team > 32 ? g->team : CG_BLOCK;
   plan->per_block = plan->block / g->team;
   plan->stmt = KBC_NEW_ARRAY(C->a, rows_stmt, g->count);
@@ -337,10 +339,12 @@ cg_rows_plan *cg_plan_rows(cg_ctx *C, const cg_group *g, cg_kernel *k) {
    * as a grid-stride loop of 16 blocks per SM (docs/ARCHITECTURE.md,
    * "Pointwise grids").  Other groups loop over their points in at most 16
    * blocks per SM: a block per 256 single points is too little work per
-   * block (L1/79's phase select, 268 M points, took 0.5 ms longer). */
+   * block (L1/79's phase select, 268 M points, took 0.5 ms longer).  A
+   * thread a point made a team apart (g->pairs), in up to 64: 2.83 TB/s
+   * against 2.67 in 16 on a column sum (group.c, across_points). */
   int pointwise = plan->vec > 1; /* vec_ok: a thread per point, no reduction */
   k->per_block = plan->per_block * (pointwise ? plan->vec : 1);
-  k->max_blocks = pointwise ? 0 : C->t->sm_count * 16;
+  k->max_blocks = pointwise ? 0 : C->t->sm_count * (plan->pairs ? 64 : 16);
   k->zero_tensor = -1;
   k->n_tensors = cg_collect_tensors(C->a, C->p, g->first, g->count, &k->tensors);
   k->work = plan->work;
@@ -478,7 +482,7 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k) {
   const char *store = cg_fmt(E, "%s[%s]", C->names->tensor[s->out->id], cg_offset(E, s->out, s->lhs));
   switch (st->how) {
   case ROWS_STMT_TEAM_REDUCE: {
-    cg_split split = {.reduce = cg_top_reduce(s->rhs), .team = {.size = plan->team, .across = plan->across}};
+    cg_split split = {.reduce = cg_top_reduce(s->rhs), .team = {.size = plan->team, .across = plan->across, .pairs = plan->pairs}};
     const char *v = cg_float_value(E, s->rhs, cg_expr_in(E, s->rhs, &(cg_expr_ctx){.split = &split}));
     cg_line(E, "if (_lane == 0) %s = %s;", store, v);
     break;
@@ -487,7 +491,7 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k) {
     const ir_stmt *b = IR_STMT(C->p, g->first + k + 1);
     const char *sum = cg_fmt(E, "_osum%d", E->tmp++);
     cg_line(E, "float %s = 0.0f; // with the max, online: %s", sum, cg_stmt_comment(C->a, b));
-    cg_split split = {.reduce = s->rhs, .team = {.size = plan->team, .across = plan->across}, .online = sum};
+    cg_split split = {.reduce = s->rhs, .team = {.size = plan->team, .across = plan->across, .pairs = plan->pairs}, .online = sum};
     const char *m = cg_expr_in(E, s->rhs, &(cg_expr_ctx){.split = &split});
     cg_online_finish(E, m, sum, cg_extent_product(E, s->rhs->u.reduce.vars, s->rhs->u.reduce.n_vars));
     emit_pair_stores(C, E, plan, k, store, m, sum);
@@ -498,7 +502,7 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k) {
     const char *w = cg_fmt(E, "_w%d", E->tmp++);
     cg_line(E, "float %sn = 0.0f, %sm = 0.0f, %sq = 0.0f, %ss = 0.0f; // Welford, for %s", w, w, w, w,
             cg_stmt_comment(C->a, b));
-    cg_split split = {.reduce = cg_top_reduce(s->rhs), .team = {.size = plan->team, .across = plan->across}, .welford = w};
+    cg_split split = {.reduce = cg_top_reduce(s->rhs), .team = {.size = plan->team, .across = plan->across, .pairs = plan->pairs}, .welford = w};
     const char *a = cg_fmt(E, "_a%d", E->tmp++);
     cg_line(E, "const float %s = %s;", a,
             cg_float_value(E, s->rhs, cg_expr_in(E, s->rhs, &(cg_expr_ctx){.split = &split})));

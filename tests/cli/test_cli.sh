@@ -171,9 +171,10 @@ test_usage() {
     fail "KBC_GEMM_VEC=0 KBC_GEMM_STAGES=3: no three-stage cp.async K loop a float at a time"
 
   # A long serial sum of known extent in blocks at a divisor near sqrt(terms),
-  # unrolled (4096 terms: blocks of 64)
-  expect 0 "sum blocks" "$kbc" compile "$src/bench/suite/1_47_sum_dim.kb" --emit cuda --target sm_90 --specialize \
-    --set batch_size=128 --set dim1=4096 --set dim2=4095
+  # unrolled (4096 terms: blocks of 64), where a thread takes a column (by
+  # default 8 threads a warp apart take it: codegen/across_long_text)
+  expect 0 "sum blocks" env KBC_ROWS_ACROSS=0 "$kbc" compile "$src/bench/suite/1_47_sum_dim.kb" --emit cuda \
+    --target sm_90 --specialize --set batch_size=128 --set dim1=4096 --set dim2=4095
   grep -A1 -F "#pragma unroll 8" "$log" | grep -qF "i < _b1 + 64; ++i" || fail "sum blocks: no unrolled block of 64"
 
   # Column sums in parts only with KBC_ROWS_PARTS=1 (measured slower: off by default)

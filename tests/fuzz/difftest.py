@@ -33,7 +33,8 @@ Oracles, per spec:
     with every operand contiguous along its free indices packed k-major before the launch (KBC_GEMM_PACK=2,
     split-K too; pack specialized: misaligned k-major operands packed too), gather / gather_tf32:
     specialized, a gathered operand (a convolution's input) on wgmma's transposed copies with a whole-K
-    table of its k offsets (KBC_GEMM_GATHER=1, KBC_GEMM_WGMMA=2, the window loop off), fold / fold_tf32: a contraction and the next
+    table of its k offsets (KBC_GEMM_GATHER=2, KBC_GEMM_WGMMA=2, the window loop off), sm90a / sm90a_tf32:
+    the defaults for sm_90a, specialized, every contraction a tiled GEMM (KBC_GEMM_ALWAYS=1), fold / fold_tf32: a contraction and the next
     statement's reduction of its output as one kernel wherever they match (KBC_GEMM_FOLD=2, with
     KBC_GEMM_ALWAYS=1), ktab: specialized with whole-K k tables and cp.async stages (KBC_GEMM_KTAB=1,
     KBC_GEMM_STAGES=3, KBC_GEMM_ALWAYS=1), win / win_tf32 / win_fold / win_pipe: specialized, a gathered
@@ -117,10 +118,14 @@ VARIANTS = {
                                           "KBC_GEMM_SPLIT": "2"}),
     # a gathered operand (a convolution's input) on wgmma's transposed copies, its k offsets from a whole-K
     # table (codegen/gemm_plan.c, plan_gather), wherever it applies, the window loop off
-    "gather": (["--sm90a", "--specialize"], {"KBC_GEMM_GATHER": "1", "KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1",
+    "gather": (["--sm90a", "--specialize"], {"KBC_GEMM_GATHER": "2", "KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1",
                                                "KBC_GEMM_WIN": "0"}),
-    "gather_tf32": (["--sm90a", "--specialize", "--tf32"], {"KBC_GEMM_GATHER": "1", "KBC_GEMM_WGMMA": "2",
+    "gather_tf32": (["--sm90a", "--specialize", "--tf32"], {"KBC_GEMM_GATHER": "2", "KBC_GEMM_WGMMA": "2",
                                                             "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_WIN": "0"}),
+    # the defaults as an sm_90a GPU runs them (specialized: the window loop, the gathered wgmma loop and the
+    # packs by their rules), every contraction a tiled GEMM however small
+    "sm90a": (["--sm90a", "--specialize"], {"KBC_GEMM_ALWAYS": "1"}),
+    "sm90a_tf32": (["--sm90a", "--specialize", "--tf32"], {"KBC_GEMM_ALWAYS": "1"}),
     # a contraction and the next statement's reduction of its output in one kernel wherever they match
     # (codegen/gemm_fold.c), every contraction a tiled GEMM
     "fold": ([], {"KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1"}),
@@ -176,8 +181,8 @@ GPU_VARIANTS = {
                       "KBC_GEMM_PACK": "0"}),
     "pack": ("fp32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_PACK": "2", "KBC_GEMM_SPLIT": "2", "KBC_SPECIALIZE": "1"}),
     "pack_tf32": ("tf32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_PACK": "2", "KBC_GEMM_SPLIT": "2"}),
-    "gather": ("fp32", {"KBC_GEMM_GATHER": "1", "KBC_GEMM_WGMMA": "2", "KBC_GEMM_WIN": "0", "KBC_SPECIALIZE": "1"}),
-    "gather_tf32": ("tf32", {"KBC_GEMM_GATHER": "1", "KBC_GEMM_WGMMA": "2", "KBC_GEMM_WIN": "0", "KBC_SPECIALIZE": "1"}),
+    "gather": ("fp32", {"KBC_GEMM_GATHER": "2", "KBC_GEMM_WGMMA": "2", "KBC_GEMM_WIN": "0", "KBC_SPECIALIZE": "1"}),
+    "gather_tf32": ("tf32", {"KBC_GEMM_GATHER": "2", "KBC_GEMM_WGMMA": "2", "KBC_GEMM_WIN": "0", "KBC_SPECIALIZE": "1"}),
     "fold": ("fp32", {"KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1"}),
     "fold_tf32": ("tf32", {"KBC_GEMM_FOLD": "2", "KBC_GEMM_ALWAYS": "1"}),
     "ktab": ("fp32", {"KBC_GEMM_KTAB": "1", "KBC_GEMM_STAGES": "3", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
