@@ -8,7 +8,11 @@
 //          interleaved), the groups' sums added through shared memory
 //          (PyTorch's shape for a reduction over a non-contiguous dim);
 //   kbc<G>u<U>[w<W>]: kbc's rows kernel with the team apart, as generated
-//          (kbc_apart below).
+//          (kbc_apart below); a2: two accumulators (rows i and i + G), as
+//          ygx; g: its grid capped at 64 blocks a multiprocessor, as ygx;
+//   kbc_gen_g, form*_g: kbc's own generated kernel for L1/47 (unrolled 4, as
+//          it was before session 34's pair loop went unrolled 1), and its loop
+//          in other forms (128 x 4096 x 4095 only).
 // Each timed by CUDA events (median of 15 after 3 warm-ups), checked against
 // a float64 sum of 256 sampled outputs; the DRAM floor printed beside.
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o colsum bench/micro/colsum.cu && ./colsum [B I J]
@@ -89,16 +93,22 @@ __global__ void __launch_bounds__(W * G) ygx(const float *__restrict__ x, float 
 // multiprocessor), each thread's column clamped to the last, one accumulator over a loop
 // unrolled U, the G sums through shared memory; beside ygx it tells which of them costs
 // (session 33: kbc's 1.038 / 0.949 of a thread a column at U 4 / 8, ygx's 0.86).
-template <int W, int G, int U>
+template <int W, int G, int U, int A = 1>
 __global__ void __launch_bounds__(W * G) kbc_apart(const float *__restrict__ x, float *out, int B, int I, int J) {
   __shared__ float red[W * G];
   const int lane = threadIdx.x / W, n = B * J;
   for (int ob = blockIdx.x * W; ob < n; ob += gridDim.x * W) {
     const int o = ob + (int)threadIdx.x % W < n ? ob + (int)threadIdx.x % W : n - 1;
     const int b = o / J, j = o % J;
-    float acc = 0.0f;
+    float acc = 0.0f, acc1 = 0.0f;
+    int i = lane;
+    if (A == 2) {
 #pragma unroll U
-    for (int i = lane; i < I; i += G) acc = acc + x[((size_t)b * I + i) * J + j];
+      for (; i + G < I; i += 2 * G) acc = acc + x[((size_t)b * I + i) * J + j], acc1 = acc1 + x[((size_t)b * I + i + G) * J + j];
+    }
+#pragma unroll U
+    for (; i < I; i += G) acc = acc + x[((size_t)b * I + i) * J + j];
+    acc += acc1;
     red[threadIdx.x] = acc;
     __syncthreads();
     acc = red[threadIdx.x % W];
@@ -106,6 +116,127 @@ __global__ void __launch_bounds__(W * G) kbc_apart(const float *__restrict__ x, 
     __syncthreads();
     if (lane == 0) out[o] = acc;
     __syncthreads();
+  }
+}
+
+// kbc's kernel for L1/47 as generated (session 34: 8 threads a column a warp apart, two partial
+// sums, its sum into the workspace's out_red, then copied to out), pasted verbatim but for
+// its name.  With kbc_form below and beside kbc8u4a2g they told why kbc's kernel ran 3,361
+// us on the H100 where kbc8u4a2g ran 3,141: the unrolling (H100, one run: kbc_gen 3,512,
+// kbc_form<0, 4> 3,654, <1, 4> 3,686, <2, 4> 3,017, <3, 4> 3,673, <0, 1> 3,014, <0, 2>
+// 3,212; t1 3,515, y64x4 2,980).  The constant bounds let the loop unroll whole: eight
+// loads a thread in flight, from rows 8 apart, ran slower than two.
+extern "C" __global__ void __launch_bounds__(256)
+kbc_gen(const float *__restrict__ x,
+    float *out,
+    float *out_red)
+{
+  const int _lane = threadIdx.x / 32; // the team's threads 32 apart
+  __shared__ float _red[256];
+  const int _n = 524160;
+  for (int _ob = (int)blockIdx.x * 32; _ob < _n; _ob += (int)gridDim.x * 32) {
+    const int _o = _ob + threadIdx.x % 32 < _n ? _ob + threadIdx.x % 32 : _n - 1;
+    int _p = _o;
+    const int _o1 = _p % 4095;
+    _p /= 4095;
+    const int _o0 = _p;
+    { // out.red[b, j] = sum(i: x[b, i, j])
+      const int b = _o0;
+      const int j = _o1;
+      float _acc0 = 0.0f;
+      float _acc2 = 0.0f;
+      int _q1 = _lane;
+      #pragma unroll 4
+      for (; _q1 + 8 < 4096; _q1 += 16) {
+        {
+          const int i = _q1;
+          _acc0 = _acc0 + x[((b) * 4096 + i) * 4095 + j];
+        }
+        {
+          const int i = _q1 + 8;
+          _acc2 = _acc2 + x[((b) * 4096 + i) * 4095 + j];
+        }
+      }
+      if (_q1 < 4096) {
+        const int i = _q1;
+        _acc0 = _acc0 + x[((b) * 4096 + i) * 4095 + j];
+      }
+      _acc0 = _acc0 + _acc2;
+      _red[threadIdx.x] = _acc0;
+      __syncthreads();
+      _acc0 = _red[threadIdx.x % 32];
+      for (int _w = 1; _w < 8; ++_w) _acc0 = _acc0 + _red[_w * 32 + threadIdx.x % 32];
+      __syncthreads();
+      if (_lane == 0) out_red[(b) * 4095 + j] = _acc0;
+    }
+    __syncthreads();
+    { // out[b, o, j] = out.red[b, j]
+      const int b = _o0;
+      const int j = _o1;
+      const float _h4 = __ldca(&out_red[(b) * 4095 + j]); // invariant in the loop below
+      #pragma unroll 4
+      for (int o = _lane; o < 1; o += 8) {
+        out[((b) * 1 + o) * 4095 + j] = _h4;
+      }
+    }
+    __syncthreads();
+  }
+}
+
+// kbc_gen's loop storing out itself (no out_red, no copy) in four forms, unrolled U, to
+// tell which of kbc's text costs: M 0, as kbc writes it (32-bit index, the sizes constants);
+// M 1, the index in 64 bits (size_t); M 2, in 32 bits but the sizes runtime values (I, J);
+// M 3, a row pointer stepped by 16 rows (flat_pointers' form).
+template <int M, int U>
+__global__ void __launch_bounds__(256) kbc_form(const float *__restrict__ x, float *out, int B, int I, int J) {
+  const int _lane = threadIdx.x / 32;
+  __shared__ float _red[256];
+  const int _n = M == 2 ? B * J : 524160;
+  for (int _ob = (int)blockIdx.x * 32; _ob < _n; _ob += (int)gridDim.x * 32) {
+    const int _o = _ob + threadIdx.x % 32 < _n ? _ob + threadIdx.x % 32 : _n - 1;
+    float _acc0 = 0.0f, _acc2 = 0.0f;
+    int _q1 = _lane;
+    if (M == 0) {
+      const int j = _o % 4095, b = _o / 4095;
+#pragma unroll U
+      for (; _q1 + 8 < 4096; _q1 += 16) {
+        _acc0 = _acc0 + x[((b) * 4096 + _q1) * 4095 + j];
+        _acc2 = _acc2 + x[((b) * 4096 + _q1 + 8) * 4095 + j];
+      }
+      if (_q1 < 4096) _acc0 = _acc0 + x[((b) * 4096 + _q1) * 4095 + j];
+    } else if (M == 1) {
+      const size_t j = _o % 4095, b = _o / 4095;
+#pragma unroll U
+      for (; _q1 + 8 < 4096; _q1 += 16) {
+        _acc0 = _acc0 + x[(b * 4096 + _q1) * 4095 + j];
+        _acc2 = _acc2 + x[(b * 4096 + _q1 + 8) * 4095 + j];
+      }
+      if (_q1 < 4096) _acc0 = _acc0 + x[(b * 4096 + _q1) * 4095 + j];
+    } else if (M == 2) {
+      const int j = _o % J, b = _o / J;
+#pragma unroll U
+      for (; _q1 + 8 < I; _q1 += 16) {
+        _acc0 = _acc0 + x[(b * I + _q1) * J + j];
+        _acc2 = _acc2 + x[(b * I + _q1 + 8) * J + j];
+      }
+      if (_q1 < I) _acc0 = _acc0 + x[(b * I + _q1) * J + j];
+    } else {
+      const int j = _o % 4095, b = _o / 4095;
+      const float *_row = x + (size_t)b * 4096 * 4095 + j;
+#pragma unroll U
+      for (; _q1 + 8 < 4096; _q1 += 16) {
+        _acc0 = _acc0 + _row[_q1 * 4095];
+        _acc2 = _acc2 + _row[(_q1 + 8) * 4095];
+      }
+      if (_q1 < 4096) _acc0 = _acc0 + _row[_q1 * 4095];
+    }
+    _acc0 = _acc0 + _acc2;
+    _red[threadIdx.x] = _acc0;
+    __syncthreads();
+    _acc0 = _red[threadIdx.x % 32];
+    for (int _w = 1; _w < 8; ++_w) _acc0 = _acc0 + _red[_w * 32 + threadIdx.x % 32];
+    __syncthreads();
+    if (_lane == 0) out[_o] = _acc0;
   }
 }
 
@@ -123,6 +254,9 @@ int main(int argc, char **argv) {
   CK(cudaMemcpy(x, h.data(), n * 4, cudaMemcpyHostToDevice));
   int sms;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int gen = B == 128 && I == 4096 && J == 4095; // kbc_gen's sizes are constants
+  float *red;
+  CK(cudaMalloc(&red, (size_t)B * J * 4));
   struct { const char *name; kern k; int block; long long grid; } ks[] = {
       {"t1", t1, 256, ((long long)B * J + 255) / 256},
       {"t1u16", t1u16, 256, ((long long)B * J + 255) / 256},
@@ -134,6 +268,16 @@ int main(int argc, char **argv) {
       {"kbc8u4", kbc_apart<32, 8, 4>, 256, (long long)B * J / 32 + 1},
       {"kbc8u8", kbc_apart<32, 8, 8>, 256, (long long)B * J / 32 + 1},
       {"kbc4u8w64", kbc_apart<64, 4, 8>, 256, (long long)B * J / 64 + 1},
+      {"kbc8u4a2", kbc_apart<32, 8, 4, 2>, 256, (long long)B * J / 32 + 1},
+      {"kbc8u8g", kbc_apart<32, 8, 8>, 256, (long long)B * J / 32 + 1}, // grid capped at 64 a multiprocessor
+      {"kbc8u4a2g", kbc_apart<32, 8, 4, 2>, 256, (long long)B * J / 32 + 1},
+      {"kbc_gen_g", nullptr, 256, (long long)B * J / 32 + 1}, // kbc_gen
+      {"form_g", kbc_form<0, 4>, 256, (long long)B * J / 32 + 1},
+      {"form64_g", kbc_form<1, 4>, 256, (long long)B * J / 32 + 1},
+      {"formrt_g", kbc_form<2, 4>, 256, (long long)B * J / 32 + 1},
+      {"formrow_g", kbc_form<3, 4>, 256, (long long)B * J / 32 + 1},
+      {"formu1_g", kbc_form<0, 1>, 256, (long long)B * J / 32 + 1},
+      {"formu2_g", kbc_form<0, 2>, 256, (long long)B * J / 32 + 1},
   };
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
@@ -141,11 +285,13 @@ int main(int argc, char **argv) {
   std::vector<float> o((size_t)B * J);
   printf("colsum %d x %d x %d: %.2f GB, %d SMs\n", B, I, J, n * 4 / 1e9, sms);
   for (auto &k : ks) {
-    long long grid = std::min(k.grid, (long long)sms * (strncmp(k.name, "kbc", 3) ? 64 : 16)); // kbc's cap: 16 a multiprocessor
+    if ((!k.k || !strncmp(k.name, "form", 4)) && !gen) continue;
+    long long grid = std::min(k.grid, (long long)sms * (strncmp(k.name, "kbc", 3) || k.name[strlen(k.name) - 1] == 'g' ? 64 : 16)); // kbc's cap: 16 a multiprocessor
     std::vector<float> t;
     for (int r = 0; r < 18; r++) {
       CK(cudaEventRecord(e0));
-      k.k<<<(unsigned)grid, k.block>>>(x, out, B, I, J);
+      if (k.k) k.k<<<(unsigned)grid, k.block>>>(x, out, B, I, J);
+      else kbc_gen<<<(unsigned)grid, 256>>>(x, out, red);
       CK(cudaEventRecord(e1));
       CK(cudaEventSynchronize(e1));
       float ms;
