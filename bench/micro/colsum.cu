@@ -187,6 +187,16 @@ kbc_gen(const float *__restrict__ x,
 // tell which of kbc's text costs: M 0, as kbc writes it (32-bit index, the sizes constants);
 // M 1, the index in 64 bits (size_t); M 2, in 32 bits but the sizes runtime values (I, J);
 // M 3, a row pointer stepped by 16 rows (flat_pointers' form).
+// The 8 threads' sums of a column (32 apart) added in lane order, lane 0 storing them.
+__device__ void team8_store(float acc, float *red, float *out, int o) {
+  red[threadIdx.x] = acc;
+  __syncthreads();
+  acc = red[threadIdx.x % 32];
+  for (int w = 1; w < 8; ++w) acc += red[w * 32 + threadIdx.x % 32];
+  __syncthreads();
+  if (threadIdx.x < 32) out[o] = acc;
+}
+
 template <int M, int U>
 __global__ void __launch_bounds__(256) kbc_form(const float *__restrict__ x, float *out, int B, int I, int J) {
   const int _lane = threadIdx.x / 32;
@@ -230,13 +240,7 @@ __global__ void __launch_bounds__(256) kbc_form(const float *__restrict__ x, flo
       }
       if (_q1 < 4096) _acc0 = _acc0 + _row[_q1 * 4095];
     }
-    _acc0 = _acc0 + _acc2;
-    _red[threadIdx.x] = _acc0;
-    __syncthreads();
-    _acc0 = _red[threadIdx.x % 32];
-    for (int _w = 1; _w < 8; ++_w) _acc0 = _acc0 + _red[_w * 32 + threadIdx.x % 32];
-    __syncthreads();
-    if (_lane == 0) out[_o] = _acc0;
+    team8_store(_acc0 + _acc2, _red, out, _o);
   }
 }
 
