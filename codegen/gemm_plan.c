@@ -416,7 +416,6 @@ static int plan_gather(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
     int64_t e;
     numel = sym_is_const(T->shape[d], &e) ? numel * e : ((int64_t)1 << 31);
   }
-  /* int entries (offsets inside the tensor), the digits too where its test reads them */
   int guarded = plan->op[gathered].guarded;
   /* Measured on the H100 (2026-12-06, against the mma.sync loop, bench/
    * ab_cases_gather.txt): L1/55 0.53x (fp32) and 0.62x (tf32), L1/76 0.55x,
@@ -424,6 +423,7 @@ static int plan_gather(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
    * 1.13x at fp32 (3xTF32, its element tests and two tables beside three
    * stages): a padded operand at 3xTF32 stays on mma.sync by default. */
   if (guarded && plan->tiling.split3 && t->opt.gemm_gather < 2) return 0;
+  /* int entries (offsets inside the tensor), the digits too where its test reads them */
   if (numel >= ((int64_t)1 << 31) || kp * 4 * (1 + (guarded ? c->n_k : 0)) > GEMM_GATHER_TAB_BYTES) return 0;
   for (int w = 0; w < 2; w++) {
     gemm_operand *o = &plan->op[w];

@@ -696,18 +696,18 @@ static void count_streams(kbc_arena *a, const ir_stmt *s, const ir_expr *e, int 
  * reduction is long (`longest`, ACROSS_LONG terms or more, not the group's
  * work a point, which counts a reduction once per inner element: a min
  * over 22 depths for each of 24 channels stays a thread a point; a sum
- * over the middle dimension, KernelBench
- * L1/47's 4,096 rows of 4,095 columns), 8 threads a point (*pairs): two
- * partial sums a thread in a loop not unrolled (emit.c, pair_loop: two
- * loads in flight, where eight ran slower) and the grid up to 64 blocks a
- * multiprocessor (sched_rows.c).  Measured on
- * the H100 (2026-12-06, bench/micro/colsum.cu, 128 x 4096 x 4095): a thread
- * a column 2.45 TB/s; 8 apart with one sum 2.43 (16 blocks a
- * multiprocessor) and 2.45 (64); with two, 2.67 and 2.83; torch.sum 2.96.
- * In kbc on the H200 (unrolled 4 then): L1/47-L1/53 0.85-0.87x, but 1.07x
- * slower over 256 rows (16 x 256 x 8191), hence 1,024 terms at least; teams chosen wider
- * than a thread keep one sum and 16 blocks (pairs there: a column sum's
- * 65,536 rows of 1,024 1.03x, L2/14 1.05x slower).  Mode 2 (testing): also
+ * over the middle dimension, KernelBench L1/47's 4,096 rows of 4,095
+ * columns, does not), 8 threads a point (*pairs): two partial sums a
+ * thread in a loop not unrolled (emit.c, pair_loop: two loads in flight,
+ * where eight ran slower) and the grid up to 64 blocks a multiprocessor
+ * (sched_rows.c).  Measured on the H100 (2026-12-06, bench/micro/
+ * colsum.cu, 128 x 4096 x 4095): a thread a column 2.45 TB/s; 8 apart
+ * with one sum 2.43 (16 blocks a multiprocessor) and 2.45 (64); with two,
+ * 2.67 and 2.83; torch.sum 2.96.  In kbc on the H200 (unrolled 4 then):
+ * L1/47-L1/53 0.85-0.87x, but 1.07x slower over 256 rows (16 x 256 x
+ * 8191), hence 1,024 terms at least; teams chosen wider than a thread keep
+ * one sum and 16 blocks (pairs there: a column sum's 65,536 rows of 1,024
+ * 1.03x, L2/14 1.05x slower).  Mode 2 (testing): also
  * where a thread a point was chosen, however short its reductions, 8
  * threads a point in pairs. */
 enum { ACROSS_WIDE = 32, ACROSS_LONG = 1024 };

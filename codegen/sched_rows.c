@@ -67,7 +67,6 @@ struct cg_rows_plan {
   const cg_group *g;
   int team;          /* threads per outer point (g->team) */
   int across;        /* g->across: the points a block takes, the team's threads that far apart; 0 */
-  int pairs;         /* g->pairs: the reductions' shares in two sums, up to 64 blocks a multiprocessor */
   int block;         /* threads per block: across * team; else the team when wider than a warp,
                         else CG_BLOCK */
   int per_block;     /* teams per block */
@@ -306,7 +305,6 @@ cg_rows_plan *cg_plan_rows(cg_ctx *C, const cg_group *g, cg_kernel *k) {
    * barriers span the block); narrower teams share a block of CG_BLOCK. */
   plan->team = g->team;
   plan->across = g->across;
-  plan->pairs = g->pairs;
   plan->block = g->across ? g->across * g->team : g->team > 32 ? g->team : CG_BLOCK;
   plan->per_block = plan->block / g->team;
   plan->stmt = KBC_NEW_ARRAY(C->a, rows_stmt, g->count);
@@ -344,7 +342,7 @@ cg_rows_plan *cg_plan_rows(cg_ctx *C, const cg_group *g, cg_kernel *k) {
    * against 2.67 in 16 on a column sum (group.c, across_points). */
   int pointwise = plan->vec > 1; /* vec_ok: a thread per point, no reduction */
   k->per_block = plan->per_block * (pointwise ? plan->vec : 1);
-  k->max_blocks = pointwise ? 0 : C->t->sm_count * (plan->pairs ? 64 : 16);
+  k->max_blocks = pointwise ? 0 : C->t->sm_count * (g->pairs ? 64 : 16);
   k->zero_tensor = -1;
   k->n_tensors = cg_collect_tensors(C->a, C->p, g->first, g->count, &k->tensors);
   k->work = plan->work;
@@ -480,9 +478,10 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k) {
   for (int j = 0; j < g->n_outer; j++)
     cg_line(E, "const long long %s = _o%d;", E->idx[g->phi[k * CG_MAX_OUTER + j]], j);
   const char *store = cg_fmt(E, "%s[%s]", C->names->tensor[s->out->id], cg_offset(E, s->out, s->lhs));
+  const cg_team team = {.size = plan->team, .across = plan->across, .pairs = g->pairs}; /* a split's */
   switch (st->how) {
   case ROWS_STMT_TEAM_REDUCE: {
-    cg_split split = {.reduce = cg_top_reduce(s->rhs), .team = {.size = plan->team, .across = plan->across, .pairs = plan->pairs}};
+    cg_split split = {.reduce = cg_top_reduce(s->rhs), .team = team};
     const char *v = cg_float_value(E, s->rhs, cg_expr_in(E, s->rhs, &(cg_expr_ctx){.split = &split}));
     cg_line(E, "if (_lane == 0) %s = %s;", store, v);
     break;
@@ -491,7 +490,7 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k) {
     const ir_stmt *b = IR_STMT(C->p, g->first + k + 1);
     const char *sum = cg_fmt(E, "_osum%d", E->tmp++);
     cg_line(E, "float %s = 0.0f; // with the max, online: %s", sum, cg_stmt_comment(C->a, b));
-    cg_split split = {.reduce = s->rhs, .team = {.size = plan->team, .across = plan->across, .pairs = plan->pairs}, .online = sum};
+    cg_split split = {.reduce = s->rhs, .team = team, .online = sum};
     const char *m = cg_expr_in(E, s->rhs, &(cg_expr_ctx){.split = &split});
     cg_online_finish(E, m, sum, cg_extent_product(E, s->rhs->u.reduce.vars, s->rhs->u.reduce.n_vars));
     emit_pair_stores(C, E, plan, k, store, m, sum);
@@ -502,7 +501,7 @@ static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k) {
     const char *w = cg_fmt(E, "_w%d", E->tmp++);
     cg_line(E, "float %sn = 0.0f, %sm = 0.0f, %sq = 0.0f, %ss = 0.0f; // Welford, for %s", w, w, w, w,
             cg_stmt_comment(C->a, b));
-    cg_split split = {.reduce = cg_top_reduce(s->rhs), .team = {.size = plan->team, .across = plan->across, .pairs = plan->pairs}, .welford = w};
+    cg_split split = {.reduce = cg_top_reduce(s->rhs), .team = team, .welford = w};
     const char *a = cg_fmt(E, "_a%d", E->tmp++);
     cg_line(E, "const float %s = %s;", a,
             cg_float_value(E, s->rhs, cg_expr_in(E, s->rhs, &(cg_expr_ctx){.split = &split})));
