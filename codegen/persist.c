@@ -10,8 +10,9 @@
  * than the block between cg_persist_body_open and _close), and
  * cg_emit_persist() prints the kernel and makes its cg_kernel.
  *
- * The kernel (docs/ARCHITECTURE.md, "The persistent kernel"): a block per
- * multiprocessor takes tasks — a stage's block each — from a counter, in
+ * The kernel (docs/ARCHITECTURE.md, "The persistent kernel"): blocks, as
+ * many a multiprocessor as its threads, shared memory and a register
+ * budget allow (persist_per_sm), take tasks — a stage's block each — from a counter, in
  * stage order; before a task runs, its first thread waits (acquire) until
  * every stage it depends on has counted all its blocks done (release
  * after a barrier).  Tasks are handed out in order and wait only for
@@ -37,11 +38,16 @@ enum {
    * persistent (CViT b10 1.74x), so the rule takes no program */
   PERSIST_LAUNCH_US = 0,
   PERSIST_ROUND_US = 1,
+  /* the registers a thread may have when several blocks share a
+   * multiprocessor (persist_per_sm): the stages' kernels hold 24-125 (CViT
+   * 24-53 alone, 72 as one persistent kernel of a block a multiprocessor) */
+  PERSIST_REGS = 80,
 };
 
 struct cg_persist {
   int threads;            /* the block: the widest stage's */
   int smem;               /* dynamic shared memory: the largest stage's */
+  int per_sm;             /* blocks a multiprocessor (persist_per_sm): the grid is sm_count times it */
   int n_stages;
   cg_stage *stages;
   int *kernel_of;         /* stage -> kernel index (-1: a zero-fill) */
@@ -92,8 +98,21 @@ static int64_t resident(int threads, int smem) {
   return r < 1 ? 1 : r > 32 ? 32 : r;
 }
 
+/* The blocks of the persistent kernel a multiprocessor holds: as many as
+ * its threads and shared memory allow (resident), at most as many as leave
+ * each thread PERSIST_REGS registers (__launch_bounds__ makes ptxas keep
+ * to it).  Every stage's blocks then run in as few rounds as the kernel's
+ * own grid would, not one block a multiprocessor in turn (docs/PERSISTENT.md:
+ * the first version, of one block, lost the split-K weight streams'
+ * parallelism). */
+static int persist_per_sm(const cg_persist *P) {
+  int64_t r = resident(P->threads, P->smem), by_regs = 65536 / ((int64_t)P->threads * PERSIST_REGS);
+  if (r > by_regs) r = by_regs;
+  return r < 1 ? 1 : (int)r;
+}
+
 /* The cost rule: the launches saved against the rounds of blocks lost by
- * running every stage one block a multiprocessor. */
+ * running every stage P->per_sm blocks a multiprocessor. */
 static int pays(const cg_target *t, const cg_persist *P) {
   if (t->opt.persist >= 2) return 1;
   int64_t lost = 0;
@@ -101,7 +120,7 @@ static int pays(const cg_target *t, const cg_persist *P) {
     const cg_stage *st = &P->stages[s];
     int smem = st->kernel ? st->kernel->smem : 0;
     int64_t alone = ceil_div(st->blocks, t->sm_count * resident(st->threads, smem));
-    lost += ceil_div(st->blocks, t->sm_count) - alone;
+    lost += ceil_div(st->blocks, (int64_t)t->sm_count * P->per_sm) - alone;
   }
   return lost * PERSIST_ROUND_US < (P->n_stages - 1) * PERSIST_LAUNCH_US;
 }
@@ -186,13 +205,15 @@ cg_persist *cg_plan_persist(cg_ctx *C, const cg_kernel *ks, int n) {
     for (int i = 0; i < nt - 1; i++)
       if (rw[s][i] & 2) P->changing[i] = 1;
   }
+  P->per_sm = persist_per_sm(P);
   if (P->smem > t->smem_per_block || !pays(t, P)) return NULL;
   /* Every kernel's blocks loop over the work past its grid (the emulator
    * runs them on capped grids): a stage takes at most a task per block of
    * the persistent kernel, and so at most one round. */
+  int64_t grid = (int64_t)t->sm_count * P->per_sm;
   for (int s = 0; s < P->n_stages; s++) {
     cg_stage *st = &P->stages[s];
-    if (st->blocks > t->sm_count) st->blocks = t->sm_count;
+    if (st->blocks > grid) st->blocks = grid;
     P->first_task[s + 1] = P->first_task[s] + st->blocks;
   }
   dependencies(a, P, rw, nt, KBC_NEW_ARRAY(a, unsigned char, (size_t)P->n_stages * P->n_stages));
@@ -304,15 +325,15 @@ void cg_emit_persist(cg_ctx *C, const cg_persist *P, cg_kernel *out) {
   out->n_stages = S;
   out->stages = P->stages;
   int scratch = cg_kernel_takes_scratch(out);
-  kbc_buf_printf(o, "// The %d stages above as one persistent kernel: a block per multiprocessor takes tasks\n"
+  kbc_buf_printf(o, "// The %d stages above as one persistent kernel: %d blocks a multiprocessor take tasks\n"
                     "// (a stage's block each) in stage order, each once the stages it reads from, or writes\n"
                     "// after, are done.\n",
-                 S);
+                 S, P->per_sm);
   kbc_buf_printf(o, "__device__ unsigned _%s_next = 0; // tasks handed out\n", name);
   kbc_buf_printf(o, "__device__ unsigned %s[%d]; // per stage, its blocks finished\n", done, S);
   kbc_buf_printf(o, "__device__ unsigned _%s_out = 0; // blocks out of tasks; the last resets the counters\n", name);
   int *ids, nid = union_tensors(a, p, P, &ids);
-  kbc_buf_printf(o, "extern \"C\" __global__ void __launch_bounds__(%d, 1)\n%s(", P->threads, name);
+  kbc_buf_printf(o, "extern \"C\" __global__ void __launch_bounds__(%d, %d)\n%s(", P->threads, P->per_sm, name);
   for (int i = 0; i < nid; i++)
     kbc_buf_printf(o, "%s%s%s", i ? ",\n    " : "", P->changing[ids[i]] ? "float *" : "const float *",
                    C->names->tensor[ids[i]]);
@@ -353,7 +374,7 @@ void cg_emit_persist(cg_ctx *C, const cg_persist *P, cg_kernel *out) {
   out->count = p->stmts.len;
   out->block = P->threads;
   out->smem = P->smem;
-  out->work = sym_const(a, C->t->sm_count); /* every stage at most one round of it */
+  out->work = sym_const(a, (int64_t)C->t->sm_count * P->per_sm); /* every stage at most one round of it */
   out->per_block = 1;
   out->n_tensors = nid;
   out->tensors = ids;
