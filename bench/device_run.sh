@@ -55,6 +55,8 @@
 #          torch.sum over the same shape, then a column sum of 1048576 x 64
 #          (bench/micro/colsum0.kb) the same ways, kbc bench beside both,
 #          into $OUT/colsum.txt;
+#   handoff: what a stage boundary costs, graph kernels against persistent
+#          hand-off protocols (bench/micro/handoff.cu; $OUT/handoff.txt);
 #   persist: the persistent kernel (KBC_PERSIST=2) verified and timed
 #          against the kernels one by one at bench/ab_cases_persist.txt's
 #          cases ($OUT/persist_{verify,ab}.txt);
@@ -200,6 +202,12 @@ case "${1:-}" in
     done | tee $OUT/persist_verify.txt
     timeout "${AB_TIMEOUT:-300}" bench/ab.sh build/gpu build/gpu:KBC_PERSIST=2 bench/ab_cases_persist.txt 2>&1 |
       tee $OUT/persist_ab.txt ;;
+  handoff)
+    # issue 15: what a stage boundary costs (bench/micro/handoff.cu: a chain
+    # of 45 stages as graph kernels, with PDL, and as persistent kernels
+    # of several hand-off protocols)
+    { nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/handoff bench/micro/handoff.cu && /tmp/handoff 45; } 2>&1 |
+      tee $OUT/handoff.txt ;;
   colsum)
     { nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/colsum bench/micro/colsum.cu && /tmp/colsum
       $(torch_python) -c '
