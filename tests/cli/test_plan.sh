@@ -688,12 +688,14 @@ KBC_STREAM_SPLIT=1 sm_plan | grep -qE 'softmax_k1_out +rows +\[1572864, 1, 1\]' 
 # KBC_PERSIST=2 (codegen/persist.c): one persistent kernel, its stages in
 # order, each with the stages it waits for (transitive ones left out: y
 # waits for total alone, which waits for norm, which waits for h), the
-# scatter's zero-fill a stage of its own; JSON lists the same stages
+# scatter's zero-fill a stage of its own; three blocks of 256 threads a
+# multiprocessor (persist_per_sm: 80 registers a thread), so the grid is 396
+# and a stage of more blocks (h: 171) keeps them; JSON lists the same stages
 ps=(compile "$src/tests/codegen/specs/persist.kb" --target sm_90 --emit plan --specialize --set m=70 --set n=70)
 expect 0 "persistent plan" env KBC_PERSIST=2 KBC_GEMM_ALWAYS=1 KBC_GEMM_SPLIT=2 "$kbc" "${ps[@]}" &&
   mentions "persistent plan" ": sm_90, fp32, 32-bit indices, 1 launch" &&
-  grep -qE '^  0 +persist_persist +persistent +\[132, 1, 1\] +\[256, 1, 1\]' "$log" &&
-  mentions "persistent plan" "stage 0: persist_k0_h (gemm, 132 blocks of 256 threads)" &&
+  grep -qE '^  0 +persist_persist +persistent +\[396, 1, 1\] +\[256, 1, 1\]' "$log" &&
+  mentions "persistent plan" "stage 0: persist_k0_h (gemm, 171 blocks of 256 threads)" &&
   mentions "persistent plan" "stage 3: kbc_zero (zero, 2 blocks of 256 threads)" &&
   mentions "persistent plan" "stage 4: persist_k3_hist (scatter, 20 blocks of 256 threads; after stage 1, 3)" &&
   mentions "persistent plan" "stage 5: persist_k4_y (gemm, 45 blocks of 256 threads; after stage 2)" &&
@@ -708,7 +710,8 @@ st = k["stages"]
 assert [s["name"] for s in st] == ["persist_k0_h", "persist_k1_norm_red", "persist_k2_total", "kbc_zero",
                                    "persist_k3_hist", "persist_k4_y"], st
 assert [s["after"] for s in st] == [[], [0], [1], [], [1, 3], [2]], st
-assert st[3]["family"] == "zero" and st[0]["blocks"] == 132 and st[0]["threads"] == 256, st'
+assert st[3]["family"] == "zero" and st[0]["blocks"] == 171 and st[0]["threads"] == 256, st
+assert k["grid"] == [396, 1, 1], k["grid"]'
 # not by default (KBC_PERSIST off until timed)
 expect 0 "no persistent kernel by default" "$kbc" "${ps[@]}" &&
   grep -q persistent "$log" && fail "persistent kernel without KBC_PERSIST: $(cat "$log")"
