@@ -229,11 +229,34 @@ static int tile_sized(const ir_stmt *s, const cg_contraction *c) {
          cg_extent_estimate(s, c->k, c->n_k) >= 8;
 }
 
+/* Under opt.gemm_small, the family of a contraction with few rows (or
+ * columns: `lo` of M and N) by the size of its larger operand: the rows
+ * family where lo < 32 and that operand is under GEMM_SMALL_CACHED floats
+ * (a GEMM tile of 32 rows is mostly empty, runs a handful of blocks, and
+ * the rows family's re-reads of the operand hit the caches: CViT b10's
+ * 20-row linears, 8-16 GEMM blocks); the GEMM family where 4 <= lo < 16
+ * and it is GEMM_SMALL_STREAM floats or more (split-K streams it once
+ * where the rows family reads it lo times: the MLP at batch 8, 4096 x 1024
+ * weights); else (or batched) -1, the work rule decides. */
+enum { GEMM_SMALL_CACHED = 1 << 18, GEMM_SMALL_STREAM = 1 << 20 };
+
+static int small_rule(const ir_stmt *s, const cg_contraction *c) {
+  if (c->n_b) return -1; /* batched (attention's per-head products): the operands are per batch point */
+  double m = cg_extent_estimate(s, c->m, c->n_m), n = cg_extent_estimate(s, c->n, c->n_n);
+  double k = cg_extent_estimate(s, c->k, c->n_k);
+  double lo = m < n ? m : n, big = (m < n ? n : m) * k;
+  if (k >= 8 && lo >= 4 && lo < 16 && big >= GEMM_SMALL_STREAM) return 1;
+  if (lo < 32 && big < GEMM_SMALL_CACHED) return 0;
+  return -1;
+}
+
 static int tiled_candidate(kbc_arena *a, const ir_stmt *s, const cg_options *o) {
   if (o->no_gemm) return 0;
   cg_contraction c;
   if (!cg_find_contraction(a, s, &c)) return 0;
   if (o->gemm_always) return 1;
+  int small = o->gemm_small ? small_rule(s, &c) : -1;
+  if (small >= 0) return small;
   double macs = product_tile(s, c.m, c.n_m) * product_tile(s, c.n, c.n_n) * product_tile(s, c.bat, c.n_b) *
                 product_tile(s, c.k, c.n_k);
   return tile_sized(s, &c) && macs >= (double)(1 << 20);

@@ -54,6 +54,7 @@
   X("KBC_GEMM_PREP", gemm_prep, 0, 2)               \
   X("KBC_GEMM_PACK", gemm_pack, 0, 2)               \
   X("KBC_GEMM_GATHER", gemm_gather, 0, 2)           \
+  X("KBC_GEMM_SMALL", gemm_small, 0, 1)             \
   X("KBC_IDX32", idx32, 0, 1)                       \
   X("KBC_PERSIST", persist, 0, 2)                   \
   X("KBC_PDL", pdl, 0, 1)

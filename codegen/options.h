@@ -126,6 +126,11 @@ typedef struct {
                           wgmma's transposed copies, its k offsets from a whole-K table (gemm_plan.c,
                           plan_gather): 1 (default) but a padded one at 3xTF32, 2 wherever it
                           applies (testing), 0 never */
+  int gemm_small;      /* KBC_GEMM_SMALL: contractions with few rows (or columns) by the size of their
+                          larger operand (group.c, small_rule): under 32 rows and an operand under 1 MB
+                          to the rows family, 4-15 rows and one of 4 MB or more to the GEMM family
+                          (split-K streams it once); 0 (default until timed): M and N of 16 and 2^20
+                          multiply-adds alone decide */
   int idx32;           /* KBC_IDX32 (default on; measured 0.97x geomean, 0.82-1.05x): the 32-bit
                           index variant where a binding fits (applied by the callers:
                           cg_program_narrow); 0: the 64-bit text always */
