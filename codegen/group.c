@@ -240,12 +240,14 @@ static int tile_sized(const ir_stmt *s, const cg_contraction *c) {
  * weights); else (or batched) -1, the work rule decides. */
 enum { GEMM_SMALL_CACHED = 1 << 18, GEMM_SMALL_STREAM = 1 << 20 };
 
-static int small_rule(const ir_stmt *s, const cg_contraction *c) {
+static int small_rule(const ir_stmt *s, const cg_contraction *c, int from) {
   if (c->n_b) return -1; /* batched (attention's per-head products): the operands are per batch point */
   double m = cg_extent_estimate(s, c->m, c->n_m), n = cg_extent_estimate(s, c->n, c->n_n);
   double k = cg_extent_estimate(s, c->k, c->n_k);
   double lo = m < n ? m : n, big = (m < n ? n : m) * k;
-  if (k >= 8 && lo >= 4 && lo < 16 && big >= GEMM_SMALL_STREAM) return 1;
+  /* (a sum of 4096 terms or more, longer than the output: a team per
+   * output element splits it, cg_group_family's matrix-vector case) */
+  if (k >= 8 && lo >= from && lo < 16 && big >= GEMM_SMALL_STREAM && !(k >= 4096 && k > m * n)) return 1;
   if (lo < 32 && big < GEMM_SMALL_CACHED) return 0;
   return -1;
 }
@@ -255,7 +257,7 @@ static int tiled_candidate(kbc_arena *a, const ir_stmt *s, const cg_options *o) 
   cg_contraction c;
   if (!cg_find_contraction(a, s, &c)) return 0;
   if (o->gemm_always) return 1;
-  int small = o->gemm_small ? small_rule(s, &c) : -1;
+  int small = o->gemm_small ? small_rule(s, &c, o->gemm_small == 2 ? 2 : 4) : -1;
   if (small >= 0) return small;
   double macs = product_tile(s, c.m, c.n_m) * product_tile(s, c.n, c.n_n) * product_tile(s, c.bat, c.n_b) *
                 product_tile(s, c.k, c.n_k);

@@ -129,8 +129,9 @@ typedef struct {
   int gemm_small;      /* KBC_GEMM_SMALL: contractions with few rows (or columns) by the size of their
                           larger operand (group.c, small_rule): under 32 rows and an operand under 1 MB
                           to the rows family, 4-15 rows and one of 4 MB or more to the GEMM family
-                          (split-K streams it once); 0 (default until timed): M and N of 16 and 2^20
-                          multiply-adds alone decide */
+                          (split-K streams it once); 1 (default: H100, 2026-12-06, CViT b10 0.85x, MLPs
+                          at batch 4-12 0.30-0.69x, controls 0.99-1.01x); 2: the GEMM family from 2 rows
+                          (testing); 0: M and N of 16 and 2^20 multiply-adds alone decide */
   int idx32;           /* KBC_IDX32 (default on; measured 0.97x geomean, 0.82-1.05x): the 32-bit
                           index variant where a binding fits (applied by the callers:
                           cg_program_narrow); 0: the 64-bit text always */

@@ -685,6 +685,18 @@ sm_plan() { "$kbc" compile "$src/bench/suite/1_23_softmax.kb" --target sm_90 --e
 sm_plan | grep -qE '^# launch plan of softmax .*, 1 launch$' || fail "softmax: not one kernel by default: $(sm_plan)"
 KBC_STREAM_SPLIT=1 sm_plan | grep -qE 'softmax_k1_out +rows +\[1572864, 1, 1\]' ||
   fail "softmax under KBC_STREAM_SPLIT=1: the normalisation is not a pointwise grid: $(KBC_STREAM_SPLIT=1 sm_plan)"
+# Contractions with few rows (group.c small_rule, KBC_GEMM_SMALL=1 by
+# default): a 20-row linear of 512 x 256 weights (0.5 MB) in the rows family,
+# an 8-row one of 4096 x 1024 (16 MB) a GEMM; an 8-row one of 8192-term sums,
+# matrix-vector like, stays rows (a team an element); under KBC_GEMM_SMALL=0
+# the first two the other way round (the work rule: 16 rows, 2^20 products).
+mbg_family() { "$kbc" compile "$src/specs/examples/matmul_bias_gelu.kb" --target sm_90a --emit plan --specialize \
+  --set "m=$1" --set "k=$2" --set "n=$3" 2>&1 | awk '$2 == "matmul_bias_gelu_k0_out" {print $3}'; }
+[ "$(mbg_family 20 512 256)" = rows ] || fail "20 x 256 x 512 linear: not rows: $(mbg_family 20 512 256)"
+[ "$(mbg_family 8 1024 4096)" = gemm ] || fail "8 x 4096 x 1024 linear: not a GEMM: $(mbg_family 8 1024 4096)"
+[ "$(mbg_family 8 8192 256)" = rows ] || fail "8 x 256 x 8192 linear: not rows: $(mbg_family 8 8192 256)"
+[ "$(KBC_GEMM_SMALL=0 mbg_family 20 512 256)" = gemm ] || fail "KBC_GEMM_SMALL=0, 20 rows: not a GEMM"
+[ "$(KBC_GEMM_SMALL=0 mbg_family 8 1024 4096)" = rows ] || fail "KBC_GEMM_SMALL=0, 8 rows: not rows"
 # KBC_PERSIST=2 (codegen/persist.c): one persistent kernel, its stages in
 # order, each with the stages it waits for (transitive ones left out: y
 # waits for total alone, which waits for norm, which waits for h), the
