@@ -235,19 +235,37 @@ static int tile_sized(const ir_stmt *s, const cg_contraction *c) {
  * (a GEMM tile of 32 rows is mostly empty, runs a handful of blocks, and
  * the rows family's re-reads of the operand hit the caches: CViT b10's
  * 20-row linears, 8-16 GEMM blocks); the GEMM family where 4 <= lo < 16
- * and it is GEMM_SMALL_STREAM floats or more (split-K streams it once
- * where the rows family reads it lo times: the MLP at batch 8, 4096 x 1024
- * weights); else (or batched) -1, the work rule decides. */
+ * and it is GEMM_SMALL_STREAM floats or more, the few rows leading the
+ * output (split-K streams it once where the rows family reads it lo times:
+ * the MLP at batch 8, 4096 x 1024 weights); else (or batched) -1, the work
+ * rule decides. */
 enum { GEMM_SMALL_CACHED = 1 << 18, GEMM_SMALL_STREAM = 1 << 20 };
+
+/* The first place of s's output whose index mentions one of ids (its
+ * rank when none does). */
+static int first_place(const ir_stmt *s, const int *ids, int n) {
+  for (int d = 0; d < s->out->rank; d++)
+    for (int i = 0; i < n; i++)
+      if (sym_mentions_index(s->lhs[d], ids[i])) return d;
+  return s->out->rank;
+}
 
 static int small_rule(const ir_stmt *s, const cg_contraction *c, int from) {
   if (c->n_b) return -1; /* batched (attention's per-head products): the operands are per batch point */
   double m = cg_extent_estimate(s, c->m, c->n_m), n = cg_extent_estimate(s, c->n, c->n_n);
   double k = cg_extent_estimate(s, c->k, c->n_k);
   double lo = m < n ? m : n, big = (m < n ? n : m) * k;
-  /* (a sum of 4096 terms or more, longer than the output: a team per
-   * output element splits it, cg_group_family's matrix-vector case) */
-  if (k >= 8 && lo >= from && lo < 16 && big >= GEMM_SMALL_STREAM && !(k >= 4096 && k > m * n)) return 1;
+  /* The GEMM side only where the few rows lead the output (out[b, o] of
+   * a batch of 8): the rows family's neighbouring points then walk the
+   * large side, and each re-read of the large operand comes from another
+   * block; where they trail (out[i, c] of 8 classes) a block's points
+   * share their row of it.  Nor for a sum of 4096 terms or more, longer
+   * than the output: a team per output element splits it
+   * (cg_group_family's matrix-vector case). */
+  int lo_leads = m < n ? first_place(s, c->m, c->n_m) < first_place(s, c->n, c->n_n)
+                       : first_place(s, c->n, c->n_n) < first_place(s, c->m, c->n_m);
+  if (k >= 8 && lo >= from && lo < 16 && lo_leads && big >= GEMM_SMALL_STREAM && !(k >= 4096 && k > m * n))
+    return 1;
   if (lo < 32 && big < GEMM_SMALL_CACHED) return 0;
   return -1;
 }

@@ -695,6 +695,17 @@ mbg_family() { "$kbc" compile "$src/specs/examples/matmul_bias_gelu.kb" --target
 [ "$(mbg_family 20 512 256)" = rows ] || fail "20 x 256 x 512 linear: not rows: $(mbg_family 20 512 256)"
 [ "$(mbg_family 8 1024 4096)" = gemm ] || fail "8 x 4096 x 1024 linear: not a GEMM: $(mbg_family 8 1024 4096)"
 [ "$(mbg_family 8 8192 256)" = rows ] || fail "8 x 256 x 8192 linear: not rows: $(mbg_family 8 8192 256)"
+# 8 trailing columns of a 4096 x 1024 operand stay rows (a block's points
+# share their row of it); the same product written out[j, i] (the 8 leading)
+# is a GEMM
+printf 'kernel few\naxis m var\naxis k var\naxis n var\ninput x f32[m, k]\ninput w f32[k, n]\noutput y f32[%s]\ny[%s] = sum(r: x[i, r] * w[r, j])\n' \
+  "m, n" "i, j" >"$tmp/few_trailing.kb"
+printf 'kernel few\naxis m var\naxis k var\naxis n var\ninput x f32[m, k]\ninput w f32[k, n]\noutput y f32[%s]\ny[%s] = sum(r: x[i, r] * w[r, j])\n' \
+  "n, m" "j, i" >"$tmp/few_leading.kb"
+few_family() { "$kbc" compile "$tmp/$1.kb" --target sm_90a --emit plan --specialize --set m=4096 --set k=1024 --set n=8 2>&1 |
+  awk '$2 == "few_k0_y" {print $3}'; }
+[ "$(few_family few_trailing)" = rows ] || fail "8 trailing columns: not rows: $(few_family few_trailing)"
+[ "$(few_family few_leading)" = gemm ] || fail "8 leading rows: not a GEMM: $(few_family few_leading)"
 [ "$(KBC_GEMM_SMALL=0 mbg_family 20 512 256)" = gemm ] || fail "KBC_GEMM_SMALL=0, 20 rows: not a GEMM"
 [ "$(KBC_GEMM_SMALL=0 mbg_family 8 1024 4096)" = rows ] || fail "KBC_GEMM_SMALL=0, 8 rows: not rows"
 # KBC_PERSIST=2 (codegen/persist.c): one persistent kernel, its stages in
