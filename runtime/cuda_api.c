@@ -64,6 +64,10 @@ static const struct {
     OPT(cuGraphLaunch, "cuGraphLaunch"),
     OPT(cuGraphExecDestroy, "cuGraphExecDestroy"),
     OPT(cuGraphDestroy, "cuGraphDestroy"),
+    OPT(cuGraphGetRootNodes, "cuGraphGetRootNodes"),
+    OPT(cuGraphNodeGetDependentNodes, "cuGraphNodeGetDependentNodes_v2"),
+    OPT(cuGraphNodeGetType, "cuGraphNodeGetType"),
+    OPT(cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2"),
     OPT(cuStreamIsCapturing, "cuStreamIsCapturing"),
 #undef SYM
 #undef OPT

@@ -35,6 +35,21 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUgraphNode_st *CUgraphNode;
+
+/* A kernel node's parameters (CUDA_KERNEL_NODE_PARAMS_v2, cuda.h 13.0), for
+ * cuGraphExecKernelNodeSetParams_v2. */
+typedef struct {
+  CUfunction func;
+  unsigned int gridDimX, gridDimY, gridDimZ;
+  unsigned int blockDimX, blockDimY, blockDimZ;
+  unsigned int sharedMemBytes;
+  void **kernelParams;
+  void **extra;
+  void *kern;    /* CUkernel: unused (func is set) */
+  CUcontext ctx; /* ignored when func is set */
+} CUDA_KERNEL_NODE_PARAMS_v2;
+enum { CU_GRAPH_NODE_TYPE_KERNEL = 0 }; /* CUgraphNodeType */
 
 /* CUresult values (cuda.h 13.0, enum cudaError_enum). */
 enum {
@@ -182,6 +197,13 @@ typedef struct {
   CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
   CUresult (*cuGraphExecDestroy)(CUgraphExec);
   CUresult (*cuGraphDestroy)(CUgraph);
+  /* A captured graph's kernel nodes, walked in launch order, and their
+   * arguments changed in the instantiated graph (rt_graph_set_kernel;
+   * optional). */
+  CUresult (*cuGraphGetRootNodes)(CUgraph, CUgraphNode *, size_t *);
+  CUresult (*cuGraphNodeGetDependentNodes)(CUgraphNode, CUgraphNode *, void *edge_data, size_t *); /* _v2 */
+  CUresult (*cuGraphNodeGetType)(CUgraphNode, int *);
+  CUresult (*cuGraphExecKernelNodeSetParams)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v2 *); /* _v2 */
   /* Whether a caller's stream is being captured (CUstreamCaptureStatus:
    * 0 none, 1 active, 2 invalidated; optional). */
   CUresult (*cuStreamIsCapturing)(CUstream, int *);

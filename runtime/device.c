@@ -251,15 +251,93 @@ int rt_graph_capture_begin(rt_device *dev, void *stream, rt_err *err) {
   return CHECK(dev, cuStreamBeginCapture((CUstream)stream, 2 /* relaxed */), "cuStreamBeginCapture_v2");
 }
 
-int rt_graph_capture_end(rt_device *dev, void *stream, void **exec, rt_err *err) {
-  CUgraph g = NULL;
+static int prepare_launch(rt_function *fn, const unsigned grid[3], const unsigned block[3], size_t smem,
+                          void *stream, const char *how, rt_err *err);
+static int launch_failed(CUresult r, const char *call, rt_function *fn, const unsigned grid[3],
+                         const unsigned block[3], size_t smem, rt_err *err);
+
+struct rt_graph {
+  rt_device *dev;
+  CUgraph graph;      /* kept: its nodes name the instantiated graph's */
+  CUgraphExec exec;
+  CUgraphNode *nodes; /* the kernel nodes in launch order */
+  int n_nodes;        /* -1: not a chain of kernels, or no way to change one */
+};
+
+/* The graph's nodes in launch order, where it is one chain of kernel
+ * nodes (a stream's launches); else n_nodes = -1. */
+static void chain_of_kernels(rt_graph *g) {
+  const rt_cuda_api *cu = g->dev->cu;
+  g->n_nodes = -1;
+  if (!cu->cuGraphGetRootNodes || !cu->cuGraphNodeGetDependentNodes || !cu->cuGraphNodeGetType ||
+      !cu->cuGraphExecKernelNodeSetParams)
+    return;
+  CUgraphNode node = NULL;
+  size_t n = 1;
+  if (cu->cuGraphGetRootNodes(g->graph, NULL, &n) != CUDA_SUCCESS || n != 1 ||
+      cu->cuGraphGetRootNodes(g->graph, &node, &n) != CUDA_SUCCESS)
+    return;
+  int len = 0, cap = 0;
+  CUgraphNode *nodes = NULL;
+  while (node) {
+    int type = -1;
+    if (cu->cuGraphNodeGetType(node, &type) != CUDA_SUCCESS || type != CU_GRAPH_NODE_TYPE_KERNEL) break;
+    if (len == cap) {
+      CUgraphNode *more = realloc(nodes, sizeof *nodes * (size_t)(cap = cap ? 2 * cap : 64));
+      if (!more) break;
+      nodes = more;
+    }
+    nodes[len++] = node;
+    CUgraphNode next = NULL;
+    if (cu->cuGraphNodeGetDependentNodes(node, NULL, NULL, &n) != CUDA_SUCCESS || n > 1 ||
+        (n == 1 && cu->cuGraphNodeGetDependentNodes(node, &next, NULL, &n) != CUDA_SUCCESS)) {
+      node = NULL, len = -1; /* a branch, or no answer */
+      break;
+    }
+    node = n ? next : NULL;
+    if (!node) {
+      g->nodes = nodes;
+      g->n_nodes = len;
+      return;
+    }
+  }
+  free(nodes); /* a node that is no kernel, or out of memory */
+}
+
+int rt_graph_capture_end(rt_device *dev, void *stream, rt_graph **out, rt_err *err) {
+  CUgraph graph = NULL;
   CUgraphExec e = NULL;
-  *exec = NULL;
-  if (CHECK(dev, cuStreamEndCapture((CUstream)stream, &g), "cuStreamEndCapture") < 0) return -1;
-  int rc = CHECK(dev, cuGraphInstantiate(&e, g, 0), "cuGraphInstantiateWithFlags");
-  dev->cu->cuGraphDestroy(g);
-  if (rc == 0) *exec = e;
-  return rc;
+  *out = NULL;
+  if (CHECK(dev, cuStreamEndCapture((CUstream)stream, &graph), "cuStreamEndCapture") < 0) return -1;
+  rt_graph *g = calloc(1, sizeof *g);
+  if (!g) {
+    dev->cu->cuGraphDestroy(graph);
+    return rt_fail(err, RT_ERR_MEMORY, "out of memory");
+  }
+  if (CHECK(dev, cuGraphInstantiate(&e, graph, 0), "cuGraphInstantiateWithFlags") < 0) {
+    dev->cu->cuGraphDestroy(graph);
+    free(g);
+    return -1;
+  }
+  *g = (rt_graph){.dev = dev, .graph = graph, .exec = e};
+  chain_of_kernels(g);
+  *out = g;
+  return 0;
+}
+
+int rt_graph_kernels(const rt_graph *g) { return g ? g->n_nodes : -1; }
+
+int rt_graph_set_kernel(rt_graph *g, int i, rt_function *fn, const unsigned grid[3], const unsigned block[3],
+                        size_t smem, void **args, rt_err *err) {
+  if (!g || i < 0 || i >= g->n_nodes)
+    return rt_fail(err, RT_ERR_INTERNAL, "graph node %d of %d changed", i, g ? g->n_nodes : 0);
+  if (prepare_launch(fn, grid, block, smem, NULL, "graph node of", err) < 0) return -1;
+  CUDA_KERNEL_NODE_PARAMS_v2 p = {.func = fn->f,
+                                  .gridDimX = grid[0], .gridDimY = grid[1], .gridDimZ = grid[2],
+                                  .blockDimX = block[0], .blockDimY = block[1], .blockDimZ = block[2],
+                                  .sharedMemBytes = (unsigned)smem, .kernelParams = args};
+  CUresult r = g->dev->cu->cuGraphExecKernelNodeSetParams(g->exec, g->nodes[i], &p);
+  return r == CUDA_SUCCESS ? 0 : launch_failed(r, "cuGraphExecKernelNodeSetParams_v2", fn, grid, block, smem, err);
 }
 
 int rt_stream_capturing(rt_device *dev, void *stream) {
@@ -269,12 +347,18 @@ int rt_stream_capturing(rt_device *dev, void *stream) {
   return status != 0;
 }
 
-int rt_graph_launch(rt_device *dev, void *exec, void *stream, rt_err *err) {
-  return CHECK(dev, cuGraphLaunch((CUgraphExec)exec, (CUstream)stream), "cuGraphLaunch");
+int rt_graph_launch(rt_device *dev, rt_graph *g, void *stream, rt_err *err) {
+  return CHECK(dev, cuGraphLaunch(g->exec, (CUstream)stream), "cuGraphLaunch");
 }
 
-void rt_graph_destroy(rt_device *dev, void *exec) {
-  if (exec && dev && rt_graph_supported(dev)) dev->cu->cuGraphExecDestroy((CUgraphExec)exec);
+void rt_graph_destroy(rt_device *dev, rt_graph *g) {
+  if (!g) return;
+  if (dev && rt_graph_supported(dev)) {
+    dev->cu->cuGraphExecDestroy(g->exec);
+    dev->cu->cuGraphDestroy(g->graph);
+  }
+  free(g->nodes);
+  free(g);
 }
 
 int rt_stream_sync(rt_device *dev, void *stream, rt_err *err) {

@@ -112,12 +112,22 @@ int rt_occupancy(rt_function *fn, int block_threads, size_t smem, int *blocks_pe
 
 /* CUDA graphs: capture the launches queued on a (non-default) stream,
  * then replay them with one call.  rt_graph_capture_end instantiates the
- * captured graph into *exec (release with rt_graph_destroy). */
+ * captured graph into *out (release with rt_graph_destroy), keeping its
+ * kernel nodes in launch order where the capture is a chain of kernels
+ * (one stream's launches): rt_graph_kernels counts them (-1 where it is
+ * not, or the driver cannot change a node), and rt_graph_set_kernel gives
+ * node i another launch of the same shape of work — new arguments, taken
+ * by value as a launch takes them — for the graph's later launches
+ * (cuGraphExecKernelNodeSetParams: launches already queued keep theirs). */
+typedef struct rt_graph rt_graph;
 int rt_graph_supported(rt_device *dev);
 int rt_graph_capture_begin(rt_device *dev, void *stream, rt_err *err);
-int rt_graph_capture_end(rt_device *dev, void *stream, void **exec, rt_err *err);
-int rt_graph_launch(rt_device *dev, void *exec, void *stream, rt_err *err);
-void rt_graph_destroy(rt_device *dev, void *exec);
+int rt_graph_capture_end(rt_device *dev, void *stream, rt_graph **out, rt_err *err);
+int rt_graph_launch(rt_device *dev, rt_graph *g, void *stream, rt_err *err);
+int rt_graph_kernels(const rt_graph *g);
+int rt_graph_set_kernel(rt_graph *g, int i, rt_function *fn, const unsigned grid[3], const unsigned block[3],
+                        size_t smem, void **args, rt_err *err);
+void rt_graph_destroy(rt_device *dev, rt_graph *g);
 /* 1 when a caller is capturing stream into a graph of its own (torch's
  * CUDA graphs, torch.compile's reduce-overhead mode), where no memory may
  * be allocated and the program's launches go into the caller's graph;

@@ -53,13 +53,16 @@ struct rt_exec {
   rt_dptr workspace;
   size_t workspace_bytes;
   rt_dptr scratch;        /* the kernels' scratch in the workspace, for the current launch */
-  /* Graph replay: the launches of the last argument set (pointers and var
-   * values), captured once the same set came twice in a row. */
+  /* Graph replay: the launches of the last argument set (pointers, var
+   * values and scratch), captured once the same sizes came twice in a row;
+   * replayed as they are when the set repeats, and with their kernel nodes'
+   * arguments changed when only the tensors' pointers differ (via_graph). */
   void *capture_stream;
-  void *graph;
+  rt_graph *graph;
   unsigned char *key, *graph_key; /* last and captured argument sets */
   size_t key_len;
   int repeats;
+  int node;                       /* updating the graph: its next kernel node; -1 when launching */
   /* KBC_PROFILE=1: every launch is timed kernel by kernel (events around
    * each, no graph) and the totals printed to stderr on destroy. */
   void **prof_ev;        /* 2 per kernel; NULL when not profiling */
@@ -206,6 +209,7 @@ int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precisi
   x->fit_vars = calloc((size_t)p->vars.len + 1, sizeof *x->fit_vars);
   x->in_ws = calloc((size_t)p->tensors.len + 1, 1);
   x->fit = -1;
+  x->node = -1;
   if (!x->vars32 || !x->fit_vars || !x->in_ws) {
     rt_fail(err, RT_ERR_MEMORY, "out of memory");
     goto fail;
@@ -289,19 +293,29 @@ static int place_temps(rt_exec *x, const ir_binding *b, rt_dptr *ptr, int captur
   return rc ? -1 : 0;
 }
 
-static int launch_zero(const rt_variant *v, int idx32, rt_dptr p, long long n, void *stream, rt_err *err) {
+/* One launch of the program's: queued on stream, or, while via_graph
+ * updates the captured graph (x->node >= 0), given to its next kernel node
+ * instead (the same launches in the same order: the sizes are the graph's). */
+static int launch(rt_exec *x, rt_function *fn, const unsigned grid[3], const unsigned block[3], size_t smem,
+                  void *stream, void **args, const rt_launch_opts *o, rt_err *err) {
+  if (x->node >= 0) return rt_graph_set_kernel(x->graph, x->node++, fn, grid, block, smem, args, err);
+  return o ? rt_launch_ex(fn, grid, block, smem, stream, args, o, err) : rt_launch(fn, grid, block, smem, stream, args, err);
+}
+
+static int launch_zero(rt_exec *x, const rt_variant *v, int idx32, rt_dptr p, long long n, void *stream,
+                       rt_err *err) {
   cg_launch l = cg_zero_launch(n);
   unsigned grid[3] = {(unsigned)l.grid[0], (unsigned)l.grid[1], (unsigned)l.grid[2]};
   unsigned block[3] = {(unsigned)l.block[0], (unsigned)l.block[1], (unsigned)l.block[2]};
   int n32 = (int)n; /* the 32-bit variant takes an int (its binding fits) */
   void *args[] = {&p, idx32 ? (void *)&n32 : (void *)&n};
-  return rt_launch(v->zero, grid, block, (size_t)l.smem, stream, args, err);
+  return launch(x, v->zero, grid, block, (size_t)l.smem, stream, args, NULL, err);
 }
 
 /* Kernel k's operands' copies into its scratch (cg_kernel.prep): by
  * kbc_tf32_copy, or by the kernel's own pack kernels, which take the
  * kernel's arguments (args). */
-static int launch_copies(const rt_variant *v, int idx32, int k, const cg_kernel *kn, const ir_binding *b,
+static int launch_copies(rt_exec *x, const rt_variant *v, int idx32, int k, const cg_kernel *kn, const ir_binding *b,
                          const rt_dptr *ptr, rt_dptr scratch, void **args, void *stream, rt_err *err) {
   for (int i = 0; i < kn->n_prep; i++) {
     int64_t at = cg_kernel_prep_at(kn, i, b->vars);
@@ -319,7 +333,8 @@ static int launch_copies(const rt_variant *v, int idx32, int k, const cg_kernel 
       cg_prep_name(kn, i, name, sizeof name);
       rt_debug(2, "launch %s: grid %lld, block %d, smem 0", name, (long long)l.grid[0], l.block[0]);
     }
-    if (rt_launch(v->copy[2 * k + i], grid, block, 0, stream, kn->prep_pack[i] ? args : copy_args, err)) return -1;
+    if (launch(x, v->copy[2 * k + i], grid, block, 0, stream, kn->prep_pack[i] ? args : copy_args, NULL, err))
+      return -1;
   }
   return 0;
 }
@@ -372,7 +387,7 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
     cg_launch l;
     if (!cg_kernel_launch(kn, b->vars, &l)) return rt_fail(err, RT_ERR_ARGUMENT, "kernel %s: its amount of work overflows", kn->name);
     if (kn->zero_tensor >= 0 && b->numel[kn->zero_tensor] > 0 &&
-        launch_zero(v, idx32, ptr[kn->zero_tensor], b->numel[kn->zero_tensor], stream, err))
+        launch_zero(x, v, idx32, ptr[kn->zero_tensor], b->numel[kn->zero_tensor], stream, err))
       return -1;
     /* profiling: events around the kernel (around nothing when it has no work), its operands' copies included */
     if (ev && rt_event_record(x->dev, ev[2 * k], stream, err)) return -1;
@@ -381,23 +396,47 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
       for (int i = 0; i < kn->n_tensors; i++) args[n++] = &ptr[kn->tensors[i]];
       if (cg_kernel_takes_scratch(kn)) args[n++] = &x->scratch;
       for (int i = 0; i < nv; i++) args[n++] = idx32 ? (void *)&vars32[i] : (void *)&vars[i];
-      if (launch_copies(v, idx32, k, kn, b, ptr, x->scratch, args, stream, err)) return -1;
+      if (launch_copies(x, v, idx32, k, kn, b, ptr, x->scratch, args, stream, err)) return -1;
       unsigned grid[3] = {(unsigned)l.grid[0], (unsigned)l.grid[1], (unsigned)l.grid[2]};
       unsigned block[3] = {(unsigned)l.block[0], (unsigned)l.block[1], (unsigned)l.block[2]};
       rt_debug(2, "launch %s: grid %lld, block %d, smem %d", kn->name, (long long)l.grid[0], l.block[0], l.smem);
       /* programmatic: this launch may start while the grid before runs (its kernels wait for it first) */
       rt_launch_opts o = {.programmatic_serialization = x->pdl};
-      if (rt_launch_ex(v->fn[k], grid, block, (size_t)l.smem, stream, args, &o, err)) return -1;
+      if (launch(x, v->fn[k], grid, block, (size_t)l.smem, stream, args, &o, err)) return -1;
     }
     if (ev && rt_event_record(x->dev, ev[2 * k + 1], stream, err)) return -1;
   }
   return ev ? profile_collect(x, stream, err) : 0;
 }
 
+/* The captured graph's kernel nodes given this call's arguments (the same
+ * sizes and scratch: only tensors' pointers differ), as enqueue would
+ * launch them.  0 when every node took its launch; -1 (why at debug level
+ * 1) when not, and the graph is then dropped. */
+static int update_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *vars, void **args) {
+  rt_err why = {0};
+  x->node = 0;
+  int rc = enqueue(x, b, ptr, vars, args, NULL, 0, &why);
+  if (rc == 0 && x->node != rt_graph_kernels(x->graph))
+    rc = rt_fail(&why, RT_ERR_INTERNAL, "%d launches for a graph of %d kernel nodes", x->node, rt_graph_kernels(x->graph));
+  x->node = -1;
+  if (rc) {
+    rt_debug(1, "%s: the graph's arguments not changed (%s): launched plainly", x->p->name, rt_err_msg(&why));
+    rt_graph_destroy(x->dev, x->graph);
+    x->graph = NULL;
+  }
+  rt_err_free(&why);
+  return rc;
+}
+
 /* Replays a captured graph when the arguments repeat (KBC_NO_GRAPH on
  * turns this off), a program of one kernel too: back to back, a graph's
- * launch costs the host less than the kernel's own.  Returns 1 when it
- * launched, 0 to launch plainly. */
+ * launch costs the host less than the kernel's own.  A call with the
+ * same sizes but other tensors (a caller rotating its inputs, or a
+ * framework's fresh activations) changes the graph's kernel nodes'
+ * arguments and replays it (update_graph): one driver call a node, where a
+ * plain launch costs several; the second call of the same sizes captures.
+ * Returns 1 when it launched, 0 to launch plainly. */
 static int via_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *vars, void **args, void *stream,
                      rt_err *err) {
   if (kbc_env_flag("KBC_NO_GRAPH", 0) || x->prof_ev || !rt_graph_supported(x->dev) || x->code.n_kernels < 1) return 0;
@@ -414,18 +453,26 @@ static int via_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *v
     free(key);
     return rt_graph_launch(x->dev, x->graph, stream, err) ? -1 : 1;
   }
-  x->repeats = x->key && x->key_len == len && !memcmp(key, x->key, len) ? x->repeats + 1 : 0;
+  /* the same sizes and scratch, other pointers */
+  if (x->graph && rt_graph_kernels(x->graph) >= 0 && !memcmp(key + nt, x->graph_key + nt, len - nt) &&
+      update_graph(x, b, ptr, vars, args) == 0) {
+    rt_debug(2, "%s: the graph's %d kernel nodes given new arguments", x->p->name, rt_graph_kernels(x->graph));
+    memcpy(x->graph_key, key, len);
+    free(key);
+    return rt_graph_launch(x->dev, x->graph, stream, err) ? -1 : 1;
+  }
+  x->repeats = x->key && x->key_len == len && !memcmp(key + nt, x->key + nt, len - nt) ? x->repeats + 1 : 0;
   free(x->key);
   x->key = key;
   x->key_len = len;
   if (x->repeats < 1) return 0;
-  /* The same arguments twice in a row: capture on our own stream. */
+  /* The same sizes twice in a row: capture on our own stream. */
   if (!x->capture_stream && rt_stream_create(x->dev, &x->capture_stream, err)) return -1;
   rt_graph_destroy(x->dev, x->graph);
   x->graph = NULL;
   if (rt_graph_capture_begin(x->dev, x->capture_stream, err)) return -1;
   int rc = enqueue(x, b, ptr, vars, args, x->capture_stream, 0, err);
-  void *g = NULL;
+  rt_graph *g = NULL;
   if (rt_graph_capture_end(x->dev, x->capture_stream, &g, err) || rc) {
     rt_graph_destroy(x->dev, g);
     return -1;
