@@ -1,0 +1,19 @@
+#!/bin/bash
+# bench/device_s36.sh — the next session's first device call, most important
+# first: the gpu ctest (gpu/python now rotates three input sets through the
+# runtime's graph, its kernel nodes' arguments changed), the GPU fuzzer on
+# the defaults (session 35's KBC_GEMM_SMALL rule: the fuzzer's shapes are
+# small), then bench/compare.py on CViT and SAM-HQ's headline shapes with
+# the graph's update on and off (compare.py rotates its input sets, so
+# without it every call launched its kernels one by one: CViT b10 475 us
+# through compare.py against 126 us in kbc bench, session 35).
+# Needs build/gpu (tools/gpu_build.sh).
+LIMIT=${LIMIT:-570}
+. bench/steps.sh
+step 200 bench/device_run.sh gpu
+FUZZ_VARIANTS=fp32,tf32 FUZZ_TIME=80 FUZZ_SEEDS=7001:100001 step 110 bench/device_run.sh fuzz
+for u in 1 0; do
+  KBC_GRAPH_UPDATE=$u step 120 bash -c "python3 bench/compare.py --quick --no-compile --workloads cvit,sam \
+    --kbc-precisions fp32 --max-seconds 3 --json $OUT/cmp_update$u.json >$OUT/cmp_update$u.txt 2>&1
+    tail -8 $OUT/cmp_update$u.txt"
+done
