@@ -17,3 +17,7 @@ for u in 1 0; do
     --kbc-precisions fp32 --max-seconds 3 --json $OUT/cmp_update$u.json >$OUT/cmp_update$u.txt 2>&1
     tail -8 $OUT/cmp_update$u.txt"
 done
+# split-K down to one k-tile a slice (KBC_GEMM_SPLIT=2) on the few-row GEMMs
+# session 35's rule made (the MLP at batch 8: 32 output tiles of 16 x 128,
+# 4 slices of 8 k-tiles = 128 blocks, under one a multiprocessor)
+step 90 bash -c 'bench/ab.sh build/gpu build/gpu:KBC_GEMM_SPLIT=2 bench/ab_cases_small.txt 2>&1 | tee $OUT/split_small.txt'
