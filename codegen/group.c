@@ -10,7 +10,8 @@
  *     group;
  *   - a `+=` statement that is still a scatter: a SCATTER group of its own;
  *   - a large contraction (cg_find_contraction, estimated work >= 2^20
- *     multiply-adds with every var axis at 256): a group of its own,
+ *     multiply-adds with every var axis at 256; one of few rows decided by
+ *     its larger operand's size instead, small_rule): a group of its own,
  *     GEMM when it can be tiled (gemm_tile) — unless its tiles are few and
  *     its reduction longer than its output (a projection of a few rows):
  *     then ROWS, a team of threads per output element splitting the sum —
