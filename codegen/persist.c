@@ -12,13 +12,13 @@
  *
  * The kernel (docs/ARCHITECTURE.md, "The persistent kernel"): blocks, as
  * many a multiprocessor as its threads, shared memory and a register
- * budget allow (persist_per_sm), take tasks — a stage's block each — from a counter, in
- * stage order; before a task runs, its first thread waits (acquire) until
- * every stage it depends on has counted all its blocks done (release
- * after a barrier).  Tasks are handed out in order and wait only for
- * earlier ones, held by blocks that are running, so it never deadlocks
- * and assumes nothing of how many blocks are resident.  The last block out
- * resets the counters for the next launch.
+ * budget allow (persist_per_sm), take tasks — a stage's block each — from
+ * a counter, in stage order; before a task runs, its first thread waits
+ * (acquire) until every stage it depends on has counted all its blocks
+ * done (release after a barrier).  Tasks are handed out in order and wait
+ * only for earlier ones, held by blocks that are running, so it never
+ * deadlocks and assumes nothing of how many blocks are resident.  The last
+ * block out resets the counters for the next launch.
  *
  * A stage depends on each earlier stage that writes what it reads or
  * writes, or reads what it writes (the split-K scratch counts as one
