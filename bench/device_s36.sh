@@ -21,3 +21,8 @@ done
 # session 35's rule made (the MLP at batch 8: 32 output tiles of 16 x 128,
 # 4 slices of 8 k-tiles = 128 blocks, under one a multiprocessor)
 step 90 bash -c 'bench/ab.sh build/gpu build/gpu:KBC_GEMM_SPLIT=2 bench/ab_cases_small.txt 2>&1 | tee $OUT/split_small.txt'
+# the same in C: kbc bench with four argument sets in turn, the update on and off
+step 60 bash -c 'for c in "specs/cvit.kb --set batch_size=10 --set in_channels=3 --set image_size=32" \
+    "specs/sam_hq_attn_relpos_bwd.kb --set batch_size=1 --set height=7 --set width=7"; do
+  for u in 1 0; do echo "KBC_GRAPH_UPDATE=$u $c: $(KBC_GRAPH_UPDATE=$u build/gpu/kbc bench $c --rotate 4 --json | tail -1)"; done
+done | tee $OUT/rotate.txt'

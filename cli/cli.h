@@ -162,12 +162,13 @@ typedef struct {
 int cli_dev_args_random(rt_device *dev, kbc_program *p, cli_random *r, int keep_host, cli_dev_args *g);
 void cli_dev_args_free(rt_device *dev, cli_dev_args *g);
 
-/* Times p on args (n of them): 3 launches to warm up, then iters samples
- * of repeat launches back to back each (CUDA events around each sample,
- * over repeat); the median and the fastest sample in us (min_us may be
- * NULL).  CLI_OK, else CLI_FAIL (printed). */
-int cli_time_launches(rt_device *dev, kbc_program *p, const kbc_arg *args, int n, int64_t iters, int64_t repeat,
-                      double *median_us, double *min_us);
+/* Times p on argument sets (n_sets of them, n arguments each, taken in
+ * turn launch by launch): 3 launches to warm up, then iters samples of
+ * repeat launches back to back each (CUDA events around each sample, over
+ * repeat); the median and the fastest sample in us (min_us may be NULL).
+ * CLI_OK, else CLI_FAIL (printed). */
+int cli_time_launches(rt_device *dev, kbc_program *p, const kbc_arg *const *sets, int n_sets, int n, int64_t iters,
+                      int64_t repeat, double *median_us, double *min_us);
 
 /* What bench and verify hold while they run; cli_gpu_session_close
  * releases all of it (the arguments' device memory before the device),

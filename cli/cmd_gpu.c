@@ -147,8 +147,9 @@ static int cmp_float(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-int cli_time_launches(rt_device *dev, kbc_program *p, const kbc_arg *args, int n, int64_t iters, int64_t repeat,
-                      double *median_us, double *min_us) {
+int cli_time_launches(rt_device *dev, kbc_program *p, const kbc_arg *const *sets, int n_sets, int n, int64_t iters,
+                      int64_t repeat, double *median_us, double *min_us) {
+  int64_t turn = 0; /* launches so far: the next takes set turn % n_sets */
   rt_err err = {0};
   void *ev[2] = {NULL, NULL};
   float *times = calloc((size_t)iters, sizeof *times);
@@ -158,7 +159,7 @@ int cli_time_launches(rt_device *dev, kbc_program *p, const kbc_arg *args, int n
     return CLI_FAIL;
   }
   for (int w = 0; w < 3; w++)
-    if (kbc_program_launch(p, args, (size_t)n, NULL) != KBC_OK) {
+    if (kbc_program_launch(p, sets[turn++ % n_sets], (size_t)n, NULL) != KBC_OK) {
       fprintf(stderr, "%s\n", kbc_last_error());
       goto done;
     }
@@ -167,7 +168,7 @@ int cli_time_launches(rt_device *dev, kbc_program *p, const kbc_arg *args, int n
   for (int64_t it = 0; it < iters; it++) {
     if (rt_event_record(dev, ev[0], NULL, &err)) goto cuda_fail;
     for (int64_t r = 0; r < repeat; r++)
-      if (kbc_program_launch(p, args, (size_t)n, NULL) != KBC_OK) {
+      if (kbc_program_launch(p, sets[turn++ % n_sets], (size_t)n, NULL) != KBC_OK) {
         fprintf(stderr, "%s\n", kbc_last_error());
         goto done;
       }
@@ -317,13 +318,17 @@ static const char bench_help[] =
     "the device's ceilings, and the % of that floor reached.  With --repeat R,\n"
     "each timed sample is R launches back to back, over R: the GPU's time per\n"
     "run with the host's launch work overlapped (programs of a few us, whose\n"
-    "single launch times the host as much as the GPU).\n";
+    "single launch times the host as much as the GPU).  With --rotate N, N\n"
+    "sets of random inputs and outputs taken in turn, launch by launch, as a\n"
+    "harness defeating the L2 would (bench/compare.py): every launch then has\n"
+    "other tensors than the one before.\n";
 
-enum { B_SET, B_ITERS, B_REPEAT, B_PRECISION, B_JSON, B_BATCH, B_N };
+enum { B_SET, B_ITERS, B_REPEAT, B_ROTATE, B_PRECISION, B_JSON, B_BATCH, B_N };
 static const cli_option bench_opts[B_N] = {
     [B_SET] = {"set", 0, "AXIS=N", 1, "the value of a var axis (every var axis is needed)"},
     [B_ITERS] = {"iters", 0, "N", 0, "timed samples, 1 to 1000000 (default 100)"},
     [B_REPEAT] = {"repeat", 0, "N", 0, "launches back to back per sample, 1 to 10000 (default 1)"},
+    [B_ROTATE] = {"rotate", 0, "N", 0, "argument sets taken in turn, 1 to 64 (default 1)"},
     [B_PRECISION] = {"precision", 0, "P", 0, "fp32 (default) or tf32"},
     [B_JSON] = {"json", 0, NULL, 0,
                 "one JSON object: {\"spec\", \"kernel\", \"device\", \"precision\", \"iters\", \"repeat\",\n"
@@ -377,7 +382,7 @@ typedef struct {
   const char *spec, *precision;
   const char *const *sets;
   int n_sets, json, batch;
-  int64_t iters, repeat;
+  int64_t iters, repeat, rotate;
   int reported; /* set by bench(): the timing ran and was printed */
 } bench_args;
 
@@ -401,6 +406,8 @@ static int bench_parse(int argc, char **argv, cli_value *v, bench_args *b) {
     return cli_usage("bench", "--iters takes a number from 1 to 1000000, not '%s'", v[B_ITERS].value);
   if (v[B_REPEAT].count && (!cli_parse_i64(v[B_REPEAT].value, &b->repeat) || b->repeat < 1 || b->repeat > 10000))
     return cli_usage("bench", "--repeat takes a number from 1 to 10000, not '%s'", v[B_REPEAT].value);
+  if (v[B_ROTATE].count && (!cli_parse_i64(v[B_ROTATE].value, &b->rotate) || b->rotate < 1 || b->rotate > 64))
+    return cli_usage("bench", "--rotate takes a number from 1 to 64, not '%s'", v[B_ROTATE].value);
   if (strcmp(b->precision, "fp32") && strcmp(b->precision, "tf32"))
     return cli_usage("bench", "--precision takes fp32 or tf32, not '%s'", b->precision);
   return 0;
@@ -413,12 +420,19 @@ static int bench(bench_args *b) {
   kbc_binding_info cost;
   cli_random rnd = cli_random_start(0, -1, 1);
   double us, min_us;
+  cli_dev_args more[63] = {{0}}; /* --rotate's sets after the first */
+  const kbc_arg *sets[64];
+  int n_more = (int)b->rotate - 1;
   int rc = cli_bind_spec("bench", spec, precision, b->sets, b->n_sets, &s.p, &cost);
   if (rc != CLI_OK) goto done;
   rc = CLI_FAIL;
-  if (cli_open_device(&s.dev) || cli_dev_args_random(s.dev, s.p, &rnd, 0, &s.g) ||
-      cli_time_launches(s.dev, s.p, s.g.args, s.g.n, b->iters, b->repeat, &us, &min_us))
-    goto done;
+  if (cli_open_device(&s.dev) || cli_dev_args_random(s.dev, s.p, &rnd, 0, &s.g)) goto done;
+  sets[0] = s.g.args;
+  for (int i = 0; i < n_more; i++) {
+    if (cli_dev_args_random(s.dev, s.p, &rnd, 0, &more[i])) goto done;
+    sets[i + 1] = more[i].args;
+  }
+  if (cli_time_launches(s.dev, s.p, sets, n_more + 1, s.g.n, b->iters, b->repeat, &us, &min_us)) goto done;
   double peak, bw;
   ceilings(rt_device_info(s.dev), !strcmp(precision, "tf32"), &peak, &bw);
   double floor_us = fmax(cost.flops / peak, cost.bytes / bw) * 1e6;
@@ -429,8 +443,11 @@ static int bench(bench_args *b) {
                b->repeat, kbc_program_num_kernels(s.p), num, 8);
   }
   else {
-    char back_to_back[48] = "";
+    char back_to_back[96] = "";
     if (b->repeat > 1) snprintf(back_to_back, sizeof back_to_back, " of %lld back to back", (long long)b->repeat);
+    if (b->rotate > 1)
+      snprintf(back_to_back + strlen(back_to_back), sizeof back_to_back - strlen(back_to_back),
+               ", %lld argument sets in turn", (long long)b->rotate);
     printf("%s on %s (%s): %d kernel%s, median %.1f us over %lld runs%s (min %.1f)\n"
            "  %.4g FLOP, %.4g bytes: %.1f GFLOP/s, %.1f GB/s\n"
            "  floor %.1f us (%.0f TFLOP/s, %.1f TB/s): %.1f%% of floor\n",
@@ -443,13 +460,14 @@ static int bench(bench_args *b) {
   b->reported = 1;
   rc = CLI_OK;
 done:
+  for (int i = 0; i < n_more; i++) cli_dev_args_free(s.dev, &more[i]); /* before the device */
   cli_gpu_session_close(&s);
   return rc;
 }
 
 /* One line of --batch: its arguments parsed and timed, as --json. */
 static int bench_line(int argc, char **argv, const char **spec, int *reported) {
-  bench_args b = {.iters = 100, .repeat = 1};
+  bench_args b = {.iters = 100, .repeat = 1, .rotate = 1};
   cli_value v[B_N];
   int rc = bench_parse(argc, argv, v, &b);
   *spec = b.spec;
@@ -463,7 +481,7 @@ static int bench_line(int argc, char **argv, const char **spec, int *reported) {
 
 int cmd_bench(int argc, char **argv) {
   cli_set_command("bench");
-  bench_args b = {.iters = 100, .repeat = 1};
+  bench_args b = {.iters = 100, .repeat = 1, .rotate = 1};
   cli_value v[B_N];
   int rc = bench_parse(argc, argv, v, &b);
   if (rc) return rc < 0 ? CLI_OK : rc;

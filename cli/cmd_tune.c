@@ -123,7 +123,8 @@ static void settings_of(const int *choice, char *out, size_t size) {
 
 /* Times p on the shared arguments: the median in us into *us. */
 static int time_program(tuner *t, kbc_program *p, double *us) {
-  return cli_time_launches(t->dev, p, t->g.args, t->g.n, t->iters, 1, us, NULL);
+  const kbc_arg *args = t->g.args;
+  return cli_time_launches(t->dev, p, &args, 1, t->g.n, t->iters, 1, us, NULL);
 }
 
 /* The outputs' worst relative L2 against the defaults' (want; a

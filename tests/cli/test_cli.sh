@@ -107,6 +107,8 @@ test_usage() {
   mentions "bench --batch with a spec" "--batch reads its specs from standard input"
   expect 2 "bench --repeat 0" "$kbc" bench "$mm" --set m=2 --set k=2 --set n=2 --repeat 0
   mentions "bench --repeat 0" "--repeat takes a number from 1 to 10000"
+  expect 2 "bench --rotate 65" "$kbc" bench "$mm" --set m=2 --set k=2 --set n=2 --rotate 65
+  mentions "bench --rotate 65" "--rotate takes a number from 1 to 64"
 
   # KBC_UNROLL=N sets the rows family's flattened-loop unrolling (1..64);
   # anything else keeps the default 4.
