@@ -1,7 +1,8 @@
 #!/bin/bash
 # bench/device_s36.sh — the next session's first device call, most important
 # first: the gpu ctest (gpu/python now rotates three input sets through the
-# runtime's graph, its kernel nodes' arguments changed); kbc bench --rotate 4
+# runtime's graph, its kernel nodes' arguments changed under
+# KBC_GRAPH_UPDATE=1, off by default until this passes); kbc bench --rotate 4
 # with the graph's update on and off (KBC_GRAPH_UPDATE); the GPU fuzzer on
 # the defaults (session 35's KBC_GEMM_SMALL rule: the fuzzer's shapes are
 # small); bench/compare.py on CViT and SAM-HQ's headline shapes with the

@@ -54,9 +54,11 @@ struct rt_exec {
   size_t workspace_bytes;
   rt_dptr scratch;        /* the kernels' scratch in the workspace, for the current launch */
   /* Graph replay: the launches of the last argument set (pointers, var
-   * values and scratch), captured once the same sizes came twice in a row;
-   * replayed as they are when the set repeats, and with their kernel nodes'
-   * arguments changed when only the tensors' pointers differ (via_graph). */
+   * values and scratch), captured once the same set (under
+   * KBC_GRAPH_UPDATE, the same sizes) came twice in a row; replayed as they
+   * are when the set repeats, and under KBC_GRAPH_UPDATE with their kernel
+   * nodes' arguments changed when only the tensors' pointers differ
+   * (via_graph). */
   void *capture_stream;
   rt_graph *graph;
   unsigned char *key, *graph_key; /* last and captured argument sets */
@@ -431,12 +433,13 @@ static int update_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long
 
 /* Replays a captured graph when the arguments repeat (KBC_NO_GRAPH on
  * turns this off), a program of one kernel too: back to back, a graph's
- * launch costs the host less than the kernel's own.  A call with the
- * same sizes but other tensors (a caller rotating its inputs, or a
- * framework's fresh activations) changes the graph's kernel nodes'
- * arguments and replays it (update_graph): one driver call a node, where a
- * plain launch costs several; the second call of the same sizes captures.
- * Returns 1 when it launched, 0 to launch plainly. */
+ * launch costs the host less than the kernel's own.  Under
+ * KBC_GRAPH_UPDATE=1 (off until checked on a GPU) a call with the same
+ * sizes but other tensors (a caller rotating its inputs, or a framework's
+ * fresh activations) changes the graph's kernel nodes' arguments and
+ * replays it (update_graph): one driver call a node, where a plain launch
+ * costs several; the second call of the same sizes captures.  Returns 1
+ * when it launched, 0 to launch plainly. */
 static int via_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *vars, void **args, void *stream,
                      rt_err *err) {
   if (kbc_env_flag("KBC_NO_GRAPH", 0) || x->prof_ev || !rt_graph_supported(x->dev) || x->code.n_kernels < 1) return 0;
@@ -453,21 +456,26 @@ static int via_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *v
     free(key);
     return rt_graph_launch(x->dev, x->graph, stream, err) ? -1 : 1;
   }
-  /* the same sizes and scratch, other pointers */
-  if (x->graph && rt_graph_kernels(x->graph) >= 0 && kbc_env_flag("KBC_GRAPH_UPDATE", 1) &&
-      !memcmp(key + nt, x->graph_key + nt, len - nt) &&
+  /* With the update (KBC_GRAPH_UPDATE), a call is compared by its sizes
+   * and scratch alone (the key past the pointers); without, by the whole
+   * key. */
+  size_t from = kbc_env_flag("KBC_GRAPH_UPDATE", 0) ? nt : 0;
+  if (from && x->graph && rt_graph_kernels(x->graph) >= 0 && !memcmp(key + nt, x->graph_key + nt, len - nt) &&
       update_graph(x, b, ptr, vars, args) == 0) {
     rt_debug(2, "%s: the graph's %d kernel nodes given new arguments", x->p->name, rt_graph_kernels(x->graph));
     memcpy(x->graph_key, key, len);
-    free(key);
+    free(x->key);
+    x->key = key;
+    x->key_len = len;
     return rt_graph_launch(x->dev, x->graph, stream, err) ? -1 : 1;
   }
-  x->repeats = x->key && x->key_len == len && !memcmp(key + nt, x->key + nt, len - nt) ? x->repeats + 1 : 0;
+  x->repeats = x->key && x->key_len == len && !memcmp(key + from, x->key + from, len - from) ? x->repeats + 1 : 0;
   free(x->key);
   x->key = key;
   x->key_len = len;
   if (x->repeats < 1) return 0;
-  /* The same sizes twice in a row: capture on our own stream. */
+  /* The same arguments (sizes, with the update) twice in a row: capture on
+   * our own stream. */
   if (!x->capture_stream && rt_stream_create(x->dev, &x->capture_stream, err)) return -1;
   rt_graph_destroy(x->dev, x->graph);
   x->graph = NULL;
