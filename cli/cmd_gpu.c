@@ -324,6 +324,7 @@ static const char bench_help[] =
     "other tensors than the one before.\n";
 
 enum { B_SET, B_ITERS, B_REPEAT, B_ROTATE, B_PRECISION, B_JSON, B_BATCH, B_N };
+enum { BENCH_MAX_ROTATE = 64 }; /* --rotate's most argument sets */
 static const cli_option bench_opts[B_N] = {
     [B_SET] = {"set", 0, "AXIS=N", 1, "the value of a var axis (every var axis is needed)"},
     [B_ITERS] = {"iters", 0, "N", 0, "timed samples, 1 to 1000000 (default 100)"},
@@ -406,8 +407,9 @@ static int bench_parse(int argc, char **argv, cli_value *v, bench_args *b) {
     return cli_usage("bench", "--iters takes a number from 1 to 1000000, not '%s'", v[B_ITERS].value);
   if (v[B_REPEAT].count && (!cli_parse_i64(v[B_REPEAT].value, &b->repeat) || b->repeat < 1 || b->repeat > 10000))
     return cli_usage("bench", "--repeat takes a number from 1 to 10000, not '%s'", v[B_REPEAT].value);
-  if (v[B_ROTATE].count && (!cli_parse_i64(v[B_ROTATE].value, &b->rotate) || b->rotate < 1 || b->rotate > 64))
-    return cli_usage("bench", "--rotate takes a number from 1 to 64, not '%s'", v[B_ROTATE].value);
+  if (v[B_ROTATE].count &&
+      (!cli_parse_i64(v[B_ROTATE].value, &b->rotate) || b->rotate < 1 || b->rotate > BENCH_MAX_ROTATE))
+    return cli_usage("bench", "--rotate takes a number from 1 to %d, not '%s'", BENCH_MAX_ROTATE, v[B_ROTATE].value);
   if (strcmp(b->precision, "fp32") && strcmp(b->precision, "tf32"))
     return cli_usage("bench", "--precision takes fp32 or tf32, not '%s'", b->precision);
   return 0;
@@ -420,8 +422,8 @@ static int bench(bench_args *b) {
   kbc_binding_info cost;
   cli_random rnd = cli_random_start(0, -1, 1);
   double us, min_us;
-  cli_dev_args more[63] = {{0}}; /* --rotate's sets after the first */
-  const kbc_arg *sets[64];
+  cli_dev_args more[BENCH_MAX_ROTATE - 1] = {{0}}; /* --rotate's sets after the first */
+  const kbc_arg *sets[BENCH_MAX_ROTATE];
   int n_more = (int)b->rotate - 1;
   int rc = cli_bind_spec("bench", spec, precision, b->sets, b->n_sets, &s.p, &cost);
   if (rc != CLI_OK) goto done;

@@ -281,27 +281,24 @@ static void chain_of_kernels(rt_graph *g) {
   CUgraphNode *nodes = NULL;
   while (node) {
     int type = -1;
-    if (cu->cuGraphNodeGetType(node, &type) != CUDA_SUCCESS || type != CU_GRAPH_NODE_TYPE_KERNEL) break;
+    if (cu->cuGraphNodeGetType(node, &type) != CUDA_SUCCESS || type != CU_GRAPH_NODE_TYPE_KERNEL) goto fail;
     if (len == cap) {
       CUgraphNode *more = realloc(nodes, sizeof *nodes * (size_t)(cap = cap ? 2 * cap : 64));
-      if (!more) break;
+      if (!more) goto fail;
       nodes = more;
     }
     nodes[len++] = node;
-    CUgraphNode next = NULL;
+    CUgraphNode next = NULL; /* a branch, or no answer: fail */
     if (cu->cuGraphNodeGetDependentNodes(node, NULL, NULL, &n) != CUDA_SUCCESS || n > 1 ||
-        (n == 1 && cu->cuGraphNodeGetDependentNodes(node, &next, NULL, &n) != CUDA_SUCCESS)) {
-      node = NULL, len = -1; /* a branch, or no answer */
-      break;
-    }
-    node = n ? next : NULL;
-    if (!node) {
-      g->nodes = nodes;
-      g->n_nodes = len;
-      return;
-    }
+        (n == 1 && cu->cuGraphNodeGetDependentNodes(node, &next, NULL, &n) != CUDA_SUCCESS))
+      goto fail;
+    node = next;
   }
-  free(nodes); /* a node that is no kernel, or out of memory */
+  g->nodes = nodes;
+  g->n_nodes = len;
+  return;
+fail:
+  free(nodes);
 }
 
 int rt_graph_capture_end(rt_device *dev, void *stream, rt_graph **out, rt_err *err) {
@@ -347,16 +344,14 @@ int rt_stream_capturing(rt_device *dev, void *stream) {
   return status != 0;
 }
 
-int rt_graph_launch(rt_device *dev, rt_graph *g, void *stream, rt_err *err) {
-  return CHECK(dev, cuGraphLaunch(g->exec, (CUstream)stream), "cuGraphLaunch");
+int rt_graph_launch(rt_graph *g, void *stream, rt_err *err) {
+  return CHECK(g->dev, cuGraphLaunch(g->exec, (CUstream)stream), "cuGraphLaunch");
 }
 
-void rt_graph_destroy(rt_device *dev, rt_graph *g) {
+void rt_graph_destroy(rt_graph *g) {
   if (!g) return;
-  if (dev && rt_graph_supported(dev)) {
-    dev->cu->cuGraphExecDestroy(g->exec);
-    dev->cu->cuGraphDestroy(g->graph);
-  }
+  g->dev->cu->cuGraphExecDestroy(g->exec); /* (a graph was made: the driver has graphs) */
+  g->dev->cu->cuGraphDestroy(g->graph);
   free(g->nodes);
   free(g);
 }

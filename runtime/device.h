@@ -123,11 +123,11 @@ typedef struct rt_graph rt_graph;
 int rt_graph_supported(rt_device *dev);
 int rt_graph_capture_begin(rt_device *dev, void *stream, rt_err *err);
 int rt_graph_capture_end(rt_device *dev, void *stream, rt_graph **out, rt_err *err);
-int rt_graph_launch(rt_device *dev, rt_graph *g, void *stream, rt_err *err);
+int rt_graph_launch(rt_graph *g, void *stream, rt_err *err);
 int rt_graph_kernels(const rt_graph *g);
 int rt_graph_set_kernel(rt_graph *g, int i, rt_function *fn, const unsigned grid[3], const unsigned block[3],
                         size_t smem, void **args, rt_err *err);
-void rt_graph_destroy(rt_device *dev, rt_graph *g);
+void rt_graph_destroy(rt_graph *g); /* NULL: nothing */
 /* 1 when a caller is capturing stream into a graph of its own (torch's
  * CUDA graphs, torch.compile's reduce-overhead mode), where no memory may
  * be allocated and the program's launches go into the caller's graph;

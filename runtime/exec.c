@@ -111,7 +111,7 @@ void rt_exec_destroy(rt_exec *x) {
     if (x->prof_ev[k]) rt_event_destroy(x->dev, x->prof_ev[k], NULL);
   free(x->prof_ev);
   free(x->prof_ms);
-  rt_graph_destroy(x->dev, x->graph);
+  rt_graph_destroy(x->graph);
   if (x->capture_stream) rt_stream_destroy(x->dev, x->capture_stream, NULL);
   free(x->key);
   free(x->graph_key);
@@ -424,7 +424,7 @@ static int update_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long
   x->node = -1;
   if (rc) {
     rt_debug(1, "%s: the graph's arguments not changed (%s): launched plainly", x->p->name, rt_err_msg(&why));
-    rt_graph_destroy(x->dev, x->graph);
+    rt_graph_destroy(x->graph);
     x->graph = NULL;
   }
   rt_err_free(&why);
@@ -452,51 +452,46 @@ static int via_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *v
   memcpy(key, ptr, nt);
   memcpy(key + nt, vars, nv);
   memcpy(key + nt + nv, &x->scratch, sizeof x->scratch);
-  if (x->graph && !memcmp(key, x->graph_key, len)) {
-    free(key);
-    return rt_graph_launch(x->dev, x->graph, stream, err) ? -1 : 1;
-  }
   /* With the update (KBC_GRAPH_UPDATE), a call is compared by its sizes
    * and scratch alone (the key past the pointers); without, by the whole
    * key. */
   size_t from = kbc_env_flag("KBC_GRAPH_UPDATE", 0) ? nt : 0;
+  int again = x->key && x->key_len == len && !memcmp(key + from, x->key + from, len - from);
+  free(x->key);
+  x->key = key;
+  x->key_len = len;
+  if (x->graph && !memcmp(key, x->graph_key, len)) return rt_graph_launch(x->graph, stream, err) ? -1 : 1;
   if (from && x->graph && rt_graph_kernels(x->graph) >= 0 && !memcmp(key + nt, x->graph_key + nt, len - nt) &&
       update_graph(x, b, ptr, vars, args) == 0) {
     rt_debug(2, "%s: the graph's %d kernel nodes given new arguments", x->p->name, rt_graph_kernels(x->graph));
     memcpy(x->graph_key, key, len);
-    free(x->key);
-    x->key = key;
-    x->key_len = len;
-    return rt_graph_launch(x->dev, x->graph, stream, err) ? -1 : 1;
+    return rt_graph_launch(x->graph, stream, err) ? -1 : 1;
   }
-  x->repeats = x->key && x->key_len == len && !memcmp(key + from, x->key + from, len - from) ? x->repeats + 1 : 0;
-  free(x->key);
-  x->key = key;
-  x->key_len = len;
+  x->repeats = again ? x->repeats + 1 : 0;
   if (x->repeats < 1) return 0;
   /* The same arguments (sizes, with the update) twice in a row: capture on
    * our own stream. */
   if (!x->capture_stream && rt_stream_create(x->dev, &x->capture_stream, err)) return -1;
-  rt_graph_destroy(x->dev, x->graph);
+  rt_graph_destroy(x->graph);
   x->graph = NULL;
   if (rt_graph_capture_begin(x->dev, x->capture_stream, err)) return -1;
   int rc = enqueue(x, b, ptr, vars, args, x->capture_stream, 0, err);
   rt_graph *g = NULL;
   if (rt_graph_capture_end(x->dev, x->capture_stream, &g, err) || rc) {
-    rt_graph_destroy(x->dev, g);
+    rt_graph_destroy(g);
     return -1;
   }
   x->graph = g;
   free(x->graph_key);
   x->graph_key = malloc(len);
   if (!x->graph_key) {
-    rt_graph_destroy(x->dev, x->graph);
+    rt_graph_destroy(x->graph);
     x->graph = NULL;
     return 0;
   }
   memcpy(x->graph_key, x->key, len);
   rt_debug(1, "captured %d kernels of %s into a CUDA graph", x->code.n_kernels, x->p->name);
-  return rt_graph_launch(x->dev, x->graph, stream, err) ? -1 : 1;
+  return rt_graph_launch(x->graph, stream, err) ? -1 : 1;
 }
 
 int rt_exec_launch(rt_exec *x, const ir_binding *b, const rt_dptr *tensors, void *stream, rt_err *err) {

@@ -18,6 +18,7 @@ Exit 77 (skip, printed) without torch, without CUDA or without a GPU."""
 import os
 import shutil
 import sys
+import tempfile
 
 lib, src = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 
@@ -247,8 +248,6 @@ check("run on a side stream", out, torch.softmax(xa.double(), dim=1))
 # with other tensors changes the graph's kernel nodes' arguments
 # (runtime/exec.c, update_graph).  Every output against PyTorch; KBC_DEBUG=2
 # on fd 2 shows the nodes were changed, never dropped.
-import tempfile  # noqa: E402
-
 mlp = kbc.compile(os.path.join(src, "specs/examples/mlp_relu.kb"))
 sets = []
 for i in range(3):
