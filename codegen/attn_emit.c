@@ -278,6 +278,8 @@ void attn_emit_phase_b(attn_emitter *ae) {
   }
   element_loop(ae);
   cg_line(E, "float _pv = 0.0f;");
+  for (int k = 0; k < ch->n_part; k++)
+    if (ch->part[k].stage == k) cg_line(E, "float _x%d = 0.0f; // staged for %s", k, ch->st[ch->part[k].at].s->out->name);
   cg_line(E, "if (_ok) {");
   E->indent++;
   for (int pi = 0; pi <= ch->n_s2; pi++)
@@ -293,7 +295,15 @@ void attn_emit_phase_b(attn_emitter *ae) {
     cg_line(E, "%s[_i] += %s;", row_name(ae, q), attn_expr_at(ae, q, r->s->rhs->arg[0], NULL));
   }
   cg_line(E, "_pv = %s;", product(ae, ch->e, ch->n_e));
+  for (int k = 0; k < ch->n_part; k++)
+    if (ch->part[k].stage == k) {
+      int q = ch->part[k].at;
+      cg_line(E, "_x%d = %s;", k, attn_expr_at(ae, q, ch->st[q].s->rhs->arg[0], NULL));
+    }
   close_block(ae);
+  for (int k = 0; k < ch->n_part; k++)
+    if (ch->part[k].stage == k)
+      cg_line(E, "_T%d[%s * %d + %s] = _x%d;", k, attn_row(ae, "_i"), attn_part_ldt(L->bc), attn_col(ae, "_j"), k);
   if (L->pipe) cg_line(E, "%s = _pv; // P stays in the scores' registers", attn_s_at(ae, "_i", "_j"));
   else cg_line(E, "_Ps[%s * %d + %s] = _pv;", attn_col(ae, "_j"), L->ldp, attn_row(ae, "_i"));
   close_block(ae);

@@ -31,13 +31,17 @@
 
 #include "cg_impl.h"
 
-enum { ATTN_MAX_STMTS = 16, ATTN_MAX_FACTORS = 16, ATTN_MAX_S2 = 2 };
+enum { ATTN_MAX_STMTS = 16, ATTN_MAX_FACTORS = 16, ATTN_MAX_S2 = 2, ATTN_MAX_PART = 2, ATTN_MAX_GROUPS = 128 };
 
 /* S2: a further scores-shaped contraction of the chain, sum(D2: a2(B, R,
  * D2) * b2(B, C, D2)) reading nothing of it (the backward's dp = go .
  * v^T), only in a recomputing chain (ATTN_FIND_RECOMPUTE); its indices are
  * mapped onto S's by the chain statement that first reads it. */
-typedef enum { ATTN_S, ATTN_ROW, ATTN_WIDE, ATTN_OUT, ATTN_S2 } attn_role;
+/* PART: a sum of a pointwise tile over some of C, free over B, R and the
+ * rest of C (G groups, known when compiling: at most ATTN_MAX_GROUPS), only
+ * in a recomputing chain (SAM-HQ's grh = sum(kx: ds), grw = sum(ky: ds)):
+ * written out, each block owning its rows' sums (attn_pipe.c). */
+typedef enum { ATTN_S, ATTN_ROW, ATTN_WIDE, ATTN_OUT, ATTN_S2, ATTN_PART } attn_role;
 
 /* One factor of a product, written in chain statement `at`. */
 typedef struct {
@@ -57,7 +61,8 @@ typedef struct {
   ir_red op;      /* ROW: its reduction */
   int scaled;     /* ROW: a sum holding a factor exp(X - m) */
   int n_factors;  /* ROW: its body's factors (attn_match.c's factorize) */
-  int keep;       /* ROW: written out (an output, or read after the chain) */
+  int keep;       /* ROW, PART: written out (an output, or read after the chain) */
+  int part;       /* PART: its index in cg_attention's part[] */
   int late;       /* WIDE: reads the rescaling row (through exp(X - m)): computed after it */
   int on_sums;    /* WIDE: reads a row other than the rescaling one: never computed (its readers
                      expand it into factors) */
@@ -80,6 +85,13 @@ typedef struct cg_attention {
   int s2_at[ATTN_MAX_S2];
   cg_contraction s2[ATTN_MAX_S2]; /* as c1: a carries the kernel's rows (c1.m), b its columns (c1.n) */
   int recompute;      /* found with ATTN_FIND_RECOMPUTE: its row statistics read from memory */
+  int n_part;         /* partial row sums (ATTN_PART) */
+  struct {
+    int at;           /* chain position */
+    int n_g, g[CG_MAX_OUTER]; /* the S ids of C it keeps (its groups), in the order of c1.n */
+    int groups;       /* G: the product of their extents */
+    int stage;        /* the staging tile it reads: its own, or an earlier PART's with the same body */
+  } part[ATTN_MAX_PART];
   int n_n2, n2[CG_MAX_OUTER]; /* the consumer's free indices of neither B nor R (its N2) */
   int m_row;          /* chain position of the rescaling row (a max), or -1 */
   int n_e, n_f;
@@ -150,6 +162,14 @@ struct cg_attn_plan {
   const char **idx[ATTN_MAX_STMTS]; /* per chain statement: the C name of each index */
   sym *tiles;                  /* batch points x row tiles x N2 tiles */
 };
+
+/* The pipelined kernel's room for its PARTs (attn_pipe.c), in floats after
+ * its tiles: each staging tile [br][ldt], then per PART its sums
+ * [br][ldg] and its column-to-group table (bc ints).  Odd row widths: a
+ * lane a row reads and adds without bank conflicts. */
+static inline int attn_part_ldt(int bc) { return bc + 1; }
+static inline int attn_part_ldg(int groups) { return groups | 1; }
+long long attn_part_floats(const cg_attention *ch, int br, int bc);
 
 /* The consumer's N2 index n2[i]: its split's c and batch index (NULL: not
  * split), and its extent within a block. */

@@ -458,13 +458,15 @@ static int closed(matcher *M) {
     int read_after = 0;
     for (int j = 0; j < p->stmts.len; j++) {
       if (j >= ch->first && j < end) continue;
-      if (IR_STMT(p, j)->out == t) return 0;
+      /* the consumer's tensor may be added to later (a recomputing chain
+       * split off a sum's other terms: recompute.c) */
+      if (IR_STMT(p, j)->out == t && !(x->role == ATTN_OUT && j >= end && IR_STMT(p, j)->accumulate)) return 0;
       if (stmt_reads(p, j, t)) {
         if (j < ch->first) return 0;
         read_after = 1;
       }
     }
-    if (x->role == ATTN_OUT) continue;
+    if (x->role == ATTN_OUT || x->role == ATTN_PART) continue; /* written out (PART: keep) */
     if (x->role == ATTN_ROW) x->keep = read_after || t->role == IR_ROLE_OUTPUT;
     else if ((read_after && !(M->how & ATTN_FIND_OPEN)) || t->role != IR_ROLE_TEMP) return 0;
   }
@@ -544,6 +546,86 @@ static int orient_s2(matcher *M) {
   return 1;
 }
 
+/* Whether e reads a PART of the chain (nothing in it may). */
+static int reads_part(const matcher *M, const ir_expr *e) {
+  if (e->op == IR_OP_LOAD) {
+    int q = M->pos_of[e->u.load.tensor->id];
+    return q >= 0 && M->ch->st[q].role == ATTN_PART;
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (reads_part(M, e->arg[i])) return 1;
+  return 0;
+}
+
+/* Statement q as a PART (RECOMPUTE: a sum whose body reads the chain,
+ * every index mapped), checked once the sweep's sides are fixed
+ * (check_parts). */
+static int part_stmt(matcher *M, int q) {
+  cg_attention *ch = M->ch;
+  attn_stmt *x = &ch->st[q];
+  if (x->n_split || x->s->rhs->u.reduce.op != IR_RED_SUM || ch->n_part >= ATTN_MAX_PART) return 0;
+  x->role = ATTN_PART;
+  x->keep = 1;
+  x->part = ch->n_part;
+  ch->part[ch->n_part++].at = q;
+  return 1;
+}
+
+/* Each PART sums over C ids only, each once, and keeps B, R and the rest
+ * of C, each once; its groups (the kept C ids, in c1.n's order) known and
+ * at most ATTN_MAX_GROUPS; a plain load of the same tensor as an earlier
+ * PART's body shares its staging tile. */
+static int check_parts(matcher *M) {
+  cg_attention *ch = M->ch;
+  const cg_contraction *c1 = &ch->c1;
+  for (int k = 0; k < ch->n_part; k++) {
+    const attn_stmt *x = &ch->st[ch->part[k].at];
+    const ir_stmt *st = x->s;
+    int rd[64], nrd = 0, kept[64], nk = 0;
+    for (int id = 0; id < st->n_index; id++) {
+      int to = x->map[id];
+      if (to < 0) return 0;
+      if (st->index[id].kind == IR_IDX_REDUCE) {
+        if (!in_ids(to, c1->n, c1->n_n) || in_ids(to, rd, nrd)) return 0;
+        rd[nrd++] = to;
+      } else if (in_ids(to, c1->n, c1->n_n)) {
+        if (in_ids(to, kept, nk)) return 0;
+        kept[nk++] = to;
+      }
+    }
+    int br[64], nbr = not_c(ch, br);
+    /* B and R: every one, once (the free ids outside C) */
+    int fb[64], nfb = 0;
+    for (int id = 0; id < st->n_index; id++)
+      if (st->index[id].kind == IR_IDX_FREE && !in_ids(x->map[id], c1->n, c1->n_n)) {
+        if (!in_ids(x->map[id], br, nbr) || in_ids(x->map[id], fb, nfb)) return 0;
+        fb[nfb++] = x->map[id];
+      }
+    if (!nrd || nrd + nk != c1->n_n || nfb != nbr) return 0;
+    int64_t groups = 1, v;
+    ch->part[k].n_g = 0;
+    for (int i = 0; i < c1->n_n; i++) {
+      if (!in_ids(c1->n[i], kept, nk)) continue;
+      if (!sym_is_const(ch->S->index[c1->n[i]].extent, &v)) return 0;
+      groups *= v;
+      ch->part[k].g[ch->part[k].n_g++] = c1->n[i];
+    }
+    if (groups > ATTN_MAX_GROUPS) return 0;
+    ch->part[k].groups = (int)groups;
+    ch->part[k].stage = k;
+    const ir_expr *b = st->rhs->arg[0];
+    for (int j = 0; j < k; j++) {
+      const ir_expr *bj = ch->st[ch->part[j].at].s->rhs->arg[0];
+      if (b->op == IR_OP_LOAD && bj->op == IR_OP_LOAD && b->u.load.tensor == bj->u.load.tensor &&
+          ir_load_plain(b, NULL) && ir_load_plain(bj, NULL)) {
+        ch->part[k].stage = ch->part[j].stage;
+        break;
+      }
+    }
+  }
+  return 1;
+}
+
 /* D and the consumer's N2 known when compiling (the pipelined kernel). */
 static int known_sizes(matcher *M) {
   const cg_attention *ch = M->ch;
@@ -590,8 +672,11 @@ int cg_find_attention(kbc_arena *a, const ir_program *p, const cg_options *o, in
     if (!map_loads(&M, st, st->rhs, x) || !resolve_s2(&M, st, st->rhs, x) || !map_loads(&M, st, st->rhs, x)) return 0;
     int ok, all_mapped = !x->n_split; /* a row maps every free index; the consumer has its N2 */
     for (int id = 0; id < st->n_index; id++) all_mapped &= st->index[id].kind != IR_IDX_FREE || x->map[id] >= 0;
+    if (reads_part(&M, st->rhs)) return 0;
     if (st->rhs->op == IR_OP_REDUCE && !ir_expr_has_reduce(st->rhs->arg[0]) && all_mapped && !ch->recompute)
       ok = row_stmt(&M, q);
+    else if (st->rhs->op == IR_OP_REDUCE && !ir_expr_has_reduce(st->rhs->arg[0]) && all_mapped)
+      ok = part_stmt(&M, q);
     else if (!ir_expr_has_reduce(st->rhs)) ok = wide_stmt(&M, q);
     else {
       if (!out_stmt(&M, q)) return 0;
@@ -603,7 +688,7 @@ int cg_find_attention(kbc_arena *a, const ir_program *p, const cg_options *o, in
     M.pos_of[st->out->id] = q;
     M.n++;
   }
-  if (!ch->O || !closed(&M) || !orient_s2(&M)) return 0;
+  if (!ch->O || !closed(&M) || !orient_s2(&M) || !check_parts(&M)) return 0;
   wide_phases(&M);
   /* The consumer's N2 must be one tile (at most 128, estimated): every
    * further N2 tile would compute the scores again. */

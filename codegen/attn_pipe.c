@@ -163,6 +163,140 @@ static void emit_next_step(attn_emitter *ae) {
   cg_close_block(E);
 }
 
+/* ---- partial row sums (ATTN_PART) -------------------------------------- */
+
+/* Their shared memory after the tiles from float `at` (attn_part_floats). */
+static void declare_parts(attn_emitter *ae, long long at) {
+  const cg_attention *ch = ae->ch;
+  const attn_layout *L = &ae->plan->lay;
+  cg_emit *E = &ae->E;
+  for (int k = 0; k < ch->n_part; k++)
+    if (ch->part[k].stage == k) {
+      cg_line(E, "float *const _T%d = _sm + %lld; // [%d][%d]: the step's values summed into %s", k, at, L->br,
+              attn_part_ldt(L->bc), ch->st[ch->part[k].at].s->out->name);
+      at += (long long)L->br * attn_part_ldt(L->bc);
+    }
+  for (int k = 0; k < ch->n_part; k++) {
+    int G = ch->part[k].groups;
+    if (ch->part[k].stage != k) cg_line(E, "float *const _T%d = _T%d; // the same values", k, ch->part[k].stage);
+    cg_line(E, "float *const _X%d = _sm + %lld; // [%d][%d]: the rows' sums of %s, by group", k, at, L->br,
+            attn_part_ldg(G), ch->st[ch->part[k].at].s->out->name);
+    at += (long long)L->br * attn_part_ldg(G);
+    cg_line(E, "int *const _G%d = (int *)(_sm + %lld); // [%d]: the step's columns' groups (-1: past _C)", k, at, L->bc);
+    at += L->bc;
+  }
+}
+
+static void zero_parts(attn_emitter *ae) {
+  const cg_attention *ch = ae->ch;
+  const attn_layout *L = &ae->plan->lay;
+  for (int k = 0; k < ch->n_part; k++)
+    cg_line(&ae->E, "for (int _e = _tid; _e < %d; _e += %d) _X%d[_e] = 0.0f;", L->br * attn_part_ldg(ch->part[k].groups),
+            L->threads, k);
+}
+
+/* The flat index of PART k's group from the C digits in scope. */
+static const char *group_of(attn_emitter *ae, int k) {
+  const cg_attention *ch = ae->ch;
+  cg_emit *E = attn_at(ae, 0);
+  const char *g = NULL;
+  for (int i = 0; i < ch->part[k].n_g; i++) {
+    int id = ch->part[k].g[i];
+    const char *d = ae->plan->idx[0][id];
+    g = g ? cg_fmt(E, "(%s) * %s + %s", g, cg_sym(E, ch->S->index[id].extent), d) : d;
+  }
+  return g ? g : "0";
+}
+
+/* At a step's start: each column's group (a thread a column). */
+static void part_groups(attn_emitter *ae) {
+  const cg_attention *ch = ae->ch;
+  const attn_layout *L = &ae->plan->lay;
+  if (!ch->n_part) return;
+  cg_emit *E = attn_at(ae, 0);
+  cg_open_block(E, cg_fmt(E, "if (_tid < %d)", L->bc));
+  cg_line(E, "const long long _gc = _c0 + _tid;");
+  tile_space c = {.ids = ch->c1.n, .n = ch->c1.n_n};
+  attn_declare_digits(E, &c);
+  attn_decode_into(ae, "_qg", "_gc", &c);
+  for (int k = 0; k < ch->n_part; k++) cg_line(E, "_G%d[_tid] = _gc < _C ? (int)(%s) : -1;", k, group_of(ae, k));
+  cg_close_block(E);
+}
+
+/* After phase B staged the step's values: lane l of each warp adds row
+ * _wr + l %% 16's values into PART (l / 16)'s sums (the second PART's in
+ * the other half-warp, in the same loop), column by column, a run of
+ * columns of one group summed in a register first (grh's kx runs): every
+ * sum has one owner adding in a fixed order, so the result is the same
+ * run to run. */
+static void reduce_parts(attn_emitter *ae) {
+  const cg_attention *ch = ae->ch;
+  const attn_layout *L = &ae->plan->lay;
+  cg_emit *E = &ae->E;
+  if (!ch->n_part) return;
+  cg_line(E, "__syncwarp(); // the warp's rows staged");
+  cg_line(E, "{");
+  E->indent++;
+  cg_line(E, "const int _pr = _wr + (_tid %% 32) %% 16, _ph = (_tid %% 32) / 16;");
+  int two = ch->n_part > 1;
+  cg_line(E, "float *const _Xp = %s;", two ? "_ph == 0 ? _X0 : _X1" : "_X0");
+  cg_line(E, "const float *const _Tp = %s;", two ? "_ph == 0 ? _T0 : _T1" : "_T0");
+  cg_line(E, "const int *const _Gp = %s;", two ? "_ph == 0 ? _G0 : _G1" : "_G0");
+  int g0 = attn_part_ldg(ch->part[0].groups), g1 = two ? attn_part_ldg(ch->part[1].groups) : g0;
+  cg_line(E, "const int _lg = %s;", g0 == g1 ? cg_fmt(E, "%d", g0) : cg_fmt(E, "_ph == 0 ? %d : %d", g0, g1));
+  if (!two) cg_line(E, "if (_ph == 0) {");
+  else cg_line(E, "{");
+  E->indent++;
+  cg_line(E, "int _cg = -1;");
+  cg_line(E, "float _ca = 0.0f;");
+  cg_line(E, "#pragma unroll 8");
+  cg_line(E, "for (int _c = 0; _c < %d; ++_c) {", L->bc);
+  E->indent++;
+  cg_line(E, "const int _g = _Gp[_c];");
+  cg_line(E, "const float _v = _Tp[_pr * %d + _c];", attn_part_ldt(L->bc));
+  cg_line(E, "if (_g != _cg) { // a new run: the last one's sum added");
+  cg_line(E, "  if (_cg >= 0) _Xp[_pr * _lg + _cg] += _ca;");
+  cg_line(E, "  _cg = _g;");
+  cg_line(E, "  _ca = 0.0f;");
+  cg_line(E, "}");
+  cg_line(E, "_ca += _v; // past _C (_g < 0): never added");
+  E->indent--;
+  cg_line(E, "}");
+  cg_line(E, "if (_cg >= 0) _Xp[_pr * _lg + _cg] += _ca;");
+  E->indent--;
+  cg_line(E, "}");
+  E->indent--;
+  cg_line(E, "}");
+}
+
+/* After the sweep: each warp stores its rows' sums. */
+static void store_parts(attn_emitter *ae) {
+  const cg_attention *ch = ae->ch;
+  cg_emit *E = &ae->E;
+  if (!ch->n_part) return;
+  cg_line(E, "__syncwarp(); // the warp's sums done");
+  for (int k = 0; k < ch->n_part; k++) {
+    int q = ch->part[k].at, G = ch->part[k].groups;
+    const ir_stmt *st = ch->st[q].s;
+    attn_at(ae, 0);
+    cg_open_block(E, cg_fmt(E, "for (int _e = _tid %% 32; _e < %d; _e += 32)", 16 * G));
+    cg_line(E, "const int _lr = _wr + _e / %d, _g = _e %% %d;", G, G);
+    cg_line(E, "const long long _gr = _r0 + _lr;");
+    cg_line(E, "if (_gr >= _R) continue;");
+    tile_space r = {.ids = ch->c1.m, .n = ch->c1.n_m}, g = {.ids = ch->part[k].g, .n = ch->part[k].n_g};
+    attn_declare_digits(E, &r);
+    attn_decode_into(ae, "_qr", "_gr", &r);
+    if (g.n) {
+      attn_declare_digits(E, &g);
+      attn_decode_into(ae, "_qp", "_g", &g);
+    }
+    cg_emit *Eq = attn_at(ae, q);
+    cg_line(Eq, "%s[%s] = _X%d[_lr * %d + _g];", Eq->names->tensor[st->out->id], cg_offset(Eq, st->out, st->lhs), k,
+            attn_part_ldg(G));
+    cg_close_block(E);
+  }
+}
+
 void attn_emit_pipe_body(attn_emitter *ae) {
   const cg_attention *ch = ae->ch;
   const attn_layout *L = &ae->plan->lay;
@@ -183,6 +317,7 @@ void attn_emit_pipe_body(attn_emitter *ae) {
     at += L->bc * L->ldk;
     cg_line(E, "const unsigned %s_s = kbc_smem_u32(%s), %s_s = kbc_smem_u32(%s);", q, q, k, k);
   }
+  declare_parts(ae, (long long)(1 + ch->n_s2) * (L->br * L->ldq + L->bc * L->ldk) + (long long)L->bc * L->ldv);
   attn_emit_extents(ae);
   cg_line(E, "const long long _tiles_r = (_R + %d) / %d;", L->br - 1, L->br);
   cg_line(E, "const int _tid = threadIdx.x;");
@@ -193,6 +328,7 @@ void attn_emit_pipe_body(attn_emitter *ae) {
   attn_emit_tile_start(ae);
   attn_at(ae, 0);
   cg_line(E, "__syncthreads(); // the last tile's readers of the shared tiles are done");
+  zero_parts(ae);
   copy_operands(ae, 1, NULL);
   copy_operands(ae, 0, "0LL");
   cg_line(E, "kbc_cp_commit();");
@@ -202,6 +338,7 @@ void attn_emit_pipe_body(attn_emitter *ae) {
   cg_open_block(E, "for (long long _c0 = 0; _c0 < _C;)");
   emit_next_step(ae);
   attn_emit_lines(ae, "c", ch->c1.n, ch->c1.n_n, L->nc, "_c0", attn_col(ae, "_l"), "_C");
+  part_groups(ae);
   cg_line(E, "kbc_cp_wait<1>();");
   cg_line(E, "__syncthreads(); // _Qs and the step's _Ks in place");
   attn_emit_pipe_scores_math(ae);
@@ -213,6 +350,7 @@ void attn_emit_pipe_body(attn_emitter *ae) {
   attn_emit_phase_a(ae);
   attn_emit_rescale(ae);
   attn_emit_phase_b(ae);
+  reduce_parts(ae);
   cg_line(E, "kbc_cp_wait<1>();");
   cg_line(E, "__syncthreads(); // the step's _Vs in place");
   attn_emit_pipe_pv_math(ae);
@@ -225,5 +363,6 @@ void attn_emit_pipe_body(attn_emitter *ae) {
   cg_close_block(E);
   cg_line(E, "kbc_cp_wait<0>();");
   attn_emit_finish(ae);
+  store_parts(ae);
   cg_close_block(E);
 }

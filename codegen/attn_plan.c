@@ -98,7 +98,17 @@ enum { PIPE_SMEM_MAX = 227 * 1024, SM_SMEM = 228 * 1024, BLOCK_SMEM_RESERVED = 1
  * at columns 2t, 2t + 1 of rows g = 0..3, meets every bank once; _Vs rows
  * nt + 4 apart (nt a multiple of 16: 8 columns g of rows 2t, 2t + 1 at
  * 8t + g). */
-static int pipe_layout(int mma, int64_t d, int64_t n2, int n_s2, int want_blocks, attn_layout *out) {
+long long attn_part_floats(const cg_attention *ch, int br, int bc) {
+  long long f = 0;
+  for (int k = 0; k < ch->n_part; k++) {
+    if (ch->part[k].stage == k) f += (long long)br * attn_part_ldt(bc);
+    f += (long long)br * attn_part_ldg(ch->part[k].groups) + bc;
+  }
+  return f;
+}
+
+static int pipe_layout(int mma, int64_t d, int64_t n2, const cg_attention *ch, int want_blocks, attn_layout *out) {
+  int n_s2 = ch->n_s2;
   attn_layout L = {.mma = mma, .pipe = 1, .threads = AT_PIPE_THREADS, .br = 64, .bc = 64, .nr = 2, .nc = 16,
                    .lanes = 4};
   if (d < 1 || n2 < 1 || n2 > 128) return 0;
@@ -108,7 +118,8 @@ static int pipe_layout(int mma, int64_t d, int64_t n2, int n_s2, int want_blocks
   L.dp = (int)((d + 7) / 8 * 8);
   L.ldq = L.ldk = L.dp + (8 - L.dp % 32 + 32) % 32;
   L.kc = L.dp % 32 == 0 ? 32 : L.dp % 16 == 0 ? 16 : 8;
-  long long smem = 4LL * ((1LL + n_s2) * ((long long)L.br * L.ldq + (long long)L.bc * L.ldk) + (long long)L.bc * L.ldv);
+  long long smem = 4LL * ((1LL + n_s2) * ((long long)L.br * L.ldq + (long long)L.bc * L.ldk) + (long long)L.bc * L.ldv +
+                          attn_part_floats(ch, L.br, L.bc));
   if (smem > PIPE_SMEM_MAX) return 0;
   L.smem = (int)smem;
   /* blocks per multiprocessor: as asked (cg_plan_attn: measured on the
@@ -208,7 +219,7 @@ static pipe_choice choose_pipe(kbc_arena *a, const cg_attention *ch, const cg_ta
 int cg_attn_pipelined(kbc_arena *a, const cg_attention *ch, const cg_target *t) {
   pipe_choice c = choose_pipe(a, ch, t);
   attn_layout L;
-  return c.mma && pipe_layout(c.mma, c.d, c.n2, ch->n_s2, c.want_blocks, &L);
+  return c.mma && pipe_layout(c.mma, c.d, c.n2, ch, c.want_blocks, &L);
 }
 
 cg_attn_plan *cg_plan_attn(cg_ctx *C, const cg_group *g, cg_kernel *k) {
@@ -232,7 +243,7 @@ cg_attn_plan *cg_plan_attn(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   sym *N2 = sym_const(a, 1);
   for (int i = 0; i < ch->n_n2; i++) N2 = sym_mul(a, N2, attn_n2_extent(a, ch, i));
   int64_t d = pc.d, n2c = pc.n2;
-  if (pc.mma && pipe_layout(pc.mma, d, n2c, ch->n_s2, pc.want_blocks, &plan->lay)) {
+  if (pc.mma && pipe_layout(pc.mma, d, n2c, ch, pc.want_blocks, &plan->lay)) {
     plan->d = d, plan->n2 = n2c;
     for (int pi = 0; pi <= ch->n_s2; pi++) {
       const cg_contraction *c = attn_product(ch, pi);

@@ -11,6 +11,13 @@
  *     placed right before it, contractions first: a recomputing attention
  *     chain (attn_impl.h, ATTN_FIND_RECOMPUTE) whose row statistics (the
  *     softmax's max and sum, the backward's row sums) are loads;
+ *   - a plain sum over some of the scores' columns whose body reads one
+ *     consumer's members only (SAM-HQ's grh = sum(kx: ds)) moves into the
+ *     first such consumer's chain as a partial row sum (ATTN_PART), the
+ *     chain's own output besides the consumer's; where a statement
+ *     between that sum and the consumer reads the sum, the chain goes at
+ *     the sum with the consumer's term holding its main sum, and the
+ *     consumer's other terms are added at its place (`y += rest`);
  *   - the originals, read by nothing else any more, are dropped; those a
  *     forward attention chain computes (s and p, for its p . v) stay in it.
  * FlashAttention-2's backward, found by analysis: nothing of the scores'
@@ -34,6 +41,9 @@ typedef struct {
   int *writer;        /* by tensor id: its one writer (plain, not +=), else -1 */
   unsigned char *fwd; /* by statement: inside a forward attention chain */
   unsigned char **mem; /* by candidate consumer: its members (statements of p) */
+  int *last_write;    /* by tensor id: the last statement writing it, or -1 */
+  int *extra_of;      /* by statement: the candidate whose chain takes it as a PART, or -1 */
+  int *split_at;      /* by candidate: where its chain goes when split (its main sum apart), or -1 */
 } recomputer;
 
 /* Whether statement j computes a scores-shaped tensor of rank `rank` a
@@ -106,6 +116,113 @@ static ir_expr *retarget(kbc_arena *a, const ir_expr *e, ir_tensor **to) {
   return c;
 }
 
+/* ---- partial sums taken along (attn_impl.h, ATTN_PART) ------------------ */
+
+/* Whether e reads, plainly, a member of y, and no statement that is
+ * another candidate's member but not y's (-1: reads such a one). */
+static int reads_members_of(recomputer *R, const ir_expr *e, int y, const unsigned char *any_member) {
+  if (e->op == IR_OP_LOAD) {
+    int w = R->writer[e->u.load.tensor->id];
+    if (w < 0 || !any_member[w]) return 0;
+    return R->mem[y][w] && ir_load_plain(e, NULL) ? 1 : -1;
+  }
+  int hit = 0;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) {
+    int r = reads_members_of(R, e->arg[i], y, any_member);
+    if (r < 0) return -1;
+    hit |= r;
+  }
+  return hit;
+}
+
+/* The candidate whose chain may take statement z as a partial row sum
+ * (a plain sum of a pointwise body reading that candidate's members, as
+ * SAM-HQ's grh = sum(kx: ds)): the first later one; -1 for none. */
+static int extra_owner(recomputer *R, const unsigned char *cand, const unsigned char *any_member, int z) {
+  const ir_stmt *Z = IR_STMT(R->p, z);
+  if (cand[z] || R->fwd[z] || any_member[z] || R->writer[Z->out->id] != z || Z->out->role == IR_ROLE_INPUT ||
+      Z->rhs->op != IR_OP_REDUCE || Z->rhs->u.reduce.op != IR_RED_SUM || ir_expr_has_reduce(Z->rhs->arg[0]))
+    return -1;
+  for (int y = z + 1; y < R->n; y++)
+    if (cand[y] && reads_members_of(R, Z->rhs->arg[0], y, any_member) == 1) return y;
+  return -1;
+}
+
+/* Whether every tensor e reads outside y's chain was last written before
+ * statement `pos`. */
+static int inputs_before(recomputer *R, const ir_expr *e, int y, int pos) {
+  if (e->op == IR_OP_LOAD) {
+    int t = e->u.load.tensor->id, w = R->writer[t];
+    if (w >= 0 && (R->mem[y][w] || R->extra_of[w] == y)) return 1;
+    return R->last_write[t] < pos;
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (!inputs_before(R, e->arg[i], y, pos)) return 0;
+  return 1;
+}
+
+static int holds(const ir_expr *e, const ir_expr *x) {
+  if (e == x) return 1;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (holds(e->arg[i], x)) return 1;
+  return 0;
+}
+
+/* Y's right side split at its top-level sums into the term holding its
+ * main sum (*main) and the rest (*rest, the other terms added up, or NULL
+ * where there are none); 0 where the main sum is under a minus. */
+static int split_terms(kbc_arena *a, const ir_expr *e, const ir_expr *sum, int neg, const ir_expr **main,
+                       ir_expr **rest) {
+  if (e->op == IR_OP_ADD || e->op == IR_OP_SUB)
+    return split_terms(a, e->arg[0], sum, neg, main, rest) &&
+           split_terms(a, e->arg[1], sum, e->op == IR_OP_SUB ? !neg : neg, main, rest);
+  if (holds(e, sum)) {
+    *main = e;
+    return !neg;
+  }
+  ir_expr *t = ir_expr_subst(a, e, 0, NULL, NULL);
+  if (neg) t = ir_unary(a, IR_OP_NEG, t, e->loc);
+  *rest = *rest ? ir_binary(a, IR_OP_ADD, *rest, t, e->loc) : t;
+  return 1;
+}
+
+/* Where candidate y's chain goes: before y (-1), or, where a statement
+ * between its first PART and y reads a PART, at that first PART with y's
+ * main sum apart (y.main; y then reads it), which needs everything the
+ * chain reads from outside written before it.  0 where neither holds:
+ * y's PARTs are given up. */
+static int place_chain(recomputer *R, int y, int *at) {
+  int first = -1;
+  for (int z = 0; z < y; z++)
+    if (R->extra_of[z] == y && first < 0) first = z;
+  *at = -1;
+  if (first < 0) return 1;
+  int read_early = 0;
+  for (int j = first + 1; j < y; j++) {
+    if (R->extra_of[j] == y) continue;
+    for (int z = first; z < j; z++)
+      read_early |= R->extra_of[z] == y && ir_expr_reads(IR_STMT(R->p, j)->rhs, IR_STMT(R->p, z)->out);
+  }
+  /* a PART moves to where the chain goes: what it reads must be there */
+  int pos = read_early ? first : y;
+  for (int z = first; z < y; z++)
+    if (R->extra_of[z] == y && !inputs_before(R, IR_STMT(R->p, z)->rhs, y, first)) return 0;
+  if (!read_early) return 1;
+  /* split: y = main + rest becomes y = main in the chain, y += rest at y */
+  const ir_stmt *Y = IR_STMT(R->p, y);
+  const ir_expr *main = NULL;
+  ir_expr *rest = NULL;
+  if (!split_terms(R->a, Y->rhs, ir_main_sum(Y, Y->rhs), 0, &main, &rest) || !main || !rest ||
+      !inputs_before(R, main, y, pos))
+    return 0;
+  for (int j = 0; j < y; j++)
+    if (R->mem[y][j] && !inputs_before(R, IR_STMT(R->p, j)->rhs, y, pos)) return 0;
+  for (int j = pos; j < y; j++) /* nothing between reads or writes y's tensor, written early now */
+    if (IR_STMT(R->p, j)->out == Y->out || ir_expr_reads(IR_STMT(R->p, j)->rhs, Y->out)) return 0;
+  *at = pos;
+  return 1;
+}
+
 typedef struct {
   ir_program *np;
   unsigned char *heads; /* by statement of np */
@@ -126,7 +243,7 @@ static rebuilt rebuild(recomputer *R, const unsigned char *cand) {
   np->stmts = (kbc_vec){0};
   np->tensors = (kbc_vec){0};
   for (int i = 0; i < p->tensors.len; i++) kbc_vec_push(a, &np->tensors, IR_TENSOR(p, i));
-  int cap = R->n;
+  int cap = 2 * R->n;
   for (int y = 0; y < R->n; y++)
     if (cand[y])
       for (int j = 0; j < y; j++) cap += R->mem[y][j];
@@ -135,12 +252,15 @@ static rebuilt rebuild(recomputer *R, const unsigned char *cand) {
   b.head_of = KBC_NEW_ARRAY(a, int, R->n + 1);
   b.count_of = KBC_NEW_ARRAY(a, int, R->n + 1);
   ir_stmt **all = KBC_NEW_ARRAY(a, ir_stmt *, cap + 1);
-  for (int y = 0; y < R->n; y++) {
-    const ir_stmt *Y = IR_STMT(p, y);
-    b.head_of[y] = -1;
-    ir_tensor **to = NULL;
-    if (cand[y]) {
-      to = KBC_NEW_ARRAY(a, ir_tensor *, p->tensors.len + 1);
+  for (int y = 0; y < R->n; y++) b.head_of[y] = -1;
+  for (int at = 0; at < R->n; at++) {
+    /* the chains that go here: those split off to this statement, then
+     * this one's own */
+    for (int y = at; y < R->n; y++) {
+      int split = R->split_at[y] == at;
+      if (!cand[y] || (!split && (y != at || R->split_at[y] >= 0))) continue;
+      const ir_stmt *Y = IR_STMT(p, y);
+      ir_tensor **to = KBC_NEW_ARRAY(a, ir_tensor *, p->tensors.len + 1);
       b.head_of[y] = nst;
       for (int pass = 2; pass >= 1; pass--) /* contractions first, then the pointwise statements */
         for (int j = 0; j < y; j++) {
@@ -154,15 +274,49 @@ static rebuilt rebuild(recomputer *R, const unsigned char *cand) {
           from[nst] = j;
           all[nst++] = c;
         }
+      for (int z = 0; z < y; z++) /* its PARTs, reading the copies */
+        if (R->extra_of[z] == y) {
+          ir_stmt *c = KBC_NEW(a, ir_stmt);
+          *c = *IR_STMT(p, z);
+          from[nst] = z;
+          all[nst++] = c;
+        }
       /* retargeted once every copy exists (a pointwise member reads later ones' copies only through to[]) */
       for (int k = b.head_of[y]; k < nst; k++) all[k]->rhs = retarget(a, all[k]->rhs, to);
+      ir_stmt *c = KBC_NEW(a, ir_stmt);
+      *c = *Y;
+      const ir_expr *rhs = Y->rhs;
+      ir_expr *rest = NULL;
+      if (split) /* y = the term holding its main sum; the rest added at y */
+        split_terms(a, Y->rhs, ir_main_sum(Y, Y->rhs), 0, &rhs, &rest);
+      (void)rest;
+      c->rhs = retarget(a, rhs, to);
+      from[nst] = y;
+      all[nst++] = c;
       head[b.head_of[y]] = 1;
-      b.count_of[y] = nst - b.head_of[y] + 1;
+      b.count_of[y] = nst - b.head_of[y];
     }
+    const ir_stmt *X = IR_STMT(p, at);
+    if (R->extra_of[at] >= 0 || (cand[at] && R->split_at[at] < 0)) continue; /* in a chain */
     ir_stmt *c = KBC_NEW(a, ir_stmt);
-    *c = *Y;
-    if (to) c->rhs = retarget(a, Y->rhs, to);
-    from[nst] = y;
+    *c = *X;
+    if (cand[at]) { /* split: the rest of its terms added to what its chain wrote */
+      const ir_expr *main = NULL;
+      ir_expr *rest = NULL;
+      split_terms(a, X->rhs, ir_main_sum(X, X->rhs), 0, &main, &rest);
+      sym **lhs = KBC_NEW_ARRAY(a, sym *, X->out->rank + 1);
+      memcpy(lhs, X->lhs, sizeof *lhs * (size_t)X->out->rank);
+      c->lhs = lhs;
+      c->rhs = rest;
+      c->accumulate = 1;
+      c->index = KBC_NEW_ARRAY(a, ir_index, X->n_index + 1); /* a `+=` statement's indices are scatter indices */
+      for (int id = 0; id < X->n_index; id++) {
+        c->index[id] = X->index[id];
+        if (c->index[id].kind == IR_IDX_FREE) c->index[id].kind = IR_IDX_SCATTER;
+      }
+      ir_stmt_drop_stale_indices(a, c);
+    }
+    from[nst] = at;
     all[nst++] = c;
   }
   /* dead statements dropped (backwards: a statement lives when its target does) */
@@ -220,6 +374,11 @@ const ir_program *cg_recompute(kbc_arena *a, const ir_program *p, const cg_targe
   }
   for (int i = 0; i < p->tensors.len; i++)
     if (R.writer[i] < 0) R.writer[i] = -1;
+  R.last_write = KBC_NEW_ARRAY(a, int, p->tensors.len + 1);
+  for (int i = 0; i < p->tensors.len; i++) R.last_write[i] = -1;
+  for (int j = 0; j < R.n; j++) R.last_write[IR_STMT(p, j)->out->id] = j;
+  R.extra_of = KBC_NEW_ARRAY(a, int, R.n + 1);
+  R.split_at = KBC_NEW_ARRAY(a, int, R.n + 1);
   /* the forward chains, as they would match once their later readers recompute */
   R.fwd = KBC_NEW_ARRAY(a, unsigned char, R.n + 1);
   int *fwd_len = KBC_NEW_ARRAY(a, int, R.n + 1);
@@ -237,11 +396,36 @@ const ir_program *cg_recompute(kbc_arena *a, const ir_program *p, const cg_targe
   unsigned char *cand = KBC_NEW_ARRAY(a, unsigned char, R.n + 1);
   int any = 0;
   for (int y = 0; y < R.n; y++) any |= cand[y] = (R.mem[y] = members(&R, y)) != NULL;
+  unsigned char *no_parts = KBC_NEW_ARRAY(a, unsigned char, R.n + 1); /* by candidate: its PARTs given up */
+  unsigned char *any_member = KBC_NEW_ARRAY(a, unsigned char, R.n + 1);
   while (any) {
+    /* the partial sums each chain takes along, and where it goes */
+    for (int j = 0; j < R.n; j++) {
+      any_member[j] = 0;
+      for (int y = 0; y < R.n; y++) any_member[j] |= cand[y] && R.mem[y][j];
+    }
+    for (int z = 0; z < R.n; z++) {
+      R.extra_of[z] = extra_owner(&R, cand, any_member, z);
+      if (R.extra_of[z] >= 0 && no_parts[R.extra_of[z]]) R.extra_of[z] = -1;
+    }
+    for (int y = 0; y < R.n; y++) {
+      R.split_at[y] = -1;
+      if (cand[y] && !place_chain(&R, y, &R.split_at[y])) {
+        no_parts[y] = 1;
+        for (int z = 0; z < R.n; z++)
+          if (R.extra_of[z] == y) R.extra_of[z] = -1;
+      }
+    }
     rebuilt b = rebuild(&R, cand);
     int dropped = 0;
-    for (int y = 0; y < R.n && !dropped; y++)
-      if (cand[y] && !chain_ok(&R, b.np, b.head_of[y], b.count_of[y], ATTN_FIND_RECOMPUTE)) cand[y] = 0, dropped = 1;
+    for (int y = 0; y < R.n && !dropped; y++) {
+      if (!cand[y] || chain_ok(&R, b.np, b.head_of[y], b.count_of[y], ATTN_FIND_RECOMPUTE)) continue;
+      dropped = 1;
+      int parts = 0; /* without its PARTs first, then not at all */
+      for (int z = 0; z < R.n; z++) parts |= R.extra_of[z] == y;
+      if (parts) no_parts[y] = 1;
+      else cand[y] = 0;
+    }
     if (dropped) {
       any = 0;
       for (int y = 0; y < R.n; y++) any |= cand[y];

@@ -434,7 +434,7 @@ static int update_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long
 /* Replays a captured graph when the arguments repeat (KBC_NO_GRAPH on
  * turns this off), a program of one kernel too: back to back, a graph's
  * launch costs the host less than the kernel's own.  Under
- * KBC_GRAPH_UPDATE=1 (off until checked on a GPU) a call with the same
+ * KBC_GRAPH_UPDATE (on by default; 0 turns it off) a call with the same
  * sizes but other tensors (a caller rotating its inputs, or a framework's
  * fresh activations) changes the graph's kernel nodes' arguments and
  * replays it (update_graph): one driver call a node, where a plain launch
@@ -455,7 +455,7 @@ static int via_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *v
   /* With the update (KBC_GRAPH_UPDATE), a call is compared by its sizes
    * and scratch alone (the key past the pointers); without, by the whole
    * key. */
-  size_t from = kbc_env_flag("KBC_GRAPH_UPDATE", 0) ? nt : 0;
+  size_t from = kbc_env_flag("KBC_GRAPH_UPDATE", 1) ? nt : 0;
   int again = x->key && x->key_len == len && !memcmp(key + from, x->key + from, len - from);
   free(x->key);
   x->key = key;
