@@ -43,7 +43,8 @@ typedef struct {
   unsigned char **mem; /* by candidate consumer: its members (statements of p) */
   int *last_write;    /* by tensor id: the last statement writing it, or -1 */
   int *extra_of;      /* by statement: the candidate whose chain takes it as a PART, or -1 */
-  int *split_at;      /* by candidate: where its chain goes when split (its main sum apart), or -1 */
+  int *split_at;      /* by candidate: where its chain goes when split (y = its main term there,
+                         y += the rest at y: place_chain), or -1 */
 } recomputer;
 
 /* Whether statement j computes a scores-shaped tensor of rank `rank` a
@@ -143,8 +144,12 @@ static int extra_owner(recomputer *R, const unsigned char *cand, const unsigned 
   if (cand[z] || R->fwd[z] || any_member[z] || R->writer[Z->out->id] != z || Z->out->role == IR_ROLE_INPUT ||
       Z->rhs->op != IR_OP_REDUCE || Z->rhs->u.reduce.op != IR_RED_SUM || ir_expr_has_reduce(Z->rhs->arg[0]))
     return -1;
-  for (int y = z + 1; y < R->n; y++)
-    if (cand[y] && reads_members_of(R, Z->rhs->arg[0], y, any_member) == 1) return y;
+  for (int y = z + 1; y < R->n; y++) {
+    if (!cand[y] || reads_members_of(R, Z->rhs->arg[0], y, any_member) != 1) continue;
+    for (int j = 0; j < y; j++) /* a member reading it (a row statistic: ds = p * (dp - sum(dp * p))) */
+      if (R->mem[y][j] && ir_expr_reads(IR_STMT(R->p, j)->rhs, Z->out)) return -1;
+    return y;
+  }
   return -1;
 }
 
@@ -187,10 +192,12 @@ static int split_terms(kbc_arena *a, const ir_expr *e, const ir_expr *sum, int n
 }
 
 /* Where candidate y's chain goes: before y (-1), or, where a statement
- * between its first PART and y reads a PART, at that first PART with y's
- * main sum apart (y.main; y then reads it), which needs everything the
- * chain reads from outside written before it.  0 where neither holds:
- * y's PARTs are given up. */
+ * between its first PART and y reads a PART, at that first PART, y split:
+ * the term holding its main sum computed by the chain, its other terms
+ * added at y (`y += rest`), which needs everything the chain reads from
+ * outside written before it; where only y's other terms read a PART, y
+ * split with its chain right before it.  0 where none holds: y's PARTs
+ * are given up. */
 static int place_chain(recomputer *R, int y, int *at) {
   int first = -1;
   for (int z = 0; z < y; z++)
@@ -203,11 +210,14 @@ static int place_chain(recomputer *R, int y, int *at) {
     for (int z = first; z < j; z++)
       read_early |= R->extra_of[z] == y && ir_expr_reads(IR_STMT(R->p, j)->rhs, IR_STMT(R->p, z)->out);
   }
+  int read_by_y = 0; /* y's own other terms read a PART: y is split, its chain stays before it */
+  for (int z = first; z < y; z++)
+    read_by_y |= R->extra_of[z] == y && ir_expr_reads(IR_STMT(R->p, y)->rhs, IR_STMT(R->p, z)->out);
   /* a PART moves to where the chain goes: what it reads must be there */
   int pos = read_early ? first : y;
   for (int z = first; z < y; z++)
     if (R->extra_of[z] == y && !inputs_before(R, IR_STMT(R->p, z)->rhs, y, first)) return 0;
-  if (!read_early) return 1;
+  if (!read_early && !read_by_y) return 1;
   /* split: y = main + rest becomes y = main in the chain, y += rest at y */
   const ir_stmt *Y = IR_STMT(R->p, y);
   const ir_expr *main = NULL;

@@ -821,7 +821,9 @@ class Gen:
         self.stmts += getattr(self, "stmts_after", [])
         self.stmts_after = []
         self.tensors.append(Tensor(out, [ix.dim for ix in perm], "output"))
-        if spelling != "unnormalized" and not fi and vb is b and r.random() < 0.4:
+        # (not over a single column: ds = p * (dp - sum(dp * p)) is then 0 - 0,
+        # its float32 rounding against float64's arbitrary, seed 12083)
+        if spelling != "unnormalized" and not fi and vb is b and r.random() < 0.4 and C.value(self.binding) > 1:
             self.attention_backward(b, ri, ci, di, ei, (q, qo), (k, ko), (v, vo), pname, scale)
         return True
 
@@ -840,11 +842,19 @@ class Gen:
         self.stmts.append(f"{ds}[{pre}{ri.name}, {ci.name}] = {pname}[{pre}{ri.name}, {ci.name}] * "
                           f"({dp}[{pre}{ri.name}, {ci.name}] - sum({j2}: {dp}[{pre}{ri.name}, {j2}] * "
                           f"{pname}[{pre}{ri.name}, {j2}]))")
+        part = None
+        if r.random() < 0.35:  # a weighted row sum of ds: a partial row sum dq's recomputing chain takes along
+            cw, part = self.new_input([ci.dim]), self.fresh("rs")
+            self.lines.append(f"output {part} f32{self.shape_text([ix.dim for ix in b + [ri]])}")
+            self.stmts.append(f"{part}[{pre}{ri.name}] = sum({ci.name}: {ds}[{pre}{ri.name}, {ci.name}] * {cw.name}[{ci.name}])")
+            self.tensors.append(Tensor(part, [ix.dim for ix in b + [ri]], "output"))
         grads = [n for n in ("dq", "dk", "dv") if r.random() < 0.6] or ["dq"]
         for n in grads:
             name = self.fresh(n)
             if n == "dq":
                 free, body = b + [ri, di], f"{scale} * sum({ci.name}: {ds}[{pre}{ri.name}, {ci.name}] * {at(*kk)})"
+                if part and r.random() < 0.5:  # read back into dq: the chain's consumer split (y += rest)
+                    body += f" + {part}[{pre}{ri.name}] * {at(*qq)}"
             elif n == "dk":
                 free, body = b + [ci, di], f"{scale} * sum({ri.name}: {ds}[{pre}{ri.name}, {ci.name}] * {at(*qq)})"
             else:
