@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "attn_impl.h"
+#include "ir/subst.h"
 
 /* Whether a loads contiguously along the last of ids (in statement s). */
 static int contiguous_along(kbc_arena *a, const ir_stmt *s, const ir_expr *e, const int *ids, int n) {
@@ -133,12 +134,6 @@ static int pipe_layout(int mma, int64_t d, int64_t n2, const cg_attention *ch, i
   return 1;
 }
 
-static int holds(const ir_expr *e, const ir_expr *x) {
-  if (e == x) return 1;
-  for (int i = 0; i < ir_op_info[e->op].arity; i++)
-    if (holds(e->arg[i], x)) return 1;
-  return 0;
-}
 
 /* The coefficient of index id in an affine split, as a constant (0 where
  * absent); 0 returned when it is not a constant. */
@@ -154,7 +149,7 @@ static attn_mask plan_mask(kbc_arena *a, const cg_attention *ch) {
   const ir_expr *w = S->rhs;
   if (w->op != IR_OP_WHERE || ch->c1.n_m != 1 || ch->c1.n_n != 1 || ch->m_row < 0) return m;
   int kb = w->arg[1]->op == IR_OP_CONST ? 1 : w->arg[2]->op == IR_OP_CONST ? 2 : 0;
-  if (!kb || !holds(w->arg[3 - kb], ch->c1.reduce)) return m;
+  if (!kb || !ir_expr_holds(w->arg[3 - kb], ch->c1.reduce)) return m;
   const ir_expr *cond = w->arg[0];
   if ((cond->op != IR_OP_LT && cond->op != IR_OP_LE && cond->op != IR_OP_GT && cond->op != IR_OP_GE) ||
       cond->arg[0]->op != IR_OP_INDEX || cond->arg[1]->op != IR_OP_INDEX)

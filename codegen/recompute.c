@@ -166,13 +166,6 @@ static int inputs_before(recomputer *R, const ir_expr *e, int y, int pos) {
   return 1;
 }
 
-static int holds(const ir_expr *e, const ir_expr *x) {
-  if (e == x) return 1;
-  for (int i = 0; i < ir_op_info[e->op].arity; i++)
-    if (holds(e->arg[i], x)) return 1;
-  return 0;
-}
-
 /* Y's right side split at its top-level sums into the term holding its
  * main sum (*main) and the rest (*rest, the other terms added up, or NULL
  * where there are none); 0 where the main sum is under a minus. */
@@ -181,7 +174,7 @@ static int split_terms(kbc_arena *a, const ir_expr *e, const ir_expr *sum, int n
   if (e->op == IR_OP_ADD || e->op == IR_OP_SUB)
     return split_terms(a, e->arg[0], sum, neg, main, rest) &&
            split_terms(a, e->arg[1], sum, e->op == IR_OP_SUB ? !neg : neg, main, rest);
-  if (holds(e, sum)) {
+  if (ir_expr_holds(e, sum)) {
     *main = e;
     return !neg;
   }

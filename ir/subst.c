@@ -91,6 +91,13 @@ int ir_expr_reads(const ir_expr *e, const ir_tensor *t) {
   return 0;
 }
 
+int ir_expr_holds(const ir_expr *e, const ir_expr *x) {
+  if (e == x) return 1;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (ir_expr_holds(e->arg[i], x)) return 1;
+  return 0;
+}
+
 int ir_expr_has_reduce(const ir_expr *e) {
   if (e->op == IR_OP_REDUCE) return 1;
   for (int i = 0; i < ir_op_info[e->op].arity; i++)

@@ -29,6 +29,8 @@ void ir_stmt_drop_stale_indices(kbc_arena *a, ir_stmt *s);
 int ir_expr_mentions_index(const ir_expr *e, int id);
 /* Whether e loads from tensor t anywhere. */
 int ir_expr_reads(const ir_expr *e, const ir_tensor *t);
+/* Whether the node x is e or inside it (the same node, not an equal one). */
+int ir_expr_holds(const ir_expr *e, const ir_expr *x);
 /* Whether e holds a reduction anywhere; how many. */
 int ir_expr_has_reduce(const ir_expr *e);
 int ir_expr_count_reduce(const ir_expr *e);
