@@ -62,7 +62,6 @@ typedef struct {
   int scaled;     /* ROW: a sum holding a factor exp(X - m) */
   int n_factors;  /* ROW: its body's factors (attn_match.c's factorize) */
   int keep;       /* ROW, PART: written out (an output, or read after the chain) */
-  int part;       /* PART: its index in cg_attention's part[] */
   int late;       /* WIDE: reads the rescaling row (through exp(X - m)): computed after it */
   int on_sums;    /* WIDE: reads a row other than the rescaling one: never computed (its readers
                      expand it into factors) */

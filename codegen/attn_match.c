@@ -566,7 +566,6 @@ static int part_stmt(matcher *M, int q) {
   if (x->n_split || x->s->rhs->u.reduce.op != IR_RED_SUM || ch->n_part >= ATTN_MAX_PART) return 0;
   x->role = ATTN_PART;
   x->keep = 1;
-  x->part = ch->n_part;
   ch->part[ch->n_part++].at = q;
   return 1;
 }
@@ -581,26 +580,23 @@ static int check_parts(matcher *M) {
   for (int k = 0; k < ch->n_part; k++) {
     const attn_stmt *x = &ch->st[ch->part[k].at];
     const ir_stmt *st = x->s;
-    int rd[64], nrd = 0, kept[64], nk = 0;
+    /* its indices by the S ids they stand for: summed (C), kept C, and B
+     * and R (the free ids outside C), each S id once */
+    int br[64], nbr = not_c(ch, br);
+    int rd[64], nrd = 0, kept[64], nk = 0, fb[64], nfb = 0;
     for (int id = 0; id < st->n_index; id++) {
-      int to = x->map[id];
-      if (to < 0) return 0;
+      int to = x->map[id], in_c = to >= 0 && in_ids(to, c1->n, c1->n_n);
+      if (to < 0 || in_ids(to, rd, nrd) || in_ids(to, kept, nk) || in_ids(to, fb, nfb)) return 0;
       if (st->index[id].kind == IR_IDX_REDUCE) {
-        if (!in_ids(to, c1->n, c1->n_n) || in_ids(to, rd, nrd)) return 0;
+        if (!in_c) return 0;
         rd[nrd++] = to;
-      } else if (in_ids(to, c1->n, c1->n_n)) {
-        if (in_ids(to, kept, nk)) return 0;
+      } else if (in_c) {
         kept[nk++] = to;
+      } else {
+        if (!in_ids(to, br, nbr)) return 0;
+        fb[nfb++] = to;
       }
     }
-    int br[64], nbr = not_c(ch, br);
-    /* B and R: every one, once (the free ids outside C) */
-    int fb[64], nfb = 0;
-    for (int id = 0; id < st->n_index; id++)
-      if (st->index[id].kind == IR_IDX_FREE && !in_ids(x->map[id], c1->n, c1->n_n)) {
-        if (!in_ids(x->map[id], br, nbr) || in_ids(x->map[id], fb, nfb)) return 0;
-        fb[nfb++] = x->map[id];
-      }
     if (!nrd || nrd + nk != c1->n_n || nfb != nbr) return 0;
     int64_t groups = 1, v;
     ch->part[k].n_g = 0;

@@ -224,7 +224,7 @@ static void part_groups(attn_emitter *ae) {
 }
 
 /* After phase B staged the step's values: lane l of each warp adds row
- * _wr + l %% 16's values into PART (l / 16)'s sums (the second PART's in
+ * _wr + l % 16's values into PART (l / 16)'s sums (the second PART's in
  * the other half-warp, in the same loop), column by column, a run of
  * columns of one group summed in a register first (grh's kx runs): every
  * sum has one owner adding in a fixed order, so the result is the same
@@ -308,7 +308,8 @@ void attn_emit_pipe_body(attn_emitter *ae) {
   cg_line(E, "float *const _Vs = _sm + %d; // [%d][%d]: the step's values", L->br * L->ldq + L->bc * L->ldk, L->bc,
           L->ldv);
   cg_line(E, "const unsigned _Qs_s = kbc_smem_u32(_Qs), _Ks_s = kbc_smem_u32(_Ks), _Vs_s = kbc_smem_u32(_Vs);");
-  for (int pi = 1, at = L->br * L->ldq + L->bc * L->ldk + L->bc * L->ldv; pi <= ch->n_s2; pi++) {
+  int at = L->br * L->ldq + L->bc * L->ldk + L->bc * L->ldv; /* past the tiles laid out so far */
+  for (int pi = 1; pi <= ch->n_s2; pi++) {
     const char *q = attn_product_name(ae, "_Q", pi), *k = attn_product_name(ae, "_K", pi);
     const char *of = ch->st[attn_product_at(ch, pi)].s->out->name;
     cg_line(E, "float *const %s = _sm + %d; // [%d][%d]: the rows' operand of %s", q, at, L->br, L->ldq, of);
@@ -317,7 +318,7 @@ void attn_emit_pipe_body(attn_emitter *ae) {
     at += L->bc * L->ldk;
     cg_line(E, "const unsigned %s_s = kbc_smem_u32(%s), %s_s = kbc_smem_u32(%s);", q, q, k, k);
   }
-  declare_parts(ae, (long long)(1 + ch->n_s2) * (L->br * L->ldq + L->bc * L->ldk) + (long long)L->bc * L->ldv);
+  declare_parts(ae, at);
   attn_emit_extents(ae);
   cg_line(E, "const long long _tiles_r = (_R + %d) / %d;", L->br - 1, L->br);
   cg_line(E, "const int _tid = threadIdx.x;");

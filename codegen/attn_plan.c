@@ -90,15 +90,6 @@ static attn_layout choose_layout(int mma, int nt) {
   return L;
 }
 
-enum { PIPE_SMEM_MAX = 227 * 1024, SM_SMEM = 228 * 1024, BLOCK_SMEM_RESERVED = 1024 };
-
-/* The pipelined layout for D and N2 known (d, n2), or 0 where it does not
- * fit.  _Qs and _Ks are row-major (D contiguous, as the operands usually
- * are in memory, so that 16 bytes are copied at a time), their rows ld
- * floats apart with ld = 8 (mod 32): a half-warp's fragment read, a float2
- * at columns 2t, 2t + 1 of rows g = 0..3, meets every bank once; _Vs rows
- * nt + 4 apart (nt a multiple of 16: 8 columns g of rows 2t, 2t + 1 at
- * 8t + g). */
 long long attn_part_floats(const cg_attention *ch, int br, int bc) {
   long long f = 0;
   for (int k = 0; k < ch->n_part; k++) {
@@ -108,6 +99,15 @@ long long attn_part_floats(const cg_attention *ch, int br, int bc) {
   return f;
 }
 
+enum { PIPE_SMEM_MAX = 227 * 1024, SM_SMEM = 228 * 1024, BLOCK_SMEM_RESERVED = 1024 };
+
+/* The pipelined layout for D and N2 known (d, n2), or 0 where it does not
+ * fit.  _Qs and _Ks are row-major (D contiguous, as the operands usually
+ * are in memory, so that 16 bytes are copied at a time), their rows ld
+ * floats apart with ld = 8 (mod 32): a half-warp's fragment read, a float2
+ * at columns 2t, 2t + 1 of rows g = 0..3, meets every bank once; _Vs rows
+ * nt + 4 apart (nt a multiple of 16: 8 columns g of rows 2t, 2t + 1 at
+ * 8t + g). */
 static int pipe_layout(int mma, int64_t d, int64_t n2, const cg_attention *ch, int want_blocks, attn_layout *out) {
   int n_s2 = ch->n_s2;
   attn_layout L = {.mma = mma, .pipe = 1, .threads = AT_PIPE_THREADS, .br = 64, .bc = 64, .nr = 2, .nc = 16,
@@ -133,7 +133,6 @@ static int pipe_layout(int mma, int64_t d, int64_t n2, const cg_attention *ch, i
   *out = L;
   return 1;
 }
-
 
 /* The coefficient of index id in an affine split, as a constant (0 where
  * absent); 0 returned when it is not a constant. */

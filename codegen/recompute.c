@@ -45,6 +45,8 @@ typedef struct {
   int *extra_of;      /* by statement: the candidate whose chain takes it as a PART, or -1 */
   int *split_at;      /* by candidate: where its chain goes when split (y = its main term there,
                          y += the rest at y: place_chain), or -1 */
+  const ir_expr **main_term; /* by split candidate: the term holding its main sum (split_terms) */
+  ir_expr **rest_terms;      /* by split candidate: its other terms, added up */
 } recomputer;
 
 /* Whether statement j computes a scores-shaped tensor of rank `rank` a
@@ -218,6 +220,8 @@ static int place_chain(recomputer *R, int y, int *at) {
   if (!split_terms(R->a, Y->rhs, ir_main_sum(Y, Y->rhs), 0, &main, &rest) || !main || !rest ||
       !inputs_before(R, main, y, pos))
     return 0;
+  R->main_term[y] = main;
+  R->rest_terms[y] = rest;
   for (int j = 0; j < y; j++)
     if (R->mem[y][j] && !inputs_before(R, IR_STMT(R->p, j)->rhs, y, pos)) return 0;
   for (int j = pos; j < y; j++) /* nothing between reads or writes y's tensor, written early now */
@@ -288,12 +292,7 @@ static rebuilt rebuild(recomputer *R, const unsigned char *cand) {
       for (int k = b.head_of[y]; k < nst; k++) all[k]->rhs = retarget(a, all[k]->rhs, to);
       ir_stmt *c = KBC_NEW(a, ir_stmt);
       *c = *Y;
-      const ir_expr *rhs = Y->rhs;
-      ir_expr *rest = NULL;
-      if (split) /* y = the term holding its main sum; the rest added at y */
-        split_terms(a, Y->rhs, ir_main_sum(Y, Y->rhs), 0, &rhs, &rest);
-      (void)rest;
-      c->rhs = retarget(a, rhs, to);
+      c->rhs = retarget(a, split ? R->main_term[y] : Y->rhs, to); /* split: the rest added at y */
       from[nst] = y;
       all[nst++] = c;
       head[b.head_of[y]] = 1;
@@ -304,13 +303,10 @@ static rebuilt rebuild(recomputer *R, const unsigned char *cand) {
     ir_stmt *c = KBC_NEW(a, ir_stmt);
     *c = *X;
     if (cand[at]) { /* split: the rest of its terms added to what its chain wrote */
-      const ir_expr *main = NULL;
-      ir_expr *rest = NULL;
-      split_terms(a, X->rhs, ir_main_sum(X, X->rhs), 0, &main, &rest);
       sym **lhs = KBC_NEW_ARRAY(a, sym *, X->out->rank + 1);
       memcpy(lhs, X->lhs, sizeof *lhs * (size_t)X->out->rank);
       c->lhs = lhs;
-      c->rhs = rest;
+      c->rhs = R->rest_terms[at];
       c->accumulate = 1;
       c->index = KBC_NEW_ARRAY(a, ir_index, X->n_index + 1); /* a `+=` statement's indices are scatter indices */
       for (int id = 0; id < X->n_index; id++) {
@@ -382,6 +378,8 @@ const ir_program *cg_recompute(kbc_arena *a, const ir_program *p, const cg_targe
   for (int j = 0; j < R.n; j++) R.last_write[IR_STMT(p, j)->out->id] = j;
   R.extra_of = KBC_NEW_ARRAY(a, int, R.n + 1);
   R.split_at = KBC_NEW_ARRAY(a, int, R.n + 1);
+  R.main_term = KBC_NEW_ARRAY(a, const ir_expr *, R.n + 1);
+  R.rest_terms = KBC_NEW_ARRAY(a, ir_expr *, R.n + 1);
   /* the forward chains, as they would match once their later readers recompute */
   R.fwd = KBC_NEW_ARRAY(a, unsigned char, R.n + 1);
   int *fwd_len = KBC_NEW_ARRAY(a, int, R.n + 1);
