@@ -31,6 +31,22 @@
 #define KBC_REFERENCE_MAX_FLOPS 4e8
 #define KBC_VERSION_STRING KBC_VERSION
 
+/* A launch's arguments as bind_args saw them — their names, ranks and
+ * shapes in order — with the binding it made and, by tensor id, the
+ * argument that gave each tensor (-1: none).  A launch whose arguments
+ * have the same layout reuses the binding: the var axes' inference, the
+ * shapes' evaluation and the checks give the same result, and only the
+ * pointers differ (a framework's fresh activations, rotated inputs). */
+typedef struct {
+  kbc_arena *arena; /* NULL: none yet */
+  size_t n;
+  const char **names;
+  int *rank;
+  int64_t **shape;
+  int *arg_of;
+  ir_binding b;
+} launch_layout;
+
 struct kbc_program {
   kbc_arena *arena;
   ir_program *ir;
@@ -47,6 +63,7 @@ struct kbc_program {
   const rt_exec *last;   /* the executor of the last launch (generic or specialized) */
   int n_args;
   ir_tensor **args; /* inputs then outputs */
+  launch_layout last_layout; /* the last launch's arguments, bound (same_layout) */
 };
 
 static _Thread_local char *last_error;
@@ -248,6 +265,7 @@ kbc_status kbc_compile_file(const char *path, const kbc_options *opt, kbc_progra
 
 void kbc_program_destroy(kbc_program *p) {
   if (!p) return;
+  kbc_arena_destroy(p->last_layout.arena);
   rt_exec_destroy(p->exec);
   rt_special_destroy(p->special);
   kbc_arena_destroy(p->arena);
@@ -296,6 +314,8 @@ kbc_status kbc_program_bind_axis(kbc_program *p, const char *axis, int64_t value
                 ax->kind == IR_AXIS_CONST ? "a constant" : "derived");
   if (value < 0) return fail(KBC_ERROR_ARGUMENT, "axis '%s': sizes must be positive, not %lld", axis, (long long)value);
   p->preset[ax->var_id] = value;
+  kbc_arena_destroy(p->last_layout.arena); /* a binding made without it */
+  p->last_layout = (launch_layout){0};
   return KBC_OK;
 }
 
@@ -467,6 +487,48 @@ kbc_status kbc_program_set_specialize(kbc_program *p, int max_bindings) {
   return KBC_OK;
 }
 
+/* Whether args have the layout of the last launch (p->last_layout), their
+ * data given. */
+static int same_layout(const kbc_program *p, const kbc_arg *args, size_t n) {
+  const launch_layout *l = &p->last_layout;
+  if (!l->arena || l->n != n || (n && !args)) return 0;
+  for (size_t i = 0; i < n; i++) {
+    const kbc_arg *g = &args[i];
+    if (!g->name || !g->data || g->dtype != KBC_F32 || g->rank != l->rank[i] || (g->rank > 0 && !g->shape) ||
+        strcmp(g->name, l->names[i]) ||
+        (g->rank > 0 && memcmp(g->shape, l->shape[i], sizeof(int64_t) * (size_t)g->rank)))
+      return 0;
+  }
+  return 1;
+}
+
+/* Binds args (bind_args) and keeps their layout and binding as the last
+ * launch's; on an error, the last layout stays. */
+static kbc_status bind_layout(kbc_program *p, const kbc_arg *args, size_t n) {
+  kbc_arena *a = kbc_arena_create();
+  const kbc_arg **by = KBC_NEW_ARRAY(a, const kbc_arg *, p->ir->tensors.len + 1);
+  launch_layout l = {.arena = a, .n = n};
+  kbc_status s = bind_args(p, a, args, n, 1, by, &l.b);
+  if (s != KBC_OK) {
+    kbc_arena_destroy(a);
+    return s;
+  }
+  l.names = KBC_NEW_ARRAY(a, const char *, n + 1);
+  l.rank = KBC_NEW_ARRAY(a, int, n + 1);
+  l.shape = KBC_NEW_ARRAY(a, int64_t *, n + 1);
+  for (size_t i = 0; i < n; i++) {
+    l.names[i] = kbc_arena_strdup(a, args[i].name);
+    l.rank[i] = args[i].rank;
+    l.shape[i] = KBC_NEW_ARRAY(a, int64_t, args[i].rank + 1);
+    if (args[i].rank > 0) memcpy(l.shape[i], args[i].shape, sizeof(int64_t) * (size_t)args[i].rank);
+  }
+  l.arg_of = KBC_NEW_ARRAY(a, int, p->ir->tensors.len + 1);
+  for (int t = 0; t < p->ir->tensors.len; t++) l.arg_of[t] = by[t] ? (int)(by[t] - args) : -1;
+  kbc_arena_destroy(p->last_layout.arena);
+  p->last_layout = l;
+  return KBC_OK;
+}
+
 kbc_status kbc_program_launch(kbc_program *p, const kbc_arg *args, size_t n, void *cu_stream) {
   if (!p) return fail(KBC_ERROR_ARGUMENT, "kbc_program_launch: program is NULL");
   rt_err err = {0};
@@ -475,23 +537,22 @@ kbc_status kbc_program_launch(kbc_program *p, const kbc_arg *args, size_t n, voi
     rt_err_free(&err);
     return s;
   }
-  kbc_arena *a = kbc_arena_create();
-  const kbc_arg **by = KBC_NEW_ARRAY(a, const kbc_arg *, p->ir->tensors.len + 1);
-  ir_binding b;
-  kbc_status s = bind_args(p, a, args, n, 1, by, &b);
+  kbc_status s = same_layout(p, args, n) ? KBC_OK : bind_layout(p, args, n);
   if (s == KBC_OK) {
+    const launch_layout *l = &p->last_layout;
+    kbc_arena *a = kbc_arena_create();
     rt_dptr *ptr = KBC_NEW_ARRAY(a, rt_dptr, p->ir->tensors.len + 1);
     for (int i = 0; i < p->ir->tensors.len; i++)
-      if (by[i]) ptr[i] = (rt_dptr)(uintptr_t)by[i]->data;
+      if (l->arg_of[i] >= 0) ptr[i] = (rt_dptr)(uintptr_t)args[l->arg_of[i]].data;
     int done;
-    if (launch_special(p, &b, ptr, cu_stream, &done, a, &err)) s = fail_rt(&err);
+    if (launch_special(p, &l->b, ptr, cu_stream, &done, a, &err)) s = fail_rt(&err);
     else if (!done) {
-      if (generic_exec(p, &err) || rt_exec_launch(p->exec, &b, ptr, cu_stream, &err)) s = fail_rt(&err);
+      if (generic_exec(p, &err) || rt_exec_launch(p->exec, &l->b, ptr, cu_stream, &err)) s = fail_rt(&err);
       else p->last = p->exec;
     }
+    kbc_arena_destroy(a);
   }
   rt_err_free(&err);
-  kbc_arena_destroy(a);
   return s;
 }
 

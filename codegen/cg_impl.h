@@ -68,10 +68,6 @@ enum { CG_MIN_OUTER = 4096, CG_JOIN_DROP = 1024, CG_JOIN_WORK = 1 << 16, CG_JOIN
  * statement: each statement's points times (1 + its reduction terms), all
  * extents constant, at most this. */
 enum { CG_POINT_WORK = 1 << 15 };
-/* What a join leaving one or a few outer points may lose per launch it saves, in a thread's serial
- * steps (group.c, join_loss): a launch costs about 2 us, a step on a
- * nearly idle GPU about 0.3 us (a load's latency). */
-enum { CG_JOIN_LOSS_STEPS = 6 };
 int cg_find_contraction(kbc_arena *a, const ir_stmt *s, cg_contraction *c);
 /* The product of the extents of s's indices ids[0..n) (1 for none). */
 sym *cg_extent_sym(kbc_arena *a, const ir_stmt *s, const int *ids, int n);

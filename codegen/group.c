@@ -455,7 +455,7 @@ static double join_loss(const builder *b, const ir_stmt *s, double after) {
  * the steps lost (join_loss) within CG_JOIN_LOSS_STEPS per launch the
  * group saves. */
 static int join_pays(const builder *b, const ir_stmt *s, double after) {
-  return join_loss(b, s, after) <= CG_JOIN_LOSS_STEPS * b->count;
+  return join_loss(b, s, after) <= b->opt->join_loss * b->count;
 }
 
 /* A join that keeps no outer dimension leaves one point, computed by one

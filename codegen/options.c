@@ -55,6 +55,7 @@
   X("KBC_GEMM_PACK", gemm_pack, 0, 2)               \
   X("KBC_GEMM_GATHER", gemm_gather, 0, 2)           \
   X("KBC_GEMM_SMALL", gemm_small, 0, 2)             \
+  X("KBC_JOIN_LOSS", join_loss, 0, 100000)          \
   X("KBC_IDX32", idx32, 0, 1)                       \
   X("KBC_PERSIST", persist, 0, 2)                   \
   X("KBC_PDL", pdl, 0, 1)
@@ -66,7 +67,7 @@ cg_options cg_options_default(void) {
                       .rows_welford = 1,           .rows_across = 1,  .gemm_fold = 1,    .gemm_win = 1,
                       .gemm_win_pipe = 1,          .gemm_win_ring = 1, .gemm_tail = 1,   .idx32 = 1,
                       .gemm_split = 1,             .rowsum = 1,       .gemm_wgmma_t = 2, .gemm_prep = 1,
-                      .gemm_pack = 1,              .gemm_gather = 1, .gemm_small = 1};
+                      .gemm_pack = 1,              .gemm_gather = 1, .gemm_small = 1,  .join_loss = CG_JOIN_LOSS_STEPS};
 }
 
 /* Reads variable name (unset: *field kept). */

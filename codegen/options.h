@@ -132,6 +132,9 @@ typedef struct {
                           (split-K streams it once); 1 (default: H100, 2026-12-06, CViT b10 0.85x, MLPs
                           at batch 4-12 0.30-0.69x, controls 0.99-1.01x); 2: the GEMM family from 2 rows
                           (testing); 0: M and N of 16 and 2^20 multiply-adds alone decide */
+  int join_loss;       /* KBC_JOIN_LOSS: what a rows join leaving few outer points may lose per launch it
+                          saves, in a thread's serial steps (group.c, join_pays; default
+                          CG_JOIN_LOSS_STEPS) */
   int idx32;           /* KBC_IDX32 (default on; measured 0.97x geomean, 0.82-1.05x): the 32-bit
                           index variant where a binding fits (applied by the callers:
                           cg_program_narrow); 0: the 64-bit text always */
@@ -140,6 +143,10 @@ typedef struct {
                           rule says so (1), or wherever they can (2: testing) */
 } cg_options;
 
+/* What a join leaving one or a few outer points may lose per launch it saves, in a thread's serial
+ * steps (group.c, join_loss; KBC_JOIN_LOSS): a launch costs about 2 us, a step on a
+ * nearly idle GPU about 0.3 us (a load's latency). */
+enum { CG_JOIN_LOSS_STEPS = 6 };
 enum { CG_UNROLL_DEFAULT = 4, CG_UNROLL_MAX = 64, CG_MAX_TEAM_LIMIT = 1024 };
 
 /* No switch set: the defaults. */

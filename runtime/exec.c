@@ -59,6 +59,8 @@ struct rt_exec {
    * are when the set repeats, and under KBC_GRAPH_UPDATE with their kernel
    * nodes' arguments changed when only the tensors' pointers differ
    * (via_graph). */
+  int no_graph;                   /* KBC_NO_GRAPH, read once at creation */
+  int graph_update;               /* KBC_GRAPH_UPDATE (default on), read once at creation */
   void *capture_stream;
   rt_graph *graph;
   unsigned char *key, *graph_key; /* last and captured argument sets */
@@ -207,6 +209,8 @@ int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precisi
   }
   x->idx32 = t.opt.idx32;
   x->pdl = t.opt.pdl && props->cc_major >= 9;
+  x->no_graph = kbc_env_flag("KBC_NO_GRAPH", 0);
+  x->graph_update = kbc_env_flag("KBC_GRAPH_UPDATE", 1);
   x->vars32 = calloc((size_t)p->vars.len + 1, sizeof *x->vars32);
   x->fit_vars = calloc((size_t)p->vars.len + 1, sizeof *x->fit_vars);
   x->in_ws = calloc((size_t)p->tensors.len + 1, 1);
@@ -442,7 +446,7 @@ static int update_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long
  * when it launched, 0 to launch plainly. */
 static int via_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *vars, void **args, void *stream,
                      rt_err *err) {
-  if (kbc_env_flag("KBC_NO_GRAPH", 0) || x->prof_ev || !rt_graph_supported(x->dev) || x->code.n_kernels < 1) return 0;
+  if (x->no_graph || x->prof_ev || !rt_graph_supported(x->dev) || x->code.n_kernels < 1) return 0;
   /* the key: every tensor's pointer, the var values and the scratch's
    * pointer (a grown workspace moves it, temporaries or none) */
   size_t nt = sizeof(rt_dptr) * (size_t)x->p->tensors.len, nv = sizeof(long long) * (size_t)x->p->vars.len;
@@ -455,7 +459,7 @@ static int via_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *v
   /* With the update (KBC_GRAPH_UPDATE), a call is compared by its sizes
    * and scratch alone (the key past the pointers); without, by the whole
    * key. */
-  size_t from = kbc_env_flag("KBC_GRAPH_UPDATE", 1) ? nt : 0;
+  size_t from = x->graph_update ? nt : 0;
   int again = x->key && x->key_len == len && !memcmp(key + from, x->key + from, len - from);
   free(x->key);
   x->key = key;

@@ -160,6 +160,7 @@ class Program:
             _check(lib.kbc_program_arg_info(self._handle, i, ctypes.byref(info)))
             (self.inputs if info.role == 0 else self.outputs).append((info.name.decode(), info.rank))
         self.name = lib.kbc_program_name(self._handle).decode()
+        self._layouts = {}
 
     def __del__(self):
         handle = getattr(self, "_handle", None)
@@ -226,42 +227,79 @@ class Program:
             shapes[name] = tuple(shape[i] for i in range(rank.value))
         return shapes
 
+    # The most argument layouts (names and shapes) run remembers: past it,
+    # it forgets them all and starts again.
+    _MAX_LAYOUTS = 64
+
+    def _layout(self, key: tuple, inputs: Dict[str, "object"], outputs: Optional[Dict[str, "object"]]):
+        """For the arguments' names and shapes (key): the C argument array,
+        inputs then outputs, its pointers filled in by each call, and the
+        outputs' shapes when run allocates them; made once per layout."""
+        layout = self._layouts.get(key)
+        if layout is None:
+            out_shapes = self.output_shapes(inputs) if outputs is None else None
+            shapes = [(n, tuple(t.shape)) for n, t in inputs.items()]
+            shapes += list(out_shapes.items()) if outputs is None else [(n, tuple(t.shape)) for n, t in outputs.items()]
+            arr = (_Arg * max(len(shapes), 1))()
+            keep = []
+            for i, (name, shape) in enumerate(shapes):
+                dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+                keep.append(dims)
+                arr[i] = _Arg(name.encode(), None, len(shape), dims, 0)
+            if len(self._layouts) >= self._MAX_LAYOUTS:
+                self._layouts.clear()
+            layout = self._layouts[key] = (arr, keep, out_shapes)
+        return layout
+
     def run(self, inputs: Dict[str, "object"], outputs: Optional[Dict[str, "object"]] = None) -> Dict[str, "object"]:
         """Runs the spec; returns the outputs (allocated unless given).  CUDA
         tensors launch on torch.cuda.current_stream() of the program's
         device; CPU tensors run on the reference interpreter.  Gradients are
         not recorded: an input that requires grad (outside torch.no_grad())
-        is an error — pair the spec with its backward spec in kbc.autograd."""
+        is an error — pair the spec with its backward spec in kbc.autograd.
+        One program's runs must not overlap (as kbc_program_launch's): the
+        argument array of a layout is kept and reused."""
         import torch
         self._check_inputs(inputs)
-        if torch.is_grad_enabled():
-            needs = [n for n, t in inputs.items() if isinstance(t, torch.Tensor) and t.requires_grad]
-            if needs:
-                raise Error(2, f"input {needs[0]!r} requires grad, but Program.run records no gradients; use "
-                               f"kbc.autograd(forward_spec, backward_spec), or run under torch.no_grad()")
-        first = next(iter(inputs.values()))
-        if outputs is None:
-            device = first.device if isinstance(first, torch.Tensor) else "cpu"
-            outputs = {name: torch.empty(shape, dtype=torch.float32, device=device)
-                       for name, shape in self.output_shapes(inputs).items()}
-        every = dict(inputs)
-        every.update(outputs)
-        arr, _keep = self._args(every)
-        devices = {str(t.device) for t in every.values()}
-        if len(devices) != 1:
+        f32, grad, key, where = torch.float32, torch.is_grad_enabled(), [], set()
+        for group in (inputs, outputs or {}):
+            for name, t in group.items():
+                if not isinstance(t, torch.Tensor):
+                    raise TypeError(f"kbc: '{name}': expected a torch.Tensor, got {type(t).__name__}")
+                if t.dtype is not f32:
+                    raise Error(2, f"'{name}' has dtype {t.dtype}, but kbc specs take float32 (pass t.float())")
+                if not t.is_contiguous():
+                    raise Error(2, f"'{name}' is not contiguous; pass t.contiguous()")
+                if grad and t.requires_grad and group is inputs:
+                    raise Error(2, f"input {name!r} requires grad, but Program.run records no gradients; use "
+                                   f"kbc.autograd(forward_spec, backward_spec), or run under torch.no_grad()")
+                where.add(t.get_device())
+                key.append((name, t.shape))
+            key.append(None)
+        if len(where) != 1:
+            devices = {str(t.device) for g in (inputs, outputs or {}) for t in g.values()}
             raise Error(2, f"tensors are on several devices: {', '.join(sorted(devices))}")
-        dev = next(iter(every.values())).device
-        if dev.type == "cuda":
-            index = dev.index if dev.index is not None else torch.cuda.current_device()
+        arr, _keep, out_shapes = self._layout(tuple(key), inputs, outputs)
+        if outputs is None:
+            device = next(iter(inputs.values())).device
+            outputs = {name: torch.empty(shape, dtype=f32, device=device) for name, shape in out_shapes.items()}
+        i = 0
+        for group in (inputs, outputs):
+            for t in group.values():
+                arr[i].data = t.data_ptr()
+                i += 1
+        index = where.pop()
+        if index >= 0:
             if index != self.device:
                 raise Error(2, f"the tensors are on cuda:{index}, but the program runs on cuda:{self.device} "
                                f"(kbc.compile(..., device={index}))")
-            stream = torch.cuda.current_stream(dev).cuda_stream
-            _check(self._lib.kbc_program_launch(self._handle, arr, len(every), ctypes.c_void_p(stream)))
-        elif dev.type == "cpu":
-            _check(self._lib.kbc_program_run_cpu(self._handle, arr, len(every)))
+            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+            stream = raw(index) if raw is not None else torch.cuda.current_stream(index).cuda_stream
+            _check(self._lib.kbc_program_launch(self._handle, arr, i, ctypes.c_void_p(stream)))
+        elif next(iter(inputs.values())).device.type == "cpu":
+            _check(self._lib.kbc_program_run_cpu(self._handle, arr, i))
         else:
-            raise Error(2, f"tensors on {dev.type} are not supported (cuda or cpu)")
+            raise Error(2, f"tensors on {next(iter(inputs.values())).device.type} are not supported (cuda or cpu)")
         return outputs
 
 

@@ -280,4 +280,27 @@ if changed < 8 or "arguments not changed" in text:
     raise SystemExit(f"FAIL: rotating inputs: the graph was changed {changed} times of the 10 expected; "
                      f"{[ln for ln in text.splitlines() if 'graph' in ln][:5]}")
 print(f"ok: rotating inputs: the graph's nodes changed {changed} times")
+# ---- argument layouts: sizes in turn, a bad call between ----
+# The package keeps each layout's argument array (Program._layouts) and the
+# library the last launch's binding (api.c, launch_layout): sizes that
+# alternate, preallocated outputs and a wrong argument between two calls
+# must each be bound afresh, every result right.
+small = {k: (v[:5] if k == "x" else v) for k, v in sets[0][0].items()}
+calls = [(sets[0][0], sets[0][1]), (small, sets[0][1][:5]), (sets[1][0], sets[1][1]), (small, sets[0][1][:5])]
+for k, (t, want) in enumerate(calls):
+    check(f"layouts, call {k}", mlp.run(t)["out"], want)
+    if k == 1:
+        for bad, phrase in [({**t, "b2": torch.randn(7, device=dev)}, "b2"),
+                            ({**t, "x": torch.randn(5, 1000, device=dev)}, "x")]:
+            try:
+                mlp.run(bad)
+            except kbc.Error as e:
+                assert phrase in str(e), str(e)
+            else:
+                raise SystemExit(f"FAIL: layouts: a wrong {phrase} accepted")
+    if k == 2:
+        into = {"out": torch.full((16, 1024), float("nan"), device=dev)}
+        mlp.run(t, outputs=into)
+        check("layouts, preallocated output", into["out"], want)
+print("ok: argument layouts")
 print("python package on the GPU: ok")
