@@ -296,6 +296,7 @@ int cg_generate(kbc_arena *a, const ir_program *p, const cg_target *t, cg_progra
     cg_emit_persist(&C, P, &out->kernels[0]);
     out->n_kernels = 1;
   } else {
+    cg_kernel_deps(a, p, ks, ng);
     out->kernels = ks;
     out->n_kernels = ng;
   }

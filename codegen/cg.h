@@ -103,6 +103,13 @@ typedef struct {
    * scratch is the largest any of them takes. */
   int n_stages;
   const struct cg_stage *stages;
+  /* The earlier kernels of the program this one must run after (deps.c:
+   * it reads what they write, or reads or writes what they write or
+   * read), ascending, those implied by others left out; none for the
+   * first.  Kernels neither waits for, directly or through others, may run
+   * side by side. */
+  int n_after;
+  const int *after;
 } cg_kernel;
 
 /* A stage of a persistent kernel: a kernel of the program (or the

@@ -372,6 +372,13 @@ CG_FAMILIES(CG_FAMILY_ENTRIES)
  * rule).  Then: cg_persist_helpers once; each kernel printed under
  * C->changing = cg_persist_changing, between cg_persist_body_open and
  * _close; cg_emit_persist prints the kernel (out->name set) and fills out. */
+/* deps.c: kernel k's accesses into rw (by tensor id, the scratch at
+ * p->tensors.len: 1 read, 2 written, 3 both; rw zeroed, p->tensors.len + 1
+ * bytes), whether two such sets conflict (one writes what the other reads
+ * or writes), and every kernel's cg_kernel.after. */
+void cg_kernel_access(const ir_program *p, const cg_kernel *k, unsigned char *rw);
+int cg_access_conflict(const unsigned char *a, const unsigned char *b, int n);
+void cg_kernel_deps(kbc_arena *a, const ir_program *p, cg_kernel *ks, int n);
 typedef struct cg_persist cg_persist;
 cg_persist *cg_plan_persist(cg_ctx *C, const cg_kernel *ks, int n);
 const unsigned char *cg_persist_changing(const cg_persist *P);

@@ -56,28 +56,6 @@ struct cg_persist {
   int64_t *zero_numel;    /* stage -> floats a zero-fill clears */
 };
 
-/* Reads (1) and writes (2) of statements [first, first+count), by tensor
- * id, into rw. */
-static void mark_reads(const ir_expr *e, unsigned char *rw) {
-  if (e->op == IR_OP_LOAD) rw[e->u.load.tensor->id] |= 1;
-  for (int i = 0; i < ir_op_info[e->op].arity; i++) mark_reads(e->arg[i], rw);
-}
-
-static void access_of(const ir_program *p, const cg_kernel *k, unsigned char *rw) {
-  for (int i = k->first; i < k->first + k->count; i++) {
-    const ir_stmt *s = IR_STMT(p, i);
-    mark_reads(s->rhs, rw);
-    rw[s->out->id] |= s->accumulate ? 3 : 2;
-  }
-}
-
-/* Whether stages with accesses a (earlier) and b conflict. */
-static int conflict(const unsigned char *a, const unsigned char *b, int n) {
-  for (int i = 0; i < n; i++)
-    if (((a[i] & 2) && b[i]) || ((b[i] & 2) && a[i])) return 1;
-  return 0;
-}
-
 static int64_t numel_of(const ir_tensor *t) {
   int64_t n = 1, e;
   for (int d = 0; d < t->rank; d++) {
@@ -134,7 +112,7 @@ static void dependencies(kbc_arena *a, cg_persist *P, unsigned char *const *rw, 
     unsigned char *r = reach + (size_t)s * n;
     int *after = KBC_NEW_ARRAY(a, int, s + 1), na = 0;
     for (int j = s - 1; j >= 0; j--) {
-      if (r[j] || !conflict(rw[j], rw[s], nt)) continue; /* implied by a later one, or none */
+      if (r[j] || !cg_access_conflict(rw[j], rw[s], nt)) continue; /* implied by a later one, or none */
       after[na++] = j;
       r[j] = 1;
       const unsigned char *rj = reach + (size_t)j * n;
@@ -187,8 +165,7 @@ cg_persist *cg_plan_persist(cg_ctx *C, const cg_kernel *ks, int n) {
     P->kernel_of[s] = i;
     P->stages[s] = (cg_stage){.kernel = k, .zero = -1, .blocks = l.grid[0], .threads = k->block};
     rw[s] = KBC_NEW_ARRAY(a, unsigned char, nt);
-    access_of(p, k, rw[s]);
-    if (cg_kernel_takes_scratch(k)) rw[s][nt - 1] = 3;
+    cg_kernel_access(p, k, rw[s]);
   }
   if (P->n_stages < 2) return NULL;
   for (int s = 0; s < P->n_stages; s++) {

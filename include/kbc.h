@@ -193,7 +193,9 @@ typedef struct {
  * device workspace owned by the program (grown as needed), and a reduction
  * to a scalar split across the grid keeps its blocks' parts in the
  * program's module: launches of one program must not overlap (queue them
- * on one stream, or order them). */
+ * on one stream, or order them).  No output may share memory with an input
+ * or another output: kernels that do not depend on each other through the
+ * spec's tensors may run side by side (a replayed graph's branches). */
 KBC_API kbc_status kbc_program_launch(kbc_program *p, const kbc_arg *args, size_t n, void *cu_stream);
 
 /* The same computation on the CPU reference interpreter (host pointers;

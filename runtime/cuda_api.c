@@ -69,6 +69,8 @@ static const struct {
     OPT(cuGraphNodeGetType, "cuGraphNodeGetType"),
     OPT(cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2"),
     OPT(cuStreamIsCapturing, "cuStreamIsCapturing"),
+    OPT(cuStreamWaitEvent, "cuStreamWaitEvent"),
+    OPT(cuStreamGetCaptureInfo, "cuStreamGetCaptureInfo_v3"),
 #undef SYM
 #undef OPT
 };

@@ -207,6 +207,12 @@ typedef struct {
   /* Whether a caller's stream is being captured (CUstreamCaptureStatus:
    * 0 none, 1 active, 2 invalidated; optional). */
   CUresult (*cuStreamIsCapturing)(CUstream, int *);
+  /* A capture over several streams (exec.c, the program's kernels in
+   * branches): a stream waits for another's event, and the node a
+   * capturing stream last added is asked for (optional). */
+  CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned int);
+  CUresult (*cuStreamGetCaptureInfo)(CUstream, int *status, unsigned long long *id, CUgraph *graph,
+                                     const CUgraphNode **deps, const void **edge_data, size_t *n_deps); /* _v3 */
 } rt_cuda_api;
 
 /* The loaded driver, or NULL with the reason in *err (see the top comment). */

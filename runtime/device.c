@@ -301,24 +301,64 @@ fail:
   free(nodes);
 }
 
-int rt_graph_capture_end(rt_device *dev, void *stream, rt_graph **out, rt_err *err) {
+/* Ends the capture and instantiates it; its kernel nodes nodes[0..n)
+ * where given (n >= 0), else walked as a chain. */
+static int capture_end(rt_device *dev, void *stream, void *const *nodes, int n, rt_graph **out, rt_err *err) {
   CUgraph graph = NULL;
   CUgraphExec e = NULL;
   *out = NULL;
   if (CHECK(dev, cuStreamEndCapture((CUstream)stream, &graph), "cuStreamEndCapture") < 0) return -1;
   rt_graph *g = calloc(1, sizeof *g);
-  if (!g) {
+  CUgraphNode *kept = n > 0 ? malloc(sizeof *kept * (size_t)n) : NULL;
+  if (!g || (n > 0 && !kept)) {
+    free(g);
+    free(kept);
     dev->cu->cuGraphDestroy(graph);
     return rt_fail(err, RT_ERR_MEMORY, "out of memory");
   }
   if (CHECK(dev, cuGraphInstantiate(&e, graph, 0), "cuGraphInstantiateWithFlags") < 0) {
     dev->cu->cuGraphDestroy(graph);
     free(g);
+    free(kept);
     return -1;
   }
   *g = (rt_graph){.dev = dev, .graph = graph, .exec = e};
-  chain_of_kernels(g);
+  if (n < 0) chain_of_kernels(g);
+  else {
+    for (int i = 0; i < n; i++) kept[i] = (CUgraphNode)nodes[i];
+    g->nodes = kept;
+    g->n_nodes = dev->cu->cuGraphExecKernelNodeSetParams ? n : -1;
+  }
   *out = g;
+  return 0;
+}
+
+int rt_graph_capture_end(rt_device *dev, void *stream, rt_graph **out, rt_err *err) {
+  return capture_end(dev, stream, NULL, -1, out, err);
+}
+
+int rt_graph_capture_end_nodes(rt_device *dev, void *stream, void *const *nodes, int n, rt_graph **out, rt_err *err) {
+  return capture_end(dev, stream, nodes, n, out, err);
+}
+
+int rt_graph_branches_supported(rt_device *dev) {
+  return rt_graph_supported(dev) && dev->cu->cuStreamWaitEvent && dev->cu->cuStreamGetCaptureInfo;
+}
+
+int rt_stream_wait_event(rt_device *dev, void *stream, void *event, rt_err *err) {
+  return CHECK(dev, cuStreamWaitEvent((CUstream)stream, (CUevent)event, 0), "cuStreamWaitEvent");
+}
+
+int rt_graph_capture_last(rt_device *dev, void *stream, void **node, rt_err *err) {
+  int status = 0;
+  const CUgraphNode *deps = NULL;
+  size_t n = 0;
+  *node = NULL;
+  if (CHECK(dev, cuStreamGetCaptureInfo((CUstream)stream, &status, NULL, NULL, &deps, NULL, &n),
+            "cuStreamGetCaptureInfo_v3") < 0)
+    return -1;
+  if (status != 1 || n != 1) return rt_fail(err, RT_ERR_INTERNAL, "the capture's last node: %zu dependencies (status %d)", n, status);
+  *node = deps[0];
   return 0;
 }
 
@@ -359,6 +399,15 @@ void rt_graph_destroy(rt_graph *g) {
 int rt_stream_sync(rt_device *dev, void *stream, rt_err *err) {
   if (rt_device_make_current(dev, err) < 0) return -1;
   return CHECK(dev, cuStreamSynchronize((CUstream)stream), "cuStreamSynchronize");
+}
+
+int rt_event_create_untimed(rt_device *dev, void **event, rt_err *err) {
+  CUevent e = NULL;
+  *event = NULL;
+  if (rt_device_make_current(dev, err) < 0) return -1;
+  if (CHECK(dev, cuEventCreate(&e, 2 /* CU_EVENT_DISABLE_TIMING */), "cuEventCreate") < 0) return -1;
+  *event = e;
+  return 0;
 }
 
 int rt_event_create(rt_device *dev, void **event, rt_err *err) {

@@ -128,6 +128,18 @@ int rt_graph_kernels(const rt_graph *g);
 int rt_graph_set_kernel(rt_graph *g, int i, rt_function *fn, const unsigned grid[3], const unsigned block[3],
                         size_t smem, void **args, rt_err *err);
 void rt_graph_destroy(rt_graph *g); /* NULL: nothing */
+/* A capture over several streams: whether the driver can (stream waits
+ * and the capture's nodes asked for), an event without timing for one
+ * stream to wait on (rt_stream_wait_event: the stream's later work waits
+ * for what was queued on the other before the event's record), the node a
+ * capturing stream last added (*node; its single dependency), and the
+ * capture ended with its kernel nodes given in launch order (nodes[0..n),
+ * for rt_graph_set_kernel) instead of walked as a chain. */
+int rt_graph_branches_supported(rt_device *dev);
+int rt_event_create_untimed(rt_device *dev, void **event, rt_err *err);
+int rt_stream_wait_event(rt_device *dev, void *stream, void *event, rt_err *err);
+int rt_graph_capture_last(rt_device *dev, void *stream, void **node, rt_err *err);
+int rt_graph_capture_end_nodes(rt_device *dev, void *stream, void *const *nodes, int n, rt_graph **out, rt_err *err);
 /* 1 when a caller is capturing stream into a graph of its own (torch's
  * CUDA graphs, torch.compile's reduce-overhead mode), where no memory may
  * be allocated and the program's launches go into the caller's graph;

@@ -25,6 +25,10 @@ typedef struct {
   rt_function **copy;    /* per kernel, two: its operands' copies' functions (cg_kernel.prep, cg_prep_name) */
 } rt_variant;
 
+/* The streams a capture in branches uses besides its own: SAM-HQ's
+ * widest layer of independent kernels is four wide. */
+enum { RT_SIDE_STREAMS = 4 };
+
 static void unload_variant(rt_variant *v) {
   rt_module_unload(v->mod);
   rt_compiled_free(&v->bin);
@@ -67,6 +71,20 @@ struct rt_exec {
   size_t key_len;
   int repeats;
   int node;                       /* updating the graph: its next kernel node; -1 when launching */
+  /* The capture in branches (capture_branches): where the kernels' order
+   * (cg_kernel.after) is not one chain, each kernel goes on one of the
+   * capture's streams, waiting for the events of the kernels it follows
+   * that are not before it there; every launch's node is kept in launch
+   * order for update_graph. */
+  int branches;                   /* the program's order has branches and the driver can capture them */
+  int recording;                  /* capturing in branches: launch() keeps each node */
+  void *side[RT_SIDE_STREAMS];    /* the capture's other streams */
+  void **kev;                     /* per kernel: recorded after its launches */
+  void *fork_ev;                  /* recorded as the capture starts: a side stream's first wait */
+  int tail[RT_SIDE_STREAMS + 1];  /* per stream (0: the capture's own): its last kernel, -1 none */
+  int on;                         /* the stream of the kernel being queued */
+  void **nodes;                   /* the kernel nodes captured so far */
+  int n_nodes, cap_nodes;
   /* KBC_PROFILE=1: every launch is timed kernel by kernel (events around
    * each, no graph) and the totals printed to stderr on destroy. */
   void **prof_ev;        /* 2 per kernel; NULL when not profiling */
@@ -115,6 +133,13 @@ void rt_exec_destroy(rt_exec *x) {
   free(x->prof_ms);
   rt_graph_destroy(x->graph);
   if (x->capture_stream) rt_stream_destroy(x->dev, x->capture_stream, NULL);
+  for (int i = 0; i < RT_SIDE_STREAMS; i++)
+    if (x->side[i]) rt_stream_destroy(x->dev, x->side[i], NULL);
+  for (int k = 0; x->kev && k < x->code.n_kernels; k++)
+    if (x->kev[k]) rt_event_destroy(x->dev, x->kev[k], NULL);
+  free(x->kev);
+  if (x->fork_ev) rt_event_destroy(x->dev, x->fork_ev, NULL);
+  free(x->nodes);
   free(x->key);
   free(x->graph_key);
   if (x->workspace) rt_mem_free(x->dev, x->workspace, NULL);
@@ -126,6 +151,16 @@ void rt_exec_destroy(rt_exec *x) {
   kbc_arena_destroy(x->arena);
   rt_device_close(x->dev);
   free(x);
+}
+
+/* Whether some kernel need not wait for the one before it (cg_kernel.after):
+ * the order is not one chain. */
+static int order_has_branches(const cg_program *c) {
+  for (int k = 1; k < c->n_kernels; k++) {
+    const cg_kernel *kn = &c->kernels[k];
+    if (kn->n_after != 1 || kn->after[0] != k - 1) return 1;
+  }
+  return 0;
 }
 
 /* Whether the code is one persistent kernel (codegen/persist.c) whose
@@ -211,6 +246,8 @@ int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precisi
   x->pdl = t.opt.pdl && props->cc_major >= 9;
   x->no_graph = kbc_env_flag("KBC_NO_GRAPH", 0);
   x->graph_update = kbc_env_flag("KBC_GRAPH_UPDATE", 1);
+  x->branches = !x->pdl && kbc_env_flag("KBC_GRAPH_BRANCHES", 1) && order_has_branches(&x->code) &&
+                rt_graph_branches_supported(x->dev);
   x->vars32 = calloc((size_t)p->vars.len + 1, sizeof *x->vars32);
   x->fit_vars = calloc((size_t)p->vars.len + 1, sizeof *x->fit_vars);
   x->in_ws = calloc((size_t)p->tensors.len + 1, 1);
@@ -305,7 +342,45 @@ static int place_temps(rt_exec *x, const ir_binding *b, rt_dptr *ptr, int captur
 static int launch(rt_exec *x, rt_function *fn, const unsigned grid[3], const unsigned block[3], size_t smem,
                   void *stream, void **args, const rt_launch_opts *o, rt_err *err) {
   if (x->node >= 0) return rt_graph_set_kernel(x->graph, x->node++, fn, grid, block, smem, args, err);
-  return o ? rt_launch_ex(fn, grid, block, smem, stream, args, o, err) : rt_launch(fn, grid, block, smem, stream, args, err);
+  if (o ? rt_launch_ex(fn, grid, block, smem, stream, args, o, err) : rt_launch(fn, grid, block, smem, stream, args, err))
+    return -1;
+  if (!x->recording) return 0;
+  if (x->n_nodes == x->cap_nodes) {
+    void **more = realloc(x->nodes, sizeof *more * (size_t)(x->cap_nodes = x->cap_nodes ? 2 * x->cap_nodes : 64));
+    if (!more) return rt_fail(err, RT_ERR_MEMORY, "out of memory");
+    x->nodes = more;
+  }
+  return rt_graph_capture_last(x->dev, stream, &x->nodes[x->n_nodes++], err);
+}
+
+/* Capturing in branches: the stream kernel k goes on (*s; x->on its
+ * index) — one whose last kernel it follows, else one not used yet, else
+ * the one whose last kernel is the oldest — made to wait for the events of
+ * the kernels k follows that are not its last. */
+static int branch_begin(rt_exec *x, int k, void *origin, void **s, rt_err *err) {
+  const cg_kernel *kn = &x->code.kernels[k];
+  int best = -1;
+  for (int st = 0; st <= RT_SIDE_STREAMS; st++)
+    for (int i = 0; i < kn->n_after; i++)
+      if (x->tail[st] == kn->after[i] && (best < 0 || x->tail[st] > x->tail[best])) best = st;
+  for (int st = 0; best < 0 && st <= RT_SIDE_STREAMS; st++)
+    if (x->tail[st] < 0) best = st;
+  if (best < 0) { /* every stream in use, none ending in a kernel k follows */
+    best = 0;
+    for (int st = 1; st <= RT_SIDE_STREAMS; st++)
+      if (x->tail[st] < x->tail[best]) best = st;
+  }
+  *s = best ? x->side[best - 1] : origin;
+  x->on = best;
+  if (best && x->tail[best] < 0 && rt_stream_wait_event(x->dev, *s, x->fork_ev, err)) return -1;
+  for (int i = 0; i < kn->n_after; i++)
+    if (kn->after[i] != x->tail[best] && rt_stream_wait_event(x->dev, *s, x->kev[kn->after[i]], err)) return -1;
+  return 0;
+}
+
+static int branch_end(rt_exec *x, int k, void *s, rt_err *err) {
+  x->tail[x->on] = k;
+  return rt_event_record(x->dev, x->kev[k], s, err);
 }
 
 static int launch_zero(rt_exec *x, const rt_variant *v, int idx32, rt_dptr p, long long n, void *stream,
@@ -388,8 +463,10 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
   int idx32 = x->cur == RT_IDX32;
   const rt_variant *v = &x->v[x->cur];
   int *vars32 = x->vars32;
+  void *origin = stream;
   for (int k = 0; k < x->code.n_kernels; k++) {
     const cg_kernel *kn = &x->code.kernels[k];
+    if (x->recording && branch_begin(x, k, origin, &stream, err)) return -1;
     cg_launch l;
     if (!cg_kernel_launch(kn, b->vars, &l)) return rt_fail(err, RT_ERR_ARGUMENT, "kernel %s: its amount of work overflows", kn->name);
     if (kn->zero_tensor >= 0 && b->numel[kn->zero_tensor] > 0 &&
@@ -411,6 +488,7 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
       if (launch(x, v->fn[k], grid, block, (size_t)l.smem, stream, args, &o, err)) return -1;
     }
     if (ev && rt_event_record(x->dev, ev[2 * k + 1], stream, err)) return -1;
+    if (x->recording && branch_end(x, k, stream, err)) return -1;
   }
   return ev ? profile_collect(x, stream, err) : 0;
 }
@@ -432,6 +510,28 @@ static int update_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long
     x->graph = NULL;
   }
   rt_err_free(&why);
+  return rc;
+}
+
+/* Queues the kernels on the capture's streams in branches (branch_begin),
+ * keeping every launch's node, then joins the side streams back into the
+ * capture's own; its streams and events made at the first capture. */
+static int capture_branches(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *vars, void **args, rt_err *err) {
+  int n = x->code.n_kernels;
+  for (int i = 0; i < RT_SIDE_STREAMS; i++)
+    if (!x->side[i] && rt_stream_create(x->dev, &x->side[i], err)) return -1;
+  if (!x->kev && !(x->kev = calloc((size_t)n + 1, sizeof *x->kev))) return rt_fail(err, RT_ERR_MEMORY, "out of memory");
+  for (int k = 0; k < n; k++)
+    if (!x->kev[k] && rt_event_create_untimed(x->dev, &x->kev[k], err)) return -1;
+  if (!x->fork_ev && rt_event_create_untimed(x->dev, &x->fork_ev, err)) return -1;
+  if (rt_event_record(x->dev, x->fork_ev, x->capture_stream, err)) return -1;
+  for (int st = 0; st <= RT_SIDE_STREAMS; st++) x->tail[st] = -1;
+  x->n_nodes = 0;
+  x->recording = 1;
+  int rc = enqueue(x, b, ptr, vars, args, x->capture_stream, 0, err);
+  x->recording = 0;
+  for (int st = 1; rc == 0 && st <= RT_SIDE_STREAMS; st++)
+    if (x->tail[st] >= 0) rc = rt_stream_wait_event(x->dev, x->capture_stream, x->kev[x->tail[st]], err);
   return rc;
 }
 
@@ -479,11 +579,19 @@ static int via_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *v
   rt_graph_destroy(x->graph);
   x->graph = NULL;
   if (rt_graph_capture_begin(x->dev, x->capture_stream, err)) return -1;
-  int rc = enqueue(x, b, ptr, vars, args, x->capture_stream, 0, err);
   rt_graph *g = NULL;
-  if (rt_graph_capture_end(x->dev, x->capture_stream, &g, err) || rc) {
-    rt_graph_destroy(g);
-    return -1;
+  if (x->branches) {
+    int rc = capture_branches(x, b, ptr, vars, args, err);
+    if (rt_graph_capture_end_nodes(x->dev, x->capture_stream, x->nodes, x->n_nodes, &g, err) || rc) {
+      rt_graph_destroy(g);
+      return -1;
+    }
+  } else {
+    int rc = enqueue(x, b, ptr, vars, args, x->capture_stream, 0, err);
+    if (rt_graph_capture_end(x->dev, x->capture_stream, &g, err) || rc) {
+      rt_graph_destroy(g);
+      return -1;
+    }
   }
   x->graph = g;
   free(x->graph_key);
@@ -494,7 +602,8 @@ static int via_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *v
     return 0;
   }
   memcpy(x->graph_key, x->key, len);
-  rt_debug(1, "captured %d kernels of %s into a CUDA graph", x->code.n_kernels, x->p->name);
+  rt_debug(1, "captured %d kernels of %s into a CUDA graph%s", x->code.n_kernels, x->p->name,
+           x->branches ? " in branches" : "");
   return rt_graph_launch(x->graph, stream, err) ? -1 : 1;
 }
 

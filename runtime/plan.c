@@ -29,8 +29,10 @@ int rt_plan_make(kbc_arena *a, const ir_program *p, const cg_program *g, const i
   out->p = p;
   out->b = b;
   out->launches = KBC_NEW_ARRAY(a, rt_plan_launch, 4 * g->n_kernels + 1);
+  int *row_of = KBC_NEW_ARRAY(a, int, g->n_kernels + 1); /* by kernel: its own launch's row */
   for (int k = 0; k < g->n_kernels; k++) {
     const cg_kernel *kn = &g->kernels[k];
+    int first = out->n_launches;
     cg_launch launch;
     if (!cg_kernel_launch(kn, b->vars, &launch))
       return rt_fail(err, RT_ERR_ARGUMENT, "kernel %s: its amount of work overflows", kn->name);
@@ -76,6 +78,16 @@ int rt_plan_make(kbc_arena *a, const ir_program *p, const cg_program *g, const i
     l->n_stages = kn->n_stages;
     l->stages = kn->stages;
     resources_of(res, kn->name, l);
+    row_of[k] = out->n_launches - 1;
+    /* what each launch waits for: the first, the kernels k follows; the rest, the launch before */
+    for (int r = first; r < out->n_launches; r++) {
+      rt_plan_launch *x = &out->launches[r];
+      x->after = KBC_NEW_ARRAY(a, int, kn->n_after + 1);
+      if (r > first) x->after[x->n_after++] = r - 1;
+      else
+        for (int d = 0; d < kn->n_after; d++) x->after[x->n_after++] = row_of[kn->after[d]];
+      out->branches |= r > 0 && !(x->n_after == 1 && x->after[0] == r - 1);
+    }
   }
   size_t *offset = KBC_NEW_ARRAY(a, size_t, p->tensors.len + 1);
   unsigned char *in_ws = KBC_NEW_ARRAY(a, unsigned char, p->tensors.len + 1);
@@ -184,6 +196,11 @@ static void put_stage(kbc_buf *o, const cg_stage *st, int i) {
 
 static void launch_stmts(const rt_plan *pl, int row, int indent, kbc_buf *o) {
   const rt_plan_launch *l = &pl->launches[row];
+  if (pl->branches && row > 0 && !(l->n_after == 1 && l->after[0] == row - 1)) {
+    kbc_buf_printf(o, "%*s(waits for ", indent, "");
+    for (int d = 0; d < l->n_after; d++) kbc_buf_printf(o, "%s%d", d ? ", " : "", l->after[d]);
+    kbc_buf_puts(o, l->n_after ? " only)\n" : "nothing)\n");
+  }
   if (!l->n_stages) {
     for (int s = 0; s < l->n_stmts; s++) kbc_buf_printf(o, "%*s%s\n", indent, "", l->stmts[s]);
     return;
@@ -229,6 +246,8 @@ void rt_plan_text(const rt_plan *pl, kbc_buf *o) {
                    pl->tuned ? " (from kbc tune's record)" : "");
   kbc_buf_puts(o, "# grid, block: [x, y, z] (a grid of 0: no work, not launched); smem: bytes per block,\n"
                   "# dynamic + static; regs: registers per thread (ptxas); under each, the statements it computes\n");
+  if (pl->branches)
+    kbc_buf_puts(o, "# each launch waits for the one before it, or for those it names: the rest may run beside it\n");
   static const char *const lhead[] = {"#", "kernel", "family", "grid", "block", "smem", "regs"};
   put_table(&(table){.n_cols = 7, .n_rows = pl->n_launches, .head = lhead, .pl = pl, .cells = launch_cells,
                      .after = launch_stmts},
@@ -290,6 +309,9 @@ void rt_plan_json(const rt_plan *pl, kbc_buf *o) {
     kbc_buf_puts(o, ", \"registers\": ");
     if (l->registers >= 0) kbc_buf_printf(o, "%d", l->registers);
     else kbc_buf_puts(o, "null");
+    kbc_buf_puts(o, ", \"after\": [");
+    for (int d = 0; d < l->n_after; d++) kbc_buf_printf(o, "%s%d", d ? ", " : "", l->after[d]);
+    kbc_buf_puts(o, "]");
     put_stages_json(o, l);
     kbc_buf_puts(o, "}");
   }

@@ -52,6 +52,8 @@ typedef struct {
   int registers;        /* from ptxas; -1 unknown */
   int n_stages;         /* a persistent kernel's stages (cg_stage), else 0 */
   const cg_stage *stages;
+  int n_after;          /* the launches (rows) it waits for: a kernel's first launch, those of the kernels it */
+  int *after;           /* follows (cg_kernel.after); its later launches, the one before */
 } rt_plan_launch;
 
 typedef struct {
@@ -72,6 +74,7 @@ typedef struct {
   int tuned;              /* they came from a `kbc tune` record (runtime/tune.h) */
   int n_launches;
   rt_plan_launch *launches;
+  int branches;             /* some launch need not wait for the one before it (the graph's branches) */
   int n_buffers;
   rt_plan_buffer *buffers;  /* the temporaries, then the scratch where there is one */
   int n_temps;              /* of them, temporaries */

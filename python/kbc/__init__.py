@@ -258,7 +258,9 @@ class Program:
         not recorded: an input that requires grad (outside torch.no_grad())
         is an error — pair the spec with its backward spec in kbc.autograd.
         One program's runs must not overlap (as kbc_program_launch's): the
-        argument array of a layout is kept and reused."""
+        argument array of a layout is kept and reused.  No output may share
+        memory with an input or another output: independent kernels may run
+        side by side."""
         import torch
         self._check_inputs(inputs)
         f32, grad, key, where = torch.float32, torch.is_grad_enabled(), [], set()

@@ -36,9 +36,12 @@ d = json.load(open(sys.argv[1]))
 assert set(d) == {"kernels", "buffers", "workspace_bytes", "switches", "tuned"}, sorted(d)
 assert isinstance(d["switches"], str) and d["tuned"] in (True, False), d
 assert d["kernels"], "no kernels"
-for k in d["kernels"]:
-    keys = {"name", "family", "statements", "grid", "block", "smem_bytes", "registers"}
+for r, k in enumerate(d["kernels"]):
+    keys = {"name", "family", "statements", "grid", "block", "smem_bytes", "registers", "after"}
     assert set(k) == (keys | {"stages"} if k["family"] == "persistent" else keys), sorted(k)
+    # the launches it waits for: earlier ones, ascending (the first, none)
+    assert all(isinstance(j, int) and 0 <= j < r for j in k["after"]), k
+    assert k["after"] == sorted(set(k["after"])) and (r > 0 or not k["after"]), k
     assert isinstance(k["name"], str) and k["name"]
     assert k["family"] in ("rows", "gemm", "scatter", "attention", "zero", "prep", "persistent"), k["family"]
     for i, st in enumerate(k.get("stages", [])):
@@ -514,6 +517,18 @@ rc=$(KBC_ATTN_RECOMPUTE=1 rc_plan)
   fail "recompute: not four attention kernels: $rc"
 grep -qE '^  (s|p|dp|ds) +\[16, 1, 1024, 1024\]' <<<"$rc" && fail "recompute: a scores-sized buffer: $rc"
 grep -qE '^  dp +\[16, 1, 1024, 1024\]' <<<"$(rc_plan)" || fail "recompute by default"
+# The order the kernels need (codegen/deps.c), which the runtime's graph
+# keeps (runtime/exec.c, capture_branches): attention_bwd's dp reads only
+# inputs and waits for nothing; dv waits for p's kernel alone, not for ds's
+# (specialized, as the runtime runs it: the generic code's GEMMs take the
+# one scratch region for their operands' packs, and so wait for each other).
+br=$(KBC_SPECIALIZE=1 "$kbc" compile "$src/specs/examples/attention_bwd.kb" --emit plan --target sm_90 --set batch=2 --set heads=3 \
+  --set seq=100 2>&1)
+grep -qF '# each launch waits for the one before it, or for those it names' <<<"$br" &&
+  grep -A1 -E '^  2  attention_bwd_k2_dp ' <<<"$br" | grep -qF '(waits for nothing)' &&
+  grep -A1 -E '_k[0-9]+_dv ' <<<"$br" | grep -qE '\(waits for 1 only\)' || fail "branches: not as expected: $br"
+grep -qF '(waits for' <<<"$("$kbc" compile "$mm" --emit plan "${set_mm[@]}" --target sm_90 2>&1)" &&
+  fail "branches: a one-kernel plan names what it waits for"
 # Epilogue absorption (inline.c): L2/45's sigmoid becomes the first GEMM's
 # epilogue rather than the second GEMM's operand prologue.
 "$kbc" compile "$src/bench/suite/2_45_gemm_sigmoid_gemm_lse.kb" --emit ir --after inline 2>&1 |

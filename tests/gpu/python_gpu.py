@@ -13,7 +13,11 @@ training loop and torch.compile use it (issue 16's GPU checks):
     clear kbc.Error, not a CUDA error;
   - a CUDA tensor on another stream: the kernels run on the current stream;
   - inputs rotated over three sets: the runtime's graph replayed with its
-    kernel nodes' arguments changed, every result right.
+    kernel nodes' arguments changed, every result right;
+  - programs whose kernels need not all wait for the one before (an
+    attention backward, three outputs of one input): their graph captured
+    in branches, replayed and updated, every result equal to the CPU
+    interpreter's.
 Exit 77 (skip, printed) without torch, without CUDA or without a GPU."""
 import os
 import shutil
@@ -303,4 +307,51 @@ for k, (t, want) in enumerate(calls):
         mlp.run(t, outputs=into)
         check("layouts, preallocated output", into["out"], want)
 print("ok: argument layouts")
+# ---- graphs in branches: kernels that need not wait for the one before ----
+# (codegen/deps.c, runtime/exec.c capture_branches): replayed and updated
+# with rotating inputs, every output against the CPU interpreter's; the
+# KBC_DEBUG=1 log must say the capture was in branches.
+three = """
+axis n var
+input x f32[n, 64]
+input w f32[64, 64]
+output a f32[n, 64]
+output s f32[n]
+output m f32[64]
+a[i, j] = relu(sum(k: x[i, k] * w[k, j]))
+m[j] = max(i: x[i, j])
+s[i] = sum(j: x[i, j] * x[i, j]) + sum(j: a[i, j])
+"""
+cases = [(kbc.compile(os.path.join(src, "specs/examples/attention_bwd.kb")),
+          lambda: {n: torch.randn(2, 3, 100, 64, device=dev) for n in ("q", "k", "v", "go")}),
+         (kbc.Program(source=three, name="three"),
+          lambda: {"x": torch.randn(300, 64, device=dev), "w": torch.randn(64, 64, device=dev) / 8})]
+log = tempfile.TemporaryFile(mode="w+")
+sys.stderr.flush()
+saved = os.dup(2)
+os.dup2(log.fileno(), 2)
+os.environ["KBC_DEBUG"] = "1"
+try:
+    results = []
+    for prog, make in cases:
+        sets = [make() for _ in range(3)]
+        for rnd in range(3):
+            for i, t in enumerate(sets):
+                results.append((prog.name, rnd, i, prog.run(t), t, prog))
+    torch.cuda.synchronize()
+finally:
+    del os.environ["KBC_DEBUG"]
+    os.dup2(saved, 2)
+    os.close(saved)
+for name, rnd, i, got, t, prog in results:
+    want = prog.run({n: v.cpu() for n, v in t.items()})
+    for out in want:
+        check(f"branches, {name} round {rnd} set {i}: {out}", got[out].cpu(), want[out])
+log.seek(0)
+text = log.read()
+branched = text.count("in branches")
+if branched < 2:
+    raise SystemExit(f"FAIL: branches: {branched} captures in branches of the 2 expected; "
+                     f"{[ln for ln in text.splitlines() if 'graph' in ln][:5]}")
+print(f"ok: graphs in branches ({branched} captures)")
 print("python package on the GPU: ok")
