@@ -71,6 +71,7 @@ struct rt_exec {
   size_t key_len;
   int repeats;
   int node;                       /* updating the graph: its next kernel node; -1 when launching */
+  int node_same;                  /* updating: the kernel being queued has the graph's tensors (its nodes kept) */
   /* The capture in branches (capture_branches): where the kernels' order
    * (cg_kernel.after) is not one chain, each kernel goes on one of the
    * capture's streams, waiting for the events of the kernels it follows
@@ -341,7 +342,13 @@ static int place_temps(rt_exec *x, const ir_binding *b, rt_dptr *ptr, int captur
  * instead (the same launches in the same order: the sizes are the graph's). */
 static int launch(rt_exec *x, rt_function *fn, const unsigned grid[3], const unsigned block[3], size_t smem,
                   void *stream, void **args, const rt_launch_opts *o, rt_err *err) {
-  if (x->node >= 0) return rt_graph_set_kernel(x->graph, x->node++, fn, grid, block, smem, args, err);
+  if (x->node >= 0) {
+    if (x->node_same) { /* its tensors as the graph has them: the node is left as it is */
+      x->node++;
+      return 0;
+    }
+    return rt_graph_set_kernel(x->graph, x->node++, fn, grid, block, smem, args, err);
+  }
   if (o ? rt_launch_ex(fn, grid, block, smem, stream, args, o, err) : rt_launch(fn, grid, block, smem, stream, args, err))
     return -1;
   if (!x->recording) return 0;
@@ -452,6 +459,15 @@ static int choose_variant(rt_exec *x, const ir_binding *b, rt_err *err) {
   return 0;
 }
 
+/* Whether kernel k's tensors are at the pointers `was` has them (the
+ * graph's: its nodes need no new arguments; the scratch and the sizes are
+ * the graph's whenever it is updated). */
+static int same_tensors(const cg_kernel *kn, const rt_dptr *ptr, const rt_dptr *was) {
+  for (int i = 0; i < kn->n_tensors; i++)
+    if (ptr[kn->tensors[i]] != was[kn->tensors[i]]) return 0;
+  return 1;
+}
+
 /* Queues every kernel for the binding (ptr: all tensors, temporaries
  * placed) on stream, from the chosen variant; timed per kernel when
  * profiling (not under a caller's capture: the timing waits for the
@@ -467,6 +483,7 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
   for (int k = 0; k < x->code.n_kernels; k++) {
     const cg_kernel *kn = &x->code.kernels[k];
     if (x->recording && branch_begin(x, k, origin, &stream, err)) return -1;
+    if (x->node >= 0) x->node_same = same_tensors(kn, ptr, (const rt_dptr *)x->graph_key);
     cg_launch l;
     if (!cg_kernel_launch(kn, b->vars, &l)) return rt_fail(err, RT_ERR_ARGUMENT, "kernel %s: its amount of work overflows", kn->name);
     if (kn->zero_tensor >= 0 && b->numel[kn->zero_tensor] > 0 &&
@@ -504,6 +521,7 @@ static int update_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long
   if (rc == 0 && x->node != rt_graph_kernels(x->graph))
     rc = rt_fail(&why, RT_ERR_INTERNAL, "%d launches for a graph of %d kernel nodes", x->node, rt_graph_kernels(x->graph));
   x->node = -1;
+  x->node_same = 0;
   if (rc) {
     rt_debug(1, "%s: the graph's arguments not changed (%s): launched plainly", x->p->name, rt_err_msg(&why));
     rt_graph_destroy(x->graph);

@@ -306,6 +306,15 @@ for k, (t, want) in enumerate(calls):
         into = {"out": torch.full((16, 1024), float("nan"), device=dev)}
         mlp.run(t, outputs=into)
         check("layouts, preallocated output", into["out"], want)
+# Only x changes, the weights stay (a model's forward): the graph's nodes
+# whose tensors are all as it has them keep their arguments (exec.c,
+# same_tensors), the rest take the new x; every result right.
+w_fixed = sets[0][0]
+for i in range(4):
+    x = torch.randn(16, 1024, device=dev)
+    t = {**w_fixed, "x": x}
+    h = torch.relu(x.double() @ t["w1"].double().T + t["b1"].double())
+    check(f"layouts, new x {i}", mlp.run(t)["out"], h @ t["w2"].double().T + t["b2"].double())
 print("ok: argument layouts")
 # ---- graphs in branches: kernels that need not wait for the one before ----
 # (codegen/deps.c, runtime/exec.c capture_branches): replayed and updated
