@@ -375,10 +375,14 @@ CG_FAMILIES(CG_FAMILY_ENTRIES)
 /* deps.c: kernel k's accesses into rw (by tensor id, the scratch at
  * p->tensors.len: 1 read, 2 written, 3 both; rw zeroed, p->tensors.len + 1
  * bytes), whether two such sets conflict (one writes what the other reads
- * or writes), and every kernel's cg_kernel.after. */
+ * or writes), and every kernel's cg_kernel.after (by cg_order). */
 void cg_kernel_access(const ir_program *p, const cg_kernel *k, unsigned char *rw);
 int cg_access_conflict(const unsigned char *a, const unsigned char *b, int n);
 void cg_kernel_deps(kbc_arena *a, const ir_program *p, cg_kernel *ks, int n);
+/* For n steps run in order with accesses rw[0..n) (nt bytes each): per
+ * step k, the earlier steps it must follow, ascending, those that a later
+ * of them implies left out (after[k], n_after[k]; in a). */
+void cg_order(kbc_arena *a, unsigned char *const *rw, int n, int nt, const int **after, int *n_after);
 typedef struct cg_persist cg_persist;
 cg_persist *cg_plan_persist(cg_ctx *C, const cg_kernel *ks, int n);
 const unsigned char *cg_persist_changing(const cg_persist *P);

@@ -37,30 +37,40 @@ int cg_access_conflict(const unsigned char *a, const unsigned char *b, int n) {
   return 0;
 }
 
-void cg_kernel_deps(kbc_arena *a, const ir_program *p, cg_kernel *ks, int n) {
-  int nt = p->tensors.len + 1; /* the scratch last */
-  unsigned char **rw = KBC_NEW_ARRAY(a, unsigned char *, n + 1);
+void cg_order(kbc_arena *a, unsigned char *const *rw, int n, int nt, const int **after, int *n_after) {
   unsigned char *reach = KBC_NEW_ARRAY(a, unsigned char, (size_t)n * n + 1); /* [k][j]: k waits for j, transitively */
   for (int k = 0; k < n; k++) {
-    rw[k] = KBC_NEW_ARRAY(a, unsigned char, nt);
-    cg_kernel_access(p, &ks[k], rw[k]);
-  }
-  for (int k = 0; k < n; k++) {
     unsigned char *r = reach + (size_t)k * n;
-    int *after = KBC_NEW_ARRAY(a, int, k + 1), na = 0;
+    int *aft = KBC_NEW_ARRAY(a, int, k + 1), na = 0;
     for (int j = k - 1; j >= 0; j--) {
       if (r[j] || !cg_access_conflict(rw[j], rw[k], nt)) continue; /* implied by a later one, or none */
-      after[na++] = j;
+      aft[na++] = j;
       r[j] = 1;
       const unsigned char *rj = reach + (size_t)j * n;
       for (int i = 0; i < j; i++) r[i] |= rj[i];
     }
     for (int i = 0; i < na / 2; i++) { /* ascending */
-      int x = after[i];
-      after[i] = after[na - 1 - i];
-      after[na - 1 - i] = x;
+      int x = aft[i];
+      aft[i] = aft[na - 1 - i];
+      aft[na - 1 - i] = x;
     }
-    ks[k].after = after;
-    ks[k].n_after = na;
+    after[k] = aft;
+    n_after[k] = na;
+  }
+}
+
+void cg_kernel_deps(kbc_arena *a, const ir_program *p, cg_kernel *ks, int n) {
+  int nt = p->tensors.len + 1; /* the scratch last */
+  unsigned char **rw = KBC_NEW_ARRAY(a, unsigned char *, n + 1);
+  const int **after = KBC_NEW_ARRAY(a, const int *, n + 1);
+  int *n_after = KBC_NEW_ARRAY(a, int, n + 1);
+  for (int k = 0; k < n; k++) {
+    rw[k] = KBC_NEW_ARRAY(a, unsigned char, nt);
+    cg_kernel_access(p, &ks[k], rw[k]);
+  }
+  cg_order(a, rw, n, nt, after, n_after);
+  for (int k = 0; k < n; k++) {
+    ks[k].after = after[k];
+    ks[k].n_after = n_after[k];
   }
 }

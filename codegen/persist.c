@@ -103,31 +103,6 @@ static int pays(const cg_target *t, const cg_persist *P) {
   return lost * PERSIST_ROUND_US < (P->n_stages - 1) * PERSIST_LAUNCH_US;
 }
 
-/* The earlier stages stage s waits for: those it conflicts with, less the
- * ones some later of them already waits for (reach: per stage, the stages
- * it waits for transitively, n bytes each). */
-static void dependencies(kbc_arena *a, cg_persist *P, unsigned char *const *rw, int nt, unsigned char *reach) {
-  int n = P->n_stages;
-  for (int s = 0; s < n; s++) {
-    unsigned char *r = reach + (size_t)s * n;
-    int *after = KBC_NEW_ARRAY(a, int, s + 1), na = 0;
-    for (int j = s - 1; j >= 0; j--) {
-      if (r[j] || !cg_access_conflict(rw[j], rw[s], nt)) continue; /* implied by a later one, or none */
-      after[na++] = j;
-      r[j] = 1;
-      const unsigned char *rj = reach + (size_t)j * n;
-      for (int i = 0; i < j; i++) r[i] |= rj[i];
-    }
-    for (int i = 0; i < na / 2; i++) { /* ascending */
-      int x = after[i];
-      after[i] = after[na - 1 - i];
-      after[na - 1 - i] = x;
-    }
-    P->stages[s].after = after;
-    P->stages[s].n_after = na;
-  }
-}
-
 cg_persist *cg_plan_persist(cg_ctx *C, const cg_kernel *ks, int n) {
   const ir_program *p = C->p;
   const cg_target *t = C->t;
@@ -193,7 +168,13 @@ cg_persist *cg_plan_persist(cg_ctx *C, const cg_kernel *ks, int n) {
     if (st->blocks > grid) st->blocks = grid;
     P->first_task[s + 1] = P->first_task[s] + st->blocks;
   }
-  dependencies(a, P, rw, nt, KBC_NEW_ARRAY(a, unsigned char, (size_t)P->n_stages * P->n_stages));
+  const int **after = KBC_NEW_ARRAY(a, const int *, P->n_stages + 1);
+  int *n_after = KBC_NEW_ARRAY(a, int, P->n_stages + 1);
+  cg_order(a, rw, P->n_stages, nt, after, n_after); /* the stages each waits for (deps.c) */
+  for (int s = 0; s < P->n_stages; s++) {
+    P->stages[s].after = after[s];
+    P->stages[s].n_after = n_after[s];
+  }
   return P;
 }
 

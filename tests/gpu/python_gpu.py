@@ -260,25 +260,30 @@ for i in range(3):
          "b2": torch.randn(1024, device=dev)}
     h = torch.relu(t["x"].double() @ t["w1"].double().T + t["b1"].double())
     sets.append((t, h @ t["w2"].double().T + t["b2"].double()))
-log = tempfile.TemporaryFile(mode="w+")
-sys.stderr.flush()
-saved = os.dup(2)
-os.dup2(log.fileno(), 2)
-os.environ["KBC_DEBUG"] = "2"
-try:
-    results = []
-    for rnd in range(4):
-        for i, (t, want) in enumerate(sets):
-            results.append((rnd, i, mlp.run(t)["out"], want))
-    torch.cuda.synchronize()
-finally:
-    del os.environ["KBC_DEBUG"]
-    os.dup2(saved, 2)
-    os.close(saved)
+
+
+def with_debug_log(level, body):
+    """body() under KBC_DEBUG=level, fd 2 caught: (its result, the log's text)."""
+    log = tempfile.TemporaryFile(mode="w+")
+    sys.stderr.flush()
+    saved = os.dup(2)
+    os.dup2(log.fileno(), 2)
+    os.environ["KBC_DEBUG"] = str(level)
+    try:
+        result = body()
+        torch.cuda.synchronize()
+    finally:
+        del os.environ["KBC_DEBUG"]
+        os.dup2(saved, 2)
+        os.close(saved)
+    log.seek(0)
+    return result, log.read()
+
+
+results, text = with_debug_log(2, lambda: [(rnd, i, mlp.run(t)["out"], want)
+                                           for rnd in range(4) for i, (t, want) in enumerate(sets)])
 for rnd, i, got, want in results:
     check(f"rotating inputs, round {rnd}, set {i}", got, want)
-log.seek(0)
-text = log.read()
 changed = text.count("kernel nodes given new arguments")
 if changed < 8 or "arguments not changed" in text:
     raise SystemExit(f"FAIL: rotating inputs: the graph was changed {changed} times of the 10 expected; "
@@ -335,29 +340,22 @@ cases = [(kbc.compile(os.path.join(src, "specs/examples/attention_bwd.kb")),
           lambda: {n: torch.randn(2, 3, 100, 64, device=dev) for n in ("q", "k", "v", "go")}),
          (kbc.Program(source=three, name="three"),
           lambda: {"x": torch.randn(300, 64, device=dev), "w": torch.randn(64, 64, device=dev) / 8})]
-log = tempfile.TemporaryFile(mode="w+")
-sys.stderr.flush()
-saved = os.dup(2)
-os.dup2(log.fileno(), 2)
-os.environ["KBC_DEBUG"] = "1"
-try:
-    results = []
+
+
+def run_rotating(cases):
+    """Each program of cases on three input sets, three rounds."""
+    out = []
     for prog, make in cases:
         sets = [make() for _ in range(3)]
-        for rnd in range(3):
-            for i, t in enumerate(sets):
-                results.append((prog.name, rnd, i, prog.run(t), t, prog))
-    torch.cuda.synchronize()
-finally:
-    del os.environ["KBC_DEBUG"]
-    os.dup2(saved, 2)
-    os.close(saved)
+        out += [(prog.name, rnd, i, prog.run(t), t, prog) for rnd in range(3) for i, t in enumerate(sets)]
+    return out
+
+
+results, text = with_debug_log(1, lambda: run_rotating(cases))
 for name, rnd, i, got, t, prog in results:
     want = prog.run({n: v.cpu() for n, v in t.items()})
     for out in want:
         check(f"branches, {name} round {rnd} set {i}: {out}", got[out].cpu(), want[out])
-log.seek(0)
-text = log.read()
 branched = text.count("in branches")
 if branched < 2:
     raise SystemExit(f"FAIL: branches: {branched} captures in branches of the 2 expected; "
