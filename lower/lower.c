@@ -257,6 +257,16 @@ static int lower_item(lower *L, const ast_item *it) {
   return 0;
 }
 
+int lw_check_assigned(lower *L, const ir_tensor *t, const char *name, kbc_loc loc) {
+  if (t->role == IR_ROLE_INPUT) return 1;
+  for (int i = L->p->stmts.len - 1; i >= 0; i--)
+    if (IR_STMT(L->p, i)->out == t) return 1;
+  for (int i = 0; i < L->failed.len; i++)
+    if (KBC_VEC_AT(L->failed, ir_tensor, i) == t) return 0;
+  kbc_error(L->d, loc, "'%s' is read here before any statement assigns it", name);
+  return 0;
+}
+
 /* A failed statement poisons its target so later uses do not cascade. */
 static void poison(lower *L, const ast_item *it) {
   if (it->kind != AST_I_STMT && it->kind != AST_I_DECL && it->kind != AST_I_DEF) return;
@@ -264,8 +274,12 @@ static void poison(lower *L, const ast_item *it) {
                      : it->kind == AST_I_DECL ? it->u.decl.name : it->u.def.name;
   lw_name *n = lw_lookup(L, name);
   if (n && n->kind == LW_NAME_TENSOR && it->kind == AST_I_STMT && n->view.tensor &&
-      n->view.tensor->role != IR_ROLE_TEMP)
-    return; /* keep inputs/outputs: their later uses are still meaningful */
+      n->view.tensor->role != IR_ROLE_TEMP) {
+    /* keep inputs/outputs: their later uses are still meaningful, but a read
+     * of what the failed statement meant to write says nothing new */
+    kbc_vec_push(L->a, &L->failed, n->view.tensor);
+    return;
+  }
   lw_bind(L, L->scope, name, LW_NAME_POISON);
 }
 

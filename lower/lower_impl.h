@@ -63,6 +63,7 @@ typedef struct {
   const char *text; /* source text of the statement being lowered */
   const ir_axis_value *fixed; /* var axes made constants (specialization) */
   int n_fixed;
+  kbc_vec failed; /* ir_tensor *: declared tensors (outputs, `tensor`) a failed statement meant to write */
 } lower;
 
 enum { LW_MAX_DEF_DEPTH = 32, LW_MAX_STMTS = 100000, LW_MAX_LOOP_TRIPS = 4096 };
@@ -82,6 +83,10 @@ int lw_caller_owns(lower *L, const lw_name *n, kbc_loc loc);
 const char *lw_shape_str(lower *L, const lw_view *v);
 const char *lw_fresh_name(lower *L, const char *base);
 int lw_lower_block(lower *L, const ast_block *b);
+/* An input, or a tensor some earlier statement wrote; else 0, reported at
+ * loc unless a failed statement meant to write it (L->failed: the error
+ * was its statement's). */
+int lw_check_assigned(lower *L, const ir_tensor *t, const char *name, kbc_loc loc);
 
 /* lower_axes.c: an expression over axes, integers and (when allow_index)
  * the statement's index variables, as a sym.  Reports and returns NULL on

@@ -332,12 +332,6 @@ static const ir_stmt *writer(lower *L, const ir_tensor *t) {
   return NULL;
 }
 
-/* An input, or a tensor some earlier statement wrote; else reports. */
-static int check_assigned(lower *L, const ir_tensor *t, const char *name, kbc_loc loc) {
-  if (t->role == IR_ROLE_INPUT || writer(L, t)) return 1;
-  kbc_error(L->d, loc, "'%s' is read here before any statement assigns it", name);
-  return 0;
-}
 
 static ir_expr *access(lower *L, lw_stmt *st, const ast_expr *e) {
   const char *name = e->u.access.name;
@@ -358,7 +352,7 @@ static ir_expr *access(lower *L, lw_stmt *st, const ast_expr *e) {
               e->u.access.n_idx, e->u.access.n_idx == 1 ? "ex" : "ices");
     return NULL;
   }
-  if (!check_assigned(L, n->view.tensor, name, e->u.access.name_loc)) return NULL;
+  if (!lw_check_assigned(L, n->view.tensor, name, e->u.access.name_loc)) return NULL;
   sym **idx = KBC_NEW_ARRAY(L->a, sym *, rank > 0 ? rank : 1);
   const char *what = kbc_arena_printf(L->a, "an index of '%s'", name);
   for (int i = 0; i < rank; i++)
@@ -373,7 +367,7 @@ static ir_expr *name_value(lower *L, lw_stmt *st, const ast_expr *e) {
   if (n && n->kind == LW_NAME_POISON) return NULL;
   if (n && n->kind == LW_NAME_TENSOR) {
     if (lw_view_rank(&n->view) == 0) {
-      if (!check_assigned(L, n->view.tensor, e->u.name.name, e->loc)) return NULL;
+      if (!lw_check_assigned(L, n->view.tensor, e->u.name.name, e->loc)) return NULL;
       ir_expr *ld = lw_view_load(L, &n->view, NULL, 0, e->loc);
       kbc_vec_push(L->a, &st->loads, ld);
       return ld;

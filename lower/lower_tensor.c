@@ -34,20 +34,12 @@ const char *lw_shape_str(lower *L, const lw_view *v) {
 
 /* ---- names and slices --------------------------------------------------- */
 
-/* An input, or a tensor some earlier statement wrote; else reports. */
-static int check_assigned(lower *L, const ir_tensor *t, const char *name, kbc_loc loc) {
-  if (t->role == IR_ROLE_INPUT) return 1;
-  for (int i = L->p->stmts.len - 1; i >= 0; i--)
-    if (IR_STMT(L->p, i)->out == t) return 1;
-  kbc_error(L->d, loc, "'%s' is read here before any statement assigns it", name);
-  return 0;
-}
 
 static int name_view(lower *L, const ast_expr *e, const char *name, lw_view *out) {
   lw_name *n = lw_lookup(L, name);
   if (n && n->kind == LW_NAME_TENSOR) {
     *out = n->view;
-    return check_assigned(L, n->view.tensor, name, e->loc);
+    return lw_check_assigned(L, n->view.tensor, name, e->loc);
   }
   if (!n)
     kbc_error(L->d, e->loc, "unknown tensor '%s'%s", name, lw_did_you_mean(L, name, LW_TENSORS, NULL, 0));
