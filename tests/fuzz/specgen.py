@@ -66,6 +66,7 @@ class Gen:
         self.r_tail = random.Random(seed ^ 0x7A11)  # (its own: the specs before it kept their draws)
         self.r_tail_vec = random.Random(seed ^ 0x7A12)  # (likewise)
         self.r_rows = random.Random(seed ^ 0x7A13)  # (likewise)
+        self.r_guard = random.Random(seed ^ 0x7A14)  # guarded loads (likewise: the rest draw as before)
         self.size = size
         self.features = set(features)
         self.lines = []  # declarations
@@ -360,7 +361,42 @@ class Gen:
 
     def where(self, scope, depth, bounded):
         a, b = self.value(scope, depth - 1, bounded), self.value(scope, depth - 1, bounded)
-        return f"where({self.condition(scope)}, {a}, {b})"
+        cond = self.condition(scope)
+        if scope and self.r_guard.random() < 0.3:
+            main, self.r = self.r, self.r_guard  # its draws from its own stream
+            try:
+                guarded = self.guarded(scope)
+            finally:
+                self.r = main
+            if guarded:
+                return guarded.format(other=b)
+        return f"where({cond}, {a}, {b})"
+
+    def guarded(self, scope):
+        """A load kept in bounds by its where alone (passes/check.c reads it
+        zero-padded): an index shifted by s read only where the condition
+        leaves room — `where(i >= s, x[i - s], ..)`, `where(i + s < A, x[i +
+        s], ..)`, both ends joined by &&, or the shift in the else branch of
+        the negated test — as a format string taking the other branch."""
+        r = self.r
+        readable = [t for t in self.tensors if t.role != "output" and t.dims]
+        pairs = [(t, d, ix) for t in readable for d, dim in enumerate(t.dims) for ix in scope
+                 if ix.dim.text == dim.text]
+        if not pairs:
+            return None
+        t, d, ix = r.choice(pairs)
+        s = r.randint(1, 2)
+        A = t.dims[d].text
+        shifted, cond = r.choice([(f"{ix.name} - {s}", f"{ix.name} >= {s}"),
+                                  (f"{ix.name} + {s}", f"{ix.name} + {s} < {A}"),
+                                  (f"{ix.name} - {s}", f"{ix.name} > {s - 1} && {ix.name} < {A}"),
+                                  (f"{ix.name} + {s}", f"!({ix.name} >= {A} - {s})")])
+        idx = [self.index_into(dim, scope) for dim in t.dims]
+        idx[d] = shifted
+        load = f"{t.name}[{', '.join(idx)}]"
+        if r.random() < 0.3:  # the shifted read in the else branch of the negated test
+            return f"where(!({cond}), {{other}}, {load})"
+        return f"where({cond}, {load}, {{other}})"
 
     def reduction(self, scope, depth, bounded):
         r = self.r
