@@ -2,14 +2,16 @@
 # bench/device_s37e.sh — what session 37 built and could not run (no device
 # time left): the next session's first call.  gpu/python (graphs in
 # branches, KBC_GRAPH_BRANCHES=1, replayed and updated against the CPU
-# interpreter; argument layouts; new x with the same weights), the GPU
-# fuzzer (kbc verify now checks the third launch, a graph replay) without
-# and with branches, the A/B of bench/ab_cases_branches.txt, SAM-HQ's small
-# shapes beside eager with branches, and bench/act_probe.py (why Swish and
-# GELU took 6 us more a call than ReLU).  Needs build/gpu.
+# interpreter; argument layouts; new x with the same weights), gpu/verify
+# and the GPU fuzzer without and with branches (kbc verify now checks a
+# third launch: the graph replayed with the outputs moved, its nodes
+# updated where they write them and kept where not), the A/B of
+# bench/ab_cases_branches.txt, SAM-HQ's small shapes beside eager with
+# branches, and bench/act_probe.py (why Swish and GELU took 6 us more a
+# call than ReLU).  Needs build/gpu.
 LIMIT=${LIMIT:-570}
 . bench/steps.sh
-step 120 bash -c 'cd build/gpu && ctest -R "gpu/python|gpu/smoke" --output-on-failure >$OUT/ctest_python.txt 2>&1; grep -E "branches|layouts, new|FAIL|tests passed|Error" $OUT/ctest_python.txt | tail -14'
+step 200 bash -c 'cd build/gpu && ctest -R "gpu/python|gpu/smoke|gpu/verify" --output-on-failure >$OUT/ctest_python.txt 2>&1; grep -E "branches|layouts, new|FAIL|tests passed|Error" $OUT/ctest_python.txt | tail -14'
 for br in 0 1; do
   KBC_GRAPH_BRANCHES=$br step 70 bash -c "PYTHONUNBUFFERED=1 python3 tests/fuzz/difftest.py gpu --kbc build/gpu/kbc \
     --seeds $((400001 + 50000 * br)):$((450000 + 50000 * br)) --jobs 16 --variants fp32,tf32,attn --time-limit 60 --min-time 40 \

@@ -19,9 +19,10 @@
  * Inputs: uniform in [-1, 1) (or --inputs LO:HI), the sequence of --seed
  * (default 0 in [-1, 1): the inputs of `kbc bench`).  The program is
  * launched VERIFY_LAUNCHES times — plainly, then captured into a CUDA
- * graph, then the graph replayed — and the last launch is compared, so
+ * graph, then the graph replayed with the outputs moved to other buffers
+ * (its nodes' arguments updated) — and the last launch is compared, so
  * that the differential fuzzer checks the graphs the runtime makes (in
- * branches, runtime/exec.c).  Outputs on the GPU are filled with a NaN
+ * branches, and their updates: runtime/exec.c).  Outputs on the GPU are filled with a NaN
  * pattern before each launch, so that an element no kernel writes is found.
  * The comparison of an output is runtime/compare.h's: NaN or infinity at
  * the same element on both sides agree, on one side only they are a
@@ -244,6 +245,7 @@ static int verify(verify_args *v) {
   kbc_arg *cpu = NULL;
   float **cpu_out = NULL;
   out_row *rows = NULL;
+  rt_dptr *moved = NULL; /* the outputs' first buffers, once the last launch has moved them */
   double t0 = rt_now_ms();
   /* every var axis preset: axes no input shape determines are known too */
   int rc = cli_bind_spec("verify", v->spec, v->precision, v->sets, v->n_sets, &s.p, &info);
@@ -289,9 +291,26 @@ static int verify(verify_args *v) {
   double t_inputs = rt_now_ms();
   /* Three launches, the outputs refilled with the pattern before each: the
    * runtime launches the kernels plainly, then captures them into a CUDA
-   * graph (in branches where their order allows: runtime/exec.c), then
-   * replays it; the last launch's outputs are the ones checked. */
+   * graph (in branches where their order allows: runtime/exec.c), then —
+   * the outputs moved to buffers of their own — replays it with its
+   * nodes' arguments changed where they write the outputs and kept where
+   * their tensors are the graph's (update_graph); the last launch's
+   * outputs are the ones checked. */
+  moved = calloc((size_t)n_out + 1, sizeof *moved);
+  if (!moved) {
+    cli_error("out of host memory");
+    goto done;
+  }
   for (int launch = 0; launch < VERIFY_LAUNCHES; launch++) {
+    for (int r = 0; launch == VERIFY_LAUNCHES - 1 && r < n_out; r++) { /* the outputs elsewhere */
+      int i = rows[r].arg;
+      if (rt_mem_alloc(s.dev, sizeof(float) * (size_t)(rows[r].numel > 0 ? rows[r].numel : 1), &moved[r], &s.err))
+        goto cuda_fail;
+      rt_dptr was = s.g.dptr[i]; /* swapped: the session frees the new one, moved[] the first */
+      s.g.dptr[i] = moved[r];
+      moved[r] = was;
+      s.g.args[i].data = (void *)(uintptr_t)s.g.dptr[i];
+    }
     for (int r = 0; launch > 0 && r < n_out; r++)
       if (rt_memset_d32(s.dev, s.g.dptr[rows[r].arg], RT_UNWRITTEN, (size_t)rows[r].numel, &s.err)) goto cuda_fail;
     if (kbc_program_launch(s.p, s.g.args, (size_t)s.g.n, NULL) != KBC_OK) {
@@ -333,6 +352,9 @@ static int verify(verify_args *v) {
 cuda_fail:
   cli_error("%s", rt_err_msg(&s.err));
 done:
+  for (int r = 0; moved && r < n_out; r++)
+    if (moved[r]) rt_mem_free(s.dev, moved[r], NULL);
+  free(moved);
   for (int i = 0; cpu_out && i < s.g.n; i++) free(cpu_out[i]);
   free(cpu_out);
   free(cpu);
