@@ -257,10 +257,14 @@ static int lower_item(lower *L, const ast_item *it) {
   return 0;
 }
 
-int lw_check_assigned(lower *L, const ir_tensor *t, const char *name, kbc_loc loc) {
-  if (t->role == IR_ROLE_INPUT) return 1;
+const ir_stmt *lw_writer(lower *L, const ir_tensor *t) {
   for (int i = L->p->stmts.len - 1; i >= 0; i--)
-    if (IR_STMT(L->p, i)->out == t) return 1;
+    if (IR_STMT(L->p, i)->out == t) return IR_STMT(L->p, i);
+  return NULL;
+}
+
+int lw_check_assigned(lower *L, const ir_tensor *t, const char *name, kbc_loc loc) {
+  if (t->role == IR_ROLE_INPUT || lw_writer(L, t)) return 1;
   for (int i = 0; i < L->failed.len; i++)
     if (KBC_VEC_AT(L->failed, ir_tensor, i) == t) return 0;
   kbc_error(L->d, loc, "'%s' is read here before any statement assigns it", name);
@@ -348,9 +352,7 @@ ir_program *ir_lower(kbc_arena *a, kbc_diag *d, const ast_program *ast, const ch
     for (int i = 0; i < L.p->tensors.len; i++) {
       ir_tensor *t = IR_TENSOR(L.p, i);
       if (t->role != IR_ROLE_OUTPUT) continue;
-      int written = 0;
-      for (int j = 0; j < L.p->stmts.len; j++) written |= IR_STMT(L.p, j)->out == t;
-      if (!written) {
+      if (!lw_writer(&L, t)) {
         kbc_error(d, t->loc, "output '%s' is never assigned", t->name);
         ok = 0;
       }

@@ -83,6 +83,8 @@ int lw_caller_owns(lower *L, const lw_name *n, kbc_loc loc);
 const char *lw_shape_str(lower *L, const lw_view *v);
 const char *lw_fresh_name(lower *L, const char *base);
 int lw_lower_block(lower *L, const ast_block *b);
+/* The statement that last wrote t so far, or NULL. */
+const ir_stmt *lw_writer(lower *L, const ir_tensor *t);
 /* An input, or a tensor some earlier statement wrote; else 0, reported at
  * loc unless a failed statement meant to write it (L->failed: the error
  * was its statement's). */

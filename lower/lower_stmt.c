@@ -325,14 +325,6 @@ static ir_expr *call(lower *L, lw_stmt *st, const ast_expr *e) {
   return arity == 1 ? ir_unary(L->a, op, args[0], e->loc) : ir_binary(L->a, op, args[0], args[1], e->loc);
 }
 
-/* The statement that last wrote t so far, or NULL. */
-static const ir_stmt *writer(lower *L, const ir_tensor *t) {
-  for (int i = L->p->stmts.len - 1; i >= 0; i--)
-    if (IR_STMT(L->p, i)->out == t) return IR_STMT(L->p, i);
-  return NULL;
-}
-
-
 static ir_expr *access(lower *L, lw_stmt *st, const ast_expr *e) {
   const char *name = e->u.access.name;
   lw_name *n = lw_lookup(L, name);
@@ -512,15 +504,13 @@ static int target(lower *L, const ast_item *it, ir_tensor **out, lw_name **bind_
     kbc_error(L->d, it->u.stmt.name_loc, "cannot assign to input '%s'", name);
     return 0;
   }
-  int written = 0;
-  for (int i = 0; i < L->p->stmts.len; i++) written |= IR_STMT(L->p, i)->out == t;
-  if (it->u.stmt.accumulate || !written) {
+  if (it->u.stmt.accumulate || !lw_writer(L, t)) {
     *out = t;
     return 1;
   }
   if (t->role == IR_ROLE_OUTPUT) {
     kbc_error(L->d, it->u.stmt.name_loc, "output '%s' is assigned twice; use '+=' to add to it", name);
-    kbc_note(L->d, writer(L, t)->loc, "'%s' is first assigned here", name);
+    kbc_note(L->d, lw_writer(L, t)->loc, "'%s' is first assigned here", name);
     return 0;
   }
   *bind_as = n; /* rebinding a temporary: a new version */

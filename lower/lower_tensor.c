@@ -34,7 +34,6 @@ const char *lw_shape_str(lower *L, const lw_view *v) {
 
 /* ---- names and slices --------------------------------------------------- */
 
-
 static int name_view(lower *L, const ast_expr *e, const char *name, lw_view *out) {
   lw_name *n = lw_lookup(L, name);
   if (n && n->kind == LW_NAME_TENSOR) {
@@ -470,8 +469,7 @@ int lw_assign_view(lower *L, const ast_item *it, const lw_view *v) {
       kbc_error(L->d, it->u.stmt.name_loc, "cannot assign to input '%s'", name);
       return 0;
     }
-    int written = 0;
-    for (int i = 0; i < L->p->stmts.len; i++) written |= IR_STMT(L->p, i)->out == t;
+    int written = lw_writer(L, t) != NULL;
     if (t->role == IR_ROLE_OUTPUT) {
       if (written) {
         kbc_error(L->d, it->u.stmt.name_loc, "output '%s' is assigned twice", name);

@@ -401,22 +401,19 @@ int rt_stream_sync(rt_device *dev, void *stream, rt_err *err) {
   return CHECK(dev, cuStreamSynchronize((CUstream)stream), "cuStreamSynchronize");
 }
 
-int rt_event_create_untimed(rt_device *dev, void **event, rt_err *err) {
+static int event_create(rt_device *dev, unsigned flags, void **event, rt_err *err) {
   CUevent e = NULL;
   *event = NULL;
   if (rt_device_make_current(dev, err) < 0) return -1;
-  if (CHECK(dev, cuEventCreate(&e, 2 /* CU_EVENT_DISABLE_TIMING */), "cuEventCreate") < 0) return -1;
+  if (CHECK(dev, cuEventCreate(&e, flags), "cuEventCreate") < 0) return -1;
   *event = e;
   return 0;
 }
 
-int rt_event_create(rt_device *dev, void **event, rt_err *err) {
-  CUevent e = NULL;
-  *event = NULL;
-  if (rt_device_make_current(dev, err) < 0) return -1;
-  if (CHECK(dev, cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate") < 0) return -1;
-  *event = e;
-  return 0;
+int rt_event_create(rt_device *dev, void **event, rt_err *err) { return event_create(dev, CU_EVENT_DEFAULT, event, err); }
+
+int rt_event_create_untimed(rt_device *dev, void **event, rt_err *err) {
+  return event_create(dev, 2 /* CU_EVENT_DISABLE_TIMING */, event, err);
 }
 
 int rt_event_destroy(rt_device *dev, void *event, rt_err *err) {

@@ -599,18 +599,13 @@ static int via_graph(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *v
   x->graph = NULL;
   if (rt_graph_capture_begin(x->dev, x->capture_stream, err)) return -1;
   rt_graph *g = NULL;
-  if (x->branches) {
-    int rc = capture_branches(x, b, ptr, vars, args, err);
-    if (rt_graph_capture_end_nodes(x->dev, x->capture_stream, x->nodes, x->n_nodes, &g, err) || rc) {
-      rt_graph_destroy(g);
-      return -1;
-    }
-  } else {
-    int rc = enqueue(x, b, ptr, vars, args, x->capture_stream, 0, err);
-    if (rt_graph_capture_end(x->dev, x->capture_stream, &g, err) || rc) {
-      rt_graph_destroy(g);
-      return -1;
-    }
+  int rc = x->branches ? capture_branches(x, b, ptr, vars, args, err)
+                       : enqueue(x, b, ptr, vars, args, x->capture_stream, 0, err);
+  if ((x->branches ? rt_graph_capture_end_nodes(x->dev, x->capture_stream, x->nodes, x->n_nodes, &g, err)
+                   : rt_graph_capture_end(x->dev, x->capture_stream, &g, err)) ||
+      rc) {
+    rt_graph_destroy(g);
+    return -1;
   }
   x->graph = g;
   free(x->graph_key);

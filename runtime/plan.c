@@ -23,6 +23,13 @@ static void resources_of(const rt_resources *res, const char *name, rt_plan_laun
   l->static_smem = r ? r->smem : -1;
 }
 
+/* Whether launch `row` waits for the one before it alone (as a chain's
+ * do; the first launch counts so too). */
+static int waits_for_previous(const rt_plan_launch *launches, int row) {
+  const rt_plan_launch *l = &launches[row];
+  return row == 0 || (l->n_after == 1 && l->after[0] == row - 1);
+}
+
 int rt_plan_make(kbc_arena *a, const ir_program *p, const cg_program *g, const ir_binding *b,
                  const rt_resources *res, rt_plan *out, rt_err *err) {
   memset(out, 0, sizeof *out);
@@ -86,7 +93,7 @@ int rt_plan_make(kbc_arena *a, const ir_program *p, const cg_program *g, const i
       if (r > first) x->after[x->n_after++] = r - 1;
       else
         for (int d = 0; d < kn->n_after; d++) x->after[x->n_after++] = row_of[kn->after[d]];
-      out->branches |= r > 0 && !(x->n_after == 1 && x->after[0] == r - 1);
+      out->branches |= !waits_for_previous(out->launches, r);
     }
   }
   size_t *offset = KBC_NEW_ARRAY(a, size_t, p->tensors.len + 1);
@@ -196,7 +203,7 @@ static void put_stage(kbc_buf *o, const cg_stage *st, int i) {
 
 static void launch_stmts(const rt_plan *pl, int row, int indent, kbc_buf *o) {
   const rt_plan_launch *l = &pl->launches[row];
-  if (pl->branches && row > 0 && !(l->n_after == 1 && l->after[0] == row - 1)) {
+  if (pl->branches && !waits_for_previous(pl->launches, row)) {
     kbc_buf_printf(o, "%*s(waits for ", indent, "");
     for (int d = 0; d < l->n_after; d++) kbc_buf_printf(o, "%s%d", d ? ", " : "", l->after[d]);
     kbc_buf_puts(o, l->n_after ? " only)\n" : "nothing)\n");

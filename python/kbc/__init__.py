@@ -55,6 +55,18 @@ class _Arg(ctypes.Structure):
                 ("shape", ctypes.POINTER(ctypes.c_int64)), ("dtype", ctypes.c_int)]
 
 
+def _arg_array(shapes):
+    """The C argument array for (name, shape) pairs, no data pointers yet,
+    and the shape arrays that must stay alive with it."""
+    arr = (_Arg * max(len(shapes), 1))()
+    keep = []
+    for i, (name, shape) in enumerate(shapes):
+        dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+        keep.append(dims)
+        arr[i] = _Arg(name.encode(), None, len(shape), dims, 0)
+    return arr, keep
+
+
 class _ArgInfo(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("role", ctypes.c_int), ("dtype", ctypes.c_int), ("rank", ctypes.c_int)]
 
@@ -195,19 +207,17 @@ class Program:
         """The C argument array (and what must stay alive while it is used).
         shapes_only: no data pointers (fake tensors, shape inference)."""
         import torch
-        arr = (_Arg * max(len(tensors), 1))()
-        keep = []
-        for i, (name, t) in enumerate(tensors.items()):
+        for name, t in tensors.items():
             if not isinstance(t, torch.Tensor):
                 raise TypeError(f"kbc: '{name}': expected a torch.Tensor, got {type(t).__name__}")
             if t.dtype != torch.float32:
                 raise Error(2, f"'{name}' has dtype {t.dtype}, but kbc specs take float32 (pass t.float())")
             if not shapes_only and not t.is_contiguous():
                 raise Error(2, f"'{name}' is not contiguous; pass t.contiguous()")
-            shape = (ctypes.c_int64 * max(t.dim(), 1))(*t.shape)
-            keep.append(shape)
-            ptr = None if shapes_only else ctypes.c_void_p(t.data_ptr())
-            arr[i] = _Arg(name.encode(), ptr, t.dim(), shape, 0)
+        arr, keep = _arg_array([(name, tuple(t.shape)) for name, t in tensors.items()])
+        if not shapes_only:
+            for i, t in enumerate(tensors.values()):
+                arr[i].data = t.data_ptr()
         return arr, keep
 
     def _check_inputs(self, inputs: Dict[str, "object"]) -> None:
@@ -240,12 +250,7 @@ class Program:
             out_shapes = self.output_shapes(inputs) if outputs is None else None
             shapes = [(n, tuple(t.shape)) for n, t in inputs.items()]
             shapes += list(out_shapes.items()) if outputs is None else [(n, tuple(t.shape)) for n, t in outputs.items()]
-            arr = (_Arg * max(len(shapes), 1))()
-            keep = []
-            for i, (name, shape) in enumerate(shapes):
-                dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
-                keep.append(dims)
-                arr[i] = _Arg(name.encode(), None, len(shape), dims, 0)
+            arr, keep = _arg_array(shapes)
             if len(self._layouts) >= self._MAX_LAYOUTS:
                 self._layouts.clear()
             layout = self._layouts[key] = (arr, keep, out_shapes)
@@ -282,8 +287,8 @@ class Program:
             devices = {str(t.device) for g in (inputs, outputs or {}) for t in g.values()}
             raise Error(2, f"tensors are on several devices: {', '.join(sorted(devices))}")
         arr, _keep, out_shapes = self._layout(tuple(key), inputs, outputs)
+        device = next(iter(inputs.values())).device
         if outputs is None:
-            device = next(iter(inputs.values())).device
             outputs = {name: torch.empty(shape, dtype=f32, device=device) for name, shape in out_shapes.items()}
         i = 0
         for group in (inputs, outputs):
@@ -298,10 +303,10 @@ class Program:
             raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
             stream = raw(index) if raw is not None else torch.cuda.current_stream(index).cuda_stream
             _check(self._lib.kbc_program_launch(self._handle, arr, i, ctypes.c_void_p(stream)))
-        elif next(iter(inputs.values())).device.type == "cpu":
+        elif device.type == "cpu":
             _check(self._lib.kbc_program_run_cpu(self._handle, arr, i))
         else:
-            raise Error(2, f"tensors on {next(iter(inputs.values())).device.type} are not supported (cuda or cpu)")
+            raise Error(2, f"tensors on {device.type} are not supported (cuda or cpu)")
         return outputs
 
 
