@@ -77,7 +77,7 @@ struct rt_exec {
    * capture's streams, waiting for the events of the kernels it follows
    * that are not before it there; every launch's node is kept in launch
    * order for update_graph. */
-  int branches;                   /* KBC_GRAPH_BRANCHES (off until run on a GPU), the program's order has
+  int branches;                   /* KBC_GRAPH_BRANCHES (default on; 0: one chain), the program's order has
                                      branches and the driver can capture them */
   int recording;                  /* capturing in branches: launch() keeps each node */
   void *side[RT_SIDE_STREAMS];    /* the capture's other streams */
@@ -248,7 +248,7 @@ int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precisi
   x->pdl = t.opt.pdl && props->cc_major >= 9;
   x->no_graph = kbc_env_flag("KBC_NO_GRAPH", 0);
   x->graph_update = kbc_env_flag("KBC_GRAPH_UPDATE", 1);
-  x->branches = !x->pdl && kbc_env_flag("KBC_GRAPH_BRANCHES", 0) && order_has_branches(&x->code) &&
+  x->branches = !x->pdl && kbc_env_flag("KBC_GRAPH_BRANCHES", 1) && order_has_branches(&x->code) &&
                 rt_graph_branches_supported(x->dev);
   x->vars32 = calloc((size_t)p->vars.len + 1, sizeof *x->vars32);
   x->fit_vars = calloc((size_t)p->vars.len + 1, sizeof *x->fit_vars);

@@ -351,7 +351,7 @@ def run_rotating(cases):
     return out
 
 
-os.environ["KBC_GRAPH_BRANCHES"] = "1"  # read as each program's executor is made (at its first run)
+os.environ["KBC_GRAPH_BRANCHES"] = "1"  # the default; set in case the caller's environment turned it off
 results, text = with_debug_log(1, lambda: run_rotating(cases))
 for name, rnd, i, got, t, prog in results:
     want = prog.run({n: v.cpu() for n, v in t.items()})
