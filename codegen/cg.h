@@ -110,7 +110,17 @@ typedef struct {
    * side by side. */
   int n_after;
   const int *after;
+  /* The region of the workspace's scratch it uses (deps.c), where it
+   * takes scratch: kernels of one region are ordered (one waits for the
+   * other, directly or through others), so independent kernels each
+   * taking scratch may run side by side; at most CG_SCRATCH_SLOTS
+   * regions, beyond which a kernel waits for the last of the region it
+   * shares.  The runtime sizes each region as the largest of its
+   * kernels' scratch (runtime/exec.c, rt_workspace_layout). */
+  int scratch_slot;
 } cg_kernel;
+
+#define CG_SCRATCH_SLOTS 4
 
 /* A stage of a persistent kernel: a kernel of the program (or the
  * zero-fill of a scatter's target), run as `blocks` tasks of `threads`

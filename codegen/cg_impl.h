@@ -375,7 +375,7 @@ CG_FAMILIES(CG_FAMILY_ENTRIES)
 /* deps.c: kernel k's accesses into rw (by tensor id, the scratch at
  * p->tensors.len: 1 read, 2 written, 3 both; rw zeroed, p->tensors.len + 1
  * bytes), whether two such sets conflict (one writes what the other reads
- * or writes), and every kernel's cg_kernel.after (by cg_order). */
+ * or writes), and every kernel's cg_kernel.after and scratch_slot. */
 void cg_kernel_access(const ir_program *p, const cg_kernel *k, unsigned char *rw);
 int cg_access_conflict(const unsigned char *a, const unsigned char *b, int n);
 void cg_kernel_deps(kbc_arena *a, const ir_program *p, cg_kernel *ks, int n);

@@ -57,6 +57,7 @@ struct rt_exec {
   rt_dptr workspace;
   size_t workspace_bytes;
   rt_dptr scratch;        /* the kernels' scratch in the workspace, for the current launch */
+  rt_dptr slot_scratch[CG_SCRATCH_SLOTS]; /* its region per scratch slot (cg_kernel.scratch_slot) */
   /* Graph replay: the launches of the last argument set (pointers, var
    * values and scratch), captured once the same set (under
    * KBC_GRAPH_UPDATE, the same sizes) came twice in a row; replayed as they
@@ -287,22 +288,27 @@ void rt_workspace_members(const ir_program *p, const cg_program *g, unsigned cha
 }
 
 size_t rt_workspace_layout(const ir_program *p, const cg_program *g, const unsigned char *in_ws, const ir_binding *b,
-                           size_t *offset, size_t *scratch_at, size_t *scratch_bytes) {
+                           size_t *offset, size_t *scratch_at, size_t *scratch_bytes, size_t *slot_at) {
   size_t off = 0;
   for (int i = 0; i < p->tensors.len; i++) {
     if (!in_ws[i]) continue;
     if (offset) offset[i] = off;
     off += (sizeof(float) * (size_t)b->numel[i] + RT_WORKSPACE_ALIGN - 1) & ~(size_t)(RT_WORKSPACE_ALIGN - 1);
   }
-  int64_t scratch = 0;
+  int64_t slot[CG_SCRATCH_SLOTS] = {0}; /* floats, the largest of each slot's kernels */
   for (int k = 0; k < g->n_kernels; k++) {
     int64_t n = cg_kernel_scratch(&g->kernels[k], b->vars);
-    if (n < 0 || (uint64_t)n > (SIZE_MAX - off) / sizeof(float)) return (size_t)-1;
-    if (n > scratch) scratch = n;
+    if (n < 0 || (uint64_t)n > (SIZE_MAX - off) / sizeof(float) / CG_SCRATCH_SLOTS) return (size_t)-1;
+    int s = g->kernels[k].scratch_slot;
+    if (n > slot[s]) slot[s] = n;
   }
   *scratch_at = off;
-  /* rounded up as the temporaries are (the plan's buffers each a multiple of the alignment) */
-  *scratch_bytes = (sizeof(float) * (size_t)scratch + RT_WORKSPACE_ALIGN - 1) & ~(size_t)(RT_WORKSPACE_ALIGN - 1);
+  *scratch_bytes = 0;
+  for (int s = 0; s < CG_SCRATCH_SLOTS; s++) {
+    if (slot_at) slot_at[s] = *scratch_bytes;
+    /* rounded up as the temporaries are (the plan's buffers each a multiple of the alignment) */
+    *scratch_bytes += (sizeof(float) * (size_t)slot[s] + RT_WORKSPACE_ALIGN - 1) & ~(size_t)(RT_WORKSPACE_ALIGN - 1);
+  }
   return off + *scratch_bytes;
 }
 
@@ -312,8 +318,8 @@ size_t rt_workspace_layout(const ir_program *p, const cg_program *g, const unsig
 static int place_temps(rt_exec *x, const ir_binding *b, rt_dptr *ptr, int capturing, rt_err *err) {
   size_t *offset = calloc((size_t)x->p->tensors.len + 1, sizeof *offset);
   if (!offset) return rt_fail(err, RT_ERR_MEMORY, "out of memory");
-  size_t scratch_at = 0, scratch_bytes = 0;
-  size_t need = rt_workspace_layout(x->p, &x->code, x->in_ws, b, offset, &scratch_at, &scratch_bytes);
+  size_t scratch_at = 0, scratch_bytes = 0, slot_at[CG_SCRATCH_SLOTS];
+  size_t need = rt_workspace_layout(x->p, &x->code, x->in_ws, b, offset, &scratch_at, &scratch_bytes, slot_at);
   int rc = 0;
   if (need == (size_t)-1)
     rc = rt_fail(err, RT_ERR_ARGUMENT, "%s: the scratch memory of a kernel overflows at these sizes", x->p->name);
@@ -334,6 +340,7 @@ static int place_temps(rt_exec *x, const ir_binding *b, rt_dptr *ptr, int captur
   for (int i = 0; !rc && i < x->p->tensors.len; i++)
     if (x->in_ws[i]) ptr[i] = x->workspace + offset[i];
   x->scratch = rc ? 0 : x->workspace + scratch_at;
+  for (int s = 0; s < CG_SCRATCH_SLOTS; s++) x->slot_scratch[s] = rc ? 0 : x->scratch + slot_at[s];
   free(offset);
   return rc ? -1 : 0;
 }
@@ -495,9 +502,10 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
     if (l.grid[0] > 0) {
       int n = 0;
       for (int i = 0; i < kn->n_tensors; i++) args[n++] = &ptr[kn->tensors[i]];
-      if (cg_kernel_takes_scratch(kn)) args[n++] = &x->scratch;
+      rt_dptr *scratch = &x->slot_scratch[kn->scratch_slot];
+      if (cg_kernel_takes_scratch(kn)) args[n++] = scratch;
       for (int i = 0; i < nv; i++) args[n++] = idx32 ? (void *)&vars32[i] : (void *)&vars[i];
-      if (launch_copies(x, v, idx32, k, kn, b, ptr, x->scratch, args, stream, err)) return -1;
+      if (launch_copies(x, v, idx32, k, kn, b, ptr, *scratch, args, stream, err)) return -1;
       unsigned grid[3] = {(unsigned)l.grid[0], (unsigned)l.grid[1], (unsigned)l.grid[2]};
       unsigned block[3] = {(unsigned)l.block[0], (unsigned)l.block[1], (unsigned)l.block[2]};
       rt_debug(2, "launch %s: grid %lld, block %d, smem %d", kn->name, (long long)l.grid[0], l.block[0], l.smem);

@@ -39,14 +39,16 @@ int rt_exec_launch(rt_exec *x, const ir_binding *b, const rt_dptr *tensors, void
  * for binding b and, when offset is not NULL, stores each member's byte
  * offset at offset[t->id] (other entries untouched): the layout the
  * launches use and `kbc compile --emit plan` reports.  After the members,
- * the kernels' scratch (cg_kernel_scratch: split-K's partial sums), one
- * region as large as the largest kernel's, at *scratch_at, *scratch_bytes
- * long (0: none).  (size_t)-1 when a kernel's scratch cannot be evaluated
- * (its sizes overflow). */
+ * the kernels' scratch (cg_kernel_scratch: split-K's partial sums,
+ * operands' copies) at *scratch_at, *scratch_bytes long (0: none): a
+ * region per scratch slot (cg_kernel.scratch_slot), each as large as the
+ * largest of its kernels' and starting slot_at[slot] bytes into it
+ * (slot_at: CG_SCRATCH_SLOTS entries, or NULL).  (size_t)-1 when a
+ * kernel's scratch cannot be evaluated (its sizes overflow). */
 enum { RT_WORKSPACE_ALIGN = 256 };
 void rt_workspace_members(const ir_program *p, const cg_program *g, unsigned char *in_ws);
 size_t rt_workspace_layout(const ir_program *p, const cg_program *g, const unsigned char *in_ws, const ir_binding *b,
-                           size_t *offset, size_t *scratch_at, size_t *scratch_bytes);
+                           size_t *offset, size_t *scratch_at, size_t *scratch_bytes, size_t *slot_at);
 
 /* The target of a device (or the default H200-like one for dev == NULL)
  * at precision, with the code generation switches opt (rt_exec_create and

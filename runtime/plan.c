@@ -100,7 +100,7 @@ int rt_plan_make(kbc_arena *a, const ir_program *p, const cg_program *g, const i
   unsigned char *in_ws = KBC_NEW_ARRAY(a, unsigned char, p->tensors.len + 1);
   rt_workspace_members(p, g, in_ws);
   size_t scratch_at, scratch_bytes;
-  out->workspace_bytes = rt_workspace_layout(p, g, in_ws, b, offset, &scratch_at, &scratch_bytes);
+  out->workspace_bytes = rt_workspace_layout(p, g, in_ws, b, offset, &scratch_at, &scratch_bytes, NULL);
   if (out->workspace_bytes == (size_t)-1)
     return rt_fail(err, RT_ERR_ARGUMENT, "the scratch memory of a kernel overflows at these sizes");
   out->buffers = KBC_NEW_ARRAY(a, rt_plan_buffer, p->tensors.len + 2);
@@ -112,7 +112,7 @@ int rt_plan_make(kbc_arena *a, const ir_program *p, const cg_program *g, const i
                                                       .offset = offset[i]};
   }
   out->n_temps = out->n_buffers;
-  if (scratch_bytes) { /* split-K's partial sums, operands' copies: one region for every kernel */
+  if (scratch_bytes) { /* split-K's partial sums, operands' copies: one region, a part per scratch slot */
     int64_t *shape = KBC_NEW_ARRAY(a, int64_t, 1);
     shape[0] = (int64_t)(scratch_bytes / sizeof(float));
     out->buffers[out->n_buffers++] =

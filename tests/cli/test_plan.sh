@@ -753,6 +753,39 @@ assert k["grid"] == [396, 1, 1], k["grid"]'
 # not by default (KBC_PERSIST off until timed)
 expect 0 "no persistent kernel by default" "$kbc" "${ps[@]}" &&
   grep -q persistent "$log" && fail "persistent kernel without KBC_PERSIST: $(cat "$log")"
+# Independent GEMMs split over K each take a region of the scratch of their
+# own (deps.c, cg_kernel.scratch_slot: four regions), so they wait for
+# nothing; the fifth shares the latest region and waits for its kernel.
+cat >"$tmp/lin5.kb" <<'EOF'
+kernel lin5
+axis m var
+axis k var
+axis n var
+input x f32[m, k]
+input w1 f32[n, k]
+input w2 f32[n, k]
+input w3 f32[n, k]
+input w4 f32[n, k]
+input w5 f32[n, k]
+output y1 f32[m, n]
+output y2 f32[m, n]
+output y3 f32[m, n]
+output y4 f32[m, n]
+output y5 f32[m, n]
+y1[i, j] = sum(c: x[i, c] * w1[j, c])
+y2[i, j] = sum(c: x[i, c] * w2[j, c])
+y3[i, j] = sum(c: x[i, c] * w3[j, c])
+y4[i, j] = sum(c: x[i, c] * w4[j, c])
+y5[i, j] = sum(c: x[i, c] * w5[j, c])
+EOF
+expect 0 "split-K GEMMs side by side" "$kbc" compile "$tmp/lin5.kb" --target sm_90a --emit plan --json \
+  --set m=32 --set k=8192 --set n=256 && cp "$log" "$tmp/lin5.json" &&
+  check_json "split-K GEMMs side by side" "$tmp/lin5.json" '
+ks = d["kernels"]
+assert [k["family"] for k in ks] == ["gemm"] * 5, ks
+assert [k["after"] for k in ks] == [[], [], [], [], [3]], [k["after"] for k in ks]
+sc = [b for b in d["buffers"] if b["name"] == "(scratch)"]
+assert len(sc) == 1 and sc[0]["bytes"] % (4 * 256) == 0 and sc[0]["bytes"] >= 4 * 4 * 32 * 256, sc'
 expect 2 "--json without --emit plan" "$kbc" compile "$mm" --emit ir --json
 expect 2 "--emit plan with a bad target" "$kbc" compile "$mm" --emit plan "${set_mm[@]}" --target sm_12
 expect 1 "plan of a bad spec" "$kbc" compile "$src/tests/diag/stmt_unknown_name.kb" --emit plan --set n=1 --target sm_90
