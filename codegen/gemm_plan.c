@@ -571,7 +571,9 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
    * are known — no split (and no scratch) where it would be 1. */
   plan->slots = 2 * C->t->sm_count;
   plan->split_below = plan->s->rhs == tl->c.reduce ? 2 * plan->slots : plan->slots;
-  plan->split_min = C->t->opt.gemm_split == 2 ? 1 : GEMM_SPLIT_MIN_KTILES;
+  plan->split_min = C->t->opt.gemm_split == 2      ? 1
+                    : C->t->opt.gemm_split_min > 0 ? C->t->opt.gemm_split_min
+                                                   : GEMM_SPLIT_MIN_KTILES;
   int64_t M, N, B, K, items = 0; /* items: tiles x slices, where the sizes are known */
   if (sym_is_const(tl->M, &M) && sym_is_const(tl->N, &N) && sym_is_const(tl->B, &B) && sym_is_const(tl->K, &K)) {
     int64_t out_tiles = (M + f->bm - 1) / f->bm * ((N + f->bn - 1) / f->bn) * B;

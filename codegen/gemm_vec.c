@@ -262,6 +262,58 @@ void gemm_vec_rows(gemm_emitter *ge) {
   }
 }
 
+/* An edge tile's k-tile (some chunk's row outside M or N) where the k-tile
+ * lies inside K and the rows inside are 16-byte aligned: each chunk a
+ * cp.async of 16 bytes, those of rows outside zero-filled from the
+ * tensor's start, straight-line code as in a whole tile; this prints the
+ * test and that branch and leaves an `else {` open for the chunks tested
+ * one by one, returning 1 — or, where some operand is not k-major plain
+ * (a chunk along M or N may lie partly outside, a transposed or gathered
+ * operand copies a float at a time), prints nothing and returns 0.  For
+ * products of few rows, all of whose tiles are edge tiles: 49 x 2304 x
+ * 768 went the per-chunk way every k-tile (ncu, H100: 2,400 instructions
+ * a warp for 8 k-tiles, issue-latency-bound). */
+static int edge_copies(gemm_emitter *ge, const char *stage) {
+  cg_emit *out = &ge->emit;
+  if (!ge->ctx->t->opt.gemm_edge) return 0;
+  for (int w = 0; w < 2; w++) {
+    const gemm_operand *o = &ge->plan->op[w];
+    if (!o->kmajor || o->tr || o->guarded) return 0;
+  }
+  const char *align = "";
+  for (int w = 0; w < 2; w++) {
+    const gemm_operand *o = &ge->plan->op[w];
+    const char *name = ge->src[o->tag == 'b'];
+    for (int j = 0; j < o->chunks; j++) {
+      int n = gemm_vec_chunk_threads(ge->plan, o, j);
+      const char *g = cg_fmt(out, "_g%c%d", o->tag, j);
+      cg_line(out, "const float *const _e%c%d = %s ? %s : %s; // outside: the tensor's start", o->tag, j,
+              row_in(out, o, j), g, name);
+      const char *at = cg_fmt(out, "(unsigned long long)(size_t)_e%c%d", o->tag, j);
+      if (n) at = cg_fmt(out, "(_tid < %d ? %s : 0ull)", n, at);
+      align = cg_fmt(out, "%s%s%s", align, *align ? " | " : "", at);
+    }
+  }
+  cg_line(out, "if (_kb + %d <= _kend && ((%s) & 15) == 0) { // an edge tile: rows outside zero-filled",
+          ge->plan->tiling.cfg.bk, align);
+  out->indent++;
+  for (int w = 0; w < 2; w++) {
+    const gemm_operand *o = &ge->plan->op[w];
+    for (int j = 0; j < o->chunks; j++) {
+      int n = gemm_vec_chunk_threads(ge->plan, o, j);
+      cg_line(out, "%s{", n ? cg_fmt(out, "if (_tid < %d) ", n) : "");
+      out->indent++;
+      emit_dst(ge, o, j, stage);
+      cg_line(out, "kbc_cp_async16(_d, _ds, _e%c%d, %s);", o->tag, j, row_in(out, o, j));
+      out->indent--;
+      cg_line(out, "}");
+    }
+  }
+  out->indent--;
+  cg_line(out, "} else {");
+  return 1;
+}
+
 /* One k-tile's chunks into stage `stage`.  Where the k-tile lies inside K,
  * every chunk's row inside M or N and every chunk's address 16-byte
  * aligned (a whole tile of an aligned binding: all but the edge tiles), one
@@ -318,8 +370,16 @@ void gemm_vec_copies(gemm_emitter *ge, const char *stage) {
   out->indent--;
   cg_line(out, "} else {");
   out->indent++;
-  for (int w = 0; w < 2; w++)
-    for (int j = 0; j < ge->plan->op[w].chunks; j++) emit_chunk(ge, &ge->plan->op[w], j, stage);
+  if (edge_copies(ge, stage)) {
+    out->indent++;
+    for (int w = 0; w < 2; w++)
+      for (int j = 0; j < ge->plan->op[w].chunks; j++) emit_chunk(ge, &ge->plan->op[w], j, stage);
+    out->indent--;
+    cg_line(out, "}");
+  } else {
+    for (int w = 0; w < 2; w++)
+      for (int j = 0; j < ge->plan->op[w].chunks; j++) emit_chunk(ge, &ge->plan->op[w], j, stage);
+  }
   out->indent--;
   cg_line(out, "}");
   out->indent--;

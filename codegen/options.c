@@ -45,6 +45,8 @@
   X("KBC_GEMM_WGMMA", gemm_wgmma, 0, 3)             \
   X("KBC_GEMM_WGMMA_T", gemm_wgmma_t, 0, 2)         \
   X("KBC_GEMM_SPLIT", gemm_split, 0, 2)             \
+  X("KBC_GEMM_SPLIT_MIN", gemm_split_min, 0, 64)    \
+  X("KBC_GEMM_EDGE", gemm_edge, 0, 1)               \
   X("KBC_GEMM_KTAB", gemm_ktab, 0, 1)               \
   X("KBC_GEMM_FOLD", gemm_fold, 0, 2)               \
   X("KBC_GEMM_WIN", gemm_win, 0, 2)                 \
@@ -67,7 +69,8 @@ cg_options cg_options_default(void) {
                       .rows_welford = 1,           .rows_across = 1,  .gemm_fold = 1,    .gemm_win = 1,
                       .gemm_win_pipe = 1,          .gemm_win_ring = 1, .gemm_tail = 1,   .idx32 = 1,
                       .gemm_split = 1,             .rowsum = 1,       .gemm_wgmma_t = 2, .gemm_prep = 1,
-                      .gemm_pack = 1,              .gemm_gather = 1, .gemm_small = 1,  .join_loss = CG_JOIN_LOSS_STEPS};
+                      .gemm_pack = 1,              .gemm_gather = 1, .gemm_small = 1,  .join_loss = CG_JOIN_LOSS_STEPS,
+                      .gemm_edge = 1};
 }
 
 /* Reads variable name (unset: *field kept). */

@@ -83,6 +83,12 @@ typedef struct {
   int gemm_split;      /* KBC_GEMM_SPLIT (default 1): split-K where the output tiles are few and K long
                           (gemm_plan.c), the slices' sums added in slice order (deterministic);
                           0: never; 2: wherever K has two k-tiles (testing: the fuzzer's `split`) */
+  int gemm_edge;       /* KBC_GEMM_EDGE (default on): an edge tile's k-tile (rows outside M or N) copied as
+                          16-byte chunks, those outside zero-filled (gemm_vec.c edge_copies); 0: each chunk
+                          tested on its own there */
+  int gemm_split_min;  /* KBC_GEMM_SPLIT_MIN (0: the plan's, GEMM_SPLIT_MIN_KTILES = 8): the k-tiles a
+                          split-K slice has at least (measuring: fewer slices of more k-tiles against more
+                          of fewer, for products of few rows) */
   int gemm_ktab;       /* KBC_GEMM_KTAB (default off: mixed on the H200, 0.75-1.11x): a GEMM's k tables
                           (an implicit-GEMM convolution's offsets and digits) cover the whole K,
                           written once per block, where K is known and they are small (gemm_plan.c,
