@@ -262,6 +262,42 @@ void gemm_vec_rows(gemm_emitter *ge) {
   }
 }
 
+/* align with pointer ptr's address or-ed in (for the threads that copy
+ * chunk slot j only: n of them, 0 all). */
+static const char *or_address(cg_emit *out, const char *align, const char *ptr, int n) {
+  const char *at = cg_fmt(out, "(unsigned long long)(size_t)%s", ptr);
+  if (n) at = cg_fmt(out, "(_tid < %d ? %s : 0ull)", n, at);
+  return cg_fmt(out, "%s%s%s", align, *align ? " | " : "", at);
+}
+
+/* Every chunk of a k-tile into stage `stage` as one straight-line copy
+ * each: from _g<tag><j> (a gathered operand zero outside its tensor),
+ * or, for an edge tile (edge), from _e<tag><j>, zero where its row is
+ * outside. */
+static void straight_copies(gemm_emitter *ge, const char *stage, int edge) {
+  cg_emit *out = &ge->emit;
+  for (int w = 0; w < 2; w++) {
+    const gemm_operand *o = &ge->plan->op[w];
+    for (int j = 0; j < o->chunks; j++) {
+      int n = gemm_vec_chunk_threads(ge->plan, o, j);
+      cg_line(out, "%s{", n ? cg_fmt(out, "if (_tid < %d) ", n) : "");
+      out->indent++;
+      emit_dst(ge, o, j, stage);
+      if (edge) {
+        cg_line(out, "kbc_cp_async16(_d, _ds, _e%c%d, %s);", o->tag, j, row_in(out, o, j));
+      } else if (o->guarded) { /* a gathered operand's padding: zero outside its tensor */
+        const char *in = cg_fmt(out, "_in%c%d", o->tag, j);
+        cg_line(out, "const bool %s = %s;", in, gemm_guard_test(ge, o, j));
+        cg_line(out, "kbc_cp_async4(_d, _ds, %s ? _g%c%d : %s, %s);", in, o->tag, j, ge->src[o->tag == 'b'], in);
+      } else {
+        cg_line(out, "kbc_cp_async%d(_d, _ds, _g%c%d, true);", o->tr ? 4 : 16, o->tag, j);
+      }
+      out->indent--;
+      cg_line(out, "}");
+    }
+  }
+}
+
 /* An edge tile's k-tile (some chunk's row outside M or N) where the k-tile
  * lies inside K and the rows inside are 16-byte aligned: each chunk a
  * cp.async of 16 bytes, those of rows outside zero-filled from the
@@ -285,30 +321,16 @@ static int edge_copies(gemm_emitter *ge, const char *stage) {
     const gemm_operand *o = &ge->plan->op[w];
     const char *name = ge->src[o->tag == 'b'];
     for (int j = 0; j < o->chunks; j++) {
-      int n = gemm_vec_chunk_threads(ge->plan, o, j);
-      const char *g = cg_fmt(out, "_g%c%d", o->tag, j);
-      cg_line(out, "const float *const _e%c%d = %s ? %s : %s; // outside: the tensor's start", o->tag, j,
-              row_in(out, o, j), g, name);
-      const char *at = cg_fmt(out, "(unsigned long long)(size_t)_e%c%d", o->tag, j);
-      if (n) at = cg_fmt(out, "(_tid < %d ? %s : 0ull)", n, at);
-      align = cg_fmt(out, "%s%s%s", align, *align ? " | " : "", at);
+      const char *e = cg_fmt(out, "_e%c%d", o->tag, j);
+      cg_line(out, "const float *const %s = %s ? _g%c%d : %s; // outside: the tensor's start", e, row_in(out, o, j),
+              o->tag, j, name);
+      align = or_address(out, align, e, gemm_vec_chunk_threads(ge->plan, o, j));
     }
   }
   cg_line(out, "if (_kb + %d <= _kend && ((%s) & 15) == 0) { // an edge tile: rows outside zero-filled",
           ge->plan->tiling.cfg.bk, align);
   out->indent++;
-  for (int w = 0; w < 2; w++) {
-    const gemm_operand *o = &ge->plan->op[w];
-    for (int j = 0; j < o->chunks; j++) {
-      int n = gemm_vec_chunk_threads(ge->plan, o, j);
-      cg_line(out, "%s{", n ? cg_fmt(out, "if (_tid < %d) ", n) : "");
-      out->indent++;
-      emit_dst(ge, o, j, stage);
-      cg_line(out, "kbc_cp_async16(_d, _ds, _e%c%d, %s);", o->tag, j, row_in(out, o, j));
-      out->indent--;
-      cg_line(out, "}");
-    }
-  }
+  straight_copies(ge, stage, 1);
   out->indent--;
   cg_line(out, "} else {");
   return 1;
@@ -339,9 +361,7 @@ void gemm_vec_copies(gemm_emitter *ge, const char *stage) {
       else
         cg_line(out, "const float *const %s = %s + (_%co%d + %s);", g, name, o->tag, o->row_of[j], offset_at(ge, o, kc));
       if (o->tr) continue; /* copied a float at a time: any address */
-      const char *at = cg_fmt(out, "(unsigned long long)(size_t)%s", g);
-      if (n) at = cg_fmt(out, "(_tid < %d ? %s : 0ull)", n, at);
-      align = cg_fmt(out, "%s%s%s", align, *align ? " | " : "", at);
+      align = or_address(out, align, g, n);
     }
   }
   if (*align)
@@ -349,24 +369,7 @@ void gemm_vec_copies(gemm_emitter *ge, const char *stage) {
             ge->plan->tiling.cfg.bk, align);
   else cg_line(out, "if (_vok && _kb + %d <= _kend) { // every element inside", ge->plan->tiling.cfg.bk);
   out->indent++;
-  for (int w = 0; w < 2; w++) {
-    const gemm_operand *o = &ge->plan->op[w];
-    for (int j = 0; j < o->chunks; j++) {
-      int n = gemm_vec_chunk_threads(ge->plan, o, j);
-      cg_line(out, "%s{", n ? cg_fmt(out, "if (_tid < %d) ", n) : "");
-      out->indent++;
-      emit_dst(ge, o, j, stage);
-      if (o->guarded) { /* a gathered operand's padding: zero outside its tensor */
-        const char *in = cg_fmt(out, "_in%c%d", o->tag, j);
-        cg_line(out, "const bool %s = %s;", in, gemm_guard_test(ge, o, j));
-        cg_line(out, "kbc_cp_async4(_d, _ds, %s ? _g%c%d : %s, %s);", in, o->tag, j, ge->src[o->tag == 'b'], in);
-      } else {
-        cg_line(out, "kbc_cp_async%d(_d, _ds, _g%c%d, true);", o->tr ? 4 : 16, o->tag, j);
-      }
-      out->indent--;
-      cg_line(out, "}");
-    }
-  }
+  straight_copies(ge, stage, 0);
   out->indent--;
   cg_line(out, "} else {");
   out->indent++;
