@@ -42,8 +42,18 @@ int cg_access_conflict(const unsigned char *a, const unsigned char *b, int n) {
   return 0;
 }
 
+/* Step k (its reach r: r[i] set where it waits for step i, transitively)
+ * waits for step j: j added to its list aft, j's own reach to r. */
+static void wait_for(const unsigned char *reach, int n, unsigned char *r, int *aft, int *na, int j) {
+  aft[(*na)++] = j;
+  r[j] = 1;
+  const unsigned char *rj = reach + (size_t)j * n;
+  for (int i = 0; i < j; i++) r[i] |= rj[i];
+}
+
 /* cg_order's work; where takes is given, a slot per step taking scratch
- * (takes[k]) as cg_kernel.scratch_slot says, in slot[k] (else -1). */
+ * (takes[k]) as cg_kernel.scratch_slot says, in slot[k] (left as it is
+ * for the others). */
 static void order(kbc_arena *a, unsigned char *const *rw, int n, int nt, const unsigned char *takes, int *slot,
                   const int **after, int *n_after) {
   unsigned char *reach = KBC_NEW_ARRAY(a, unsigned char, (size_t)n * n + 1); /* [k][j]: k waits for j, transitively */
@@ -53,12 +63,8 @@ static void order(kbc_arena *a, unsigned char *const *rw, int n, int nt, const u
     int *aft = KBC_NEW_ARRAY(a, int, k + 2), na = 0;
     for (int j = k - 1; j >= 0; j--) {
       if (r[j] || !cg_access_conflict(rw[j], rw[k], nt)) continue; /* implied by a later one, or none */
-      aft[na++] = j;
-      r[j] = 1;
-      const unsigned char *rj = reach + (size_t)j * n;
-      for (int i = 0; i < j; i++) r[i] |= rj[i];
+      wait_for(reach, n, r, aft, &na, j);
     }
-    if (slot) slot[k] = -1;
     if (takes && takes[k]) {
       int s = 0;
       while (s < n_slots && !r[last[s]]) s++; /* a slot whose steps all come before k */
@@ -67,11 +73,7 @@ static void order(kbc_arena *a, unsigned char *const *rw, int n, int nt, const u
         s = 0;
         for (int t = 1; t < n_slots; t++)
           if (last[t] > last[s]) s = t;
-        int j = last[s];
-        aft[na++] = j;
-        r[j] = 1;
-        const unsigned char *rj = reach + (size_t)j * n;
-        for (int i = 0; i < j; i++) r[i] |= rj[i];
+        wait_for(reach, n, r, aft, &na, last[s]);
       }
       last[s] = k;
       slot[k] = s;
@@ -95,7 +97,7 @@ void cg_kernel_deps(kbc_arena *a, const ir_program *p, cg_kernel *ks, int n) {
   int nt = p->tensors.len; /* the tensors alone: the scratch by slots */
   unsigned char **rw = KBC_NEW_ARRAY(a, unsigned char *, n + 1);
   unsigned char *takes = KBC_NEW_ARRAY(a, unsigned char, n + 1);
-  int *slot = KBC_NEW_ARRAY(a, int, n + 1);
+  int *slot = KBC_NEW_ARRAY(a, int, n + 1); /* zeroed: kernels without scratch keep 0 */
   const int **after = KBC_NEW_ARRAY(a, const int *, n + 1);
   int *n_after = KBC_NEW_ARRAY(a, int, n + 1);
   for (int k = 0; k < n; k++) {
@@ -107,6 +109,6 @@ void cg_kernel_deps(kbc_arena *a, const ir_program *p, cg_kernel *ks, int n) {
   for (int k = 0; k < n; k++) {
     ks[k].after = after[k];
     ks[k].n_after = n_after[k];
-    ks[k].scratch_slot = slot[k] < 0 ? 0 : slot[k];
+    ks[k].scratch_slot = slot[k];
   }
 }

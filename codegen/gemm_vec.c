@@ -373,16 +373,12 @@ void gemm_vec_copies(gemm_emitter *ge, const char *stage) {
   out->indent--;
   cg_line(out, "} else {");
   out->indent++;
-  if (edge_copies(ge, stage)) {
-    out->indent++;
-    for (int w = 0; w < 2; w++)
-      for (int j = 0; j < ge->plan->op[w].chunks; j++) emit_chunk(ge, &ge->plan->op[w], j, stage);
-    out->indent--;
-    cg_line(out, "}");
-  } else {
-    for (int w = 0; w < 2; w++)
-      for (int j = 0; j < ge->plan->op[w].chunks; j++) emit_chunk(ge, &ge->plan->op[w], j, stage);
-  }
+  int edge = edge_copies(ge, stage); /* its else branch open: the chunks one by one inside it */
+  out->indent += edge;
+  for (int w = 0; w < 2; w++)
+    for (int j = 0; j < ge->plan->op[w].chunks; j++) emit_chunk(ge, &ge->plan->op[w], j, stage);
+  out->indent -= edge;
+  if (edge) cg_line(out, "}");
   out->indent--;
   cg_line(out, "}");
   out->indent--;

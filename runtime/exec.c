@@ -287,13 +287,17 @@ void rt_workspace_members(const ir_program *p, const cg_program *g, unsigned cha
     }
 }
 
+/* bytes rounded up to a multiple of RT_WORKSPACE_ALIGN: each temporary's
+ * and each scratch region's share (the plan's buffers each a multiple). */
+static size_t ws_aligned(size_t bytes) { return (bytes + RT_WORKSPACE_ALIGN - 1) & ~(size_t)(RT_WORKSPACE_ALIGN - 1); }
+
 size_t rt_workspace_layout(const ir_program *p, const cg_program *g, const unsigned char *in_ws, const ir_binding *b,
                            size_t *offset, size_t *scratch_at, size_t *scratch_bytes, size_t *slot_at) {
   size_t off = 0;
   for (int i = 0; i < p->tensors.len; i++) {
     if (!in_ws[i]) continue;
     if (offset) offset[i] = off;
-    off += (sizeof(float) * (size_t)b->numel[i] + RT_WORKSPACE_ALIGN - 1) & ~(size_t)(RT_WORKSPACE_ALIGN - 1);
+    off += ws_aligned(sizeof(float) * (size_t)b->numel[i]);
   }
   int64_t slot[CG_SCRATCH_SLOTS] = {0}; /* floats, the largest of each slot's kernels */
   for (int k = 0; k < g->n_kernels; k++) {
@@ -306,8 +310,7 @@ size_t rt_workspace_layout(const ir_program *p, const cg_program *g, const unsig
   *scratch_bytes = 0;
   for (int s = 0; s < CG_SCRATCH_SLOTS; s++) {
     if (slot_at) slot_at[s] = *scratch_bytes;
-    /* rounded up as the temporaries are (the plan's buffers each a multiple of the alignment) */
-    *scratch_bytes += (sizeof(float) * (size_t)slot[s] + RT_WORKSPACE_ALIGN - 1) & ~(size_t)(RT_WORKSPACE_ALIGN - 1);
+    *scratch_bytes += ws_aligned(sizeof(float) * (size_t)slot[s]);
   }
   return off + *scratch_bytes;
 }
