@@ -271,6 +271,7 @@ typedef struct {
   int ring;
   int64_t ring_e, ring_cr;
   int b_once;          /* every tile has the same B (N in one tile, no batch): staged once per block */
+  int b_split;         /* 3xTF32: B split into TF32 parts where staged, _Bw high and _Bwl low */
 } gemm_window;
 
 struct cg_gemm_plan {

@@ -74,6 +74,16 @@ enum {
 
 /* ---- the plan ------------------------------------------------------------ */
 
+/* Whether B is split into TF32 parts once, where staged (3xTF32): every
+ * warp along M reads each B element of a k-step, so splitting it there
+ * (an AND and a subtraction a fragment element) repeats the work per warp
+ * and per k-step a tile's rows take.  The pipelined window only: the
+ * single-buffered one keeps its static shared memory for the box, and
+ * at sm_90 conv3d's spilled 8 bytes with both parts' loads in flight. */
+static int b_split(const cg_target *t, const cg_gemm_plan *plan, int pipe) {
+  return pipe && plan->tiling.split3 && t->opt.gemm_win_bsplit;
+}
+
 static int64_t const_of(const sym *x, int *ok) {
   int64_t v = 0;
   if (!x || !sym_is_const(x, &v)) *ok = 0;
@@ -241,7 +251,8 @@ int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
         /* pipelined, rows a multiple of 4 floats: copied in 16-byte chunks */
         u.chunks = pipe && D > 1 && u.bs[D - 2] % 4 == 0;
         if (pipe && D > 1 && !u.chunks) continue;
-        int64_t fixed = (int64_t)f->bn * u.ldb * 4 + u.kp * 4; /* static: B and the k table */
+        /* static: B (and its low parts, split once) and the k table */
+        int64_t fixed = (int64_t)f->bn * u.ldb * 4 * (b_split(t, plan, pipe) ? 2 : 1) + u.kp * 4;
         /* one box over the epilogue's tile, static; or (pipelined) two
          * and the epilogue's tile apart (copies in flight during it),
          * dynamic */
@@ -265,6 +276,7 @@ int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   if (!found) return 0;
   if (t->opt.gemm_win_ring) ring_plan(&chosen, c, plan->fold, n);
   chosen.b_once = N <= f->bn && c->n_b == 0;
+  chosen.b_split = b_split(t, plan, chosen.pipe);
   gemm_window *keep = KBC_NEW(a, gemm_window);
   *keep = chosen;
   plan->win = keep;
@@ -314,7 +326,9 @@ void gemm_win_shared(gemm_emitter *ge) {
   } else {
     cg_line(out, "__shared__ __align__(16) float _W[%lld]; %s", (long long)w->box, what);
   }
-  cg_line(out, "__shared__ __align__(16) float _Bw[%d][%d]; // B: the tile's columns by the whole K", f->bn, w->ldb);
+  cg_line(out, "__shared__ __align__(16) float _Bw[%d][%d]; // B: the tile's columns by the whole K%s", f->bn, w->ldb,
+          w->b_split ? " (high TF32 parts)" : "");
+  if (w->b_split) cg_line(out, "__shared__ __align__(16) float _Bwl[%d][%d]; // B's low TF32 parts", f->bn, w->ldb);
   if (w->ring >= 0)
     cg_line(out, "__shared__ int _wak[2][%lld]; // the ring offset of each k in bytes (0 past K): this step's, the next's",
             (long long)w->kp);
@@ -474,7 +488,13 @@ static void emit_b_staging(gemm_emitter *ge, const char *n0) {
           cg_sym(out, B->k_off));
   out->indent--;
   cg_line(out, "}");
-  cg_line(out, "_Bw[_bn][_bk] = %s;", rd ? "kbc_tf32(_v)" : "_v");
+  if (w->b_split) {
+    cg_line(out, "unsigned _h, _l;");
+    cg_line(out, "kbc_split_tf32_fast(_v, _h, _l);");
+    cg_line(out, "_Bw[_bn][_bk] = __uint_as_float(_h), _Bwl[_bn][_bk] = __uint_as_float(_l);");
+  } else {
+    cg_line(out, "_Bw[_bn][_bk] = %s;", rd ? "kbc_tf32(_v)" : "_v");
+  }
   out->indent--;
   cg_line(out, "}");
   for (int id = 0; id < plan->s->n_index; id++) ge->bind[id] = ge->names[id];
@@ -511,7 +531,10 @@ static void emit_step(gemm_emitter *ge, const char *kk, int guarded) {
   cg_line(out, "for (int _j = 0; _j < %d; ++_j) {", f->ni);
   cg_line(out, "  const int _c = _wn0 + _j * 8 + _g;");
   for (int q = 0; q < 2; q++)
-    if (split3) cg_line(out, "  kbc_split_tf32_fast(_Bw[_c][_k%d], _fb[_j][%d], _fbl[_j][%d]);", q, q, q);
+    if (ge->plan->win->b_split)
+      cg_line(out, "  _fb[_j][%d] = __float_as_uint(_Bw[_c][_k%d]), _fbl[_j][%d] = __float_as_uint(_Bwl[_c][_k%d]);", q, q,
+              q, q);
+    else if (split3) cg_line(out, "  kbc_split_tf32_fast(_Bw[_c][_k%d], _fb[_j][%d], _fbl[_j][%d]);", q, q, q);
     else cg_line(out, "  _fb[_j][%d] = __float_as_uint(_Bw[_c][_k%d]);", q, q);
   cg_line(out, "}");
   gemm_emit_mma_passes(ge);

@@ -52,6 +52,7 @@
   X("KBC_GEMM_WIN", gemm_win, 0, 2)                 \
   X("KBC_GEMM_WIN_PIPE", gemm_win_pipe, 0, 1)       \
   X("KBC_GEMM_WIN_RING", gemm_win_ring, 0, 1)       \
+  X("KBC_GEMM_WIN_BSPLIT", gemm_win_bsplit, 0, 1)   \
   X("KBC_GEMM_TAIL", gemm_tail, 0, 2)               \
   X("KBC_GEMM_PREP", gemm_prep, 0, 2)               \
   X("KBC_GEMM_PACK", gemm_pack, 0, 2)               \
@@ -70,7 +71,7 @@ cg_options cg_options_default(void) {
                       .gemm_win_pipe = 1,          .gemm_win_ring = 1, .gemm_tail = 1,   .idx32 = 1,
                       .gemm_split = 1,             .rowsum = 1,       .gemm_wgmma_t = 2, .gemm_prep = 1,
                       .gemm_pack = 1,              .gemm_gather = 1, .gemm_small = 1,  .join_loss = CG_JOIN_LOSS_STEPS,
-                      .gemm_edge = 1};
+                      .gemm_edge = 1,              .gemm_win_bsplit = 1};
 }
 
 /* Reads variable name (unset: *field kept). */

@@ -16,7 +16,11 @@
 //   spin:     rel, polling without __nanosleep;
 //   static:   block b takes task b of every stage (grid = G, all resident),
 //             a counter a stage (red.release; ld.acquire spin);
-//   coop:     a cooperative launch, grid.sync() between stages.
+//   coop:     a cooperative launch, grid.sync() between stages;
+//   clusterC: one thread-block cluster of C blocks (8, 16) takes every
+//             stage, block c its tasks c, c + C, ..., a cluster barrier
+//             (barrier.cluster arrive.release / wait.acquire) between
+//             stages: what a megakernel on one cluster's SMs would pay.
 // Each the median of 50 timed runs (CUDA events) after 5 warm-ups; the
 // outputs checked against the graph's.  Per stage = (time) / S.
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o handoff bench/micro/handoff.cu && ./handoff
@@ -139,6 +143,18 @@ __global__ void __launch_bounds__(256) coop_kernel(Args a) {
   }
 }
 
+__global__ void __launch_bounds__(256) cluster_kernel(Args a) {
+  cg::cluster_group cl = cg::this_cluster();
+  const int C = (int)cl.num_blocks(), c = (int)cl.block_rank();
+  for (int s = 0; s < a.S; s++) {
+    if (s > 0) cl.sync();
+    for (int b = c; b < a.G; b += C) {
+      task(a, s, b);
+      __syncthreads();
+    }
+  }
+}
+
 static float median(std::vector<float> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -171,7 +187,7 @@ int main(int argc, char **argv) {
   CK(cudaGetDeviceProperties(&prop, 0));
   printf("%s, %d SMs, %d stages\n", prop.name, sms, S);
   printf("%-10s %6s %6s %10s %10s\n", "variant", "G", "W", "total us", "per stage");
-  const int Gs[] = {sms, 3 * sms};
+  const int Gs[] = {16, sms, 3 * sms};
   const int Ws[] = {0, 1024};
   for (int W : Ws)
     for (int G : Gs) {
@@ -244,6 +260,25 @@ int main(int argc, char **argv) {
         check("static", time_us([&] { static_kernel<<<G, 256>>>(a, done, epoch++); }));
         void *args[] = {&a};
         check("coop", time_us([&] { CK(cudaLaunchCooperativeKernel((void *)coop_kernel, dim3(G), dim3(256), args, 0, 0)); }));
+      }
+      for (int C = 8; C <= 16; C *= 2) {
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3(C);
+        cfg.blockDim = dim3(256);
+        cudaLaunchAttribute at[1];
+        at[0].id = cudaLaunchAttributeClusterDimension;
+        at[0].val.clusterDim.x = C;
+        at[0].val.clusterDim.y = 1;
+        at[0].val.clusterDim.z = 1;
+        cfg.attrs = at;
+        cfg.numAttrs = 1;
+        if (C > 8 && cudaFuncSetAttribute(cluster_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+          printf("cluster%d: not allowed\n", C);
+          break;
+        }
+        char name[16];
+        snprintf(name, sizeof name, "cluster%d", C);
+        check(name, time_us([&] { CK(cudaLaunchKernelEx(&cfg, cluster_kernel, a)); }));
       }
       CK(cudaFree(w));
       CK(cudaFree(v));
