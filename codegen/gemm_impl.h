@@ -272,6 +272,8 @@ typedef struct {
   int64_t ring_e, ring_cr;
   int b_once;          /* every tile has the same B (N in one tile, no batch): staged once per block */
   int b_split;         /* 3xTF32: B split into TF32 parts where staged, _Bw high and _Bwl low */
+  int a_split;         /* 3xTF32, pipelined: the box split as it lands, high parts in place and low
+                          parts in _Wl, a twin of the boxes (or ring) over the epilogue's tile */
 } gemm_window;
 
 struct cg_gemm_plan {

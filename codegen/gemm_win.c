@@ -277,6 +277,11 @@ int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   if (t->opt.gemm_win_ring) ring_plan(&chosen, c, plan->fold, n);
   chosen.b_once = N <= f->bn && c->n_b == 0;
   chosen.b_split = b_split(t, plan, chosen.pipe);
+  if (chosen.b_split && t->opt.gemm_win_asplit) { /* the twin over the epilogue's tile, if it fits */
+    int64_t fixed = (int64_t)f->bn * chosen.ldb * 8 + chosen.kp * 4 * (chosen.ring >= 0 ? 2 : 1);
+    int64_t twin = 2 * chosen.box * 4, bytes = twin + (twin > cs ? twin : cs);
+    chosen.a_split = bytes <= GEMM_WIN_PIPE_SMEM && bytes + fixed <= t->smem_per_block;
+  }
   gemm_window *keep = KBC_NEW(a, gemm_window);
   *keep = chosen;
   plan->win = keep;
@@ -306,15 +311,23 @@ void gemm_win_shared(gemm_emitter *ge) {
     cg_line(out, "KBC_DYNAMIC_SMEM(_smem);");
     cg_line(out, "float *const _W = _smem; // the ring of %s: the box %s, rows of %lld, %lld planes along dimension %d", x, shape,
             (long long)w->bs[w->n_dim - 2], (long long)(2 * w->ring_e), w->ring);
+    if (w->a_split)
+      cg_line(out, "float *const _Wl = _smem + %lld; // the ring's low TF32 parts (the high ones in place)",
+              (long long)(2 * w->box));
     if (plan->epilogue.staged)
-      cg_line(out, "float (*_Cs)[%d] = (float (*)[%d])(_smem + %lld); // the epilogue's output tile, apart from the ring",
-              plan->epilogue.nc + 1, plan->epilogue.nc + 1, (long long)(2 * w->box));
+      cg_line(out, "float (*_Cs)[%d] = (float (*)[%d])(_smem + %lld); // the epilogue's output tile, apart from the ring%s",
+              plan->epilogue.nc + 1, plan->epilogue.nc + 1, (long long)(2 * w->box),
+              w->a_split ? " (over _Wl: the tile's last step read)" : "");
   } else if (w->pipe) { /* dynamic: the two boxes, then the epilogue's tile */
     cg_line(out, "KBC_DYNAMIC_SMEM(_smem);");
     cg_line(out, "float (*_W)[%lld] = (float (*)[%lld])_smem; %s", (long long)w->box, (long long)w->box, what);
+    if (w->a_split)
+      cg_line(out, "float (*_Wl)[%lld] = (float (*)[%lld])(_smem + %lld); // the boxes' low TF32 parts (the high ones in place)",
+              (long long)w->box, (long long)w->box, (long long)(2 * w->box));
     if (plan->epilogue.staged)
-      cg_line(out, "float (*_Cs)[%d] = (float (*)[%d])(_smem + %lld); // the epilogue's output tile, apart from the boxes",
-              plan->epilogue.nc + 1, plan->epilogue.nc + 1, (long long)(2 * w->box));
+      cg_line(out, "float (*_Cs)[%d] = (float (*)[%d])(_smem + %lld); // the epilogue's output tile, apart from the boxes%s",
+              plan->epilogue.nc + 1, plan->epilogue.nc + 1, (long long)(2 * w->box),
+              w->a_split ? " (over _Wl: the tile's last step read)" : "");
   } else if (plan->epilogue.staged) {
     int nc = plan->epilogue.nc;
     cg_line(out, "__shared__ __align__(16) union {");
@@ -523,7 +536,12 @@ static void emit_step(gemm_emitter *ge, const char *kk, int guarded) {
   /* (at TF32 the box holds rounded values: rounded where staged, or where landed) */
   for (int q = 0; q < 4; q++) {
     const char *v = guarded ? cg_fmt(out, "(%s < _K ? (%s) : 0.0f)", kv[q], ra[q]) : cg_fmt(out, "(%s)", ra[q]);
-    if (split3) cg_line(out, "  kbc_split_tf32_fast(%s, _fa[_i][%d], _fal[_i][%d]);", v, q, q);
+    if (ge->plan->win->a_split) { /* the low part _Wl - _W bytes on */
+      const char *l = cg_fmt(out, "*(const float *)((const char *)_wrp[_i][%d] + _a%d + %lld)", q % 2, q / 2,
+                             (long long)(2 * ge->plan->win->box * 4));
+      if (guarded) l = cg_fmt(out, "(%s < _K ? (%s) : 0.0f)", kv[q], l);
+      cg_line(out, "  _fa[_i][%d] = __float_as_uint(%s), _fal[_i][%d] = __float_as_uint(%s);", q, v, q, l);
+    } else if (split3) cg_line(out, "  kbc_split_tf32_fast(%s, _fa[_i][%d], _fal[_i][%d]);", v, q, q);
     else cg_line(out, "  _fa[_i][%d] = __float_as_uint(%s);", q, v);
   }
   cg_line(out, "}");
@@ -645,6 +663,19 @@ static void emit_chunk_round(cg_emit *out, const char *addr) {
   cg_line(out, "*_p = _v;");
 }
 
+/* The chunk at addr (a C address in _W, 16-byte aligned) split into TF32
+ * parts: the high ones in place, the low ones at the same place of _Wl
+ * (lo, its address). */
+static void emit_chunk_split(cg_emit *out, const char *addr, const char *lo) {
+  cg_line(out, "float4 *const _p = (float4 *)%s;", addr);
+  cg_line(out, "float4 _v = *_p, _h, _l;");
+  cg_line(out, "{ unsigned _a, _b; kbc_split_tf32_fast(_v.x, _a, _b); _h.x = __uint_as_float(_a), _l.x = __uint_as_float(_b); }");
+  cg_line(out, "{ unsigned _a, _b; kbc_split_tf32_fast(_v.y, _a, _b); _h.y = __uint_as_float(_a), _l.y = __uint_as_float(_b); }");
+  cg_line(out, "{ unsigned _a, _b; kbc_split_tf32_fast(_v.z, _a, _b); _h.z = __uint_as_float(_a), _l.z = __uint_as_float(_b); }");
+  cg_line(out, "{ unsigned _a, _b; kbc_split_tf32_fast(_v.w, _a, _b); _h.w = __uint_as_float(_a), _l.w = __uint_as_float(_b); }");
+  cg_line(out, "*_p = _h, *(float4 *)%s = _l;", lo);
+}
+
 /* The box of origin pre_wlo copied into _W[buf] by cp.async (0 outside
  * the tensor). */
 static void emit_box_copies(gemm_emitter *ge, const char *pre, const char *buf) {
@@ -693,17 +724,24 @@ static void emit_round_box(gemm_emitter *ge, const char *buf) {
   cg_emit *out = &ge->emit;
   const gemm_window *w = ge->plan->win;
   int D = w->n_dim;
-  cg_line(out, "// the box's elements this thread copied, rounded to TF32 once (the fragments read them as they are)");
+  if (w->a_split) cg_line(out, "// the box's elements this thread copied, split into TF32 parts once (high in place, low in _Wl)");
+  else cg_line(out, "// the box's elements this thread copied, rounded to TF32 once (the fragments read them as they are)");
   if (D == 1) {
-    cg_line(out, "for (int _e = _tid; _e < %lld; _e += %d) _W[%s][_e] = kbc_tf32(_W[%s][_e]);", (long long)w->box,
-            GEMM_THREADS, buf, buf);
+    if (w->a_split)
+      cg_line(out, "for (int _e = _tid; _e < %lld; _e += %d) { unsigned _a, _b; kbc_split_tf32_fast(_W[%s][_e], _a, _b); "
+                   "_W[%s][_e] = __uint_as_float(_a), _Wl[%s][_e] = __uint_as_float(_b); }",
+              (long long)w->box, GEMM_THREADS, buf, buf, buf);
+    else
+      cg_line(out, "for (int _e = _tid; _e < %lld; _e += %d) _W[%s][_e] = kbc_tf32(_W[%s][_e]);", (long long)w->box,
+              GEMM_THREADS, buf, buf);
     return;
   }
   int64_t ld = w->bs[D - 2], rows = w->box / ld, cpr = (w->ext[D - 1] + 3) / 4;
   cg_line(out, "for (int _c = _tid; _c < %lld; _c += %d) {", (long long)(rows * cpr), GEMM_THREADS);
   out->indent++;
-  emit_chunk_round(out, cg_fmt(out, "&_W[%s][_c / %lld * %lld + _c %% %lld * 4]", buf, (long long)cpr, (long long)ld,
-                               (long long)cpr));
+  const char *at = cg_fmt(out, "[%s][_c / %lld * %lld + _c %% %lld * 4]", buf, (long long)cpr, (long long)ld, (long long)cpr);
+  if (w->a_split) emit_chunk_split(out, cg_fmt(out, "&_W%s", at), cg_fmt(out, "&_Wl%s", at));
+  else emit_chunk_round(out, cg_fmt(out, "&_W%s", at));
   out->indent--;
   cg_line(out, "}");
 }
@@ -742,6 +780,7 @@ static void emit_ring_chunks(gemm_emitter *ge, const char *pre, const char *n, c
   }
   cg_line(out, "const int _e = %s + _bc;", e);
   if (pre) emit_row_chunk(ge, pre, rowok, rowoff, "&_W[_e]", "_wsa + (unsigned)_e * 4u");
+  else if (w->a_split) emit_chunk_split(out, "&_W[_e]", "&_Wl[_e]");
   else emit_chunk_round(out, "&_W[_e]");
   out->indent--;
   cg_line(out, "}");
@@ -796,8 +835,9 @@ void gemm_win_k_loop(gemm_emitter *ge) {
     cg_line(out, "}");
     cg_line(out, "kbc_cp_commit();");
     cg_line(out, "kbc_cp_wait<1>();");
-    if (rd) {
-      cg_line(out, "// the planes this step added, rounded to TF32 once by the threads that copied them");
+    if (rd || w->a_split) {
+      cg_line(out, "// the planes this step added, %s once by the threads that copied them",
+              rd ? "rounded to TF32" : "split into TF32 parts (high in place, low in _Wl)");
       emit_ring_chunks(ge, NULL, "_wnn", cg_fmt(out, "_wv + %s - _wnn", E));
     }
     cg_line(out, "__syncthreads(); // this step's planes landed for every thread");
@@ -813,7 +853,7 @@ void gemm_win_k_loop(gemm_emitter *ge) {
     cg_line(out, "}");
     cg_line(out, "kbc_cp_commit();");
     cg_line(out, "kbc_cp_wait<1>();");
-    if (rd) emit_round_box(ge, "_wst");
+    if (rd || w->a_split) emit_round_box(ge, "_wst");
     cg_line(out, "__syncthreads(); // this step's box landed for every thread");
     wb = "_W[_wst]";
   } else {

@@ -53,6 +53,7 @@
   X("KBC_GEMM_WIN_PIPE", gemm_win_pipe, 0, 1)       \
   X("KBC_GEMM_WIN_RING", gemm_win_ring, 0, 1)       \
   X("KBC_GEMM_WIN_BSPLIT", gemm_win_bsplit, 0, 1)   \
+  X("KBC_GEMM_WIN_ASPLIT", gemm_win_asplit, 0, 1)   \
   X("KBC_GEMM_TAIL", gemm_tail, 0, 2)               \
   X("KBC_GEMM_PREP", gemm_prep, 0, 2)               \
   X("KBC_GEMM_PACK", gemm_pack, 0, 2)               \

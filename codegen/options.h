@@ -111,6 +111,9 @@ typedef struct {
   int gemm_win_bsplit; /* KBC_GEMM_WIN_BSPLIT (default on): at 3xTF32, the window loop's B (the columns
                           by the whole K, staged once per tile or block) split into high and low TF32
                           parts where staged (_Bw, _Bwl), not per fragment read (gemm_win.c) */
+  int gemm_win_asplit; /* KBC_GEMM_WIN_ASPLIT (default off, untimed): at 3xTF32, the pipelined window's
+                          box split likewise as it lands, its low parts in a twin of the boxes (over the
+                          epilogue's tile), where that fits (gemm_win.c, gemm_window.a_split) */
   int gemm_tail;       /* KBC_GEMM_TAIL: the statements that finish a GEMM's output a row at a time (a
                           softmax or a norm over its columns, all in one tile) computed in its staged
                           epilogue (gemm_tail.c).  1 (default): behind a fold (measured 0.977-0.994 on
