@@ -669,10 +669,9 @@ static void emit_chunk_round(cg_emit *out, const char *addr) {
 static void emit_chunk_split(cg_emit *out, const char *addr, const char *lo) {
   cg_line(out, "float4 *const _p = (float4 *)%s;", addr);
   cg_line(out, "float4 _v = *_p, _h, _l;");
-  cg_line(out, "{ unsigned _a, _b; kbc_split_tf32_fast(_v.x, _a, _b); _h.x = __uint_as_float(_a), _l.x = __uint_as_float(_b); }");
-  cg_line(out, "{ unsigned _a, _b; kbc_split_tf32_fast(_v.y, _a, _b); _h.y = __uint_as_float(_a), _l.y = __uint_as_float(_b); }");
-  cg_line(out, "{ unsigned _a, _b; kbc_split_tf32_fast(_v.z, _a, _b); _h.z = __uint_as_float(_a), _l.z = __uint_as_float(_b); }");
-  cg_line(out, "{ unsigned _a, _b; kbc_split_tf32_fast(_v.w, _a, _b); _h.w = __uint_as_float(_a), _l.w = __uint_as_float(_b); }");
+  for (const char *c = "xyzw"; *c; c++)
+    cg_line(out, "{ unsigned _a, _b; kbc_split_tf32_fast(_v.%c, _a, _b); _h.%c = __uint_as_float(_a), _l.%c = __uint_as_float(_b); }",
+            *c, *c, *c);
   cg_line(out, "*_p = _h, *(float4 *)%s = _l;", lo);
 }
 
