@@ -1,10 +1,10 @@
 #!/bin/bash
 # bench/device_s39c.sh — session 39's one call (the device time left after
 # failed starts): the GPU fuzzer on the defaults (the edge copies' first GPU
-# run), the A/Bs (KBC_GEMM_WIN_BSPLIT, KBC_GEMM_WIN_ASPLIT, KBC_GEMM_EDGE=0,
-# KBC_GEMM_SPLIT_MIN=4), ncu on conv3d's 3xTF32 window
+# run), the A/Bs (KBC_GEMM_WIN_BSPLIT, KBC_GEMM_SPLIT_MIN=4, KBC_GEMM_LOW_STAGE=1,
+# KBC_GEMM_WIN_ASPLIT, KBC_GEMM_EDGE=0), ncu on conv3d's 3xTF32 window
 # loop, and the cluster barrier's cost as a stage boundary.  Needs build/gpu.
-LIMIT=${LIMIT:-575}
+LIMIT=${LIMIT:-560}
 . bench/steps.sh
 step 70 bash -c "PYTHONUNBUFFERED=1 python3 tests/fuzz/difftest.py gpu --kbc build/gpu/kbc --seeds 500001:550000 --jobs 16 \
   --variants fp32,tf32,split --time-limit 60 --min-time 40 --json $OUT/fuzz.json >$OUT/fuzz.txt 2>&1; grep -v '^rejected' $OUT/fuzz.txt | tail -3"
@@ -12,6 +12,7 @@ step 30 bash -c 'for sw in KBC_GEMM_WIN_ASPLIT=0 KBC_GEMM_WIN_ASPLIT=1; do env $
 AB_ITERS=100 step 100 bash -c "bench/ab.sh build/gpu:KBC_GEMM_WIN_BSPLIT=0 build/gpu bench/ab_cases_bsplit.txt 2>&1 | tee $OUT/ab_bsplit.txt | tail -7"
 ab38c() { AB_ITERS=100 step 90 bash -c "bench/ab.sh build/gpu build/gpu:$1 bench/ab_cases_s38c.txt 2>&1 | sed 's/^/$1 /' | tee -a $OUT/ab.txt | tail -7"; }
 ab38c KBC_GEMM_SPLIT_MIN=4
+ab38c KBC_GEMM_LOW_STAGE=1
 AB_ITERS=100 step 100 bash -c "bench/ab.sh build/gpu build/gpu:KBC_GEMM_WIN_ASPLIT=1 bench/ab_cases_bsplit.txt 2>&1 | tee $OUT/ab_asplit.txt | tail -7"
 ab38c KBC_GEMM_EDGE=0
 NCU=${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}

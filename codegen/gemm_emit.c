@@ -653,6 +653,7 @@ static void emit_k_loop_async(gemm_emitter *ge) {
   cg_line(out, "for (long long _kt = 0; _kt < _nkt; ++_kt) {");
   out->indent++;
   cg_line(out, "kbc_cp_wait<%d>();", S - 2);
+  gemm_vec_low_pass(ge);
   cg_line(out, "__syncthreads(); // k-tile _kt landed for every thread; stage _nxt read by none (k-tile _kt - 1's)");
   gemm_emit_next_copies(ge, S - 1);
   if (ge->plan->tiling.mma) emit_math_mma(ge);

@@ -315,6 +315,13 @@ struct cg_gemm_plan {
    * plain loads contiguous along their chunk direction over one K (or X)
    * coordinate, copied in 16-byte chunks (gemm_vec.c); stages >= 3. */
   int vec;
+  /* The vector loop on mma.sync at 3xTF32, both operands k-major
+   * (opt.gemm_low_stage): each thread splits the chunks it copied once
+   * they land, the low TF32 parts into a twin of the stages (after them,
+   * gemm_vec_low_at bytes on); the fragments read the high parts (as
+   * they are: the tensor cores ignore the low 13 bits) and the low ones
+   * by ldmatrix instead of splitting each element per warp and k-step. */
+  int low_stage;
   /* The wgmma K loop (sm_90a, opt.gemm_wgmma; gemm_wgmma.c): a vector loop
    * whose operands are both k-major, its stages in the 128-byte swizzle,
    * two warpgroups each multiplying a 64 x (BN / wgn) tile by wgmma; wgn 1
@@ -424,6 +431,8 @@ void gemm_vec_rows(gemm_emitter *ge);
 void gemm_vec_copies(gemm_emitter *ge, const char *stage);
 int gemm_vec_chunk_threads(const cg_gemm_plan *plan, const gemm_operand *o, int j);
 void gemm_vec_fragments(gemm_emitter *ge, const gemm_operand *o);
+int gemm_vec_low_at(const cg_gemm_plan *plan);
+void gemm_vec_low_pass(gemm_emitter *ge);
 int gemm_tile_kx(const cg_gemm_plan *plan, const gemm_operand *o);
 int gemm_tile_rows(const cg_gemm_plan *plan, const gemm_operand *o);
 int gemm_tile_ld(const cg_gemm_plan *plan, const gemm_operand *o);

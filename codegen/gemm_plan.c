@@ -494,6 +494,13 @@ static int plan_vec_try(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
     if (!v.wgmma || (v.op[w].misaligned && !v.op[w].pack && !v.op[w].tr)) return 0;
   for (int w = 0; w < 2; w++) /* a gathered operand only on wgmma, copied transposed */
     if (v.op[w].gather && (!v.wgmma || !v.op[w].tr)) return 0;
+  /* mma.sync at 3xTF32, both operands k-major (ldmatrix fragments): the
+   * stages split once as they land, where their twin fits */
+  if (!v.wgmma && v.tiling.split3 && t->opt.gemm_low_stage && v.op[0].kmajor && v.op[1].kmajor && !v.op[0].tr &&
+      !v.op[1].tr) {
+    v.low_stage = 1;
+    if (v.stages * gemm_plan_stage_bytes(&v) > t->smem_per_block) v.low_stage = 0;
+  }
   v.n_kslots = 0; /* k from the k-tile base: no k slots, tables or carries */
   v.builder = -1;
   v.table_digits = v.op[0].gather || v.op[1].gather ? v.table_digits : 0; /* (a guarded gather's test) */

@@ -158,11 +158,43 @@ int gemm_tile_rows(const cg_gemm_plan *plan, const gemm_operand *o) {
   return gemm_tile_kx(plan, o) ? o->bx : plan->tiling.cfg.bk;
 }
 
+/* A stage's bytes (with low_stage, its twin's besides). */
 int gemm_plan_stage_bytes(const cg_gemm_plan *plan) {
   if (plan->wgmma) return gemm_wgmma_stage_bytes(plan);
   int floats = 0;
   for (int w = 0; w < 2; w++) floats += gemm_tile_rows(plan, &plan->op[w]) * gemm_tile_ld(plan, &plan->op[w]);
-  return 4 * floats;
+  return 4 * floats * (plan->low_stage ? 2 : 1);
+}
+
+/* With low_stage: the bytes from an element of a stage to its low part
+ * (the twin of all stages follows them). */
+int gemm_vec_low_at(const cg_gemm_plan *plan) { return plan->stages * gemm_plan_stage_bytes(plan) / 2; }
+
+/* With low_stage, once k-tile _kt's copies by this thread landed (its own
+ * cp.async writes, visible to it after the wait; the barrier after shows
+ * what this writes to every thread): each chunk it copied split into its
+ * high part, left in place, and its low part x - (x & ~0x1fff), written to
+ * the twin.  Its fragments then take both by ldmatrix (gemm_vec_fragments). */
+void gemm_vec_low_pass(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  if (!plan->low_stage) return;
+  cg_line(out, "// the low parts x - (x & ~0x1fff) of this thread's chunks, into the stages' twin (%d bytes on)",
+          gemm_vec_low_at(plan));
+  for (int w = 0; w < 2; w++) {
+    const gemm_operand *o = &plan->op[w];
+    for (int j = 0; j < o->chunks; j++) {
+      int n = gemm_vec_chunk_threads(plan, o, j);
+      cg_line(out, "%s{", n ? cg_fmt(out, "if (_tid < %d) ", n) : "");
+      cg_line(out, "  const float *const _q = &_%cs[_cur][%s][%s];", w ? 'B' : 'A', o->xl[j], o->kl[j]);
+      cg_line(out, "  const float4 _v = *(const float4 *)_q;");
+      cg_line(out, "  float4 _l;");
+      for (const char *c = "xyzw"; *c; c++)
+        cg_line(out, "  _l.%c = _v.%c - __uint_as_float(__float_as_uint(_v.%c) & 0xffffe000u);", *c, *c, *c);
+      cg_line(out, "  *(float4 *)((char *)_q + %d) = _l;", gemm_vec_low_at(plan));
+      cg_line(out, "}");
+    }
+  }
 }
 
 /* ---- emission ------------------------------------------------------------- */
@@ -385,11 +417,13 @@ void gemm_vec_copies(gemm_emitter *ge, const char *stage) {
   cg_line(out, "}");
 }
 
-/* Fragment register fr from ldmatrix's raw word: split into high and low
- * TF32 parts (3xTF32: fr and its low twin frl), or rounded to TF32. */
-static void take(gemm_emitter *ge, const char *fr, const char *frl, const char *raw) {
-  if (ge->plan->tiling.split3) cg_line(&ge->emit, "  kbc_split_tf32_fast(__uint_as_float(%s), %s, %s);", raw, fr, frl);
-  else cg_line(&ge->emit, "  %s = __float_as_uint(kbc_tf32(__uint_as_float(%s)));", fr, raw);
+/* Fragment register fr from ldmatrix's word q (_r[q]): split into high and
+ * low TF32 parts (3xTF32: fr and its low twin frl), or rounded to TF32;
+ * with low_stage the word as it is and the low part the twin's (_rl[q]). */
+static void take(gemm_emitter *ge, const char *fr, const char *frl, int q) {
+  if (ge->plan->low_stage) cg_line(&ge->emit, "  %s = _r[%d], %s = _rl[%d];", fr, q, frl, q);
+  else if (ge->plan->tiling.split3) cg_line(&ge->emit, "  kbc_split_tf32_fast(__uint_as_float(_r[%d]), %s, %s);", q, fr, frl);
+  else cg_line(&ge->emit, "  %s = __float_as_uint(kbc_tf32(__uint_as_float(_r[%d])));", fr, q);
 }
 
 void gemm_vec_fragments(gemm_emitter *ge, const gemm_operand *o) {
@@ -400,10 +434,12 @@ void gemm_vec_fragments(gemm_emitter *ge, const gemm_operand *o) {
     /* an m16 tile: matrices (rows 0-7, k 0-3), (8-15, 0-3), (0-7, 4-7), (8-15, 4-7) */
     cg_line(out, "#pragma unroll");
     cg_line(out, "for (int _i = 0; _i < %d; ++_i) {", f->mi);
-    cg_line(out, "  unsigned _r[4];");
-    cg_line(out, "  kbc_ldsm4(_sA + 4u * (unsigned)((_cur * %d + _wm0 + _i * 16 + _lra) * %d + _kk + _lca), _r);", o->bx, ld);
+    cg_line(out, "  unsigned _r[4]%s;", ge->plan->low_stage ? ", _rl[4]" : "");
+    const char *at = cg_fmt(out, "_sA + 4u * (unsigned)((_cur * %d + _wm0 + _i * 16 + _lra) * %d + _kk + _lca)", o->bx, ld);
+    cg_line(out, "  kbc_ldsm4(%s, _r);", at);
+    if (ge->plan->low_stage) cg_line(out, "  kbc_ldsm4(%s + %du, _rl); // their low parts", at, gemm_vec_low_at(ge->plan));
     for (int q = 0; q < 4; q++)
-      take(ge, cg_fmt(out, "_fa[_i][%d]", q), cg_fmt(out, "_fal[_i][%d]", q), cg_fmt(out, "_r[%d]", q));
+      take(ge, cg_fmt(out, "_fa[_i][%d]", q), cg_fmt(out, "_fal[_i][%d]", q), q);
     cg_line(out, "}");
     return;
   }
@@ -411,13 +447,13 @@ void gemm_vec_fragments(gemm_emitter *ge, const gemm_operand *o) {
   for (int j = 0; j < f->ni; j += 2) {
     int two = j + 1 < f->ni;
     cg_line(out, "{");
-    cg_line(out, "  unsigned _r[4];");
-    cg_line(out, "  kbc_ldsm%d(_sB + 4u * (unsigned)((_cur * %d + _wn0 + %d + _lrb) * %d + _kk + _lcb), _r);", two ? 4 : 2,
-            o->bx, j * 8, ld);
+    cg_line(out, "  unsigned _r[4]%s;", ge->plan->low_stage ? ", _rl[4]" : "");
+    const char *at = cg_fmt(out, "_sB + 4u * (unsigned)((_cur * %d + _wn0 + %d + _lrb) * %d + _kk + _lcb)", o->bx, j * 8, ld);
+    cg_line(out, "  kbc_ldsm%d(%s, _r);", two ? 4 : 2, at);
+    if (ge->plan->low_stage) cg_line(out, "  kbc_ldsm%d(%s + %du, _rl); // their low parts", two ? 4 : 2, at, gemm_vec_low_at(ge->plan));
     for (int t = 0; t <= two; t++)
       for (int q = 0; q < 2; q++)
-        take(ge, cg_fmt(out, "_fb[%d][%d]", j + t, q), cg_fmt(out, "_fbl[%d][%d]", j + t, q),
-             cg_fmt(out, "_r[%d]", 2 * t + q));
+        take(ge, cg_fmt(out, "_fb[%d][%d]", j + t, q), cg_fmt(out, "_fbl[%d][%d]", j + t, q), 2 * t + q);
     cg_line(out, "}");
   }
 }

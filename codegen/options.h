@@ -111,6 +111,9 @@ typedef struct {
   int gemm_win_bsplit; /* KBC_GEMM_WIN_BSPLIT (default on): at 3xTF32, the window loop's B (the columns
                           by the whole K, staged once per tile or block) split into high and low TF32
                           parts where staged (_Bw, _Bwl), not per fragment read (gemm_win.c) */
+  int gemm_low_stage; /* KBC_GEMM_LOW_STAGE (default off, untimed): the mma.sync vector loop at 3xTF32
+                          with both operands k-major splits each stage once as it lands, its low TF32
+                          parts into a twin of the stages (gemm_vec.c, cg_gemm_plan.low_stage) */
   int gemm_win_asplit; /* KBC_GEMM_WIN_ASPLIT (default off, untimed): at 3xTF32, the pipelined window's
                           box split likewise as it lands, its low parts in a twin of the boxes (over the
                           epilogue's tile), where that fits (gemm_win.c, gemm_window.a_split) */
