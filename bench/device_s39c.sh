@@ -8,12 +8,12 @@ LIMIT=${LIMIT:-560}
 . bench/steps.sh
 step 70 bash -c "PYTHONUNBUFFERED=1 python3 tests/fuzz/difftest.py gpu --kbc build/gpu/kbc --seeds 500001:550000 --jobs 16 \
   --variants fp32,tf32,split --time-limit 60 --min-time 40 --json $OUT/fuzz.json >$OUT/fuzz.txt 2>&1; grep -v '^rejected' $OUT/fuzz.txt | tail -3"
-step 30 bash -c 'for sw in KBC_GEMM_WIN_ASPLIT=0 KBC_GEMM_WIN_ASPLIT=1; do env $sw build/gpu/kbc verify specs/conv3d_min_softmax.kb --set batch_size=2 --set in_channels=3 --set d=24 --set h=32 --set w=32 2>&1 | tail -2 | sed "s/^/$sw /"; done'
-AB_ITERS=100 step 100 bash -c "bench/ab.sh build/gpu:KBC_GEMM_WIN_BSPLIT=0 build/gpu bench/ab_cases_bsplit.txt 2>&1 | tee $OUT/ab_bsplit.txt | tail -7"
+step 30 bash -c 'for sw in KBC_GEMM_WIN_BSPLIT=1 KBC_GEMM_WIN_ASPLIT=1; do env KBC_GEMM_WIN_BSPLIT=1 $sw build/gpu/kbc verify specs/conv3d_min_softmax.kb --set batch_size=2 --set in_channels=3 --set d=24 --set h=32 --set w=32 2>&1 | tail -2 | sed "s/^/$sw /"; done'
+AB_ITERS=100 step 100 bash -c "bench/ab.sh build/gpu build/gpu:KBC_GEMM_WIN_BSPLIT=1 bench/ab_cases_bsplit.txt 2>&1 | tee $OUT/ab_bsplit.txt | tail -7"
 ab38c() { AB_ITERS=100 step 90 bash -c "bench/ab.sh build/gpu build/gpu:$1 bench/ab_cases_s38c.txt 2>&1 | sed 's/^/$1 /' | tee -a $OUT/ab.txt | tail -7"; }
 ab38c KBC_GEMM_SPLIT_MIN=4
 ab38c KBC_GEMM_LOW_STAGE=1
-AB_ITERS=100 step 100 bash -c "bench/ab.sh build/gpu build/gpu:KBC_GEMM_WIN_ASPLIT=1 bench/ab_cases_bsplit.txt 2>&1 | tee $OUT/ab_asplit.txt | tail -7"
+AB_ITERS=100 step 100 bash -c "bench/ab.sh build/gpu:KBC_GEMM_WIN_BSPLIT=1 build/gpu:KBC_GEMM_WIN_BSPLIT=1,KBC_GEMM_WIN_ASPLIT=1 bench/ab_cases_bsplit.txt 2>&1 | tee $OUT/ab_asplit.txt | tail -7"
 ab38c KBC_GEMM_EDGE=0
 NCU=${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
 SECS="--section SpeedOfLight --section ComputeWorkloadAnalysis --section InstructionStats --section WarpStateStats --section Occupancy --section MemoryWorkloadAnalysis_Tables"

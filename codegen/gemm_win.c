@@ -277,8 +277,8 @@ int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   if (t->opt.gemm_win_ring) ring_plan(&chosen, c, plan->fold, n);
   chosen.b_once = N <= f->bn && c->n_b == 0;
   chosen.b_split = b_split(t, plan, chosen.pipe);
-  if (chosen.b_split && t->opt.gemm_win_asplit) { /* the twin over the epilogue's tile, if it fits */
-    int64_t fixed = (int64_t)f->bn * chosen.ldb * 8 + chosen.kp * 4 * (chosen.ring >= 0 ? 2 : 1);
+  if (chosen.pipe && plan->tiling.split3 && t->opt.gemm_win_asplit) { /* the twin over the epilogue's tile, if it fits */
+    int64_t fixed = (int64_t)f->bn * chosen.ldb * 4 * (chosen.b_split ? 2 : 1) + chosen.kp * 4 * (chosen.ring >= 0 ? 2 : 1);
     int64_t twin = 2 * chosen.box * 4, bytes = twin + (twin > cs ? twin : cs);
     chosen.a_split = bytes <= GEMM_WIN_PIPE_SMEM && bytes + fixed <= t->smem_per_block;
   }

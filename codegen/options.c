@@ -73,7 +73,7 @@ cg_options cg_options_default(void) {
                       .gemm_win_pipe = 1,          .gemm_win_ring = 1, .gemm_tail = 1,   .idx32 = 1,
                       .gemm_split = 1,             .rowsum = 1,       .gemm_wgmma_t = 2, .gemm_prep = 1,
                       .gemm_pack = 1,              .gemm_gather = 1, .gemm_small = 1,  .join_loss = CG_JOIN_LOSS_STEPS,
-                      .gemm_edge = 1,              .gemm_win_bsplit = 1};
+                      .gemm_edge = 1};
 }
 
 /* Reads variable name (unset: *field kept). */

@@ -108,7 +108,7 @@ typedef struct {
   int gemm_win_ring;   /* KBC_GEMM_WIN_RING (default on): under a fold that moves the box along one
                           dimension, the pipelined window's two boxes as one ring of planes along it,
                           a step copying only the planes the next adds (gemm_win.c, gemm_window.ring) */
-  int gemm_win_bsplit; /* KBC_GEMM_WIN_BSPLIT (default on): at 3xTF32, the window loop's B (the columns
+  int gemm_win_bsplit; /* KBC_GEMM_WIN_BSPLIT (default off, untimed): at 3xTF32, the window loop's B (the columns
                           by the whole K, staged once per tile or block) split into high and low TF32
                           parts where staged (_Bw, _Bwl), not per fragment read (gemm_win.c) */
   int gemm_low_stage; /* KBC_GEMM_LOW_STAGE (default off, untimed): the mma.sync vector loop at 3xTF32
