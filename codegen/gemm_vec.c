@@ -422,7 +422,8 @@ void gemm_vec_copies(gemm_emitter *ge, const char *stage) {
  * with low_stage the word as it is and the low part the twin's (_rl[q]). */
 static void take(gemm_emitter *ge, const char *fr, const char *frl, int q) {
   if (ge->plan->low_stage) cg_line(&ge->emit, "  %s = _r[%d], %s = _rl[%d];", fr, q, frl, q);
-  else if (ge->plan->tiling.split3) cg_line(&ge->emit, "  kbc_split_tf32_fast(__uint_as_float(_r[%d]), %s, %s);", q, fr, frl);
+  else if (ge->plan->tiling.split3)
+    cg_line(&ge->emit, "  kbc_split_tf32_fast(__uint_as_float(_r[%d]), %s, %s);", q, fr, frl);
   else cg_line(&ge->emit, "  %s = __float_as_uint(kbc_tf32(__uint_as_float(_r[%d])));", fr, q);
 }
 
@@ -435,7 +436,8 @@ void gemm_vec_fragments(gemm_emitter *ge, const gemm_operand *o) {
     cg_line(out, "#pragma unroll");
     cg_line(out, "for (int _i = 0; _i < %d; ++_i) {", f->mi);
     cg_line(out, "  unsigned _r[4]%s;", ge->plan->low_stage ? ", _rl[4]" : "");
-    const char *at = cg_fmt(out, "_sA + 4u * (unsigned)((_cur * %d + _wm0 + _i * 16 + _lra) * %d + _kk + _lca)", o->bx, ld);
+    const char *at =
+        cg_fmt(out, "_sA + 4u * (unsigned)((_cur * %d + _wm0 + _i * 16 + _lra) * %d + _kk + _lca)", o->bx, ld);
     cg_line(out, "  kbc_ldsm4(%s, _r);", at);
     if (ge->plan->low_stage) cg_line(out, "  kbc_ldsm4(%s + %du, _rl); // their low parts", at, gemm_vec_low_at(ge->plan));
     for (int q = 0; q < 4; q++)
@@ -448,9 +450,11 @@ void gemm_vec_fragments(gemm_emitter *ge, const gemm_operand *o) {
     int two = j + 1 < f->ni;
     cg_line(out, "{");
     cg_line(out, "  unsigned _r[4]%s;", ge->plan->low_stage ? ", _rl[4]" : "");
-    const char *at = cg_fmt(out, "_sB + 4u * (unsigned)((_cur * %d + _wn0 + %d + _lrb) * %d + _kk + _lcb)", o->bx, j * 8, ld);
+    const char *at =
+        cg_fmt(out, "_sB + 4u * (unsigned)((_cur * %d + _wn0 + %d + _lrb) * %d + _kk + _lcb)", o->bx, j * 8, ld);
     cg_line(out, "  kbc_ldsm%d(%s, _r);", two ? 4 : 2, at);
-    if (ge->plan->low_stage) cg_line(out, "  kbc_ldsm%d(%s + %du, _rl); // their low parts", two ? 4 : 2, at, gemm_vec_low_at(ge->plan));
+    if (ge->plan->low_stage)
+      cg_line(out, "  kbc_ldsm%d(%s + %du, _rl); // their low parts", two ? 4 : 2, at, gemm_vec_low_at(ge->plan));
     for (int t = 0; t <= two; t++)
       for (int q = 0; q < 2; q++)
         take(ge, cg_fmt(out, "_fb[%d][%d]", j + t, q), cg_fmt(out, "_fbl[%d][%d]", j + t, q), 2 * t + q);
