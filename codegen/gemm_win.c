@@ -74,12 +74,14 @@ enum {
 
 /* ---- the plan ------------------------------------------------------------ */
 
-/* Whether B is split into TF32 parts once, where staged (3xTF32): every
- * warp along M reads each B element of a k-step, so splitting it there
- * (an AND and a subtraction a fragment element) repeats the work per warp
- * and per k-step a tile's rows take.  The pipelined window only: the
- * single-buffered one keeps its static shared memory for the box, and
- * at sm_90 conv3d's spilled 8 bytes with both parts' loads in flight. */
+/* Whether B may be split into TF32 parts once, where staged (3xTF32):
+ * every warp along M reads each B element of a k-step, so splitting it
+ * there (an AND and a subtraction a fragment element) repeats the work per
+ * warp and per k-step a tile's rows take.  The pipelined window only: the
+ * single-buffered one keeps its static shared memory for the box, and at
+ * sm_90 conv3d's spilled 8 bytes with both parts' loads in flight.  (The
+ * plan takes it where both parts fit in static shared memory: the suite's
+ * convolutions of 64 channels did not, and NVRTC refused them.) */
 static int b_split(const cg_target *t, const cg_gemm_plan *plan, int pipe) {
   return pipe && plan->tiling.split3 && t->opt.gemm_win_bsplit;
 }
@@ -251,8 +253,11 @@ int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
         /* pipelined, rows a multiple of 4 floats: copied in 16-byte chunks */
         u.chunks = pipe && D > 1 && u.bs[D - 2] % 4 == 0;
         if (pipe && D > 1 && !u.chunks) continue;
-        /* static: B (and its low parts, split once) and the k table */
-        int64_t fixed = (int64_t)f->bn * u.ldb * 4 * (b_split(t, plan, pipe) ? 2 : 1) + u.kp * 4;
+        /* static: B (and its low parts, split once, where both stay
+         * within static shared memory's 48 KB) and the k table */
+        int64_t bb = (int64_t)f->bn * u.ldb * 4, fixed = bb + u.kp * 4;
+        u.b_split = b_split(t, plan, pipe) && fixed + bb <= GEMM_WIN_SMEM;
+        fixed += u.b_split ? bb : 0;
         /* one box over the epilogue's tile, static; or (pipelined) two
          * and the epilogue's tile apart (copies in flight during it),
          * dynamic */
@@ -276,7 +281,6 @@ int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   if (!found) return 0;
   if (t->opt.gemm_win_ring) ring_plan(&chosen, c, plan->fold, n);
   chosen.b_once = N <= f->bn && c->n_b == 0;
-  chosen.b_split = b_split(t, plan, chosen.pipe);
   if (chosen.pipe && plan->tiling.split3 && t->opt.gemm_win_asplit) { /* the twin over the epilogue's tile, if it fits */
     int64_t fixed = (int64_t)f->bn * chosen.ldb * 4 * (chosen.b_split ? 2 : 1) + chosen.kp * 4 * (chosen.ring >= 0 ? 2 : 1);
     int64_t twin = 2 * chosen.box * 4, bytes = twin + (twin > cs ? twin : cs);
