@@ -272,8 +272,8 @@ typedef struct {
   int64_t ring_e, ring_cr;
   int b_once;          /* every tile has the same B (N in one tile, no batch): staged once per block */
   int b_split;         /* 3xTF32: B split into TF32 parts where staged, _Bw high and _Bwl low */
-  int a_split;         /* 3xTF32, pipelined: the box split as it lands, high parts in place and low
-                          parts in _Wl, a twin of the boxes (or ring) over the epilogue's tile */
+  int a_split;         /* 3xTF32, pipelined: the box's low parts taken as it lands into _Wl, a twin of
+                          the boxes (or ring) over the epilogue's tile; the high parts read as they are */
 } gemm_window;
 
 struct cg_gemm_plan {
@@ -432,6 +432,7 @@ void gemm_vec_copies(gemm_emitter *ge, const char *stage);
 int gemm_vec_chunk_threads(const cg_gemm_plan *plan, const gemm_operand *o, int j);
 void gemm_vec_fragments(gemm_emitter *ge, const gemm_operand *o);
 int gemm_vec_low_at(const cg_gemm_plan *plan);
+void gemm_emit_low4(cg_emit *out, const char *src, const char *dst);
 void gemm_vec_low_pass(gemm_emitter *ge);
 int gemm_tile_kx(const cg_gemm_plan *plan, const gemm_operand *o);
 int gemm_tile_rows(const cg_gemm_plan *plan, const gemm_operand *o);

@@ -637,11 +637,11 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   k->count = g->count; /* (with a fold, t and its tail) */
   k->block = GEMM_THREADS;
   k->smem = 0; /* register-staged: static __shared__, <= 48 KB */
+  int cs = plan->epilogue.staged ? f->bm * (plan->epilogue.nc + 1) * 4 : 0; /* the epilogue's tile */
   if (plan->win && plan->win->pipe) { /* two boxes, then the epilogue's tile (under it the boxes' low parts) */
-    int cs = plan->epilogue.staged ? f->bm * (plan->epilogue.nc + 1) * 4 : 0, twin = (int)plan->win->box * 8;
-    k->smem = (int)plan->win->box * 8 + (plan->win->a_split && twin > cs ? twin : cs);
+    int twin = (int)plan->win->box * 8;
+    k->smem = twin + (plan->win->a_split && twin > cs ? twin : cs);
   } else if (plan->stages > 2) {
-    int cs = plan->epilogue.staged ? f->bm * (plan->epilogue.nc + 1) * 4 : 0;
     k->smem = plan->stages * gemm_plan_stage_bytes(plan) + (plan->wgmma ? GEMM_WGMMA_ALIGN : 0); /* aligned up */
     if (cs > k->smem) k->smem = cs;
   }

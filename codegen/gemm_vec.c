@@ -170,6 +170,19 @@ int gemm_plan_stage_bytes(const cg_gemm_plan *plan) {
  * (the twin of all stages follows them). */
 int gemm_vec_low_at(const cg_gemm_plan *plan) { return plan->stages * gemm_plan_stage_bytes(plan) / 2; }
 
+/* The low TF32 parts x - (x & ~0x1fff) of the four floats at src (a C
+ * float pointer, 16-byte aligned) written to the four at dst: 3xTF32's
+ * operands split once in shared memory, whose high parts the tensor cores
+ * take as they are (they ignore the low 13 bits).  The wgmma stages, the
+ * vector loop's (low_stage) and the window's box (gemm_window.a_split). */
+void gemm_emit_low4(cg_emit *out, const char *src, const char *dst) {
+  cg_line(out, "const float4 _v = *(const float4 *)(%s);", src);
+  cg_line(out, "float4 _l;");
+  for (const char *c = "xyzw"; *c; c++)
+    cg_line(out, "_l.%c = _v.%c - __uint_as_float(__float_as_uint(_v.%c) & 0xffffe000u);", *c, *c, *c);
+  cg_line(out, "*(float4 *)(%s) = _l;", dst);
+}
+
 /* With low_stage, once k-tile _kt's copies by this thread landed (its own
  * cp.async writes, visible to it after the wait; the barrier after shows
  * what this writes to every thread): each chunk it copied split into its
@@ -186,12 +199,10 @@ void gemm_vec_low_pass(gemm_emitter *ge) {
     for (int j = 0; j < o->chunks; j++) {
       int n = gemm_vec_chunk_threads(plan, o, j);
       cg_line(out, "%s{", n ? cg_fmt(out, "if (_tid < %d) ", n) : "");
-      cg_line(out, "  const float *const _q = &_%cs[_cur][%s][%s];", w ? 'B' : 'A', o->xl[j], o->kl[j]);
-      cg_line(out, "  const float4 _v = *(const float4 *)_q;");
-      cg_line(out, "  float4 _l;");
-      for (const char *c = "xyzw"; *c; c++)
-        cg_line(out, "  _l.%c = _v.%c - __uint_as_float(__float_as_uint(_v.%c) & 0xffffe000u);", *c, *c, *c);
-      cg_line(out, "  *(float4 *)((char *)_q + %d) = _l;", gemm_vec_low_at(plan));
+      out->indent++;
+      cg_line(out, "const float *const _q = &_%cs[_cur][%s][%s];", w ? 'B' : 'A', o->xl[j], o->kl[j]);
+      gemm_emit_low4(out, "_q", cg_fmt(out, "(char *)_q + %d", gemm_vec_low_at(plan)));
+      out->indent--;
       cg_line(out, "}");
     }
   }

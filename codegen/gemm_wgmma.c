@@ -331,12 +331,9 @@ static void emit_stage_pass(gemm_emitter *ge) {
           cg_line(out, "  const float _v = _sp[_so / 4];");
           cg_line(out, "  _sp[(_so + %du) / 4] = _v - __uint_as_float(__float_as_uint(_v) & 0xffffe000u);", half_at(plan));
         } else {
-          cg_line(out, "  const float4 _v = *(const float4 *)(_sp + _so / 4);");
-          cg_line(out, "  float4 _l;");
-          for (int q = 0; q < 4; q++)
-            cg_line(out, "  _l.%c = _v.%c - __uint_as_float(__float_as_uint(_v.%c) & 0xffffe000u);", "xyzw"[q], "xyzw"[q],
-                    "xyzw"[q]);
-          cg_line(out, "  *(float4 *)(_sp + (_so + %du) / 4) = _l;", half_at(plan));
+          out->indent++;
+          gemm_emit_low4(out, "_sp + _so / 4", cg_fmt(out, "_sp + (_so + %du) / 4", half_at(plan)));
+          out->indent--;
         }
         cg_line(out, "}");
       }

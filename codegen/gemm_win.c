@@ -86,6 +86,12 @@ static int b_split(const cg_target *t, const cg_gemm_plan *plan, int pipe) {
   return pipe && plan->tiling.split3 && t->opt.gemm_win_bsplit;
 }
 
+/* The window's static shared memory: B (twice with its low parts) and the
+ * k table (two under the ring). */
+static int64_t static_bytes(const gemm_window *w, int bn) {
+  return (int64_t)bn * w->ldb * 4 * (w->b_split ? 2 : 1) + w->kp * 4 * (w->ring >= 0 ? 2 : 1);
+}
+
 static int64_t const_of(const sym *x, int *ok) {
   int64_t v = 0;
   if (!x || !sym_is_const(x, &v)) *ok = 0;
@@ -253,11 +259,11 @@ int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
         /* pipelined, rows a multiple of 4 floats: copied in 16-byte chunks */
         u.chunks = pipe && D > 1 && u.bs[D - 2] % 4 == 0;
         if (pipe && D > 1 && !u.chunks) continue;
-        /* static: B (and its low parts, split once, where both stay
-         * within static shared memory's 48 KB) and the k table */
-        int64_t bb = (int64_t)f->bn * u.ldb * 4, fixed = bb + u.kp * 4;
-        u.b_split = b_split(t, plan, pipe) && fixed + bb <= GEMM_WIN_SMEM;
-        fixed += u.b_split ? bb : 0;
+        /* static: B (its low parts too where both stay within static
+         * shared memory's 48 KB) and the k table (the ring not planned yet) */
+        u.b_split = b_split(t, plan, pipe);
+        if (u.b_split && static_bytes(&u, f->bn) > GEMM_WIN_SMEM) u.b_split = 0;
+        int64_t fixed = static_bytes(&u, f->bn);
         /* one box over the epilogue's tile, static; or (pipelined) two
          * and the epilogue's tile apart (copies in flight during it),
          * dynamic */
@@ -282,9 +288,8 @@ int gemm_win_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   if (t->opt.gemm_win_ring) ring_plan(&chosen, c, plan->fold, n);
   chosen.b_once = N <= f->bn && c->n_b == 0;
   if (chosen.pipe && plan->tiling.split3 && t->opt.gemm_win_asplit) { /* the twin over the epilogue's tile, if it fits */
-    int64_t fixed = (int64_t)f->bn * chosen.ldb * 4 * (chosen.b_split ? 2 : 1) + chosen.kp * 4 * (chosen.ring >= 0 ? 2 : 1);
     int64_t twin = 2 * chosen.box * 4, bytes = twin + (twin > cs ? twin : cs);
-    chosen.a_split = bytes <= GEMM_WIN_PIPE_SMEM && bytes + fixed <= t->smem_per_block;
+    chosen.a_split = bytes <= GEMM_WIN_PIPE_SMEM && bytes + static_bytes(&chosen, f->bn) <= t->smem_per_block;
   }
   gemm_window *keep = KBC_NEW(a, gemm_window);
   *keep = chosen;
@@ -316,7 +321,7 @@ void gemm_win_shared(gemm_emitter *ge) {
     cg_line(out, "float *const _W = _smem; // the ring of %s: the box %s, rows of %lld, %lld planes along dimension %d", x, shape,
             (long long)w->bs[w->n_dim - 2], (long long)(2 * w->ring_e), w->ring);
     if (w->a_split)
-      cg_line(out, "float *const _Wl = _smem + %lld; // the ring's low TF32 parts (the high ones in place)",
+      cg_line(out, "float *const _Wl = _smem + %lld; // the ring's low TF32 parts (the high ones read as they are)",
               (long long)(2 * w->box));
     if (plan->epilogue.staged)
       cg_line(out, "float (*_Cs)[%d] = (float (*)[%d])(_smem + %lld); // the epilogue's output tile, apart from the ring%s",
@@ -326,7 +331,7 @@ void gemm_win_shared(gemm_emitter *ge) {
     cg_line(out, "KBC_DYNAMIC_SMEM(_smem);");
     cg_line(out, "float (*_W)[%lld] = (float (*)[%lld])_smem; %s", (long long)w->box, (long long)w->box, what);
     if (w->a_split)
-      cg_line(out, "float (*_Wl)[%lld] = (float (*)[%lld])(_smem + %lld); // the boxes' low TF32 parts (the high ones in place)",
+      cg_line(out, "float (*_Wl)[%lld] = (float (*)[%lld])(_smem + %lld); // the boxes' low TF32 parts (the high ones read as they are)",
               (long long)w->box, (long long)w->box, (long long)(2 * w->box));
     if (plan->epilogue.staged)
       cg_line(out, "float (*_Cs)[%d] = (float (*)[%d])(_smem + %lld); // the epilogue's output tile, apart from the boxes%s",
@@ -667,18 +672,6 @@ static void emit_chunk_round(cg_emit *out, const char *addr) {
   cg_line(out, "*_p = _v;");
 }
 
-/* The chunk at addr (a C address in _W, 16-byte aligned) split into TF32
- * parts: the high ones in place, the low ones at the same place of _Wl
- * (lo, its address). */
-static void emit_chunk_split(cg_emit *out, const char *addr, const char *lo) {
-  cg_line(out, "float4 *const _p = (float4 *)%s;", addr);
-  cg_line(out, "float4 _v = *_p, _h, _l;");
-  for (const char *c = "xyzw"; *c; c++)
-    cg_line(out, "{ unsigned _a, _b; kbc_split_tf32_fast(_v.%c, _a, _b); _h.%c = __uint_as_float(_a), _l.%c = __uint_as_float(_b); }",
-            *c, *c, *c);
-  cg_line(out, "*_p = _h, *(float4 *)%s = _l;", lo);
-}
-
 /* The box of origin pre_wlo copied into _W[buf] by cp.async (0 outside
  * the tensor). */
 static void emit_box_copies(gemm_emitter *ge, const char *pre, const char *buf) {
@@ -727,12 +720,12 @@ static void emit_round_box(gemm_emitter *ge, const char *buf) {
   cg_emit *out = &ge->emit;
   const gemm_window *w = ge->plan->win;
   int D = w->n_dim;
-  if (w->a_split) cg_line(out, "// the box's elements this thread copied, split into TF32 parts once (high in place, low in _Wl)");
+  if (w->a_split) cg_line(out, "// the low TF32 parts of the box's elements this thread copied, into _Wl (the high ones read as they are)");
   else cg_line(out, "// the box's elements this thread copied, rounded to TF32 once (the fragments read them as they are)");
   if (D == 1) {
     if (w->a_split)
-      cg_line(out, "for (int _e = _tid; _e < %lld; _e += %d) { unsigned _a, _b; kbc_split_tf32_fast(_W[%s][_e], _a, _b); "
-                   "_W[%s][_e] = __uint_as_float(_a), _Wl[%s][_e] = __uint_as_float(_b); }",
+      cg_line(out, "for (int _e = _tid; _e < %lld; _e += %d) "
+                   "_Wl[%s][_e] = _W[%s][_e] - __uint_as_float(__float_as_uint(_W[%s][_e]) & 0xffffe000u);",
               (long long)w->box, GEMM_THREADS, buf, buf, buf);
     else
       cg_line(out, "for (int _e = _tid; _e < %lld; _e += %d) _W[%s][_e] = kbc_tf32(_W[%s][_e]);", (long long)w->box,
@@ -743,7 +736,7 @@ static void emit_round_box(gemm_emitter *ge, const char *buf) {
   cg_line(out, "for (int _c = _tid; _c < %lld; _c += %d) {", (long long)(rows * cpr), GEMM_THREADS);
   out->indent++;
   const char *at = cg_fmt(out, "[%s][_c / %lld * %lld + _c %% %lld * 4]", buf, (long long)cpr, (long long)ld, (long long)cpr);
-  if (w->a_split) emit_chunk_split(out, cg_fmt(out, "&_W%s", at), cg_fmt(out, "&_Wl%s", at));
+  if (w->a_split) gemm_emit_low4(out, cg_fmt(out, "&_W%s", at), cg_fmt(out, "&_Wl%s", at));
   else emit_chunk_round(out, cg_fmt(out, "&_W%s", at));
   out->indent--;
   cg_line(out, "}");
@@ -783,7 +776,7 @@ static void emit_ring_chunks(gemm_emitter *ge, const char *pre, const char *n, c
   }
   cg_line(out, "const int _e = %s + _bc;", e);
   if (pre) emit_row_chunk(ge, pre, rowok, rowoff, "&_W[_e]", "_wsa + (unsigned)_e * 4u");
-  else if (w->a_split) emit_chunk_split(out, "&_W[_e]", "&_Wl[_e]");
+  else if (w->a_split) gemm_emit_low4(out, "&_W[_e]", "&_Wl[_e]");
   else emit_chunk_round(out, "&_W[_e]");
   out->indent--;
   cg_line(out, "}");
@@ -839,8 +832,8 @@ void gemm_win_k_loop(gemm_emitter *ge) {
     cg_line(out, "kbc_cp_commit();");
     cg_line(out, "kbc_cp_wait<1>();");
     if (rd || w->a_split) {
-      cg_line(out, "// the planes this step added, %s once by the threads that copied them",
-              rd ? "rounded to TF32" : "split into TF32 parts (high in place, low in _Wl)");
+      cg_line(out, "// the planes this step added, %s by the threads that copied them",
+              rd ? "rounded to TF32 once" : "their low TF32 parts into _Wl once (the high ones read as they are)");
       emit_ring_chunks(ge, NULL, "_wnn", cg_fmt(out, "_wv + %s - _wnn", E));
     }
     cg_line(out, "__syncthreads(); // this step's planes landed for every thread");
