@@ -177,8 +177,9 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
                    ir_red_name[plan->fold->red->u.reduce.op], C->names->tensor[plan->s->out->id]);
   }
   if (plan->epilogue.staged)
-    kbc_buf_printf(C->out, "//   epilogue through shared memory (output contiguous along m), %d pass%s of %d columns\n",
-                   plan->epilogue.passes, plan->epilogue.passes == 1 ? "" : "es", plan->epilogue.nc);
+    kbc_buf_printf(C->out, "//   epilogue through shared memory (output contiguous along %s), %d pass%s of %d columns\n",
+                   plan->epilogue.along_n ? "n, an operand read per element" : "m", plan->epilogue.passes,
+                   plan->epilogue.passes == 1 ? "" : "es", plan->epilogue.nc);
   for (int w = 0; w < 2 && plan->vec; w++) {
     const gemm_operand *o = &plan->op[w];
     if (o->gather) {

@@ -19,7 +19,9 @@
  * (gemm_tail.c) a team of threads a row computes the tail's statements
  * over it: a warp for rows of GEMM_TAIL_WARP_COLUMNS columns or more, else
  * 256 / BM threads (one at BM 256), the team's lanes over the columns
- * (emit_tail). */
+ * (emit_tail).  Staged along n (the output contiguous along n, an operand
+ * read per element): each thread takes one column and strides over the
+ * rows (emit_staged_n). */
 #include "gemm_impl.h"
 #include "ir/subst.h"
 
@@ -259,6 +261,53 @@ static void emit_tail(gemm_emitter *ge) {
   cg_line(out, "}");
 }
 
+/* Along n (ep->along_n, the output contiguous along n): per group of
+ * columns, the accumulators into _Cs, then each thread takes one column
+ * (_c = _tid % nc, its digits decoded once) and strides over the tile's
+ * rows, so that a warp reads 32 consecutive columns of every operand
+ * indexed along them and stores 32 consecutive floats. */
+static void emit_staged_n(gemm_emitter *ge, int n_rows) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  const gemm_cfg *f = &plan->tiling.cfg;
+  const cg_contraction *c = &plan->tiling.c;
+  const gemm_epilogue *ep = &plan->epilogue;
+  int free_ids[2 * CG_MAX_OUTER + 64], n_free = 0;
+  for (int i = 0; i < c->n_m; i++) free_ids[n_free++] = c->m[i];
+  for (int i = 0; i < c->n_n; i++) free_ids[n_free++] = c->n[i];
+  int hoisted = cg_hoist_invariants(out, plan->s->rhs, free_ids, n_free);
+  cg_line(out, "// epilogue through shared memory (the output is contiguous along n): each thread takes column");
+  cg_line(out, "// _tid %% %d of each group of %d and strides over the tile's rows, %d at a time", ep->nc, ep->nc,
+          GEMM_THREADS / ep->nc);
+  cg_line(out, "const int _c = _tid %% %d;", ep->nc);
+  for (int p = 0; p < ep->passes; p++) {
+    staged_pass sp = staged_pass_of(ge, p);
+    cg_line(out, "// %s", ep->passes == 1 ? "all columns of the tile" : cg_fmt(out, "column group %d of %d", p, ep->passes));
+    cg_line(out, "#pragma unroll");
+    cg_line(out, "for (int _i = 0; _i < %d; ++_i)", n_rows);
+    cg_line(out, "  #pragma unroll");
+    cg_line(out, "  for (int _j = %d; _j < %d; ++_j) _Cs[%s][%s] = %s;", sp.j0, sp.j1, sp.row, sp.cidx, acc_at(ge));
+    cg_line(out, "__syncthreads();");
+    cg_line(out, "if (_n0 + %s < _N) {", sp.col);
+    out->indent++;
+    cg_line(out, "const long long _n = _n0 + %s;", sp.col);
+    gemm_decode_named(ge, "_n", c->n, c->n_n, "");
+    cg_line(out, "#pragma unroll 4");
+    cg_line(out, "for (int _ml = _tid / %d; _ml < %d; _ml += %d) {", ep->nc, f->bm, GEMM_THREADS / ep->nc);
+    out->indent++;
+    cg_line(out, "const long long _m = _m0 + _ml;");
+    cg_line(out, "if (_m >= %s) break;", gemm_mlimit(plan));
+    gemm_decode_named(ge, "_m", c->m, c->n_m, "");
+    emit_store(ge, element_value(ge, "_Cs[_ml][_c]", NULL), NULL);
+    out->indent--;
+    cg_line(out, "}");
+    out->indent--;
+    cg_line(out, "}");
+    cg_line(out, "__syncthreads();");
+  }
+  out->n_hoisted = hoisted;
+}
+
 static void emit_staged(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
@@ -268,6 +317,10 @@ static void emit_staged(gemm_emitter *ge) {
   for (int id = 0; id < plan->s->n_index; id++) ge->bind[id] = ge->names[id];
   int n_rows, n_cols;
   thread_outputs(f, &n_rows, &n_cols);
+  if (ep->along_n) {
+    emit_staged_n(ge, n_rows);
+    return;
+  }
   cg_line(out, "// epilogue through shared memory (the output is contiguous along m): each thread takes row");
   cg_line(out, "// _m0 + _tid %% %d and strides over %d column%s at a time", f->bm, ep->nc, ep->nc == 1 ? "" : "s");
   cg_line(out, "const int _ml = _tid %% %d;", f->bm);

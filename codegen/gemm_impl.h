@@ -210,8 +210,9 @@ typedef struct {
 /* How the output elements are computed and stored. */
 typedef struct {
   /* Through shared memory (outputs contiguous along m): passes over
-   * groups of nc tile columns, _Cs[bm][nc + 1]. */
-  int staged, passes, nc;
+   * groups of nc tile columns, _Cs[bm][nc + 1]; along_n: the output
+   * contiguous along n, a thread a column of the group (plan_staging). */
+  int staged, passes, nc, along_n;
   /* Directly from the thread tiles: M / N addressed through their flat
    * coordinate where every address allows (cg_collapse), not decoded; a
    * thread's columns in runs of `run` consecutive n (decoded at the start

@@ -239,10 +239,31 @@ static void plan_ktab(cg_gemm_plan *plan) {
 
 /* ---- epilogue ------------------------------------------------------------ */
 
+/* Whether e, outside the main sum, loads a tensor at an address that
+ * moves with both a row (M) and a column (N) index: an operand read once
+ * per output element (a residual, SAM-HQ's rel_w[b, n, y, x, kx]), which
+ * the thread tiles read 8 rows a warp instruction. */
+static int reads_per_element(const cg_contraction *c, const ir_expr *e) {
+  if (e == c->reduce) return 0;
+  if (e->op == IR_OP_LOAD) {
+    int rows = 0, cols = 0;
+    for (int i = 0; i < c->n_m; i++) rows |= ir_expr_mentions_index(e, c->m[i]);
+    for (int i = 0; i < c->n_n; i++) cols |= ir_expr_mentions_index(e, c->n[i]);
+    if (rows && cols) return 1;
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (reads_per_element(c, e->arg[i])) return 1;
+  return 0;
+}
+
 /* Whether the epilogue goes through shared memory: when the output is
  * contiguous along m (a convolution's spatial positions) rather than n,
  * the thread tiles' stores would hit a separate sector per lane; if so,
- * its passes over groups of columns. */
+ * its passes over groups of columns.  Along n (ep->along_n,
+ * KBC_GEMM_STAGE_N): an output contiguous along n whose epilogue reads an
+ * operand per element — the thread tiles' loads touch 8 rows a warp
+ * instruction (8 L1 wavefronts), a thread a column reads 32 consecutive
+ * floats (one); 2 stages every such output. */
 static void plan_staging(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   const cg_contraction *c = &plan->tiling.c;
   const gemm_cfg *f = &plan->tiling.cfg;
@@ -257,7 +278,9 @@ static void plan_staging(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   ir_expr probe = cg_store_as_load(st);
   stride_runs(a, st, &probe, gemm_stored_index(plan, c->m[c->n_m - 1]), gemm_stored_index(plan, c->n[c->n_n - 1]),
               &run_m, &run_n);
-  if (run_m <= 0 || run_n > 0 || GEMM_THREADS % f->bm) return;
+  int along_n = run_n > 0 && t->opt.gemm_stage_n && !plan->win && !plan->fold &&
+                (t->opt.gemm_stage_n == 2 || reads_per_element(c, plan->s->rhs));
+  if (!along_n && (run_m <= 0 || run_n > 0 || GEMM_THREADS % f->bm)) return;
   /* the K loop's tiles: static (<= 48 KB), or the vector loop's dynamic stages */
   /* (the window loop: its plan checks the epilogue's tile again, gemm_win.c) */
   int tiles = plan->win   ? 0
@@ -278,9 +301,11 @@ static void plan_staging(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
       ep->passes = passes;
       ep->nc = f->bn / passes;
     }
+    if (along_n && GEMM_THREADS % ep->nc) continue; /* a thread a column: the block's threads over whole groups */
     int cs = f->bm * (ep->nc + 1) * 4;
     if ((tiles > cs ? tiles : cs) + extra <= limit) {
       ep->staged = 1;
+      ep->along_n = along_n;
       return;
     }
     if (!f->mma && f->vn == 4) return;

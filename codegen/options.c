@@ -55,6 +55,7 @@
   X("KBC_GEMM_WIN_BSPLIT", gemm_win_bsplit, 0, 1)   \
   X("KBC_GEMM_WIN_ASPLIT", gemm_win_asplit, 0, 1)   \
   X("KBC_GEMM_LOW_STAGE", gemm_low_stage, 0, 1)     \
+  X("KBC_GEMM_STAGE_N", gemm_stage_n, 0, 2)         \
   X("KBC_GEMM_TAIL", gemm_tail, 0, 2)               \
   X("KBC_GEMM_PREP", gemm_prep, 0, 2)               \
   X("KBC_GEMM_PACK", gemm_pack, 0, 2)               \

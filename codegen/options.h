@@ -114,6 +114,10 @@ typedef struct {
   int gemm_low_stage; /* KBC_GEMM_LOW_STAGE (default off, untimed): the mma.sync vector loop at 3xTF32
                           with both operands k-major splits each stage once as it lands, its low TF32
                           parts into a twin of the stages (gemm_vec.c, cg_gemm_plan.low_stage) */
+  int gemm_stage_n;    /* KBC_GEMM_STAGE_N (default off, untimed): an output contiguous along n whose
+                          epilogue reads an operand per element (a residual) stored through shared
+                          memory, a thread a column, its loads and stores coalesced (gemm_plan.c,
+                          plan_staging; gemm_epilogue.emit_staged_n); 2: every output along n */
   int gemm_win_asplit; /* KBC_GEMM_WIN_ASPLIT (default off, untimed): at 3xTF32, the pipelined window's
                           box split likewise as it lands, its low parts in a twin of the boxes (over the
                           epilogue's tile), where that fits (gemm_win.c, gemm_window.a_split) */

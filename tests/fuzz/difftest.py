@@ -49,7 +49,9 @@ Oracles, per spec:
     loads issued first (KBC_POINT_UNROLL=3), rowsum: the rowsum IR pass, new
     statements too, without recomputing chains (KBC_ROWSUM=2), pdl: programmatic dependent launch (KBC_PDL=1; on the GPU each
     kernel launched while the one before runs, waiting for it first),
-    nvrtc);
+    stage_n / stage_n_sm90a: every GEMM output contiguous along n stored through shared memory, a thread
+    a column (KBC_GEMM_STAGE_N=2, with KBC_GEMM_ALWAYS=1; stage_n with split-K wherever K has two
+    k-tiles), nvrtc);
   - gpu: `kbc verify --json` runs the kernels on the GPU against the
     interpreter, in each variant (fp32, tf32, and fp32 under KBC_IDX32=0,
     KBC_FP32_MMA, KBC_ROWS_PARTS, KBC_ATTN_ALWAYS, KBC_ROWS_ONLINE=2,
@@ -158,6 +160,10 @@ VARIANTS = {
     "rowsum": ([], {"KBC_ROWSUM": "2"}),
     # the float4 pointwise loop three groups a round, their loads first (KBC_POINT_UNROLL; 3: a ragged last round)
     "point_unroll": ([], {"KBC_POINT_UNROLL": "3"}),
+    # every GEMM output contiguous along n stored through shared memory, a thread a column (KBC_GEMM_STAGE_N=2:
+    # codegen/gemm_epilogue.c emit_staged_n), on the mma.sync loops with split-K, and on sm_90a's wgmma
+    "stage_n": ([], {"KBC_GEMM_STAGE_N": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_SPLIT": "2"}),
+    "stage_n_sm90a": (["--sm90a", "--specialize"], {"KBC_GEMM_STAGE_N": "2", "KBC_GEMM_ALWAYS": "1"}),
     "nvrtc": None,  # `kbc compile --emit ptx --target sm_90`: NVRTC compiles every kernel
 }
 # On the GPU (kbc verify): the precision and the environment of each variant.
@@ -207,6 +213,8 @@ GPU_VARIANTS = {
     "point_unroll": ("fp32", {"KBC_POINT_UNROLL": "3"}),
     "rowsum": ("fp32", {"KBC_ROWSUM": "2"}),
     "pdl": ("fp32", {"KBC_PDL": "1"}),
+    "stage_n": ("fp32", {"KBC_GEMM_STAGE_N": "2", "KBC_GEMM_ALWAYS": "1"}),
+    "stage_n_tf32": ("tf32", {"KBC_GEMM_STAGE_N": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_SPLIT": "2"}),
 }
 TIMEOUT = 120
 # A tensor whose relative L2 error exceeds the tolerance but whose every
