@@ -51,7 +51,8 @@ Oracles, per spec:
     kernel launched while the one before runs, waiting for it first),
     stage_n / stage_n_sm90a: every GEMM output contiguous along n stored through shared memory, a thread
     a column (KBC_GEMM_STAGE_N=2, with KBC_GEMM_ALWAYS=1; stage_n with split-K wherever K has two
-    k-tiles), nvrtc);
+    k-tiles), tail_split: the tails with split-K wherever K has two k-tiles (KBC_GEMM_TAIL=2,
+    KBC_GEMM_SPLIT=2, KBC_GEMM_ALWAYS=1, specialized), nvrtc);
   - gpu: `kbc verify --json` runs the kernels on the GPU against the
     interpreter, in each variant (fp32, tf32, and fp32 under KBC_IDX32=0,
     KBC_FP32_MMA, KBC_ROWS_PARTS, KBC_ATTN_ALWAYS, KBC_ROWS_ONLINE=2,
@@ -164,6 +165,8 @@ VARIANTS = {
     # codegen/gemm_epilogue.c emit_staged_n), on the mma.sync loops with split-K, and on sm_90a's wgmma
     "stage_n": ([], {"KBC_GEMM_STAGE_N": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_SPLIT": "2"}),
     "stage_n_sm90a": (["--sm90a", "--specialize"], {"KBC_GEMM_STAGE_N": "2", "KBC_GEMM_ALWAYS": "1"}),
+    # the tails with split-K wherever K has two k-tiles: the tile's last slice adds the parts, then the tail
+    "tail_split": (["--specialize"], {"KBC_GEMM_TAIL": "2", "KBC_GEMM_SPLIT": "2", "KBC_GEMM_ALWAYS": "1"}),
     "nvrtc": None,  # `kbc compile --emit ptx --target sm_90`: NVRTC compiles every kernel
 }
 # On the GPU (kbc verify): the precision and the environment of each variant.
@@ -215,6 +218,7 @@ GPU_VARIANTS = {
     "pdl": ("fp32", {"KBC_PDL": "1"}),
     "stage_n": ("fp32", {"KBC_GEMM_STAGE_N": "2", "KBC_GEMM_ALWAYS": "1"}),
     "stage_n_tf32": ("tf32", {"KBC_GEMM_STAGE_N": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_SPLIT": "2"}),
+    "tail_split": ("fp32", {"KBC_GEMM_TAIL": "2", "KBC_GEMM_SPLIT": "2", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
 }
 TIMEOUT = 120
 # A tensor whose relative L2 error exceeds the tolerance but whose every
