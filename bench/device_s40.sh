@@ -10,7 +10,6 @@ export KBC_CACHE_DIR=${KBC_CACHE_DIR:-/tmp/kbc-ab} # ab.sh's cache: the profiles
 . bench/steps.sh
 step 80 bash -c "PYTHONUNBUFFERED=1 python3 tests/fuzz/difftest.py gpu --kbc build/gpu/kbc --seeds 500001:550000 --jobs 16 \
   --variants fp32,tf32,split,stage_n,stage_n_tf32,tail_split --time-limit 70 --min-time 50 --json $OUT/fuzz.json >$OUT/fuzz.txt 2>&1; grep -v '^rejected' $OUT/fuzz.txt | tail -3"
-step 30 bash -c 'for sw in KBC_GEMM_WIN_BSPLIT=1 KBC_GEMM_WIN_ASPLIT=1; do env KBC_GEMM_WIN_BSPLIT=1 $sw build/gpu/kbc verify specs/conv3d_min_softmax.kb --set batch_size=2 --set in_channels=3 --set d=24 --set h=32 --set w=32 2>&1 | tail -2 | sed "s/^/$sw /"; done'
 step 35 bash -c 'nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/handoff bench/micro/handoff.cu && /tmp/handoff 45 >$OUT/handoff.txt 2>&1; cat $OUT/handoff.txt'
 # CViT's linears with their layer norms as GEMM tails (33 kernels at b10, not 45), split over K down to
 # one k-tile (8 and 32 blocks, not 2 and 4 as session 30 timed them: 1.07x slower)
@@ -18,6 +17,7 @@ step 20 bash -c "KBC_GEMM_TAIL=2 KBC_GEMM_SPLIT=2 build/gpu/kbc verify specs/cvi
 AB_ITERS=200 step 60 bash -c "bench/ab.sh build/gpu build/gpu:KBC_GEMM_TAIL=2,KBC_GEMM_SPLIT=2 bench/ab_cases_cvit.txt 2>&1 | tee $OUT/ab_cvit_tail.txt | tail -5"
 step 30 bash -c 'KBC_GEMM_STAGE_N=1 build/gpu/kbc verify specs/sam_hq_attn_relpos_bwd.kb --set batch_size=1 --set height=14 --set width=14 2>&1 | tail -2'
 AB_ITERS=100 step 120 bash -c "bench/ab.sh build/gpu build/gpu:KBC_GEMM_STAGE_N=1 bench/ab_cases_stage_n.txt 2>&1 | tee $OUT/ab_stage_n.txt | tail -7"
+step 30 bash -c 'for sw in KBC_GEMM_WIN_BSPLIT=1 KBC_GEMM_WIN_ASPLIT=1; do env KBC_GEMM_WIN_BSPLIT=1 $sw build/gpu/kbc verify specs/conv3d_min_softmax.kb --set batch_size=2 --set in_channels=3 --set d=24 --set h=32 --set w=32 2>&1 | tail -2 | sed "s/^/$sw /"; done'
 # session 40: SAM-HQ 64x64 b4's per-kernel times, and ncu on its two scores-sized products (s: the
 # same product as dp plus rel_h/rel_w in its epilogue, 4.7 against 2.1 ms in session 36)
 S64="specs/sam_hq_attn_relpos_bwd.kb --set batch_size=4 --set height=64 --set width=64"
