@@ -261,6 +261,19 @@ static void emit_tail(gemm_emitter *ge) {
   cg_line(out, "}");
 }
 
+/* Pass p's accumulators into _Cs, under its comment, then the barrier
+ * after which any thread may read any of them. */
+static void emit_pass_to_cs(gemm_emitter *ge, const staged_pass *sp, int p, int n_rows) {
+  cg_emit *out = &ge->emit;
+  int passes = ge->plan->epilogue.passes;
+  cg_line(out, "// %s", passes == 1 ? "all columns of the tile" : cg_fmt(out, "column group %d of %d", p, passes));
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _i = 0; _i < %d; ++_i)", n_rows);
+  cg_line(out, "  #pragma unroll");
+  cg_line(out, "  for (int _j = %d; _j < %d; ++_j) _Cs[%s][%s] = %s;", sp->j0, sp->j1, sp->row, sp->cidx, acc_at(ge));
+  cg_line(out, "__syncthreads();");
+}
+
 /* Along n (ep->along_n, the output contiguous along n): per group of
  * columns, the accumulators into _Cs, then each thread takes one column
  * (_c = _tid % nc, its digits decoded once) and strides over the tile's
@@ -282,12 +295,7 @@ static void emit_staged_n(gemm_emitter *ge, int n_rows) {
   cg_line(out, "const int _c = _tid %% %d;", ep->nc);
   for (int p = 0; p < ep->passes; p++) {
     staged_pass sp = staged_pass_of(ge, p);
-    cg_line(out, "// %s", ep->passes == 1 ? "all columns of the tile" : cg_fmt(out, "column group %d of %d", p, ep->passes));
-    cg_line(out, "#pragma unroll");
-    cg_line(out, "for (int _i = 0; _i < %d; ++_i)", n_rows);
-    cg_line(out, "  #pragma unroll");
-    cg_line(out, "  for (int _j = %d; _j < %d; ++_j) _Cs[%s][%s] = %s;", sp.j0, sp.j1, sp.row, sp.cidx, acc_at(ge));
-    cg_line(out, "__syncthreads();");
+    emit_pass_to_cs(ge, &sp, p, n_rows);
     cg_line(out, "if (_n0 + %s < _N) {", sp.col);
     out->indent++;
     cg_line(out, "const long long _n = _n0 + %s;", sp.col);
@@ -329,12 +337,7 @@ static void emit_staged(gemm_emitter *ge) {
   gemm_decode_named(ge, "_m", c->m, c->n_m, "");
   for (int p = 0; p < ep->passes; p++) {
     staged_pass sp = staged_pass_of(ge, p);
-    cg_line(out, "// %s", ep->passes == 1 ? "all columns of the tile" : cg_fmt(out, "column group %d of %d", p, ep->passes));
-    cg_line(out, "#pragma unroll");
-    cg_line(out, "for (int _i = 0; _i < %d; ++_i)", n_rows);
-    cg_line(out, "  #pragma unroll");
-    cg_line(out, "  for (int _j = %d; _j < %d; ++_j) _Cs[%s][%s] = %s;", sp.j0, sp.j1, sp.row, sp.cidx, acc_at(ge));
-    cg_line(out, "__syncthreads();");
+    emit_pass_to_cs(ge, &sp, p, n_rows);
     if (plan->tail) {
       emit_tail(ge);
       cg_line(out, "__syncthreads();");
