@@ -272,7 +272,7 @@ static void plan_staging(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
     ep->staged = 1, ep->passes = 1, ep->nc = f->bn;
     return;
   }
-  ep->staged = 0;
+  ep->staged = ep->along_n = 0;
   double run_m = 0, run_n = 0;
   const ir_stmt *st = gemm_stored_stmt(plan); /* (with a fold, t's output along t's indices) */
   ir_expr probe = cg_store_as_load(st);
