@@ -31,19 +31,22 @@ ab38c KBC_GEMM_EDGE=0
 NCU=${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
 SECS="--section SpeedOfLight --section ComputeWorkloadAnalysis --section InstructionStats --section WarpStateStats --section Occupancy --section MemoryWorkloadAnalysis_Tables"
 MET="--metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active"
+summary() { # NCU-LOG: the lines worth reading
+  grep -E 'Duration|Throughput|Ipc|Warp Cycles Per Issued|Active Warps|Registers Per|hmma|inst_executed|bank_conflicts|wavefronts|pipe_|Stall' "$1" | head -40
+}
 prof() { # NAME KBC-BENCH-ARGS...: one launch (the fourth, no graph) under ncu, into $OUT/ncu_NAME.txt
   local n=$1; shift
   KBC_NO_GRAPH=1 $NCU --launch-skip 3 --launch-count 1 $SECS $MET build/gpu/kbc bench --iters 3 "$@" >$OUT/ncu_$n.txt 2>&1
-  grep -E 'Duration|Throughput|Ipc|Warp Cycles Per Issued|Active Warps|Registers Per|hmma|inst_executed|bank_conflicts|wavefronts|pipe_|Stall' $OUT/ncu_$n.txt | head -40
+  summary $OUT/ncu_$n.txt
 }
 C3="specs/conv3d_min_softmax.kb --set batch_size=128 --set in_channels=3 --set d=24 --set h=32 --set w=32"
-export -f prof; export NCU SECS MET OUT # (step runs a command under timeout: prof in a shell of its own)
+export -f prof summary; export NCU SECS MET OUT # (step runs a command under timeout: prof in a shell of its own)
 step 70 bash -c "prof conv3d_fp32 $C3"
 step 70 bash -c "prof mm49 specs/examples/matmul_bias_gelu.kb --set m=49 --set n=2304 --set k=768"
 profk() { # NAME KERNEL-REGEX KBC-BENCH-ARGS...: that kernel's second launch under ncu
   local n=$1 k=$2; shift 2
   KBC_NO_GRAPH=1 $NCU -k regex:$k --launch-skip 1 --launch-count 1 $SECS $MET build/gpu/kbc bench --iters 2 "$@" >$OUT/ncu_$n.txt 2>&1
-  grep -E 'Duration|Throughput|Ipc|Warp Cycles Per Issued|Active Warps|Registers Per|hmma|inst_executed|bank_conflicts|wavefronts|pipe_|Stall' $OUT/ncu_$n.txt | head -40
+  summary $OUT/ncu_$n.txt
 }
 export -f profk
 step 90 bash -c "profk sam64_s '_k3_s\$' $S64"

@@ -261,6 +261,16 @@ static void emit_tail(gemm_emitter *ge) {
   cg_line(out, "}");
 }
 
+/* The epilogue's loads that no output coordinate moves, read once per
+ * tile (hoisted); the count of hoisted values before, to restore. */
+static int hoist_tile_invariants(gemm_emitter *ge) {
+  const cg_contraction *c = &ge->plan->tiling.c;
+  int free_ids[2 * CG_MAX_OUTER + 64], n_free = 0;
+  for (int i = 0; i < c->n_m; i++) free_ids[n_free++] = c->m[i];
+  for (int i = 0; i < c->n_n; i++) free_ids[n_free++] = c->n[i];
+  return cg_hoist_invariants(&ge->emit, ge->plan->s->rhs, free_ids, n_free);
+}
+
 /* Pass p's accumulators into _Cs, under its comment, then the barrier
  * after which any thread may read any of them. */
 static void emit_pass_to_cs(gemm_emitter *ge, const staged_pass *sp, int p, int n_rows) {
@@ -285,10 +295,7 @@ static void emit_staged_n(gemm_emitter *ge, int n_rows) {
   const gemm_cfg *f = &plan->tiling.cfg;
   const cg_contraction *c = &plan->tiling.c;
   const gemm_epilogue *ep = &plan->epilogue;
-  int free_ids[2 * CG_MAX_OUTER + 64], n_free = 0;
-  for (int i = 0; i < c->n_m; i++) free_ids[n_free++] = c->m[i];
-  for (int i = 0; i < c->n_n; i++) free_ids[n_free++] = c->n[i];
-  int hoisted = cg_hoist_invariants(out, plan->s->rhs, free_ids, n_free);
+  int hoisted = hoist_tile_invariants(ge);
   cg_line(out, "// epilogue through shared memory (the output is contiguous along n): each thread takes column");
   cg_line(out, "// _tid %% %d of each group of %d and strides over the tile's rows, %d at a time", ep->nc, ep->nc,
           GEMM_THREADS / ep->nc);
@@ -296,9 +303,9 @@ static void emit_staged_n(gemm_emitter *ge, int n_rows) {
   for (int p = 0; p < ep->passes; p++) {
     staged_pass sp = staged_pass_of(ge, p);
     emit_pass_to_cs(ge, &sp, p, n_rows);
-    cg_line(out, "if (_n0 + %s < _N) {", sp.col);
-    out->indent++;
     cg_line(out, "const long long _n = _n0 + %s;", sp.col);
+    cg_line(out, "if (_n < _N) {");
+    out->indent++;
     gemm_decode_named(ge, "_n", c->n, c->n_n, "");
     cg_line(out, "#pragma unroll 4");
     cg_line(out, "for (int _ml = _tid / %d; _ml < %d; _ml += %d) {", ep->nc, f->bm, GEMM_THREADS / ep->nc);
@@ -554,10 +561,7 @@ static void emit_direct(gemm_emitter *ge) {
   thread_outputs(f, &n_rows, &n_cols);
   for (int id = 0; id < s->n_index; id++) ge->bind[id] = ge->names[id];
   cg_line(out, "// epilogue: each output element of the thread (the main sum is the accumulator)");
-  int free_ids[2 * CG_MAX_OUTER + 64], n_free = 0;
-  for (int i = 0; i < c->n_m; i++) free_ids[n_free++] = c->m[i];
-  for (int i = 0; i < c->n_n; i++) free_ids[n_free++] = c->n[i];
-  int hoisted = plan->fold ? 0 : cg_hoist_invariants(out, s->rhs, free_ids, n_free);
+  int hoisted = plan->fold ? 0 : hoist_tile_invariants(ge);
   if (!plan->epilogue.park) emit_columns(ge, n_cols);
   cg_flat_spaces flat = {0};
   if (plan->epilogue.mflat) {
