@@ -103,6 +103,11 @@ typedef struct {
    * scratch is the largest any of them takes. */
   int n_stages;
   const struct cg_stage *stages;
+  /* PERSIST over batch points (cluster.c): launched in thread-block
+   * clusters of `cluster` blocks (0: no cluster launch), each taking the
+   * `points` batch points in turn. */
+  int cluster;
+  int64_t points;
   /* The earlier kernels of the program this one must run after (deps.c:
    * it reads what they write, or reads or writes what they write or
    * read), ascending, those implied by others left out; none for the

@@ -383,13 +383,47 @@ void cg_kernel_deps(kbc_arena *a, const ir_program *p, cg_kernel *ks, int n);
  * step k, the earlier steps it must follow, ascending, those that a later
  * of them implies left out (after[k], n_after[k]; in a). */
 void cg_order(kbc_arena *a, unsigned char *const *rw, int n, int nt, const int **after, int *n_after);
-typedef struct cg_persist cg_persist;
+/* The plan (fields read by persist.c and cluster.c). */
+typedef struct cg_persist {
+  int threads;            /* the block: the widest stage's */
+  int smem;               /* dynamic shared memory: the largest stage's */
+  int per_sm;             /* blocks a multiprocessor (persist_per_sm): the grid is sm_count times it */
+  int n_stages;
+  cg_stage *stages;
+  int *kernel_of;         /* stage -> kernel index (-1: a zero-fill) */
+  int64_t *first_task;    /* stage -> its first task; [n_stages]: the total */
+  unsigned char *changing; /* per tensor id: written by some stage */
+  int64_t *zero_numel;    /* stage -> floats a zero-fill clears */
+} cg_persist;
+
 cg_persist *cg_plan_persist(cg_ctx *C, const cg_kernel *ks, int n);
 const unsigned char *cg_persist_changing(const cg_persist *P);
 void cg_persist_helpers(cg_ctx *C);
 void cg_persist_body_open(cg_ctx *C, const cg_persist *P, int i);
 void cg_persist_body_close(cg_ctx *C, const cg_persist *P, int i);
 void cg_emit_persist(cg_ctx *C, const cg_persist *P, cg_kernel *out);
+/* The tensors any stage takes, ascending, into *ids (in a): how many. */
+int cg_persist_tensors(kbc_arena *a, const ir_program *p, const cg_persist *P, int **ids);
+
+/* batch.c: whether specialized program p is independent copies of one
+ * program along its tensors' first dimension (see there); then *out. */
+typedef struct {
+  int64_t points;          /* the batch points */
+  const ir_program *one;   /* the program of one point: the same tensor ids and statements */
+  int64_t *stride;         /* per tensor id: floats from one point's slice to the next's (0: not batched) */
+} cg_batch;
+int cg_batch_split(kbc_arena *a, const ir_program *p, cg_batch *out);
+/* cluster.c: the blocks of a cluster for a program of `points` batch
+ * points (KBC_CLUSTER_SIZE, else the largest power of two up to 8 whose
+ * clusters for every point fit the multiprocessors); whether the stages
+ * of P (planned for that many) run as the cluster kernel (no stage keeps
+ * state outside its outputs, and the rule of KBC_CLUSTER); the helpers,
+ * once, before the stages; the kernel (out->name set; as many clusters as
+ * sm_count multiprocessors hold, at most one a point), which fills out. */
+int cg_cluster_size(const cg_target *t, int64_t points);
+int cg_cluster_pays(const cg_target *t, const cg_persist *P);
+void cg_cluster_helpers(cg_ctx *C);
+void cg_emit_cluster(cg_ctx *C, const cg_persist *P, const cg_batch *B, int cluster, int sm_count, cg_kernel *out);
 
 /* gemm_emit.c: the TF32 mma.sync helpers kbc_tf32 and kbc_mma_tf32 (and
  * with split, kbc_split_tf32 for 3xTF32), each once per translation unit

@@ -64,6 +64,8 @@
   X("KBC_JOIN_LOSS", join_loss, 0, 100000)          \
   X("KBC_IDX32", idx32, 0, 1)                       \
   X("KBC_PERSIST", persist, 0, 2)                   \
+  X("KBC_CLUSTER", cluster, 0, 2)                   \
+  X("KBC_CLUSTER_SIZE", cluster_size, 0, 16)        \
   X("KBC_PDL", pdl, 0, 1)
 
 cg_options cg_options_default(void) {

@@ -154,6 +154,13 @@ typedef struct {
   int join_loss;       /* KBC_JOIN_LOSS: what a rows join leaving few outer points may lose per launch it
                           saves, in a thread's serial steps (group.c, join_pays; default
                           CG_JOIN_LOSS_STEPS) */
+  int cluster;         /* KBC_CLUSTER (default off, untimed): a specialized program of independent batch
+                          points (batch.c) as one kernel of thread-block clusters, a cluster per point
+                          (cluster.c; sm_90+): 1 where it has CLUSTER_MIN_STAGES stages or more, 2
+                          wherever it can (testing: the fuzzer's `cluster` variants); 0 never */
+  int one_block_points; /* (no variable: set by cluster.c's planning) a reduction of one point in one
+                          block, never split across the grid (sched_point.c): no state outside the outputs */
+  int cluster_size;    /* KBC_CLUSTER_SIZE: the blocks of such a cluster (1..16; 0: cg_cluster_size's rule) */
   int idx32;           /* KBC_IDX32 (default on; measured 0.97x geomean, 0.82-1.05x): the 32-bit
                           index variant where a binding fits (applied by the callers:
                           cg_program_narrow); 0: the 64-bit text always */

@@ -44,18 +44,6 @@ enum {
   PERSIST_REGS = 80,
 };
 
-struct cg_persist {
-  int threads;            /* the block: the widest stage's */
-  int smem;               /* dynamic shared memory: the largest stage's */
-  int per_sm;             /* blocks a multiprocessor (persist_per_sm): the grid is sm_count times it */
-  int n_stages;
-  cg_stage *stages;
-  int *kernel_of;         /* stage -> kernel index (-1: a zero-fill) */
-  int64_t *first_task;    /* stage -> its first task; [n_stages]: the total */
-  unsigned char *changing; /* per tensor id: written by some stage */
-  int64_t *zero_numel;    /* stage -> floats a zero-fill clears */
-};
-
 static int64_t numel_of(const ir_tensor *t) {
   int64_t n = 1, e;
   for (int d = 0; d < t->rank; d++) {
@@ -233,8 +221,7 @@ static const char helpers[] =
 
 void cg_persist_helpers(cg_ctx *C) { kbc_buf_puts(C->out, helpers); }
 
-/* The tensors any stage takes, ascending. */
-static int union_tensors(kbc_arena *a, const ir_program *p, const cg_persist *P, int **ids) {
+int cg_persist_tensors(kbc_arena *a, const ir_program *p, const cg_persist *P, int **ids) {
   unsigned char *used = KBC_NEW_ARRAY(a, unsigned char, p->tensors.len + 1);
   for (int s = 0; s < P->n_stages; s++) {
     const cg_stage *st = &P->stages[s];
@@ -290,7 +277,7 @@ void cg_emit_persist(cg_ctx *C, const cg_persist *P, cg_kernel *out) {
   kbc_buf_printf(o, "__device__ unsigned _%s_next = 0; // tasks handed out\n", name);
   kbc_buf_printf(o, "__device__ unsigned %s[%d]; // per stage, its blocks finished\n", done, S);
   kbc_buf_printf(o, "__device__ unsigned _%s_out = 0; // blocks out of tasks; the last resets the counters\n", name);
-  int *ids, nid = union_tensors(a, p, P, &ids);
+  int *ids, nid = cg_persist_tensors(a, p, P, &ids);
   kbc_buf_printf(o, "extern \"C\" __global__ void __launch_bounds__(%d, %d)\n%s(", P->threads, P->per_sm, name);
   for (int i = 0; i < nid; i++)
     kbc_buf_printf(o, "%s%s%s", i ? ",\n    " : "", P->changing[ids[i]] ? "float *" : "const float *",

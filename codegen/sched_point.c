@@ -68,6 +68,7 @@ cg_point_plan *cg_plan_point(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   plan->team = g->team;
   plan->max_parts = C->t->sm_count * POINT_BLOCKS_PER_SM;
   if (plan->max_parts > POINT_MAX_PARTS || plan->max_parts < 1) plan->max_parts = POINT_MAX_PARTS;
+  if (C->t->opt.one_block_points) plan->max_parts = 1;
   plan->rows = rows_pay(C, plan->s, plan->reduce, plan->max_parts);
   k->family = CG_FAMILY_POINT;
   k->first = g->first;

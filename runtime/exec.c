@@ -238,11 +238,12 @@ int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precisi
   x->arch = kbc_arena_strdup(x->arena, arch);
   if (generate(x, &t, err) || build_variant(x, RT_IDX64, err)) goto fail;
   if (persist_too_big(x, props)) { /* the kernels one by one instead */
-    rt_debug(1, "%s: the persistent kernel's shared memory exceeds a block's %d B: its kernels one by one",
+    rt_debug(1, "%s: the persistent (or cluster) kernel's shared memory exceeds a block's %d B: its kernels one by one",
              p->name, props->smem_per_block_optin);
     unload_variant(&x->v[RT_IDX64]);
     cg_program_free(&x->code);
     t.opt.persist = 0;
+    t.opt.cluster = 0;
     if (generate(x, &t, err) || build_variant(x, RT_IDX64, err)) goto fail;
   }
   x->idx32 = t.opt.idx32;
@@ -514,6 +515,10 @@ static int enqueue(rt_exec *x, const ir_binding *b, rt_dptr *ptr, long long *var
       rt_debug(2, "launch %s: grid %lld, block %d, smem %d", kn->name, (long long)l.grid[0], l.block[0], l.smem);
       /* programmatic: this launch may start while the grid before runs (its kernels wait for it first) */
       rt_launch_opts o = {.programmatic_serialization = x->pdl};
+      if (kn->cluster > 1) { /* a kernel of thread-block clusters (codegen/cluster.c) */
+        o.cluster[0] = (unsigned)kn->cluster, o.cluster[1] = o.cluster[2] = 1;
+        o.non_portable_cluster = kn->cluster > 8;
+      }
       if (launch(x, v->fn[k], grid, block, (size_t)l.smem, stream, args, &o, err)) return -1;
     }
     if (ev && rt_event_record(x->dev, ev[2 * k + 1], stream, err)) return -1;

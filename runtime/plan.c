@@ -84,6 +84,8 @@ int rt_plan_make(kbc_arena *a, const ir_program *p, const cg_program *g, const i
     l->launch = launch;
     l->n_stages = kn->n_stages;
     l->stages = kn->stages;
+    l->cluster = kn->cluster;
+    l->points = kn->points;
     resources_of(res, kn->name, l);
     row_of[k] = out->n_launches - 1;
     /* what each launch waits for: the first, the kernels k follows; the rest, the launch before */
@@ -212,6 +214,9 @@ static void launch_stmts(const rt_plan *pl, int row, int indent, kbc_buf *o) {
     for (int s = 0; s < l->n_stmts; s++) kbc_buf_printf(o, "%*s%s\n", indent, "", l->stmts[s]);
     return;
   }
+  if (l->cluster)
+    kbc_buf_printf(o, "%*s(%lld batch points, a cluster of %d block%s each: the stages on the point's slices)\n", indent, "",
+                   (long long)l->points, l->cluster, l->cluster == 1 ? "" : "s");
   for (int i = 0; i < l->n_stages; i++) {
     const cg_stage *st = &l->stages[i];
     kbc_buf_printf(o, "%*s", indent, "");
@@ -320,6 +325,7 @@ void rt_plan_json(const rt_plan *pl, kbc_buf *o) {
     for (int d = 0; d < l->n_after; d++) kbc_buf_printf(o, "%s%d", d ? ", " : "", l->after[d]);
     kbc_buf_puts(o, "]");
     put_stages_json(o, l);
+    if (l->cluster) kbc_buf_printf(o, ", \"cluster\": %d, \"points\": %lld", l->cluster, (long long)l->points);
     kbc_buf_puts(o, "}");
   }
   kbc_buf_puts(o, "],\n \"buffers\": [");

@@ -23,7 +23,9 @@
  *    "buffers": [{"name", "shape", "bytes"}], "workspace_bytes": N}
  * and for a persistent kernel (family "persistent") also "stages":
  * [{"name", "family", "blocks", "threads", "after"}] (after: the indices
- * of the stages it waits for); its text lists each stage's line, then the
+ * of the stages it waits for), and where it runs the program's batch
+ * points a thread-block cluster each (codegen/cluster.c) "cluster" (its
+ * blocks) and "points"; its text lists each stage's line, then the
  * stage's statements.
  * grid and block are [x, y, z] arrays (a grid of [0, 1, 1]: no work, not
  * launched); family is rows, gemm or scatter, or zero for a kbc_zero
@@ -52,6 +54,8 @@ typedef struct {
   int registers;        /* from ptxas; -1 unknown */
   int n_stages;         /* a persistent kernel's stages (cg_stage), else 0 */
   const cg_stage *stages;
+  int cluster;          /* blocks a cluster (a cluster kernel's; else 0), taking `points` batch points */
+  int64_t points;
   int n_after;          /* the launches (rows) it waits for: a kernel's first launch, those of the kernels it */
   int *after;           /* follows (cg_kernel.after); its later launches, the one before */
 } rt_plan_launch;

@@ -119,6 +119,14 @@ static inline void kbc_stage_wait(const unsigned *c, unsigned n) {
     abort();
   }
 }
+// Thread-block clusters (codegen/cluster.c): launched here without the attribute, so every block is a
+// cluster of its own, and the cluster's barrier is the block's.
+#define KBC_CLUSTER_HELPERS
+static inline unsigned kbc_cluster_rank() { return 0; }
+static inline unsigned kbc_cluster_size() { return 1; }
+static inline unsigned kbc_cluster_id() { return blockIdx.x; }
+static inline unsigned kbc_cluster_count() { return gridDim.x; }
+static inline void kbc_cluster_sync() { __syncthreads(); }
 static std::map<unsigned, pthread_barrier_t *> emu_named;
 static inline void kbc_bar_sync(unsigned n) {
   pthread_mutex_lock(&emu_group_lock);

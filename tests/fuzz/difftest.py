@@ -52,7 +52,9 @@ Oracles, per spec:
     stage_n / stage_n_sm90a: every GEMM output contiguous along n stored through shared memory, a thread
     a column (KBC_GEMM_STAGE_N=2, with KBC_GEMM_ALWAYS=1; stage_n with split-K wherever K has two
     k-tiles), tail_split: the tails with split-K wherever K has two k-tiles (KBC_GEMM_TAIL=2,
-    KBC_GEMM_SPLIT=2, KBC_GEMM_ALWAYS=1, specialized), nvrtc);
+    KBC_GEMM_SPLIT=2, KBC_GEMM_ALWAYS=1, specialized), cluster / cluster_gemm: specialized, a program of
+    independent batch points as one kernel, a thread-block cluster per point, wherever it splits
+    (KBC_CLUSTER=2; cluster_gemm with every contraction a tiled GEMM), nvrtc);
   - gpu: `kbc verify --json` runs the kernels on the GPU against the
     interpreter, in each variant (fp32, tf32, and fp32 under KBC_IDX32=0,
     KBC_FP32_MMA, KBC_ROWS_PARTS, KBC_ATTN_ALWAYS, KBC_ROWS_ONLINE=2,
@@ -167,6 +169,10 @@ VARIANTS = {
     "stage_n_sm90a": (["--sm90a", "--specialize"], {"KBC_GEMM_STAGE_N": "2", "KBC_GEMM_ALWAYS": "1"}),
     # the tails with split-K wherever K has two k-tiles: the tile's last slice adds the parts, then the tail
     "tail_split": (["--specialize"], {"KBC_GEMM_TAIL": "2", "KBC_GEMM_SPLIT": "2", "KBC_GEMM_ALWAYS": "1"}),
+    # a program of independent batch points as one kernel, a cluster per point (codegen/cluster.c; here
+    # every block a cluster of its own), wherever the program splits; cluster_gemm with GEMM stages
+    "cluster": (["--specialize"], {"KBC_CLUSTER": "2"}),
+    "cluster_gemm": (["--specialize"], {"KBC_CLUSTER": "2", "KBC_GEMM_ALWAYS": "1"}),
     "nvrtc": None,  # `kbc compile --emit ptx --target sm_90`: NVRTC compiles every kernel
 }
 # On the GPU (kbc verify): the precision and the environment of each variant.
@@ -219,6 +225,9 @@ GPU_VARIANTS = {
     "stage_n": ("fp32", {"KBC_GEMM_STAGE_N": "2", "KBC_GEMM_ALWAYS": "1"}),
     "stage_n_tf32": ("tf32", {"KBC_GEMM_STAGE_N": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_SPLIT": "2"}),
     "tail_split": ("fp32", {"KBC_GEMM_TAIL": "2", "KBC_GEMM_SPLIT": "2", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
+    "cluster": ("fp32", {"KBC_CLUSTER": "2", "KBC_SPECIALIZE": "1"}),
+    "cluster_tf32": ("tf32", {"KBC_CLUSTER": "2", "KBC_SPECIALIZE": "1"}),
+    "cluster_gemm": ("fp32", {"KBC_CLUSTER": "2", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
 }
 TIMEOUT = 120
 # A tensor whose relative L2 error exceeds the tolerance but whose every

@@ -31,9 +31,9 @@ if ! "$kbc" compile "$spec" --emit cuda --target "$target" --precision "$prec" $
 fi
 # GEMM and attention kernels: the name line after their "// schedule:" comment
 gemms=$(awk '/^\/\/ schedule: /{g = ($3 == "gemm" || $3 == "attention")} g && /^[A-Za-z_][A-Za-z0-9_]*\(/{sub(/\(.*/, ""); print; g = 0}' "$cu")
-# a persistent kernel (codegen/persist.c): its stages are device functions; the kernel itself is checked
-if grep -q "^// The [0-9]* stages above as one persistent kernel" "$cu"; then
-  gemms=$(awk '/^\/\/ The [0-9]* stages above as one persistent kernel/{g = 1} g && /^[A-Za-z_][A-Za-z0-9_]*\(/{sub(/\(.*/, ""); print; g = 0}' "$cu")
+# a persistent kernel (codegen/persist.c, cluster.c): its stages are device functions; the kernel itself is checked
+if grep -Eq "^// The [0-9]* stages above as one (persistent kernel|kernel of thread-block clusters)" "$cu"; then
+  gemms=$(awk '/^\/\/ The [0-9]* stages above as one (persistent kernel|kernel of thread-block clusters)/{g = 1} g && /^[A-Za-z_][A-Za-z0-9_]*\(/{sub(/\(.*/, ""); print; g = 0}' "$cu")
 fi
 status=0
 for arch in $archs; do

@@ -1,0 +1,168 @@
+/* cluster.c — a program of independent batch points as one kernel of
+ * thread-block clusters, a cluster per point.
+ *
+ * Before: the split of a specialized program into batch points (batch.c),
+ * and the one-point program's kernels planned for a target of
+ * cg_cluster_size() multiprocessors (the cluster: a small GPU) as the
+ * stages of a persistent kernel (persist.c; nothing printed yet).
+ * After cg_emit_cluster(), with each stage's kernel printed as a device
+ * function (cg_persist_helpers, C->changing): the kernel, whose cluster
+ * number g takes the points g, g + G, ... (G clusters); per point, each
+ * stage's tasks (its blocks) dealt to the cluster's blocks in turn (block
+ * r: r, r + C, ...) on the point's slices of the batched tensors, and a
+ * cluster barrier (release, acquire: the blocks' writes visible to the
+ * cluster) before a stage that reads or writes what a stage since the
+ * last barrier did.  Points never wait for each other: no state outside
+ * the point's slices (no split-K scratch, no grid-wide counters: the
+ * plan is refused where a stage keeps any).
+ *
+ * Why (docs/PERSISTENT.md, "Session 41"): a grid-wide hand-off costs what
+ * a kernel boundary in a graph costs (about 1.5 us); a cluster's barrier
+ * is kept by the hardware of one GPC.  Launched with clusters of C blocks
+ * (cg_kernel.cluster); without them (the kernel emulator, or a launch
+ * without the attribute) every block is a cluster of its own and the
+ * same text is still right. */
+#include "cg_impl.h"
+
+enum {
+  CLUSTER_MAX = 8,        /* blocks a cluster: the portable limit */
+  CLUSTER_MIN_STAGES = 8, /* the cost rule (KBC_CLUSTER=1): fewer stages launch as kernels */
+};
+
+int cg_cluster_size(const cg_target *t, int64_t points) {
+  if (t->opt.cluster_size) return t->opt.cluster_size;
+  int c = 1;
+  while (c < CLUSTER_MAX && (int64_t)(2 * c) * points <= t->sm_count) c *= 2;
+  return c;
+}
+
+/* Whether stage kernel k keeps state beyond its own outputs: split-K's
+ * partial sums and counters, a reduction split across the grid's
+ * counter, operand copies in the workspace. */
+static int keeps_state(const cg_stage *st) {
+  const cg_kernel *k = st->kernel;
+  if (!k) return 0;
+  if (cg_kernel_takes_scratch(k) || k->n_prep) return 1;
+  return k->family == CG_FAMILY_POINT && st->blocks > 1;
+}
+
+int cg_cluster_pays(const cg_target *t, const cg_persist *P) {
+  for (int s = 0; s < P->n_stages; s++)
+    if (keeps_state(&P->stages[s])) return 0;
+  return t->opt.cluster >= 2 || P->n_stages >= CLUSTER_MIN_STAGES;
+}
+
+static const char helpers[] =
+    "#ifndef KBC_CLUSTER_HELPERS\n"
+    "#define KBC_CLUSTER_HELPERS\n"
+    "// Thread-block clusters (sm_90+): this block's rank in its cluster, the cluster's blocks, the\n"
+    "// cluster's number and the grid's clusters (0, 1, blockIdx.x and gridDim.x without a cluster\n"
+    "// launch, and before sm_90); the cluster's barrier, its arrival a release and its wait an acquire\n"
+    "// at cluster scope, so every write of the cluster's blocks before it is seen by all of them after.\n"
+    "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900\n"
+    "#define kbc_cluster_rank() 0u\n"
+    "#define kbc_cluster_size() 1u\n"
+    "#define kbc_cluster_id() blockIdx.x\n"
+    "#define kbc_cluster_count() gridDim.x\n"
+    "#define kbc_cluster_sync() __syncthreads()\n"
+    "#else\n"
+    "__device__ __forceinline__ unsigned kbc_cluster_special(int which) {\n"
+    "  unsigned r;\n"
+    "  if (which == 0) asm volatile(\"mov.u32 %0, %%cluster_ctarank;\" : \"=r\"(r));\n"
+    "  else if (which == 1) asm volatile(\"mov.u32 %0, %%cluster_nctarank;\" : \"=r\"(r));\n"
+    "  else if (which == 2) asm volatile(\"mov.u32 %0, %%clusterid.x;\" : \"=r\"(r));\n"
+    "  else asm volatile(\"mov.u32 %0, %%nclusterid.x;\" : \"=r\"(r));\n"
+    "  return r;\n"
+    "}\n"
+    "#define kbc_cluster_rank() kbc_cluster_special(0)\n"
+    "#define kbc_cluster_size() kbc_cluster_special(1)\n"
+    "#define kbc_cluster_id() kbc_cluster_special(2)\n"
+    "#define kbc_cluster_count() kbc_cluster_special(3)\n"
+    "__device__ __forceinline__ void kbc_cluster_sync() {\n"
+    "  asm volatile(\"barrier.cluster.arrive.release.aligned;\\n\\tbarrier.cluster.wait.acquire.aligned;\" ::: \"memory\");\n"
+    "}\n"
+    "#endif\n"
+    "#endif\n\n";
+
+void cg_cluster_helpers(cg_ctx *C) { kbc_buf_puts(C->out, helpers); }
+
+/* Tensor id's pointer for the point _p: its slice where batched. */
+static const char *slice(cg_ctx *C, const cg_batch *B, int id) {
+  const char *n = C->names->tensor[id];
+  return B->stride[id] ? kbc_arena_printf(C->a, "%s + (long long)_p * %lldLL", n, (long long)B->stride[id]) : n;
+}
+
+/* Stage s's tasks, dealt to the cluster's blocks in turn. */
+static void emit_stage(cg_ctx *C, const cg_persist *P, const cg_batch *B, int s) {
+  const cg_stage *st = &P->stages[s];
+  kbc_buf *o = C->out;
+  kbc_buf_printf(o, "    for (unsigned _b = _r; _b < %lldu; _b += _C) {\n", (long long)st->blocks);
+  if (!st->kernel) {
+    kbc_buf_printf(o, "      kbc_zero_from(%s, %lldLL, (long long)_b * %d + threadIdx.x, %lldLL);\n",
+                   slice(C, B, st->zero), (long long)P->zero_numel[s], st->threads,
+                   (long long)st->blocks * st->threads);
+  } else {
+    const cg_kernel *k = st->kernel;
+    if (st->threads < P->threads) kbc_buf_printf(o, "      if (threadIdx.x < %d)\n  ", st->threads);
+    kbc_buf_printf(o, "      %s(make_uint3(_b, 0u, 0u), make_uint3(%lldu, 1u, 1u)", k->name, (long long)st->blocks);
+    for (int j = 0; j < k->n_tensors; j++) kbc_buf_printf(o, ",\n          %s", slice(C, B, k->tensors[j]));
+    kbc_buf_puts(o, ");\n");
+  }
+  kbc_buf_puts(o, "      __syncthreads(); // the block's shared memory free for its next task\n    }\n");
+}
+
+void cg_emit_cluster(cg_ctx *C, const cg_persist *P, const cg_batch *B, int cluster, int sm_count, cg_kernel *out) {
+  kbc_arena *a = C->a;
+  const ir_program *p = C->p;
+  kbc_buf *o = C->out;
+  int S = P->n_stages;
+  int64_t clusters = sm_count / cluster;
+  if (clusters > B->points) clusters = B->points;
+  if (clusters < 1) clusters = 1;
+  kbc_buf_printf(o,
+                 "// The %d stages above as one kernel of thread-block clusters, a cluster per batch point (%lld\n"
+                 "// points, independent: batch.c): each stage's tasks dealt to the cluster's blocks in turn on\n"
+                 "// the point's slices, and the cluster's barrier before a stage that needs one since the last.\n"
+                 "// Launched as %lld clusters of %d blocks; cluster g takes points g, g + %lld, ...\n",
+                 S, (long long)B->points, (long long)clusters, cluster, (long long)clusters);
+  int *ids, nid = cg_persist_tensors(a, p, P, &ids);
+  kbc_buf_printf(o, "extern \"C\" __global__ void __launch_bounds__(%d, 1)\n%s(", P->threads, out->name);
+  for (int i = 0; i < nid; i++)
+    kbc_buf_printf(o, "%s%s%s", i ? ",\n    " : "", P->changing[ids[i]] ? "float *" : "const float *",
+                   C->names->tensor[ids[i]]);
+  kbc_buf_puts(o, ")\n{\n");
+  cg_grid_dependency(C);
+  kbc_buf_puts(o, "  const unsigned _r = kbc_cluster_rank(), _C = kbc_cluster_size();\n");
+  kbc_buf_printf(o, "  for (unsigned _p = kbc_cluster_id(); _p < %lldu; _p += kbc_cluster_count()) { // a point\n",
+                 (long long)B->points);
+  int since = 0; /* the first stage since the last barrier */
+  for (int s = 0; s < S; s++) {
+    const cg_stage *st = &P->stages[s];
+    int wait = 0;
+    for (int d = 0; d < st->n_after; d++) wait |= st->after[d] >= since;
+    if (wait) {
+      kbc_buf_puts(o, "    kbc_cluster_sync();\n");
+      since = s;
+    }
+    kbc_buf_printf(o, "    // stage %d: %s, %lld block%s of %d\n", s,
+                   st->kernel ? st->kernel->name : kbc_arena_printf(a, "%s = 0", IR_TENSOR(p, st->zero)->name),
+                   (long long)st->blocks, st->blocks == 1 ? "" : "s", st->threads);
+    emit_stage(C, P, B, s);
+  }
+  kbc_buf_puts(o, "  }\n}\n\n");
+
+  out->family = CG_FAMILY_PERSIST;
+  out->first = 0;
+  out->count = p->stmts.len;
+  out->block = P->threads;
+  out->smem = P->smem;
+  out->work = sym_const(a, clusters * cluster);
+  out->per_block = 1;
+  out->n_tensors = nid;
+  out->tensors = ids;
+  out->zero_tensor = -1;
+  out->n_stages = S;
+  out->stages = P->stages;
+  out->cluster = cluster;
+  out->points = B->points;
+}
