@@ -9,7 +9,7 @@ export KBC_CACHE_DIR=${KBC_CACHE_DIR:-/tmp/kbc-ab}
 CV="specs/cvit.kb --set in_channels=3 --set image_size=32"
 step 60 bash -c "for b in 10 1 64; do KBC_CLUSTER=2 build/gpu/kbc verify $CV --set batch_size=\$b 2>&1 | tail -1 | sed \"s/^/b\$b /\"; done"
 step 45 bash -c "PYTHONUNBUFFERED=1 python3 tests/fuzz/difftest.py gpu --kbc build/gpu/kbc --seeds 560001:600000 --jobs 16 \
-  --variants cluster,cluster_tf32,cluster_gemm --time-limit 35 --min-time 20 --json $OUT/fuzz_cluster.json >$OUT/fuzz_cluster.txt 2>&1; grep -v '^rejected' $OUT/fuzz_cluster.txt | tail -3"
+  --features batched --variants fp32,cluster,cluster_tf32,cluster_gemm --time-limit 35 --min-time 20 --json $OUT/fuzz_cluster.json >$OUT/fuzz_cluster.txt 2>&1; grep -v '^rejected' $OUT/fuzz_cluster.txt | tail -3"
 step 45 bash -c "for b in 10 1; do KBC_CLUSTER=2 KBC_PROFILE=1 build/gpu/kbc bench --iters 20 $CV --set batch_size=\$b 2>&1 | tail -4; done"
 AB_ITERS=200 step 60 bash -c "bench/ab.sh build/gpu build/gpu:KBC_CLUSTER=2 bench/ab_cases_cvit.txt 2>&1 | tee $OUT/ab_cluster.txt | tail -5"
 AB_ITERS=200 step 45 bash -c "bench/ab.sh build/gpu:KBC_CLUSTER=2 build/gpu:KBC_CLUSTER=2,KBC_CLUSTER_SIZE=16 bench/ab_cases_cvit.txt 2>&1 | tee $OUT/ab_cluster16.txt | tail -5"

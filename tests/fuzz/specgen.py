@@ -30,7 +30,7 @@ import sys
 
 VAR_SIZES = [1, 2, 3, 5, 7, 11, 13, 17, 31, 33, 37, 65, 67, 129, 131, 257]
 MAX_TERMS = 1 << 13  # terms of a reduction, nested ones multiplied (see reduction())
-FEATURES = ()  # optional parts of the language, enabled by --features (none yet)
+FEATURES = ("batched",)  # --features: batched, programs of independent batch points (batchgen.py)
 
 
 class Dim:
@@ -1035,7 +1035,11 @@ class Gen:
 
 def generate(seed, size="emu", features=()):
     """(spec_text, {var axis: value}) for seed; retries internally until the
-    generator produces a spec within the size limits."""
+    generator produces a spec within the size limits.  With the feature
+    "batched", a program of independent batch points instead (batchgen.py)."""
+    if "batched" in features:
+        import batchgen
+        return batchgen.generate(seed, size)
     for attempt in range(50):
         g = Gen(seed * 1000 + attempt, size, features)
         out = g.generate()
