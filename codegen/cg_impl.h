@@ -404,6 +404,12 @@ void cg_persist_body_close(cg_ctx *C, const cg_persist *P, int i);
 void cg_emit_persist(cg_ctx *C, const cg_persist *P, cg_kernel *out);
 /* The tensors any stage takes, ascending, into *ids (in a): how many. */
 int cg_persist_tensors(kbc_arena *a, const ir_program *p, const cg_persist *P, int **ids);
+/* A kernel of P's stages (persistent or cluster): its signature (every
+ * tensor a stage takes, then the scratch where asked), __launch_bounds__
+ * of min_blocks, the opening brace and grid dependency; out filled (blocks
+ * launched, every statement, the stages).  And stage s's one-line label. */
+void cg_persist_open(cg_ctx *C, const cg_persist *P, int min_blocks, int scratch, int64_t blocks, cg_kernel *out);
+const char *cg_persist_stage_label(cg_ctx *C, const cg_persist *P, int s);
 
 /* batch.c: whether specialized program p is independent copies of one
  * program along its tensors' first dimension (see there); then *out. */

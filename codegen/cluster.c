@@ -112,8 +112,6 @@ static void emit_stage(cg_ctx *C, const cg_persist *P, const cg_batch *B, int s)
 }
 
 void cg_emit_cluster(cg_ctx *C, const cg_persist *P, const cg_batch *B, int cluster, int sm_count, cg_kernel *out) {
-  kbc_arena *a = C->a;
-  const ir_program *p = C->p;
   kbc_buf *o = C->out;
   int S = P->n_stages;
   int64_t clusters = sm_count / cluster;
@@ -125,13 +123,7 @@ void cg_emit_cluster(cg_ctx *C, const cg_persist *P, const cg_batch *B, int clus
                  "// the point's slices, and the cluster's barrier before a stage that needs one since the last.\n"
                  "// Launched as %lld clusters of %d blocks; cluster g takes points g, g + %lld, ...\n",
                  S, (long long)B->points, (long long)clusters, cluster, (long long)clusters);
-  int *ids, nid = cg_persist_tensors(a, p, P, &ids);
-  kbc_buf_printf(o, "extern \"C\" __global__ void __launch_bounds__(%d, 1)\n%s(", P->threads, out->name);
-  for (int i = 0; i < nid; i++)
-    kbc_buf_printf(o, "%s%s%s", i ? ",\n    " : "", P->changing[ids[i]] ? "float *" : "const float *",
-                   C->names->tensor[ids[i]]);
-  kbc_buf_puts(o, ")\n{\n");
-  cg_grid_dependency(C);
+  cg_persist_open(C, P, 1, 0, clusters * cluster, out);
   kbc_buf_puts(o, "  const unsigned _r = kbc_cluster_rank(), _C = kbc_cluster_size();\n");
   kbc_buf_printf(o, "  for (unsigned _p = kbc_cluster_id(); _p < %lldu; _p += kbc_cluster_count()) { // a point\n",
                  (long long)B->points);
@@ -144,25 +136,10 @@ void cg_emit_cluster(cg_ctx *C, const cg_persist *P, const cg_batch *B, int clus
       kbc_buf_puts(o, "    kbc_cluster_sync();\n");
       since = s;
     }
-    kbc_buf_printf(o, "    // stage %d: %s, %lld block%s of %d\n", s,
-                   st->kernel ? st->kernel->name : kbc_arena_printf(a, "%s = 0", IR_TENSOR(p, st->zero)->name),
-                   (long long)st->blocks, st->blocks == 1 ? "" : "s", st->threads);
+    kbc_buf_printf(o, "    // %s\n", cg_persist_stage_label(C, P, s));
     emit_stage(C, P, B, s);
   }
   kbc_buf_puts(o, "  }\n}\n\n");
-
-  out->family = CG_FAMILY_PERSIST;
-  out->first = 0;
-  out->count = p->stmts.len;
-  out->block = P->threads;
-  out->smem = P->smem;
-  out->work = sym_const(a, clusters * cluster);
-  out->per_block = 1;
-  out->n_tensors = nid;
-  out->tensors = ids;
-  out->zero_tensor = -1;
-  out->n_stages = S;
-  out->stages = P->stages;
   out->cluster = cluster;
   out->points = B->points;
 }

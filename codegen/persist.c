@@ -260,9 +260,40 @@ static void emit_task(cg_ctx *C, const cg_persist *P, const char *done, int s) {
   }
 }
 
+const char *cg_persist_stage_label(cg_ctx *C, const cg_persist *P, int s) {
+  const cg_stage *st = &P->stages[s];
+  return kbc_arena_printf(C->a, "stage %d: %s, %lld block%s of %d", s,
+                          st->kernel ? st->kernel->name
+                                     : kbc_arena_printf(C->a, "%s = 0", IR_TENSOR(C->p, st->zero)->name),
+                          (long long)st->blocks, st->blocks == 1 ? "" : "s", st->threads);
+}
+
+void cg_persist_open(cg_ctx *C, const cg_persist *P, int min_blocks, int scratch, int64_t blocks, cg_kernel *out) {
+  kbc_buf *o = C->out;
+  int *ids, nid = cg_persist_tensors(C->a, C->p, P, &ids);
+  kbc_buf_printf(o, "extern \"C\" __global__ void __launch_bounds__(%d, %d)\n%s(", P->threads, min_blocks, out->name);
+  for (int i = 0; i < nid; i++)
+    kbc_buf_printf(o, "%s%s%s", i ? ",\n    " : "", P->changing[ids[i]] ? "float *" : "const float *",
+                   C->names->tensor[ids[i]]);
+  if (scratch) kbc_buf_puts(o, ",\n    float *_kws");
+  kbc_buf_puts(o, ")\n{\n");
+  cg_grid_dependency(C);
+  out->family = CG_FAMILY_PERSIST;
+  out->first = 0;
+  out->count = C->p->stmts.len;
+  out->block = P->threads;
+  out->smem = P->smem;
+  out->work = sym_const(C->a, blocks);
+  out->per_block = 1;
+  out->n_tensors = nid;
+  out->tensors = ids;
+  out->zero_tensor = -1;
+  out->n_stages = P->n_stages;
+  out->stages = P->stages;
+}
+
 void cg_emit_persist(cg_ctx *C, const cg_persist *P, cg_kernel *out) {
   kbc_arena *a = C->a;
-  const ir_program *p = C->p;
   kbc_buf *o = C->out;
   const char *name = out->name;
   const char *done = kbc_arena_printf(a, "_%s_done", name);
@@ -277,14 +308,7 @@ void cg_emit_persist(cg_ctx *C, const cg_persist *P, cg_kernel *out) {
   kbc_buf_printf(o, "__device__ unsigned _%s_next = 0; // tasks handed out\n", name);
   kbc_buf_printf(o, "__device__ unsigned %s[%d]; // per stage, its blocks finished\n", done, S);
   kbc_buf_printf(o, "__device__ unsigned _%s_out = 0; // blocks out of tasks; the last resets the counters\n", name);
-  int *ids, nid = cg_persist_tensors(a, p, P, &ids);
-  kbc_buf_printf(o, "extern \"C\" __global__ void __launch_bounds__(%d, %d)\n%s(", P->threads, P->per_sm, name);
-  for (int i = 0; i < nid; i++)
-    kbc_buf_printf(o, "%s%s%s", i ? ",\n    " : "", P->changing[ids[i]] ? "float *" : "const float *",
-                   C->names->tensor[ids[i]]);
-  if (scratch) kbc_buf_puts(o, ",\n    float *_kws");
-  kbc_buf_puts(o, ")\n{\n");
-  cg_grid_dependency(C);
+  cg_persist_open(C, P, P->per_sm, scratch, (int64_t)C->t->sm_count * P->per_sm, out); /* every stage at most one round */
   kbc_buf_printf(o, "  __shared__ unsigned _task;\n"
                     "  __shared__ unsigned char _known[%d]; // the stages this block has seen done\n"
                     "  unsigned _ahead = 0; // thread 0: the task after this one, asked for while this one runs\n",
@@ -296,11 +320,8 @@ void cg_emit_persist(cg_ctx *C, const cg_persist *P, cg_kernel *out) {
   kbc_buf_printf(o, "    if (threadIdx.x == 0) _ahead = atomicAdd(&_%s_next, 1u);\n", name);
   kbc_buf_puts(o, "    int _s;\n");
   for (int s = 0; s < S; s++) {
-    const cg_stage *st = &P->stages[s];
-    kbc_buf_printf(o, "    %sif (_t < %lldu) { // stage %d: %s, %lld block%s of %d\n", s ? "else " : "",
-                   (long long)P->first_task[s + 1], s,
-                   st->kernel ? st->kernel->name : kbc_arena_printf(a, "%s = 0", IR_TENSOR(p, st->zero)->name),
-                   (long long)st->blocks, st->blocks == 1 ? "" : "s", st->threads);
+    kbc_buf_printf(o, "    %sif (_t < %lldu) { // %s\n", s ? "else " : "", (long long)P->first_task[s + 1],
+                   cg_persist_stage_label(C, P, s));
     kbc_buf_printf(o, "      const unsigned _b = _t - %lldu;\n", (long long)P->first_task[s]);
     emit_task(C, P, done, s);
     kbc_buf_printf(o, "      _s = %d;\n    }\n", s);
@@ -313,15 +334,4 @@ void cg_emit_persist(cg_ctx *C, const cg_persist *P, cg_kernel *out) {
   kbc_buf_printf(o, "    _%s_next = 0u;\n    _%s_out = 0u;\n", name, name);
   kbc_buf_printf(o, "    for (int _i = 0; _i < %d; ++_i) %s[_i] = 0u;\n", S, done);
   kbc_buf_puts(o, "    __threadfence();\n  }\n}\n\n");
-
-  out->family = CG_FAMILY_PERSIST;
-  out->first = 0;
-  out->count = p->stmts.len;
-  out->block = P->threads;
-  out->smem = P->smem;
-  out->work = sym_const(a, (int64_t)C->t->sm_count * P->per_sm); /* every stage at most one round of it */
-  out->per_block = 1;
-  out->n_tensors = nid;
-  out->tensors = ids;
-  out->zero_tensor = -1;
 }
