@@ -8,9 +8,11 @@
 LIMIT=${LIMIT:-560}
 export KBC_CACHE_DIR=${KBC_CACHE_DIR:-/tmp/kbc-ab} # ab.sh's cache: the profiles reuse its compiles
 . bench/steps.sh
+if [ -z "${S40_SKIP_FIRST:-}" ]; then # (bench/device_s41.sh runs these two itself)
 step 55 bash -c "PYTHONUNBUFFERED=1 python3 tests/fuzz/difftest.py gpu --kbc build/gpu/kbc --seeds 500001:550000 --jobs 16 \
   --variants fp32,tf32,split,stage_n,stage_n_tf32,tail_split --time-limit 45 --min-time 30 --json $OUT/fuzz.json >$OUT/fuzz.txt 2>&1; grep -v '^rejected' $OUT/fuzz.txt | tail -3"
 step 35 bash -c 'nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/handoff bench/micro/handoff.cu && /tmp/handoff 45 >$OUT/handoff.txt 2>&1; cat $OUT/handoff.txt'
+fi
 # CViT's linears with their layer norms as GEMM tails (33 kernels at b10, not 45), split over K down to
 # one k-tile (8 and 32 blocks, not 2 and 4 as session 30 timed them: 1.07x slower)
 step 20 bash -c "KBC_GEMM_TAIL=2 KBC_GEMM_SPLIT=2 build/gpu/kbc verify specs/cvit.kb --set batch_size=10 --set in_channels=3 --set image_size=32 2>&1 | tail -1"
