@@ -310,7 +310,8 @@ static int generate_cluster(kbc_arena *a, const ir_program *p, const cg_target *
   if (!P || !cg_cluster_pays(t, P)) return 0;
   open_unit(&C, ks, ng, " (the stages of one kernel of clusters, a cluster per batch point)");
   cg_persist_helpers(&C);
-  cg_cluster_helpers(&C);
+  C.slots = cg_cluster_slots(t, P);
+  cg_cluster_helpers(&C, C.slots, P->smem);
   C.changing = cg_persist_changing(P);
   emit_groups(&C, groups, ng, ks, plans, P);
   memset(out, 0, sizeof *out);

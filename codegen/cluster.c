@@ -82,9 +82,37 @@ static const char helpers[] =
     "  asm volatile(\"barrier.cluster.arrive.release.aligned;\\n\\tbarrier.cluster.wait.acquire.aligned;\" ::: \"memory\");\n"
     "}\n"
     "#endif\n"
+    "// The barriers of a block's slot s of t threads (its threads [s t, s t + t); every slot a task at\n"
+    "// once, KBC_CLUSTER_SLOTS): named barrier first + 2 s, its first n threads (the task's barriers\n"
+    "// first = 1, the slot's own between tasks first = 2).\n"
+    "__device__ __forceinline__ void kbc_slot_sync(unsigned first, unsigned t, unsigned n) {\n"
+    "  asm volatile(\"bar.sync %0, %1;\" ::\"r\"(first + 2u * (threadIdx.x / t)), \"r\"(n) : \"memory\");\n"
+    "}\n"
+    "__device__ __forceinline__ int kbc_slot_and(unsigned first, unsigned t, unsigned n, int p) {\n"
+    "  int r;\n"
+    "  asm volatile(\"{ .reg .pred q; setp.ne.s32 q, %1, 0; bar.red.and.pred q, %2, %3, q; selp.s32 %0, 1, 0, q; }\"\n"
+    "               : \"=r\"(r) : \"r\"(p), \"r\"(first + 2u * (threadIdx.x / t)), \"r\"(n) : \"memory\");\n"
+    "  return r;\n"
+    "}\n"
     "#endif\n\n";
 
-void cg_cluster_helpers(cg_ctx *C) { kbc_buf_puts(C->out, helpers); }
+void cg_cluster_helpers(cg_ctx *C, int slots, int smem) {
+  smem = (smem + 15) / 16 * 16;
+  kbc_buf_puts(C->out, helpers);
+  if (slots < 2) return;
+  /* each slot its own part of the dynamic shared memory (the emulator's is a static of the function:
+   * each template instance, so each slot, its own already) */
+  cg_emit_async_helpers(C->out);
+  kbc_buf_printf(C->out,
+                 "// Each slot its own %d bytes of the dynamic shared memory.\n"
+                 "#ifdef __CUDA_ARCH__\n"
+                 "#undef KBC_DYNAMIC_SMEM\n"
+                 "#define KBC_DYNAMIC_SMEM(name) \\\n"
+                 "  extern __shared__ __align__(16) float _kbc_dsmem[]; \\\n"
+                 "  float *const name = _kbc_dsmem + KBC_SLOT * %d\n"
+                 "#endif\n\n",
+                 smem, smem / 4);
+}
 
 /* Tensor id's pointer for the point _p: its slice where batched. */
 static const char *slice(cg_ctx *C, const cg_batch *B, int id) {
@@ -92,28 +120,50 @@ static const char *slice(cg_ctx *C, const cg_batch *B, int id) {
   return B->stride[id] ? kbc_arena_printf(C->a, "%s + (long long)_p * %lldLL", n, (long long)B->stride[id]) : n;
 }
 
-/* Stage s's tasks, dealt to the cluster's blocks in turn. */
+int cg_cluster_slots(const cg_target *t, const cg_persist *P) {
+  int s = t->opt.cluster_slots > 1 ? t->opt.cluster_slots : 1;
+  while (s > 1 && s * P->threads > 1024) s--;
+  return s;
+}
+
+/* The dynamic shared memory of a slot: P's, a multiple of 16 bytes. */
+static int slot_smem(const cg_persist *P) { return (P->smem + 15) / 16 * 16; }
+
+/* Stage s's tasks, dealt to the cluster's workers in turn (_w: block _r's
+ * slot _s; _W of them); a worker's task on its slot's threads, _t the
+ * thread's index there. */
 static void emit_stage(cg_ctx *C, const cg_persist *P, const cg_batch *B, int s) {
   const cg_stage *st = &P->stages[s];
   kbc_buf *o = C->out;
-  kbc_buf_printf(o, "    for (unsigned _b = _r; _b < %lldu; _b += _C) {\n", (long long)st->blocks);
+  int slots = C->slots > 1 ? C->slots : 1;
+  kbc_buf_printf(o, "    for (unsigned _b = _w; _b < %lldu; _b += _W) {\n", (long long)st->blocks);
   if (!st->kernel) {
-    kbc_buf_printf(o, "      kbc_zero_from(%s, %lldLL, (long long)_b * %d + threadIdx.x, %lldLL);\n",
-                   slice(C, B, st->zero), (long long)P->zero_numel[s], st->threads,
-                   (long long)st->blocks * st->threads);
+    kbc_buf_printf(o, "      kbc_zero_from(%s, %lldLL, (long long)_b * %d + _t, %lldLL);\n", slice(C, B, st->zero),
+                   (long long)P->zero_numel[s], st->threads, (long long)st->blocks * st->threads);
   } else {
     const cg_kernel *k = st->kernel;
-    if (st->threads < P->threads) kbc_buf_printf(o, "      if (threadIdx.x < %d)\n  ", st->threads);
-    kbc_buf_printf(o, "      %s(make_uint3(_b, 0u, 0u), make_uint3(%lldu, 1u, 1u)", k->name, (long long)st->blocks);
-    for (int j = 0; j < k->n_tensors; j++) kbc_buf_printf(o, ",\n          %s", slice(C, B, k->tensors[j]));
-    kbc_buf_puts(o, ");\n");
+    if (st->threads < P->threads) kbc_buf_printf(o, "      if (_t < %d)\n", st->threads);
+    if (slots > 1) kbc_buf_puts(o, "      switch (_s) {\n");
+    for (int i = 0; i < slots; i++) {
+      if (slots > 1) kbc_buf_printf(o, "      case %d:\n  ", i);
+      kbc_buf_printf(o, "      %s%s(make_uint3(_b, 0u, 0u), make_uint3(%lldu, 1u, 1u)", k->name,
+                     slots > 1 ? kbc_arena_printf(C->a, "<%d>", i) : "", (long long)st->blocks);
+      if (slots > 1) kbc_buf_puts(o, ", make_uint3(_t, 0u, 0u)");
+      for (int j = 0; j < k->n_tensors; j++) kbc_buf_printf(o, ",\n          %s", slice(C, B, k->tensors[j]));
+      kbc_buf_puts(o, slots > 1 ? ");\n        break;\n" : ");\n");
+    }
+    if (slots > 1) kbc_buf_puts(o, "      }\n");
   }
-  kbc_buf_puts(o, "      __syncthreads(); // the block's shared memory free for its next task\n    }\n");
+  if (slots > 1)
+    kbc_buf_printf(o, "      kbc_slot_sync(2u, %du, %du); // the slot's shared memory free for its next task\n    }\n",
+                   P->threads, P->threads);
+  else
+    kbc_buf_puts(o, "      __syncthreads(); // the block's shared memory free for its next task\n    }\n");
 }
 
 void cg_emit_cluster(cg_ctx *C, const cg_persist *P, const cg_batch *B, int cluster, int sm_count, cg_kernel *out) {
   kbc_buf *o = C->out;
-  int S = P->n_stages;
+  int S = P->n_stages, slots = C->slots > 1 ? C->slots : 1, T = P->threads;
   int64_t clusters = sm_count / cluster;
   if (clusters > B->points) clusters = B->points;
   if (clusters < 1) clusters = 1;
@@ -123,8 +173,17 @@ void cg_emit_cluster(cg_ctx *C, const cg_persist *P, const cg_batch *B, int clus
                  "// the point's slices, and the cluster's barrier before a stage that needs one since the last.\n"
                  "// Launched as %lld clusters of %d blocks; cluster g takes points g, g + %lld, ...\n",
                  S, (long long)B->points, (long long)clusters, cluster, (long long)clusters);
-  cg_persist_open(C, P, 1, 0, clusters * cluster, out);
-  kbc_buf_puts(o, "  const unsigned _r = kbc_cluster_rank(), _C = kbc_cluster_size();\n");
+  if (slots > 1)
+    kbc_buf_printf(o, "// Each block runs %d tasks at once, one a slot of %d threads (its barriers named).\n", slots, T);
+  cg_persist_open(C, P, slots * T, 1, 0, clusters * cluster, out);
+  out->smem = slots * slot_smem(P);
+  if (slots > 1)
+    kbc_buf_printf(o, "  const unsigned _s = threadIdx.x / %du, _t = threadIdx.x %% %du; // the slot, the thread in it\n",
+                   T, T);
+  else
+    kbc_buf_puts(o, "  const unsigned _s = 0u, _t = threadIdx.x;\n");
+  kbc_buf_printf(o, "  const unsigned _w = kbc_cluster_rank() * %du + _s, _W = kbc_cluster_size() * %du; // workers\n",
+                 slots, slots);
   kbc_buf_printf(o, "  for (unsigned _p = kbc_cluster_id(); _p < %lldu; _p += kbc_cluster_count()) { // a point\n",
                  (long long)B->points);
   int since = 0; /* the first stage since the last barrier */

@@ -940,7 +940,8 @@ const unsigned char *cg_signature_scratch(const cg_ctx *C, const char *name, int
   for (int i = 0; C->changing && i < p->tensors.len; i++) written[i] = C->changing[i] ? 2 : 0;
   for (int i = first; i < first + count; i++) written[IR_STMT(p, i)->out->id] = 1;
   if (C->changing) {
-    kbc_buf_printf(out, "static __device__ __noinline__ void\n%s(const uint3 blockIdx, const uint3 gridDim%s", name,
+    kbc_buf_printf(out, "%sstatic __device__ __noinline__ void\n%s(const uint3 blockIdx, const uint3 gridDim%s%s",
+                   C->slots > 1 ? "template <int KBC_SLOT> " : "", name, C->slots > 1 ? ", const uint3 threadIdx" : "",
                    n_tensors || scratch || p->vars.len ? ",\n    " : "");
   } else {
     const char *min = min_blocks >= 1    ? kbc_arena_printf(C->a, ", %d", min_blocks)

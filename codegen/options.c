@@ -66,6 +66,7 @@
   X("KBC_PERSIST", persist, 0, 2)                   \
   X("KBC_CLUSTER", cluster, 0, 2)                   \
   X("KBC_CLUSTER_SIZE", cluster_size, 0, 16)        \
+  X("KBC_CLUSTER_SLOTS", cluster_slots, 0, 4)       \
   X("KBC_PDL", pdl, 0, 1)
 
 cg_options cg_options_default(void) {

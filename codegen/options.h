@@ -160,6 +160,8 @@ typedef struct {
                           wherever it can (testing: the fuzzer's `cluster` variants); 0 never */
   int one_block_points; /* (no variable: set by cluster.c's planning) a reduction of one point in one
                           block, never split across the grid (sched_point.c): no state outside the outputs */
+  int cluster_slots;   /* KBC_CLUSTER_SLOTS: the tasks each block of such a kernel runs at once, a slot of the
+                          widest stage's threads each (1..4, as 1,024 threads allow; 0 or 1: one) */
   int cluster_size;    /* KBC_CLUSTER_SIZE: the blocks of such a cluster (1..16; 0: cg_cluster_size's rule) */
   int idx32;           /* KBC_IDX32 (default on; measured 0.97x geomean, 0.82-1.05x): the 32-bit
                           index variant where a binding fits (applied by the callers:

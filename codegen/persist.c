@@ -179,6 +179,15 @@ static int narrow_threads(const cg_persist *P, int i) {
 
 void cg_persist_body_open(cg_ctx *C, const cg_persist *P, int i) {
   int n = narrow_threads(P, i);
+  if (C->slots > 1) { /* the cluster kernel's slots (cluster.c) */
+    int t = n ? n : P->threads;
+    kbc_buf_printf(C->out,
+                   "// a task of %d threads in a slot of %d: its barriers count its threads alone\n"
+                   "#define __syncthreads() kbc_slot_sync(1u, %du, %du)\n"
+                   "#define __syncthreads_and(p) kbc_slot_and(1u, %du, %du, (p))\n",
+                   t, P->threads, P->threads, t, P->threads, t);
+    return;
+  }
   if (!n) return;
   kbc_buf_printf(C->out,
                  "// a task of %d threads in blocks of %d: its barriers count its threads alone\n"
@@ -188,7 +197,7 @@ void cg_persist_body_open(cg_ctx *C, const cg_persist *P, int i) {
 }
 
 void cg_persist_body_close(cg_ctx *C, const cg_persist *P, int i) {
-  if (narrow_threads(P, i)) kbc_buf_puts(C->out, "#undef __syncthreads\n#undef __syncthreads_and\n\n");
+  if (C->slots > 1 || narrow_threads(P, i)) kbc_buf_puts(C->out, "#undef __syncthreads\n#undef __syncthreads_and\n\n");
 }
 
 static const char helpers[] =
@@ -268,10 +277,11 @@ const char *cg_persist_stage_label(cg_ctx *C, const cg_persist *P, int s) {
                           (long long)st->blocks, st->blocks == 1 ? "" : "s", st->threads);
 }
 
-void cg_persist_open(cg_ctx *C, const cg_persist *P, int min_blocks, int scratch, int64_t blocks, cg_kernel *out) {
+void cg_persist_open(cg_ctx *C, const cg_persist *P, int threads, int min_blocks, int scratch, int64_t blocks,
+                     cg_kernel *out) {
   kbc_buf *o = C->out;
   int *ids, nid = cg_persist_tensors(C->a, C->p, P, &ids);
-  kbc_buf_printf(o, "extern \"C\" __global__ void __launch_bounds__(%d, %d)\n%s(", P->threads, min_blocks, out->name);
+  kbc_buf_printf(o, "extern \"C\" __global__ void __launch_bounds__(%d, %d)\n%s(", threads, min_blocks, out->name);
   for (int i = 0; i < nid; i++)
     kbc_buf_printf(o, "%s%s%s", i ? ",\n    " : "", P->changing[ids[i]] ? "float *" : "const float *",
                    C->names->tensor[ids[i]]);
@@ -281,7 +291,7 @@ void cg_persist_open(cg_ctx *C, const cg_persist *P, int min_blocks, int scratch
   out->family = CG_FAMILY_PERSIST;
   out->first = 0;
   out->count = C->p->stmts.len;
-  out->block = P->threads;
+  out->block = threads;
   out->smem = P->smem;
   out->work = sym_const(C->a, blocks);
   out->per_block = 1;
@@ -308,7 +318,7 @@ void cg_emit_persist(cg_ctx *C, const cg_persist *P, cg_kernel *out) {
   kbc_buf_printf(o, "__device__ unsigned _%s_next = 0; // tasks handed out\n", name);
   kbc_buf_printf(o, "__device__ unsigned %s[%d]; // per stage, its blocks finished\n", done, S);
   kbc_buf_printf(o, "__device__ unsigned _%s_out = 0; // blocks out of tasks; the last resets the counters\n", name);
-  cg_persist_open(C, P, P->per_sm, scratch, (int64_t)C->t->sm_count * P->per_sm, out); /* every stage at most one round */
+  cg_persist_open(C, P, P->threads, P->per_sm, scratch, (int64_t)C->t->sm_count * P->per_sm, out); /* every stage at most one round */
   kbc_buf_printf(o, "  __shared__ unsigned _task;\n"
                     "  __shared__ unsigned char _known[%d]; // the stages this block has seen done\n"
                     "  unsigned _ahead = 0; // thread 0: the task after this one, asked for while this one runs\n",

@@ -127,6 +127,10 @@ static inline unsigned kbc_cluster_size() { return 1; }
 static inline unsigned kbc_cluster_id() { return blockIdx.x; }
 static inline unsigned kbc_cluster_count() { return gridDim.x; }
 static inline void kbc_cluster_sync() { __syncthreads(); }
+// A slot's barriers (KBC_CLUSTER_SLOTS): named barrier first + 2 (threadIdx.x / t), its first n threads
+// (defined below, after the named barriers).
+static inline void kbc_slot_sync(unsigned first, unsigned t, unsigned n);
+static inline int kbc_slot_and(unsigned first, unsigned t, unsigned n, int p);
 static std::map<unsigned, pthread_barrier_t *> emu_named;
 static inline void kbc_bar_sync(unsigned n) {
   pthread_mutex_lock(&emu_group_lock);
@@ -145,6 +149,29 @@ static inline int kbc_bar_and(unsigned n, int p) {
   int all = 1;
   for (unsigned i = 0; i < n; i++) all &= emu_bar_and_scratch[i];
   kbc_bar_sync(n);
+  return all;
+}
+// Barriers keyed by their id and count (a slot's: each slot its own).
+static std::map<unsigned, pthread_barrier_t *> emu_slot_bars;
+static inline void emu_id_sync(unsigned id, unsigned n) {
+  pthread_mutex_lock(&emu_group_lock);
+  pthread_barrier_t *&b = emu_slot_bars[id << 16 | n];
+  if (!b) {
+    b = new pthread_barrier_t;
+    pthread_barrier_init(b, NULL, n);
+  }
+  pthread_mutex_unlock(&emu_group_lock);
+  pthread_barrier_wait(b);
+}
+static int emu_slot_and_scratch[1024];
+static inline void kbc_slot_sync(unsigned first, unsigned t, unsigned n) { emu_id_sync(first + 2 * (threadIdx.x / t), n); }
+static inline int kbc_slot_and(unsigned first, unsigned t, unsigned n, int p) {
+  unsigned slot = threadIdx.x / t;
+  emu_slot_and_scratch[threadIdx.x] = p != 0;
+  kbc_slot_sync(first, t, n);
+  int all = 1;
+  for (unsigned i = 0; i < n; i++) all &= emu_slot_and_scratch[slot * t + i];
+  kbc_slot_sync(first, t, n);
   return all;
 }
 static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }

@@ -54,7 +54,8 @@ Oracles, per spec:
     k-tiles), tail_split: the tails with split-K wherever K has two k-tiles (KBC_GEMM_TAIL=2,
     KBC_GEMM_SPLIT=2, KBC_GEMM_ALWAYS=1, specialized), cluster / cluster_gemm: specialized, a program of
     independent batch points as one kernel, a thread-block cluster per point, wherever it splits
-    (KBC_CLUSTER=2; cluster_gemm with every contraction a tiled GEMM), nvrtc);
+    (KBC_CLUSTER=2; cluster_gemm with every contraction a tiled GEMM; cluster_slots with three tasks a
+    block at once, KBC_CLUSTER_SLOTS=3), nvrtc);
   - gpu: `kbc verify --json` runs the kernels on the GPU against the
     interpreter, in each variant (fp32, tf32, and fp32 under KBC_IDX32=0,
     KBC_FP32_MMA, KBC_ROWS_PARTS, KBC_ATTN_ALWAYS, KBC_ROWS_ONLINE=2,
@@ -173,6 +174,7 @@ VARIANTS = {
     # every block a cluster of its own), wherever the program splits; cluster_gemm with GEMM stages
     "cluster": (["--specialize"], {"KBC_CLUSTER": "2"}),
     "cluster_gemm": (["--specialize"], {"KBC_CLUSTER": "2", "KBC_GEMM_ALWAYS": "1"}),
+    "cluster_slots": (["--specialize"], {"KBC_CLUSTER": "2", "KBC_CLUSTER_SLOTS": "3", "KBC_GEMM_ALWAYS": "1"}),
     "nvrtc": None,  # `kbc compile --emit ptx --target sm_90`: NVRTC compiles every kernel
 }
 # On the GPU (kbc verify): the precision and the environment of each variant.
@@ -228,6 +230,7 @@ GPU_VARIANTS = {
     "cluster": ("fp32", {"KBC_CLUSTER": "2", "KBC_SPECIALIZE": "1"}),
     "cluster_tf32": ("tf32", {"KBC_CLUSTER": "2", "KBC_SPECIALIZE": "1"}),
     "cluster_gemm": ("fp32", {"KBC_CLUSTER": "2", "KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
+    "cluster_slots": ("fp32", {"KBC_CLUSTER": "2", "KBC_CLUSTER_SLOTS": "3", "KBC_SPECIALIZE": "1"}),
 }
 TIMEOUT = 120
 # A tensor whose relative L2 error exceeds the tolerance but whose every
