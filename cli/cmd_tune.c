@@ -41,8 +41,8 @@
  * KBC_GEMM_PACK 2, every x-major wgmma operand packed k-major, and
  * KBC_ROWS_ACROSS 2, every rows team whose loads allow it a warp apart,
  * and KBC_GEMM_GATHER 2, a padded convolution's input on wgmma at fp32 too,
- * and KBC_GEMM_SMALL 2, the GEMM family from 2 rows, and KBC_CLUSTER 2, the
- * cluster kernel wherever the program splits into batch points. */
+ * and KBC_GEMM_SMALL 2, the GEMM family from 2 rows.  (KBC_CLUSTER is not:
+ * 2.8-35x slower wherever timed, docs/PERSISTENT.md "Session 41".) */
 static const struct {
   const char *name;
   const char *values[3];
@@ -55,7 +55,7 @@ static const struct {
     {"KBC_POINT_UNROLL", {"2", "4"}, 0}, {"KBC_IDX32", {"0"}, 0},  {"KBC_PERSIST", {"2"}, 0},
     {"KBC_PDL", {"1"}, 0},          {"KBC_GEMM_PREP", {"0", "2"}, 0},
     {"KBC_GEMM_PACK", {"0", "2"}, 0}, {"KBC_ROWS_ACROSS", {"0", "2"}, 0}, {"KBC_CONV_FFMA", {"1"}, 1},
-    {"KBC_GEMM_GATHER", {"0", "2"}, 0}, {"KBC_GEMM_SMALL", {"0", "2"}, 0}, {"KBC_CLUSTER", {"2"}, 0},
+    {"KBC_GEMM_GATHER", {"0", "2"}, 0}, {"KBC_GEMM_SMALL", {"0", "2"}, 0},
 };
 enum { N_KNOBS = sizeof knobs / sizeof knobs[0], MAX_CANDIDATES = 64 };
 

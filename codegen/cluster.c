@@ -16,9 +16,12 @@
  * the point's slices (no split-K scratch, no grid-wide counters: the
  * plan is refused where a stage keeps any).
  *
- * Why (docs/PERSISTENT.md, "Session 41"): a grid-wide hand-off costs what
- * a kernel boundary in a graph costs (about 1.5 us); a cluster's barrier
- * is kept by the hardware of one GPC.  Launched with clusters of C blocks
+ * Why it was built (docs/PERSISTENT.md, "Session 41"): a grid-wide
+ * hand-off costs what a kernel boundary in a graph costs (about 1.3 us),
+ * and a cluster's barrier, kept by one GPC, might have cost a fraction of
+ * that.  Measured, it does not (1.0-1.4 us a stage on the H100), and each
+ * point's stages on a cluster's few multiprocessors ran CViT 2.8-6.5x
+ * slower than its kernels in a graph: off (KBC_CLUSTER=0).  Launched with clusters of C blocks
  * (cg_kernel.cluster); without them (the kernel emulator, or a launch
  * without the attribute) every block is a cluster of its own and the
  * same text is still right. */

@@ -154,7 +154,8 @@ typedef struct {
   int join_loss;       /* KBC_JOIN_LOSS: what a rows join leaving few outer points may lose per launch it
                           saves, in a thread's serial steps (group.c, join_pays; default
                           CG_JOIN_LOSS_STEPS) */
-  int cluster;         /* KBC_CLUSTER (default off, untimed): a specialized program of independent batch
+  int cluster;         /* KBC_CLUSTER (default off: 2.8-35x slower on the H100, 2026-12-07): a specialized
+                          program of independent batch
                           points (batch.c) as one kernel of thread-block clusters, a cluster per point
                           (cluster.c; sm_90+): 1 where it has CLUSTER_MIN_STAGES stages or more, 2
                           wherever it can (testing: the fuzzer's `cluster` variants); 0 never */
