@@ -127,35 +127,14 @@ static inline unsigned kbc_cluster_size() { return 1; }
 static inline unsigned kbc_cluster_id() { return blockIdx.x; }
 static inline unsigned kbc_cluster_count() { return gridDim.x; }
 static inline void kbc_cluster_sync() { __syncthreads(); }
-// A slot's barriers (KBC_CLUSTER_SLOTS): named barrier first + 2 (threadIdx.x / t), its first n threads
-// (defined below, after the named barriers).
-static inline void kbc_slot_sync(unsigned first, unsigned t, unsigned n);
-static inline int kbc_slot_and(unsigned first, unsigned t, unsigned n, int p);
+// Named barriers, keyed by their id and count, made on first use: a task narrower than the block
+// synchronises its first n threads (barrier 1); a slot of the cluster kernel (KBC_CLUSTER_SLOTS) its
+// own, barrier first + 2 (threadIdx.x / t).  The and-reduction's flags sit at the threads' indices
+// (in __syncthreads_and's array).
 static std::map<unsigned, pthread_barrier_t *> emu_named;
-static inline void kbc_bar_sync(unsigned n) {
-  pthread_mutex_lock(&emu_group_lock);
-  pthread_barrier_t *&b = emu_named[n];
-  if (!b) {
-    b = new pthread_barrier_t;
-    pthread_barrier_init(b, NULL, n);
-  }
-  pthread_mutex_unlock(&emu_group_lock);
-  pthread_barrier_wait(b);
-}
-static int emu_bar_and_scratch[1024];
-static inline int kbc_bar_and(unsigned n, int p) {
-  emu_bar_and_scratch[threadIdx.x] = p != 0;
-  kbc_bar_sync(n);
-  int all = 1;
-  for (unsigned i = 0; i < n; i++) all &= emu_bar_and_scratch[i];
-  kbc_bar_sync(n);
-  return all;
-}
-// Barriers keyed by their id and count (a slot's: each slot its own).
-static std::map<unsigned, pthread_barrier_t *> emu_slot_bars;
 static inline void emu_id_sync(unsigned id, unsigned n) {
   pthread_mutex_lock(&emu_group_lock);
-  pthread_barrier_t *&b = emu_slot_bars[id << 16 | n];
+  pthread_barrier_t *&b = emu_named[id << 16 | n];
   if (!b) {
     b = new pthread_barrier_t;
     pthread_barrier_init(b, NULL, n);
@@ -163,16 +142,19 @@ static inline void emu_id_sync(unsigned id, unsigned n) {
   pthread_mutex_unlock(&emu_group_lock);
   pthread_barrier_wait(b);
 }
-static int emu_slot_and_scratch[1024];
+static inline int emu_id_and(unsigned id, unsigned base, unsigned n, int p) {
+  emu_and_scratch[threadIdx.x] = p != 0;
+  emu_id_sync(id, n);
+  int all = 1;
+  for (unsigned i = 0; i < n; i++) all &= emu_and_scratch[base + i];
+  emu_id_sync(id, n);
+  return all;
+}
+static inline void kbc_bar_sync(unsigned n) { emu_id_sync(1, n); }
+static inline int kbc_bar_and(unsigned n, int p) { return emu_id_and(1, 0, n, p); }
 static inline void kbc_slot_sync(unsigned first, unsigned t, unsigned n) { emu_id_sync(first + 2 * (threadIdx.x / t), n); }
 static inline int kbc_slot_and(unsigned first, unsigned t, unsigned n, int p) {
-  unsigned slot = threadIdx.x / t;
-  emu_slot_and_scratch[threadIdx.x] = p != 0;
-  kbc_slot_sync(first, t, n);
-  int all = 1;
-  for (unsigned i = 0; i < n; i++) all &= emu_slot_and_scratch[slot * t + i];
-  kbc_slot_sync(first, t, n);
-  return all;
+  return emu_id_and(first + 2 * (threadIdx.x / t), threadIdx.x / t * t, n, p);
 }
 static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
 static inline float __uint_as_float(unsigned i) { float f; memcpy(&f, &i, 4); return f; }
