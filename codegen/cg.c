@@ -311,7 +311,7 @@ static int generate_cluster(kbc_arena *a, const ir_program *p, const cg_target *
   open_unit(&C, ks, ng, " (the stages of one kernel of clusters, a cluster per batch point)");
   cg_persist_helpers(&C);
   C.slots = cg_cluster_slots(t, P);
-  cg_cluster_helpers(&C, C.slots, P->smem);
+  cg_cluster_helpers(&C, P);
   C.changing = cg_persist_changing(P);
   emit_groups(&C, groups, ng, ks, plans, P);
   memset(out, 0, sizeof *out);

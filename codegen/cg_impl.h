@@ -409,12 +409,11 @@ void cg_emit_persist(cg_ctx *C, const cg_persist *P, cg_kernel *out);
 /* The tensors any stage takes, ascending, into *ids (in a): how many. */
 int cg_persist_tensors(kbc_arena *a, const ir_program *p, const cg_persist *P, int **ids);
 /* A kernel of P's stages (persistent or cluster): its signature (every
- * tensor a stage takes, then the scratch where asked), __launch_bounds__
- * of threads and min_blocks, the opening brace and grid dependency; out
- * filled (blocks launched of threads, P's dynamic shared memory, every
- * statement, the stages).  And stage s's one-line label. */
-void cg_persist_open(cg_ctx *C, const cg_persist *P, int threads, int min_blocks, int scratch, int64_t blocks,
-                     cg_kernel *out);
+ * tensor a stage takes, then the scratch where a stage takes it),
+ * __launch_bounds__ of threads and min_blocks, the opening brace and grid
+ * dependency; out filled (blocks launched of threads, P's dynamic shared
+ * memory, every statement, the stages).  And stage s's one-line label. */
+void cg_persist_open(cg_ctx *C, const cg_persist *P, int threads, int min_blocks, int64_t blocks, cg_kernel *out);
 const char *cg_persist_stage_label(cg_ctx *C, const cg_persist *P, int s);
 
 /* batch.c: whether specialized program p is independent copies of one
@@ -430,14 +429,14 @@ int cg_batch_split(kbc_arena *a, const ir_program *p, cg_batch *out);
  * clusters for every point fit the multiprocessors); whether the stages
  * of P (planned for that many) run as the cluster kernel (no stage keeps
  * state outside its outputs, and the rule of KBC_CLUSTER); the helpers,
- * once, before the stages (C->slots set: the slots' shared memory apart,
- * smem bytes each); the kernel (out->name set; as many clusters as
+ * once, before the stages (C->slots set: the slots' dynamic shared
+ * memory apart); the kernel (out->name set; as many clusters as
  * sm_count multiprocessors hold, at most one a point), which fills out. */
 int cg_cluster_size(const cg_target *t, int64_t points);
 int cg_cluster_pays(const cg_target *t, const cg_persist *P);
 /* The tasks a block runs at once (KBC_CLUSTER_SLOTS, at most 1,024 threads). */
 int cg_cluster_slots(const cg_target *t, const cg_persist *P);
-void cg_cluster_helpers(cg_ctx *C, int slots, int smem);
+void cg_cluster_helpers(cg_ctx *C, const cg_persist *P);
 void cg_emit_cluster(cg_ctx *C, const cg_persist *P, const cg_batch *B, int cluster, int sm_count, cg_kernel *out);
 
 /* gemm_emit.c: the TF32 mma.sync helpers kbc_tf32 and kbc_mma_tf32 (and

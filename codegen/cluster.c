@@ -99,10 +99,12 @@ static const char helpers[] =
     "}\n"
     "#endif\n\n";
 
-void cg_cluster_helpers(cg_ctx *C, int slots, int smem) {
-  smem = (smem + 15) / 16 * 16;
+/* The dynamic shared memory of a slot: P's, a multiple of 16 bytes. */
+static int slot_smem(const cg_persist *P) { return (P->smem + 15) / 16 * 16; }
+
+void cg_cluster_helpers(cg_ctx *C, const cg_persist *P) {
   kbc_buf_puts(C->out, helpers);
-  if (slots < 2) return;
+  if (C->slots < 2) return;
   /* each slot its own part of the dynamic shared memory (the emulator's is a static of the function:
    * each template instance, so each slot, its own already) */
   cg_emit_async_helpers(C->out);
@@ -114,7 +116,7 @@ void cg_cluster_helpers(cg_ctx *C, int slots, int smem) {
                  "  extern __shared__ __align__(16) float _kbc_dsmem[]; \\\n"
                  "  float *const name = _kbc_dsmem + KBC_SLOT * %d\n"
                  "#endif\n\n",
-                 smem, smem / 4);
+                 slot_smem(P), slot_smem(P) / 4);
 }
 
 /* Tensor id's pointer for the point _p: its slice where batched. */
@@ -129,16 +131,13 @@ int cg_cluster_slots(const cg_target *t, const cg_persist *P) {
   return s;
 }
 
-/* The dynamic shared memory of a slot: P's, a multiple of 16 bytes. */
-static int slot_smem(const cg_persist *P) { return (P->smem + 15) / 16 * 16; }
-
 /* Stage s's tasks, dealt to the cluster's workers in turn (_w: block _r's
  * slot _s; _W of them); a worker's task on its slot's threads, _t the
  * thread's index there. */
 static void emit_stage(cg_ctx *C, const cg_persist *P, const cg_batch *B, int s) {
   const cg_stage *st = &P->stages[s];
   kbc_buf *o = C->out;
-  int slots = C->slots > 1 ? C->slots : 1;
+  int slots = C->slots;
   kbc_buf_printf(o, "    for (unsigned _b = _w; _b < %lldu; _b += _W) {\n", (long long)st->blocks);
   if (!st->kernel) {
     kbc_buf_printf(o, "      kbc_zero_from(%s, %lldLL, (long long)_b * %d + _t, %lldLL);\n", slice(C, B, st->zero),
@@ -166,7 +165,7 @@ static void emit_stage(cg_ctx *C, const cg_persist *P, const cg_batch *B, int s)
 
 void cg_emit_cluster(cg_ctx *C, const cg_persist *P, const cg_batch *B, int cluster, int sm_count, cg_kernel *out) {
   kbc_buf *o = C->out;
-  int S = P->n_stages, slots = C->slots > 1 ? C->slots : 1, T = P->threads;
+  int S = P->n_stages, slots = C->slots, T = P->threads;
   int64_t clusters = sm_count / cluster;
   if (clusters > B->points) clusters = B->points;
   if (clusters < 1) clusters = 1;
@@ -177,11 +176,13 @@ void cg_emit_cluster(cg_ctx *C, const cg_persist *P, const cg_batch *B, int clus
                  "// Launched as %lld clusters of %d blocks; cluster g takes points g, g + %lld, ...\n",
                  S, (long long)B->points, (long long)clusters, cluster, (long long)clusters);
   if (slots > 1)
-    kbc_buf_printf(o, "// Each block runs %d tasks at once, one a slot of %d threads (its barriers named).\n", slots, T);
-  cg_persist_open(C, P, slots * T, 1, 0, clusters * cluster, out);
+    kbc_buf_printf(o, "// Each block runs %d tasks at once, one a slot of %d threads (its barriers named).\n", slots,
+                   T);
+  cg_persist_open(C, P, slots * T, 1, clusters * cluster, out);
   out->smem = slots * slot_smem(P);
   if (slots > 1)
-    kbc_buf_printf(o, "  const unsigned _s = threadIdx.x / %du, _t = threadIdx.x %% %du; // the slot, the thread in it\n",
+    kbc_buf_printf(o,
+                   "  const unsigned _s = threadIdx.x / %du, _t = threadIdx.x %% %du; // the slot, the thread in it\n",
                    T, T);
   else
     kbc_buf_puts(o, "  const unsigned _s = 0u, _t = threadIdx.x;\n");

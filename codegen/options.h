@@ -155,10 +155,10 @@ typedef struct {
                           saves, in a thread's serial steps (group.c, join_pays; default
                           CG_JOIN_LOSS_STEPS) */
   int cluster;         /* KBC_CLUSTER (default off: 2.8-35x slower on the H100, 2026-12-07): a specialized
-                          program of independent batch
-                          points (batch.c) as one kernel of thread-block clusters, a cluster per point
-                          (cluster.c; sm_90+): 1 where it has CLUSTER_MIN_STAGES stages or more, 2
-                          wherever it can (testing: the fuzzer's `cluster` variants); 0 never */
+                          program of independent batch points (batch.c) as one kernel of thread-block
+                          clusters, a cluster per point (cluster.c; sm_90+): 1 where it has
+                          CLUSTER_MIN_STAGES stages or more, 2 wherever it can (testing: the fuzzer's
+                          `cluster` variants); 0 never */
   int one_block_points; /* (no variable: set by cluster.c's planning) a reduction of one point in one
                           block, never split across the grid (sched_point.c): no state outside the outputs */
   int cluster_slots;   /* KBC_CLUSTER_SLOTS: the tasks each block of such a kernel runs at once, a slot of the

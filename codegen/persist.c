@@ -277,15 +277,16 @@ const char *cg_persist_stage_label(cg_ctx *C, const cg_persist *P, int s) {
                           (long long)st->blocks, st->blocks == 1 ? "" : "s", st->threads);
 }
 
-void cg_persist_open(cg_ctx *C, const cg_persist *P, int threads, int min_blocks, int scratch, int64_t blocks,
-                     cg_kernel *out) {
+void cg_persist_open(cg_ctx *C, const cg_persist *P, int threads, int min_blocks, int64_t blocks, cg_kernel *out) {
   kbc_buf *o = C->out;
+  out->n_stages = P->n_stages;
+  out->stages = P->stages;
   int *ids, nid = cg_persist_tensors(C->a, C->p, P, &ids);
   kbc_buf_printf(o, "extern \"C\" __global__ void __launch_bounds__(%d, %d)\n%s(", threads, min_blocks, out->name);
   for (int i = 0; i < nid; i++)
     kbc_buf_printf(o, "%s%s%s", i ? ",\n    " : "", P->changing[ids[i]] ? "float *" : "const float *",
                    C->names->tensor[ids[i]]);
-  if (scratch) kbc_buf_puts(o, ",\n    float *_kws");
+  if (cg_kernel_takes_scratch(out)) kbc_buf_puts(o, ",\n    float *_kws");
   kbc_buf_puts(o, ")\n{\n");
   cg_grid_dependency(C);
   out->family = CG_FAMILY_PERSIST;
@@ -298,8 +299,6 @@ void cg_persist_open(cg_ctx *C, const cg_persist *P, int threads, int min_blocks
   out->n_tensors = nid;
   out->tensors = ids;
   out->zero_tensor = -1;
-  out->n_stages = P->n_stages;
-  out->stages = P->stages;
 }
 
 void cg_emit_persist(cg_ctx *C, const cg_persist *P, cg_kernel *out) {
@@ -308,9 +307,6 @@ void cg_emit_persist(cg_ctx *C, const cg_persist *P, cg_kernel *out) {
   const char *name = out->name;
   const char *done = kbc_arena_printf(a, "_%s_done", name);
   int S = P->n_stages;
-  out->n_stages = S;
-  out->stages = P->stages;
-  int scratch = cg_kernel_takes_scratch(out);
   kbc_buf_printf(o, "// The %d stages above as one persistent kernel: %d blocks a multiprocessor take tasks\n"
                     "// (a stage's block each) in stage order, each once the stages it reads from, or writes\n"
                     "// after, are done.\n",
@@ -318,7 +314,8 @@ void cg_emit_persist(cg_ctx *C, const cg_persist *P, cg_kernel *out) {
   kbc_buf_printf(o, "__device__ unsigned _%s_next = 0; // tasks handed out\n", name);
   kbc_buf_printf(o, "__device__ unsigned %s[%d]; // per stage, its blocks finished\n", done, S);
   kbc_buf_printf(o, "__device__ unsigned _%s_out = 0; // blocks out of tasks; the last resets the counters\n", name);
-  cg_persist_open(C, P, P->threads, P->per_sm, scratch, (int64_t)C->t->sm_count * P->per_sm, out); /* every stage at most one round */
+  /* every stage at most one round of the grid */
+  cg_persist_open(C, P, P->threads, P->per_sm, (int64_t)C->t->sm_count * P->per_sm, out);
   kbc_buf_printf(o, "  __shared__ unsigned _task;\n"
                     "  __shared__ unsigned char _known[%d]; // the stages this block has seen done\n"
                     "  unsigned _ahead = 0; // thread 0: the task after this one, asked for while this one runs\n",

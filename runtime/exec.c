@@ -238,8 +238,8 @@ int rt_exec_create(const ir_program *p, int device, const char *arch, cg_precisi
   x->arch = kbc_arena_strdup(x->arena, arch);
   if (generate(x, &t, err) || build_variant(x, RT_IDX64, err)) goto fail;
   if (persist_too_big(x, props)) { /* the kernels one by one instead */
-    rt_debug(1, "%s: the persistent (or cluster) kernel's shared memory exceeds a block's %d B: its kernels one by one",
-             p->name, props->smem_per_block_optin);
+    rt_debug(1, "%s: the persistent (or cluster) kernel's shared memory exceeds a block's %d B: "
+             "its kernels one by one", p->name, props->smem_per_block_optin);
     unload_variant(&x->v[RT_IDX64]);
     cg_program_free(&x->code);
     t.opt.persist = 0;

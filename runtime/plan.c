@@ -215,8 +215,8 @@ static void launch_stmts(const rt_plan *pl, int row, int indent, kbc_buf *o) {
     return;
   }
   if (l->cluster)
-    kbc_buf_printf(o, "%*s(%lld batch points, a cluster of %d block%s each: the stages on the point's slices)\n", indent, "",
-                   (long long)l->points, l->cluster, l->cluster == 1 ? "" : "s");
+    kbc_buf_printf(o, "%*s(%lld batch points, a cluster of %d block%s each: the stages on the point's slices)\n",
+                   indent, "", (long long)l->points, l->cluster, l->cluster == 1 ? "" : "s");
   for (int i = 0; i < l->n_stages; i++) {
     const cg_stage *st = &l->stages[i];
     kbc_buf_printf(o, "%*s", indent, "");

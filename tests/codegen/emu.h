@@ -152,7 +152,9 @@ static inline int emu_id_and(unsigned id, unsigned base, unsigned n, int p) {
 }
 static inline void kbc_bar_sync(unsigned n) { emu_id_sync(1, n); }
 static inline int kbc_bar_and(unsigned n, int p) { return emu_id_and(1, 0, n, p); }
-static inline void kbc_slot_sync(unsigned first, unsigned t, unsigned n) { emu_id_sync(first + 2 * (threadIdx.x / t), n); }
+static inline void kbc_slot_sync(unsigned first, unsigned t, unsigned n) {
+  emu_id_sync(first + 2 * (threadIdx.x / t), n);
+}
 static inline int kbc_slot_and(unsigned first, unsigned t, unsigned n, int p) {
   return emu_id_and(first + 2 * (threadIdx.x / t), threadIdx.x / t * t, n, p);
 }
