@@ -10,8 +10,11 @@
  * loads no output coordinate moves read once per tile (hoisted), row and
  * column digits decoded only where an address needs them (flat M / N:
  * offsets through _m / _n), a thread's columns decoded once per run of
- * consecutive columns and carried, float4 / float2 stores where the output
- * is contiguous along n and the address aligned.  Staged: through shared
+ * consecutive columns and carried — or, with column groups
+ * (plan.epilogue.group), the outer digits once per group and the values
+ * no innermost column digit moves read once per row and group —, float4 /
+ * float2 stores where the output is contiguous along n and the address
+ * aligned.  Staged: through shared
  * memory, per group of columns: the threads write their accumulators to
  * _Cs, then each takes one row (m = _m0 + _tid % BM, decoded once) and
  * strides over the group's columns, so that a warp stores 32 consecutive
@@ -408,14 +411,36 @@ static void emit_columns(gemm_emitter *ge, int n_cols) {
   const cg_contraction *c = &plan->tiling.c;
   const gemm_epilogue *ep = &plan->epilogue;
   cg_line(out, "bool _colok[%d];", n_cols);
-  if (!ep->nflat && c->n_n > 1) cg_line(out, "// columns decoded at the start of each run of %d, then carried", ep->run);
-  for (int i = 0; i < c->n_n && !ep->nflat; i++) cg_line(out, "long long _col_%s[%d];", ge->names[c->n[i]], n_cols);
+  int G = ep->group;
+  const char *inner = ge->names[c->n[c->n_n - 1]];
+  if (G && c->n_n > 1) {
+    const char *outer = gemm_join_names(ge, c->n, c->n_n - 1);
+    cg_line(out, "// the thread's columns in groups of %d sharing %s (decoded once a group), %s carried", G, outer, inner);
+    for (int i = 0; i < c->n_n - 1; i++) cg_line(out, "long long _c_%s[%d];", ge->names[c->n[i]], n_cols / G);
+  } else if (!ep->nflat && c->n_n > 1) {
+    cg_line(out, "// columns decoded at the start of each run of %d, then carried", ep->run);
+  }
+  for (int i = G ? c->n_n - 1 : 0; i < c->n_n && !ep->nflat; i++)
+    cg_line(out, "long long _col_%s[%d];", ge->names[c->n[i]], n_cols);
   cg_line(out, "#pragma unroll");
   cg_line(out, "for (int _j = 0; _j < %d; ++_j) {", n_cols);
   out->indent++;
   cg_line(out, "const long long _n = _n0 + %s;", column(ge, "_j"));
   cg_line(out, "_colok[_j] = _n < _N;");
-  if (!ep->nflat) {
+  if (G && c->n_n > 1) {
+    const char **dst = KBC_NEW_ARRAY(out->a, const char *, c->n_n);
+    for (int i = 0; i < c->n_n - 1; i++) dst[i] = cg_fmt(out, "_c_%s[_j / %d]", ge->names[c->n[i]], G);
+    dst[c->n_n - 1] = cg_fmt(out, "_col_%s[_j]", inner);
+    cg_line(out, "if (_j %% %d == 0) {", G);
+    out->indent++;
+    gemm_decode(ge, "_n", c->n, c->n_n, dst);
+    out->indent--;
+    /* mma: the next column of the run, or the next n8 tile's first */
+    cg_line(out, "} else {");
+    cg_line(out, "  _col_%s[_j] = _col_%s[_j - 1] + %s;", inner, inner,
+            plan->tiling.cfg.mma ? "(_j % 2 ? 1 : 7)" : "1");
+    cg_line(out, "}");
+  } else if (!ep->nflat) {
     const char **dst = KBC_NEW_ARRAY(out->a, const char *, c->n_n);
     for (int i = 0; i < c->n_n; i++) dst[i] = cg_fmt(out, "_col_%s[_j]", ge->names[c->n[i]]);
     if (c->n_n > 1 && ep->run > 1) emit_column_carry(ge, dst);
@@ -432,7 +457,7 @@ static void emit_column_indices(gemm_emitter *ge, const char *j) {
     cg_line(&ge->emit, "const long long _n = _n0 + %s;", column(ge, j));
     return;
   }
-  for (int i = 0; i < c->n_n; i++)
+  for (int i = ge->plan->epilogue.group ? c->n_n - 1 : 0; i < c->n_n; i++)
     cg_line(&ge->emit, "const long long %s = _col_%s[%s];", ge->names[c->n[i]], ge->names[c->n[i]], j);
 }
 
@@ -459,41 +484,114 @@ static void emit_vector_store(gemm_emitter *ge, const cg_flat_spaces *flat) {
   emit_run_store(ge, flat, "_colok[_j0 + ", "]");
 }
 
-/* The thread's rows, and per row its runs of columns: each element's
- * value stored, or gathered into _v for a vector store. */
-static void emit_elements(gemm_emitter *ge, int n_rows, int n_cols, const cg_flat_spaces *flat) {
+/* With groups (a run's columns then differ in the innermost column digit
+ * only, by one from one to the next): the epilogue's loads of read-only
+ * tensors contiguous along that digit, read once per run as a vector
+ * where aligned (else element by element, each in range) into _e<k>[vec],
+ * and printed as _e<k>[_j - _j0] inside the run's loop.  A warp's load of
+ * a thread tile's run touches the sectors a scalar load does, for vec
+ * elements instead of one. */
+static void vector_operands(gemm_emitter *ge, const ir_expr *e, const cg_flat_spaces *flat) {
+  cg_emit *out = &ge->emit;
+  const cg_contraction *c = &ge->plan->tiling.c;
+  int vec = ge->plan->epilogue.vec, inner = c->n[c->n_n - 1];
+  if (e->op == IR_OP_WHERE || e->op == IR_OP_REDUCE || out->n_hoisted + 2 > CG_MAX_HOISTED) return;
+  for (int i = 0; i < out->n_hoisted; i++)
+    if (out->hoisted[i] == e) return;
+  if (e->op == IR_OP_LOAD) {
+    const ir_tensor *t = e->u.load.tensor;
+    if (e->u.load.padded || (out->written && out->written[t->id]) ||
+        !cg_offset_contiguous(out->a, ge->plan->s, ir_flat_offset(out->a, t, e->u.load.idx), &inner, 1))
+      return;
+    const char *name = cg_fmt(out, "_e%d", out->n_hoisted), *kind = vec == 4 ? "float4" : "float2";
+    cg_line(out, "float %s[%d]; // %s along the run", name, vec, t->name);
+    cg_line(out, "{");
+    out->indent++;
+    cg_line(out, "const long long %s = _col_%s[_j0];", ge->names[inner], ge->names[inner]);
+    cg_line(out, "const float *_q = &%s[%s];", ge->ctx->names->tensor[t->id], cg_offset_in(out, t, e->u.load.idx, flat));
+    cg_line(out, "if (_colok[_j0 + %d] && ((unsigned long long)_q & %dULL) == 0) {", vec - 1, 4 * vec - 1);
+    cg_line(out, "  const %s _t = *(const %s *)_q;", kind, kind);
+    for (int k = 0; k < vec; k++) cg_line(out, "  %s[%d] = _t.%c;", name, k, "xyzw"[k]);
+    cg_line(out, "} else {");
+    for (int k = 0; k < vec; k++) cg_line(out, "  %s[%d] = _colok[_j0 + %d] ? _q[%d] : 0.0f;", name, k, k, k);
+    cg_line(out, "}");
+    out->indent--;
+    cg_line(out, "}");
+    cg_substitute(out, e, cg_fmt(out, "%s[_j - _j0]", name));
+    return;
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) vector_operands(ge, e->arg[i], flat);
+}
+
+/* The run of columns from _j0 of the thread's row: each element's value
+ * stored, or gathered into _v for a vector store. */
+static void emit_run(gemm_emitter *ge, const cg_flat_spaces *flat) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
   const cg_contraction *c = &plan->tiling.c;
   const gemm_epilogue *ep = &plan->epilogue;
-  const char *row = tile_row(ge);
-  const char *acc = acc_at(ge);
-  cg_line(out, "#pragma unroll");
-  cg_line(out, "for (int _i = 0; _i < %d; ++_i) {", n_rows);
-  out->indent++;
-  cg_line(out, "const long long _m = _m0 + %s;", row);
-  cg_line(out, "if (_m >= %s) continue;", gemm_mlimit(ge->plan));
-  if (!ep->mflat) gemm_decode_named(ge, "_m", c->m, c->n_m, "");
-  cg_line(out, "#pragma unroll");
-  cg_line(out, "for (int _j0 = 0; _j0 < %d; _j0 += %d) {", n_cols, ep->vec);
-  out->indent++;
   /* zeroed: columns past the edge leave their slot unwritten, and ptxas
    * (sm_90) keeps a partly written array in a stack frame */
   if (ep->vec > 1) cg_line(out, "float _v[%d] = {};", ep->vec);
+  int saved = out->n_hoisted;
+  if (ep->group && ep->vec > 1 && ge->ctx->t->opt.gemm_ep_vec) {
+    cg_line(out, "if (!_colok[_j0]) continue;");
+    vector_operands(ge, plan->s->rhs, flat);
+  }
   cg_line(out, "#pragma unroll");
   cg_line(out, "for (int _j = _j0; _j < _j0 + %d; ++_j) {", ep->vec);
   out->indent++;
   cg_line(out, "if (!_colok[_j]) continue;");
   emit_column_indices(ge, "_j");
   if (ep->nflat) ge->bind[c->n[c->n_n - 1]] = "_n";
-  const char *v = element_value(ge, acc, flat);
+  const char *v = element_value(ge, acc_at(ge), flat);
   if (ep->vec == 1) emit_store(ge, v, flat);
   else cg_line(out, "_v[_j - _j0] = %s;", v);
   out->indent--;
   cg_line(out, "}");
   if (ep->vec > 1) emit_vector_store(ge, flat);
+  out->n_hoisted = saved;
+}
+
+/* The thread's rows, and per row its runs of columns (emit_run); with
+ * groups (plan->epilogue.group), the runs of each group after its values
+ * that the innermost column digit leaves alone, read once. */
+static void emit_elements(gemm_emitter *ge, int n_rows, int n_cols, const cg_flat_spaces *flat) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  const cg_contraction *c = &plan->tiling.c;
+  const gemm_epilogue *ep = &plan->epilogue;
+  int G = ep->group;
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _i = 0; _i < %d; ++_i) {", n_rows);
+  out->indent++;
+  cg_line(out, "const long long _m = _m0 + %s;", tile_row(ge));
+  cg_line(out, "if (_m >= %s) continue;", gemm_mlimit(ge->plan));
+  if (!ep->mflat) gemm_decode_named(ge, "_m", c->m, c->n_m, "");
+  int saved = out->n_hoisted;
+  if (G) {
+    cg_line(out, "#pragma unroll");
+    cg_line(out, "for (int _g0 = 0; _g0 < %d; _g0 += %d) {", n_cols, G);
+    out->indent++;
+    /* the group's values read before any column's range test: only where
+     * its first column is in range (the columns in range form a prefix) */
+    cg_line(out, "if (!_colok[_g0]) continue;");
+    for (int i = 0; i < c->n_n - 1; i++) ge->bind[c->n[i]] = cg_fmt(out, "_c_%s[_g0 / %d]", ge->names[c->n[i]], G);
+    cg_expr_ctx x = {.flat = flat};
+    cg_hoist_invariants_in(out, plan->s->rhs, &c->n[c->n_n - 1], 1, &x);
+  }
+  cg_line(out, "#pragma unroll");
+  if (G) cg_line(out, "for (int _j0 = _g0; _j0 < _g0 + %d; _j0 += %d) {", G, ep->vec);
+  else cg_line(out, "for (int _j0 = 0; _j0 < %d; _j0 += %d) {", n_cols, ep->vec);
+  out->indent++;
+  emit_run(ge, flat);
   out->indent--;
   cg_line(out, "}");
+  if (G) {
+    out->n_hoisted = saved;
+    out->indent--;
+    cg_line(out, "}");
+  }
   out->indent--;
   cg_line(out, "}");
 }

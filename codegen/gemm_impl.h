@@ -219,6 +219,13 @@ typedef struct {
    * of a run, then carried); stored `vec` at a time (float4 / float2 when
    * the output is contiguous along n; 1: one by one). */
   int mflat, nflat, run, vec;
+  /* The thread's columns in groups of `group` (consecutive j from a
+   * multiple of it) that differ in the innermost column digit only: the
+   * outer digits decoded once a group, the epilogue's values that digit
+   * leaves alone read once a row and group, its operands contiguous along
+   * it a run at a time (gemm_epilogue.c); 0: none (a flat N, the parked
+   * form, a fold, or a digit extent the thread's columns straddle). */
+  int group;
   /* wgmma tiles whose epilogue calls many library functions per thread
    * (gelu, exp, division, ... times the outputs): the accumulators parked
    * in the free stages and the columns visited by a rolled loop, so that

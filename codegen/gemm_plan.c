@@ -356,7 +356,56 @@ enum { GEMM_PARK_CALLS = 64 }; /* library calls per thread from which the epilog
  * output's flat offset steps by exactly one along the flattened N indices
  * (a thread's consecutive columns are consecutive floats) and the sum is
  * not split. */
-static void plan_direct(kbc_arena *a, cg_gemm_plan *plan) {
+/* The epilogue's groups of a thread's columns sharing their outer digits
+ * (gemm_epilogue.group), the innermost digit's extent being E (0: N has
+ * one digit).  The tile's and the warp's origins along n are multiples of
+ * the span of the thread's columns.  mma (and wgmma): the warp's n8 tile t
+ * gives the thread columns 8t + 2 t4 and one more, so g tiles from a
+ * multiple of g lie in an aligned window of 8g columns; FFMA: tn
+ * consecutive columns (d of them from a multiple of d aligned alike), or
+ * runs of 4 (interleaved).  At least 2, whole runs of the vector store
+ * (whose columns are consecutive). */
+static int shared_group(const gemm_cfg *f, const gemm_epilogue *ep, int64_t E) {
+  int n_cols = f->mma ? 2 * f->ni : f->tn, best = 0;
+  if (E == 0) best = n_cols; /* no outer digit: one group */
+  else if (f->mma) {
+    for (int g = 1; g <= f->ni; g++)
+      if (f->ni % g == 0 && E % (8 * g) == 0) best = 2 * g;
+    if (!best && E % 2 == 0) best = 2;
+  } else if (f->vn == 4) {
+    best = E % 4 == 0 ? 4 : 0;
+  } else {
+    for (int d = 1; d <= f->tn; d++)
+      if (f->tn % d == 0 && E % d == 0) best = d;
+  }
+  return best >= 2 && best % ep->vec == 0 ? best : 0;
+}
+
+/* Whether the groups would change anything in e, the epilogue outside
+ * the main sum, where() branches and padded loads: a load that the
+ * innermost column index leaves alone but a row or another column index
+ * moves (read once a row and group instead of per element), or one
+ * contiguous along that index (read a run at a time, opt.gemm_ep_vec). */
+static int group_gains(kbc_arena *a, const cg_target *t, const cg_gemm_plan *plan, const ir_expr *e) {
+  const cg_contraction *c = &plan->tiling.c;
+  int inner = c->n[c->n_n - 1];
+  if (e == c->reduce || e->op == IR_OP_WHERE || e->op == IR_OP_REDUCE) return 0;
+  if (e->op == IR_OP_LOAD) {
+    if (e->u.load.padded) return 0;
+    if (ir_expr_mentions_index(e, inner))
+      return plan->epilogue.vec > 1 && t->opt.gemm_ep_vec &&
+             cg_offset_contiguous(a, plan->s, ir_flat_offset(a, e->u.load.tensor, e->u.load.idx), &inner, 1);
+    int moves = 0;
+    for (int i = 0; i < c->n_m; i++) moves |= ir_expr_mentions_index(e, c->m[i]);
+    for (int i = 0; i < c->n_n - 1; i++) moves |= ir_expr_mentions_index(e, c->n[i]);
+    return moves;
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (group_gains(a, t, plan, e->arg[i])) return 1;
+  return 0;
+}
+
+static void plan_direct(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   const cg_contraction *c = &plan->tiling.c;
   const gemm_cfg *f = &plan->tiling.cfg;
   const ir_stmt *s = plan->s;
@@ -371,6 +420,10 @@ static void plan_direct(kbc_arena *a, cg_gemm_plan *plan) {
   for (int i = 0; i < c->n_n; i++) nids[i] = gemm_stored_index(plan, c->n[i]);
   if (plan->split || !cg_offset_contiguous(a, st, ir_flat_offset(a, st->out, st->lhs), nids, c->n_n)) ep->vec = 1;
   ep->park = plan->wgmma && calls(s->rhs, c->reduce) * (f->mi * 2) * (f->ni * 2) >= GEMM_PARK_CALLS;
+  int64_t inner = 1;
+  if (!ep->nflat && !ep->park && !plan->fold && (c->n_n == 1 || sym_is_const(s->index[c->n[c->n_n - 1]].extent, &inner)) &&
+      group_gains(a, t, plan, s->rhs))
+    ep->group = shared_group(f, ep, c->n_n == 1 ? 0 : inner);
 }
 
 /* ---- the K loop ---------------------------------------------------------- */
@@ -617,7 +670,7 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
     int known = sym_is_const(tl->M, NULL) && sym_is_const(tl->N, NULL) && sym_is_const(tl->B, NULL);
     plan->split = tl->shape.splittable && !win && !(known && ceil(me / f->bm) * ceil(ne / f->bn) * be >= plan->split_below);
   }
-  if (!plan->epilogue.staged) plan_direct(a, plan);
+  if (!plan->epilogue.staged) plan_direct(a, C->t, plan);
   /* Two blocks per multiprocessor (__launch_bounds__(256, 2): registers
    * capped at 128) for an FFMA matrix product of one index per M, N and K
    * (batched or not) with plainly addressed operands: one block's barrier

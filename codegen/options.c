@@ -56,6 +56,8 @@
   X("KBC_GEMM_WIN_ASPLIT", gemm_win_asplit, 0, 1)   \
   X("KBC_GEMM_LOW_STAGE", gemm_low_stage, 0, 1)     \
   X("KBC_GEMM_STAGE_N", gemm_stage_n, 0, 2)         \
+  X("KBC_GEMM_EP_VEC", gemm_ep_vec, 0, 1)           \
+  X("KBC_ABSORB", absorb, 0, 1)                     \
   X("KBC_GEMM_TAIL", gemm_tail, 0, 2)               \
   X("KBC_GEMM_PREP", gemm_prep, 0, 2)               \
   X("KBC_GEMM_PACK", gemm_pack, 0, 2)               \
@@ -155,7 +157,8 @@ int cg_options_apply(cg_options *o, const char *settings, kbc_buf *err) {
 
 unsigned cg_pipeline_gates_from_env(void) {
   cg_options o = cg_options_from_env();
-  return (o.attn_recompute || o.rowsum == 2 ? IR_GATE_ROWSUM : 0) | (o.rowsum ? IR_GATE_ROWSUM_REUSE : 0);
+  return (o.attn_recompute || o.rowsum == 2 ? IR_GATE_ROWSUM : 0) | (o.rowsum ? IR_GATE_ROWSUM_REUSE : 0) |
+         (o.absorb ? IR_GATE_ABSORB : 0);
 }
 
 void cg_options_describe(const cg_options *o, kbc_buf *out) {

@@ -118,6 +118,10 @@ typedef struct {
                           epilogue reads an operand per element (a residual) stored through shared
                           memory, a thread a column, its loads and stores coalesced (gemm_plan.c,
                           plan_staging; gemm_epilogue.emit_staged_n); 2: every output along n */
+  int absorb;          /* KBC_ABSORB (default off, untimed): the absorb pass after rowsum (passes/pipeline.c) */
+  int gemm_ep_vec;     /* KBC_GEMM_EP_VEC (default off: measured 0.9-1.2% slower, H100): where a thread's columns share their outer digits
+                          (gemm_epilogue.group), the epilogue's operands contiguous along the
+                          innermost read a run (2 or 4) at a time (gemm_epilogue.c, vector_operands) */
   int gemm_win_asplit; /* KBC_GEMM_WIN_ASPLIT (default off, untimed): at 3xTF32, the pipelined window's
                           box split likewise as it lands, its low parts in a twin of the boxes (over the
                           epilogue's tile), where that fits (gemm_win.c, gemm_window.a_split) */

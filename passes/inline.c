@@ -179,6 +179,14 @@ static int absorb_one(ir_program *p, int at) {
   return 0;
 }
 
+int ir_absorb(ir_program *p, kbc_diag *d) {
+  (void)d;
+  for (int i = 0; i < p->stmts.len; i++)
+    while (absorb_one(p, i)) {
+    }
+  return 1;
+}
+
 int ir_inline(ir_program *p, kbc_diag *d) {
   (void)d;
   for (int i = 0; i < p->stmts.len; i++)

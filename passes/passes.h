@@ -25,6 +25,10 @@ int ir_gather(ir_program *p, kbc_diag *d);
 int ir_phase(ir_program *p, kbc_diag *d);
 /* Elementwise temporaries substituted into their readers. */
 int ir_inline(ir_program *p, kbc_diag *d);
+/* inline.c's epilogue rule alone (a reduction into the one elementwise
+ * statement that reads it, at its own point), again after the rowsum
+ * passes, whose rewrites can leave a contraction that one reader. */
+int ir_absorb(ir_program *p, kbc_diag *d);
 /* Sums of linear functions of contractions reassociated so that a factor
  * is summed once (sum(h: sum(k: x[b,k] * w[h,k])) = sum(k: x[b,k] *
  * sum(h: w[h,k]))). */

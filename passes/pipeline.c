@@ -22,6 +22,7 @@ const ir_pass ir_passes[] = {
     {"hoist", "reductions moved out of statements with more free indices; long reductions of few outputs split in two", ir_hoist, 0},
     {"rowsum-reuse", "rowsum where an earlier statement computes the contraction's other sum already (SAM-HQ's sum(dp * p) becomes sum(go * o)); off under KBC_ROWSUM=0", ir_rowsum_reuse, IR_GATE_ROWSUM_REUSE},
     {"rowsum", "a row's sum of a contraction times another tensor summed through the contraction's other operand: the softmax backward's sum(dp * p) becomes sum(go * (p . v)), p . v a new statement where none computes it; under KBC_ATTN_RECOMPUTE=1 or KBC_ROWSUM=2", ir_rowsum, IR_GATE_ROWSUM},
+    {"absorb", "again after rowsum: a contraction read only by one elementwise statement, at its own point, computed in it (SAM-HQ's dp in ds = p * (dp - ds.red)); under KBC_ABSORB=1", ir_absorb, IR_GATE_ABSORB},
     {"dce", "statements and temporaries no output depends on dropped", ir_dce, 0},
     {NULL, NULL, NULL, 0},
 };

@@ -501,6 +501,13 @@ KBC_ROWSUM=2 "$kbc" compile "$src/specs/examples/attention_bwd.kb" --emit ir --a
 sam_ds() { "$kbc" compile "$src/specs/sam_hq_attn_relpos_bwd.kb" --emit ir --after dce 2>&1 | grep "^ds.red\[" ; }
 sam_ds | grep -qF 'sum(c: go[b, y, x, n, c] * o[b, y, x, n, c])' || fail "rowsum-reuse: SAM-HQ's o not reused by default"
 KBC_ROWSUM=0 sam_ds | grep -qF 'dp[' || fail "rowsum-reuse: run under KBC_ROWSUM=0"
+# absorb (KBC_ABSORB=1): rowsum-reuse left dp one reader, ds, which takes it
+# in as its contraction's epilogue; by default dp stays.
+KBC_ABSORB=1 "$kbc" compile "$src/specs/sam_hq_attn_relpos_bwd.kb" --emit ir --after dce 2>&1 |
+  grep -qxF 'ds[b, n, y, x, ky, kx] = p[b, n, y, x, ky, kx] * (sum(c: go[b, y, x, n, c] * qkv[b, ky, kx, 2, n, c]) - ds.red[b, n, y, x])' ||
+  fail "absorb: SAM-HQ's dp not taken into ds under KBC_ABSORB=1"
+"$kbc" compile "$src/specs/sam_hq_attn_relpos_bwd.kb" --emit ir --after dce 2>&1 | grep -q '^dp\[' ||
+  fail "absorb: SAM-HQ's dp taken into ds by default"
 KBC_ATTN_RECOMPUTE=1 "$kbc" compile "$src/specs/sam_hq_attn_relpos_bwd.kb" --emit ir --after rowsum 2>&1 |
   grep -qxF 'ds.red[b, n, y, x] = sum(c: go[b, y, x, n, c] * o[b, y, x, n, c])' || fail "rowsum: SAM-HQ's o not reused"
 printf 'kernel wide\naxis n var\ninput x f32[n, 512]\ninput w f32[64, 512]\ninput p f32[n, 64]\noutput y f32[n]\ntensor a f32[n, 64]\na[i, j] = sum(c: x[i, c] * w[j, c])\ny[i] = sum(j: a[i, j] * p[i, j])\n' >"$tmp/wide.kb"

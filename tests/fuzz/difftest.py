@@ -108,6 +108,9 @@ VARIANTS = {
     "spec": (["--specialize"], {}),  # specialized for the binding, as KBC_SPECIALIZE=1 runs it
     # every contraction the GEMM family takes as a tiled GEMM, however small (the emulator's shapes have few)
     "gemm": ([], {"KBC_GEMM_ALWAYS": "1"}),
+    # specialized: the epilogue's column groups (gemm_epilogue.c, group) where extents are known
+    "gemm_spec": (["--specialize"], {"KBC_GEMM_ALWAYS": "1"}),
+    "gemm_spec_misalign": (["--specialize", "--misalign"], {"KBC_GEMM_ALWAYS": "1", "KBC_GEMM_EP_VEC": "1"}),
     "gemm_tf32": (["--tf32"], {"KBC_GEMM_ALWAYS": "1"}),
     # sm_90a's wgmma K loop wherever a product's operands allow, however small (codegen/gemm_wgmma.c)
     "wgmma": (["--sm90a"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1"}),
@@ -191,6 +194,9 @@ GPU_VARIANTS = {
     "across": ("fp32", {"KBC_ROWS_ACROSS": "2", "KBC_ROWS_ONLINE": "2", "KBC_ROWS_WELFORD": "2"}),
     "spec": ("fp32", {"KBC_SPECIALIZE": "1"}),
     "gemm": ("fp32", {"KBC_GEMM_ALWAYS": "1"}),
+    "gemm_spec": ("fp32", {"KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
+    "gemm_spec_tf32": ("tf32", {"KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1", "KBC_GEMM_WGMMA": "2",
+                                "KBC_GEMM_EP_VEC": "1"}),
     "gemm_tf32": ("tf32", {"KBC_GEMM_ALWAYS": "1"}),
     "wgmma": ("fp32", {"KBC_GEMM_WGMMA": "2"}),  # on an sm_90a GPU: wgmma wherever the operands allow
     "wgmma_tf32": ("tf32", {"KBC_GEMM_WGMMA": "2"}),
