@@ -553,6 +553,44 @@ static void emit_run(gemm_emitter *ge, const cg_flat_spaces *flat) {
   out->n_hoisted = saved;
 }
 
+/* Whether e reads memory, outside where() branches, padded loads and
+ * reductions (so that reading it early reads nothing e would not). */
+static int plain_reads(const ir_expr *e, int *unsafe) {
+  if (e->op == IR_OP_WHERE || e->op == IR_OP_REDUCE || (e->op == IR_OP_LOAD && e->u.load.padded)) *unsafe = 1;
+  int n = e->op == IR_OP_LOAD;
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) n += plain_reads(e->arg[i], unsafe);
+  return n;
+}
+
+/* With periodic groups: e's largest float subexpressions that read memory
+ * and that the innermost column digit moves but no other column digit
+ * (outside where() branches, padded loads and reductions), computed for
+ * the first group's columns into _w<k>[group] once a row and printed as
+ * _w<k>[_j % group] (SAM-HQ's rel_w[.., kx] in s: the same for every ky). */
+static void hoist_periodic(gemm_emitter *ge, const ir_expr *e, const cg_flat_spaces *flat) {
+  cg_emit *out = &ge->emit;
+  const cg_contraction *c = &ge->plan->tiling.c;
+  int G = ge->plan->epilogue.group, inner = c->n[c->n_n - 1];
+  if (e->op == IR_OP_WHERE || e->op == IR_OP_REDUCE || out->n_hoisted + 2 > CG_MAX_HOISTED) return;
+  for (int i = 0; i < out->n_hoisted; i++)
+    if (out->hoisted[i] == e) return;
+  int unsafe = 0, outer = 0;
+  for (int i = 0; i < c->n_n - 1; i++) outer |= ir_expr_mentions_index(e, c->n[i]);
+  if (e->type == IR_TY_FLOAT && !outer && ir_expr_mentions_index(e, inner) && plain_reads(e, &unsafe) && !unsafe) {
+    const char *name = cg_fmt(out, "_w%d", out->n_hoisted), *iname = ge->names[inner];
+    cg_expr_ctx x = {.flat = flat};
+    cg_line(out, "float %s[%d]; // the same in every group of columns", name, G);
+    cg_line(out, "#pragma unroll");
+    cg_line(out, "for (int _j = 0; _j < %d; ++_j) {", G);
+    cg_line(out, "  const long long %s = _col_%s[_j];", iname, iname);
+    cg_line(out, "  %s[_j] = %s;", name, cg_float_value(out, e, cg_expr_in(out, e, &x)));
+    cg_line(out, "}");
+    cg_substitute(out, e, cg_fmt(out, "%s[_j %% %d]", name, G));
+    return;
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) hoist_periodic(ge, e->arg[i], flat);
+}
+
 /* The thread's rows, and per row its runs of columns (emit_run); with
  * groups (plan->epilogue.group), the runs of each group after its values
  * that the innermost column digit leaves alone, read once. */
@@ -569,6 +607,7 @@ static void emit_elements(gemm_emitter *ge, int n_rows, int n_cols, const cg_fla
   cg_line(out, "if (_m >= %s) continue;", gemm_mlimit(ge->plan));
   if (!ep->mflat) gemm_decode_named(ge, "_m", c->m, c->n_m, "");
   int saved = out->n_hoisted;
+  if (ep->periodic) hoist_periodic(ge, plan->s->rhs, flat);
   if (G) {
     cg_line(out, "#pragma unroll");
     cg_line(out, "for (int _g0 = 0; _g0 < %d; _g0 += %d) {", n_cols, G);
@@ -588,10 +627,10 @@ static void emit_elements(gemm_emitter *ge, int n_rows, int n_cols, const cg_fla
   out->indent--;
   cg_line(out, "}");
   if (G) {
-    out->n_hoisted = saved;
     out->indent--;
     cg_line(out, "}");
   }
+  out->n_hoisted = saved;
   out->indent--;
   cg_line(out, "}");
 }
@@ -683,14 +722,6 @@ void gemm_emit_epilogue(gemm_emitter *ge) {
 
 /* ---- the fold ------------------------------------------------------------ */
 
-/* Whether e reads memory, outside where() branches, padded loads and
- * reductions (so that reading it early reads nothing e would not). */
-static int plain_reads(const ir_expr *e, int *unsafe) {
-  if (e->op == IR_OP_WHERE || e->op == IR_OP_REDUCE || (e->op == IR_OP_LOAD && e->u.load.padded)) *unsafe = 1;
-  int n = e->op == IR_OP_LOAD;
-  for (int i = 0; i < ir_op_info[e->op].arity; i++) n += plain_reads(e->arg[i], unsafe);
-  return n;
-}
 
 /* The largest float subexpressions of s's epilogue (outside where()
  * branches and the contraction) that read memory and mention no M index

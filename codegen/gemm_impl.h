@@ -226,6 +226,11 @@ typedef struct {
    * it a run at a time (gemm_epilogue.c); 0: none (a flat N, the parked
    * form, a fold, or a digit extent the thread's columns straddle). */
   int group;
+  /* The groups repeat the innermost digit's values (each spans its whole
+   * extent): the epilogue's values the outer column digits leave alone
+   * read for the first group's columns once a row, reused by the rest
+   * (opt.gemm_ep_periodic). */
+  int periodic;
   /* wgmma tiles whose epilogue calls many library functions per thread
    * (gelu, exp, division, ... times the outputs): the accumulators parked
    * in the free stages and the columns visited by a rolled loop, so that

@@ -424,6 +424,9 @@ static void plan_direct(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   if (!ep->nflat && !ep->park && !plan->fold && (c->n_n == 1 || sym_is_const(s->index[c->n[c->n_n - 1]].extent, &inner)) &&
       group_gains(a, t, plan, s->rhs))
     ep->group = shared_group(f, ep, c->n_n == 1 ? 0 : inner);
+  /* the tile columns a group spans: a warp's n8 tiles give a thread 2 of 8 */
+  int window = f->mma ? 4 * ep->group : ep->group, n_cols = f->mma ? 2 * f->ni : f->tn;
+  ep->periodic = t->opt.gemm_ep_periodic && ep->group && c->n_n > 1 && n_cols > ep->group && window == inner;
 }
 
 /* ---- the K loop ---------------------------------------------------------- */

@@ -57,6 +57,7 @@
   X("KBC_GEMM_LOW_STAGE", gemm_low_stage, 0, 1)     \
   X("KBC_GEMM_STAGE_N", gemm_stage_n, 0, 2)         \
   X("KBC_GEMM_EP_VEC", gemm_ep_vec, 0, 1)           \
+  X("KBC_GEMM_EP_PERIODIC", gemm_ep_periodic, 0, 1) \
   X("KBC_ABSORB", absorb, 0, 1)                     \
   X("KBC_GEMM_TAIL", gemm_tail, 0, 2)               \
   X("KBC_GEMM_PREP", gemm_prep, 0, 2)               \

@@ -119,6 +119,9 @@ typedef struct {
                           memory, a thread a column, its loads and stores coalesced (gemm_plan.c,
                           plan_staging; gemm_epilogue.emit_staged_n); 2: every output along n */
   int absorb;          /* KBC_ABSORB (default off, untimed): the absorb pass after rowsum (passes/pipeline.c) */
+  int gemm_ep_periodic; /* KBC_GEMM_EP_PERIODIC (default off, untimed): where the column groups repeat the
+                           innermost digit's values, the epilogue's values no outer column digit moves read
+                           for the first group once a row (gemm_epilogue.periodic, hoist_periodic) */
   int gemm_ep_vec;     /* KBC_GEMM_EP_VEC (default off: measured 0.9-1.2% slower, H100): where a thread's columns share their outer digits
                           (gemm_epilogue.group), the epilogue's operands contiguous along the
                           innermost read a run (2 or 4) at a time (gemm_epilogue.c, vector_operands) */

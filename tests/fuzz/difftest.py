@@ -111,6 +111,8 @@ VARIANTS = {
     # specialized: the epilogue's column groups (gemm_epilogue.c, group) where extents are known
     "gemm_spec": (["--specialize"], {"KBC_GEMM_ALWAYS": "1"}),
     "gemm_spec_misalign": (["--specialize", "--misalign"], {"KBC_GEMM_ALWAYS": "1", "KBC_GEMM_EP_VEC": "1"}),
+    "gemm_periodic": (["--sm90a", "--specialize"], {"KBC_GEMM_ALWAYS": "1", "KBC_GEMM_WGMMA": "2",
+                                                    "KBC_GEMM_EP_PERIODIC": "1"}),
     "gemm_tf32": (["--tf32"], {"KBC_GEMM_ALWAYS": "1"}),
     # sm_90a's wgmma K loop wherever a product's operands allow, however small (codegen/gemm_wgmma.c)
     "wgmma": (["--sm90a"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1"}),
@@ -197,6 +199,8 @@ GPU_VARIANTS = {
     "gemm_spec": ("fp32", {"KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1"}),
     "gemm_spec_tf32": ("tf32", {"KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1", "KBC_GEMM_WGMMA": "2",
                                 "KBC_GEMM_EP_VEC": "1"}),
+    "gemm_periodic": ("fp32", {"KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1", "KBC_GEMM_WGMMA": "2",
+                               "KBC_GEMM_EP_PERIODIC": "1"}),
     "gemm_tf32": ("tf32", {"KBC_GEMM_ALWAYS": "1"}),
     "wgmma": ("fp32", {"KBC_GEMM_WGMMA": "2"}),  # on an sm_90a GPU: wgmma wherever the operands allow
     "wgmma_tf32": ("tf32", {"KBC_GEMM_WGMMA": "2"}),
