@@ -349,13 +349,6 @@ static int calls(const ir_expr *e, const ir_expr *r) {
 
 enum { GEMM_PARK_CALLS = 64 }; /* library calls per thread from which the epilogue is rolled */
 
-/* The direct epilogue: row and column digits decoded only where some
- * address needs them (flat spaces: offsets through _m / _n); a thread's
- * columns in runs (4 for FFMA tiles of 4-wide chunks, 2 for mma
- * fragments, else its tn contiguous columns); vector stores where the
- * output's flat offset steps by exactly one along the flattened N indices
- * (a thread's consecutive columns are consecutive floats) and the sum is
- * not split. */
 /* The epilogue's groups of a thread's columns sharing their outer digits
  * (gemm_epilogue.group), the innermost digit's extent being E (0: N has
  * one digit).  The tile's and the warp's origins along n are multiples of
@@ -405,6 +398,14 @@ static int group_gains(kbc_arena *a, const cg_target *t, const cg_gemm_plan *pla
   return 0;
 }
 
+/* The direct epilogue: row and column digits decoded only where some
+ * address needs them (flat spaces: offsets through _m / _n); a thread's
+ * columns in runs (4 for FFMA tiles of 4-wide chunks, 2 for mma
+ * fragments, else its tn contiguous columns); vector stores where the
+ * output's flat offset steps by exactly one along the flattened N indices
+ * (a thread's consecutive columns are consecutive floats) and the sum is
+ * not split; the column groups (shared_group, where group_gains; their
+ * period, opt.gemm_ep_periodic). */
 static void plan_direct(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   const cg_contraction *c = &plan->tiling.c;
   const gemm_cfg *f = &plan->tiling.cfg;
