@@ -290,6 +290,10 @@ const char *cg_extent_product(cg_emit *E, const int *ids, int n);
 int cg_hoist_invariants(cg_emit *E, const ir_expr *e, const int *vars, int nv);
 /* The same, the values emitted under x. */
 int cg_hoist_invariants_in(cg_emit *E, const ir_expr *e, const int *vars, int nv, const cg_expr_ctx *x);
+/* Whether e may be given a value of its own before the loop being emitted:
+ * no where() (its branches are not evaluated both), no reduction, not
+ * already given one (cg_hoist_invariants, cg_substitute), and room left. */
+int cg_hoist_open(const cg_emit *E, const ir_expr *e);
 /* From here until E->n_hoisted is restored, cg_expr gives the C
  * expression `text` for e (returns 0 when the stack is full: e then
  * prints as itself). */

@@ -374,10 +374,15 @@ static int hoistable(const ir_expr *e, const int *vars, int nv) {
   return invariant && has_load(e, &unsafe) && !unsafe;
 }
 
-static void hoist(cg_emit *E, const ir_expr *e, const int *vars, int nv, const cg_expr_ctx *x) {
-  if (e->op == IR_OP_WHERE || e->op == IR_OP_REDUCE || E->n_hoisted + 2 > CG_MAX_HOISTED) return;
+int cg_hoist_open(const cg_emit *E, const ir_expr *e) {
+  if (e->op == IR_OP_WHERE || e->op == IR_OP_REDUCE || E->n_hoisted + 2 > CG_MAX_HOISTED) return 0;
   for (int i = 0; i < E->n_hoisted; i++)
-    if (E->hoisted[i] == e) return; /* already a value of an outer loop */
+    if (E->hoisted[i] == e) return 0; /* already a value of an outer loop */
+  return 1;
+}
+
+static void hoist(cg_emit *E, const ir_expr *e, const int *vars, int nv, const cg_expr_ctx *x) {
+  if (!cg_hoist_open(E, e)) return;
   if (hoistable(e, vars, nv)) {
     const char *v = expr(E, e, x), *name = fresh(E, "h");
     cg_line(E, "const float %s = %s; // invariant in the loop below", name, v);

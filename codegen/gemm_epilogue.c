@@ -495,9 +495,7 @@ static void vector_operands(gemm_emitter *ge, const ir_expr *e, const cg_flat_sp
   cg_emit *out = &ge->emit;
   const cg_contraction *c = &ge->plan->tiling.c;
   int vec = ge->plan->epilogue.vec, inner = c->n[c->n_n - 1];
-  if (e->op == IR_OP_WHERE || e->op == IR_OP_REDUCE || out->n_hoisted + 2 > CG_MAX_HOISTED) return;
-  for (int i = 0; i < out->n_hoisted; i++)
-    if (out->hoisted[i] == e) return;
+  if (!cg_hoist_open(out, e)) return;
   if (e->op == IR_OP_LOAD) {
     const ir_tensor *t = e->u.load.tensor;
     if (e->u.load.padded || (out->written && out->written[t->id]) ||
@@ -571,9 +569,7 @@ static void hoist_periodic(gemm_emitter *ge, const ir_expr *e, const cg_flat_spa
   cg_emit *out = &ge->emit;
   const cg_contraction *c = &ge->plan->tiling.c;
   int G = ge->plan->epilogue.group, inner = c->n[c->n_n - 1];
-  if (e->op == IR_OP_WHERE || e->op == IR_OP_REDUCE || out->n_hoisted + 2 > CG_MAX_HOISTED) return;
-  for (int i = 0; i < out->n_hoisted; i++)
-    if (out->hoisted[i] == e) return;
+  if (!cg_hoist_open(out, e)) return;
   int unsafe = 0, outer = 0;
   for (int i = 0; i < c->n_n - 1; i++) outer |= ir_expr_mentions_index(e, c->n[i]);
   if (e->type == IR_TY_FLOAT && !outer && ir_expr_mentions_index(e, inner) && plain_reads(e, &unsafe) && !unsafe) {
