@@ -411,9 +411,9 @@ static void emit_columns(gemm_emitter *ge, int n_cols) {
   const cg_contraction *c = &plan->tiling.c;
   const gemm_epilogue *ep = &plan->epilogue;
   cg_line(out, "bool _colok[%d];", n_cols);
-  int G = ep->group;
+  int G = ep->group, grouped = G && c->n_n > 1; /* (one digit: no outer digits to share) */
   const char *inner = ge->names[c->n[c->n_n - 1]];
-  if (G && c->n_n > 1) {
+  if (grouped) {
     const char *outer = gemm_join_names(ge, c->n, c->n_n - 1);
     cg_line(out, "// the thread's columns in groups of %d sharing %s (decoded once a group), %s carried", G, outer, inner);
     for (int i = 0; i < c->n_n - 1; i++) cg_line(out, "long long _c_%s[%d];", ge->names[c->n[i]], n_cols / G);
@@ -427,7 +427,7 @@ static void emit_columns(gemm_emitter *ge, int n_cols) {
   out->indent++;
   cg_line(out, "const long long _n = _n0 + %s;", column(ge, "_j"));
   cg_line(out, "_colok[_j] = _n < _N;");
-  if (G && c->n_n > 1) {
+  if (grouped) {
     const char **dst = KBC_NEW_ARRAY(out->a, const char *, c->n_n);
     for (int i = 0; i < c->n_n - 1; i++) dst[i] = cg_fmt(out, "_c_%s[_j / %d]", ge->names[c->n[i]], G);
     dst[c->n_n - 1] = cg_fmt(out, "_col_%s[_j]", inner);
@@ -717,7 +717,6 @@ void gemm_emit_epilogue(gemm_emitter *ge) {
 }
 
 /* ---- the fold ------------------------------------------------------------ */
-
 
 /* The largest float subexpressions of s's epilogue (outside where()
  * branches and the contraction) that read memory and mention no M index

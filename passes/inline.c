@@ -188,10 +188,7 @@ int ir_absorb(ir_program *p, kbc_diag *d) {
 }
 
 int ir_inline(ir_program *p, kbc_diag *d) {
-  (void)d;
-  for (int i = 0; i < p->stmts.len; i++)
-    while (absorb_one(p, i)) {
-    }
+  ir_absorb(p, d);
   for (int i = 0; i < p->stmts.len; i++) {
     ir_stmt *prod = IR_STMT(p, i);
     if (!inlinable(p, prod)) continue;
