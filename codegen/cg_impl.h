@@ -102,6 +102,20 @@ typedef struct {
 
 cg_names *cg_names_make(kbc_arena *a, const ir_program *p);
 
+/* A row a rows kernel keeps in registers for its point (opt.rows_cache;
+ * vec_loop.c): a thread's float4s of the row of `tensor` at offset `key`
+ * (C text, the outer indices named _o0, _o1, ...), len floats along a
+ * team's loop of `step` threads from `lane`; the first loop reading it
+ * fills `name[k]` and records its head and float4 count (`hd`, `nv`), a
+ * later loop with the same ones reads the registers. */
+typedef struct {
+  int tensor;
+  const char *key, *lane, *name, *hd, *nv;
+  int64_t len;
+  int step, filled;
+} cg_row_cache;
+enum { CG_MAX_ROW_CACHES = 4, CG_ROW_CACHE_FLOAT4S = 8 };
+
 typedef struct {
   kbc_arena *a;
   const ir_program *p;
@@ -120,6 +134,12 @@ typedef struct {
   const char *hoisted_name[CG_MAX_HOISTED];
   unsigned char hoisted_recip[CG_MAX_HOISTED]; /* a division x / d: x times the reciprocal named */
   const unsigned char *written; /* per tensor id: written by this kernel (its loads go through __ldca) */
+  /* The rows kept in registers for the point being emitted (rows kernels,
+   * opt.rows_cache), and the names of s's indices in their keys (outer
+   * ones _o0, _o1, ...; NULL: no keys). */
+  cg_row_cache *cache;
+  int n_cache;
+  const char **key_idx;
 } cg_emit;
 
 /* A team of threads working on one value: `size` threads (a power of 2;
@@ -263,19 +283,28 @@ sym *cg_contiguous_base(cg_emit *E, const ir_expr *e, int n, const int *ids);
  * indices ids[0..n) (a hoisted or substituted subexpression, or a load
  * through a row pointer, does not). */
 int cg_mentions_unhoisted(const cg_emit *E, const ir_expr *e, const int *ids, int n);
-/* A team's loop over index j of E->s (from 0 to its extent; this thread's
+/* A team's loop over the indices ids[0..n) of E->s, flattened (the last
+ * fastest; from 0 to the product of their extents; this thread's
  * elements lane, lane + step, ...), each element's value either added
  * into acc (cg_acc_add), or stored into target (the
  * statement's output as a load).  cg_vec_loop (vec_loop.c) emits it with
  * float4 accesses along the rows' 16-byte-aligned part and returns 1, or
- * emits nothing and returns 0 where the loads along j (or the store) are
- * not one float per step; x is what the value is emitted under. */
+ * emits nothing and returns 0 where the loads along the flat index (or
+ * the store) are not one float per step; x is what the value is emitted
+ * under. */
 typedef struct {
   const ir_expr *value;
   const cg_acc *acc; /* what each element's value goes into; NULL: stored into target */
   const ir_expr *target;
 } cg_vec_body;
-int cg_vec_loop(cg_emit *E, int j, const char *lane, int step, const cg_vec_body *b, const cg_expr_ctx *x);
+int cg_vec_loop(cg_emit *E, int n, const int *ids, const char *lane, int step, const cg_vec_body *b,
+                const cg_expr_ctx *x);
+/* The rows cg_vec_loop would read along ids[0..n) for value (their
+ * tensors and keys, as cg_row_cache has them; a known length only) into
+ * tensor[], key[] and len[], at most max; their count, 0 where the loop
+ * would not take float4s.  Under E->key_idx. */
+int cg_vec_row_keys(cg_emit *E, int n, const int *ids, const ir_expr *value, int *tensor, const char **key,
+                    int64_t *len, int max);
 /* Emits a block assigning dst[0..n) (declared lvalues) the row-major digits
  * of the C expression flat over the indices ids[0..n) of E->s (the last
  * fastest), through a long long temporary named q; and the C expression

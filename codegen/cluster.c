@@ -105,17 +105,12 @@ static int slot_smem(const cg_persist *P) { return (P->smem + 15) / 16 * 16; }
 void cg_cluster_helpers(cg_ctx *C, const cg_persist *P) {
   kbc_buf_puts(C->out, helpers);
   if (C->slots < 2) return;
-  /* each slot its own part of the dynamic shared memory (the emulator's is a static of the function:
-   * each template instance, so each slot, its own already) */
+  /* each slot its own part of the dynamic shared memory */
   cg_emit_async_helpers(C->out);
   kbc_buf_printf(C->out,
                  "// Each slot its own %d bytes of the dynamic shared memory.\n"
-                 "#ifdef __CUDA_ARCH__\n"
                  "#undef KBC_DYNAMIC_SMEM\n"
-                 "#define KBC_DYNAMIC_SMEM(name) \\\n"
-                 "  extern __shared__ __align__(16) float _kbc_dsmem[]; \\\n"
-                 "  float *const name = _kbc_dsmem + KBC_SLOT * %d\n"
-                 "#endif\n\n",
+                 "#define KBC_DYNAMIC_SMEM(name) KBC_DYNAMIC_SMEM_AT(name, KBC_SLOT * %d)\n\n",
                  slot_smem(P), slot_smem(P) / 4);
 }
 

@@ -511,9 +511,8 @@ static const char *reduce(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x) {
                  .op = op,
                  .online = whole && op == IR_RED_MAX ? split->online : NULL,
                  .welford = whole && op == IR_RED_SUM ? split->welford : NULL};
-  if (whole && n == 1 &&
-      cg_vec_loop(E, e->u.reduce.vars[0], split->team.lane ? split->team.lane : "_lane", split->team.size,
-                  &(cg_vec_body){.value = e->arg[0], .acc = &into}, x)) {
+  if (whole && cg_vec_loop(E, n, e->u.reduce.vars, split->team.lane ? split->team.lane : "_lane", split->team.size,
+                           &(cg_vec_body){.value = e->arg[0], .acc = &into}, x)) {
     /* float4 along the row (vec_loop.c) */
     E->n_hoisted = hoisted;
     cg_acc_team_combine(E, &split->team, &into);
@@ -533,7 +532,7 @@ static const char *reduce(cg_emit *E, const ir_expr *e, const cg_expr_ctx *x) {
               kbc_arena_printf(E->a, "(long long)%s", split->part_step), NULL, 0, x);
     const int *last = &e->u.reduce.vars[n - 1];
     const char *lane = split->team.lane ? split->team.lane : "_lane";
-    if (!cg_vec_loop(E, *last, lane, split->team.size, &(cg_vec_body){.value = e->arg[0], .acc = &into}, x)) {
+    if (!cg_vec_loop(E, 1, last, lane, split->team.size, &(cg_vec_body){.value = e->arg[0], .acc = &into}, x)) {
       const ir_expr *body = e->arg[0];
       cg_flat_loop(E, &loop, 1, last, lane, split->team.size, &body, 1, x);
       const char *term = as_float(E, body, expr(E, body, x));

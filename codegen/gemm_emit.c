@@ -153,8 +153,9 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
                  gemm_join_names(ge, c->m, c->n_m), gemm_join_names(ge, c->n, c->n_n),
                  gemm_join_names(ge, c->k, c->n_k), gemm_join_names(ge, c->bat, c->n_b));
   if (plan->wgmma)
-    kbc_buf_printf(C->out, "//   tile %dx%dx%d, %d threads: 2 warpgroups %s, each 64 x %d (wgmma m64n%dk8)", f->bm, f->bn,
-                   f->bk, GEMM_THREADS, plan->wgn == 1 ? "along m" : "along n", f->bn / plan->wgn, f->bn / plan->wgn);
+    kbc_buf_printf(C->out, "//   tile %dx%dx%d, %d threads: 2 warpgroups %s, each 64 x %d (wgmma m64n%dk8)%s", f->bm,
+                   f->bn, f->bk, GEMM_THREADS, plan->wgn == 1 ? "along m" : "along n", f->bn / plan->wgn,
+                   f->bn / plan->wgn, plan->min_blocks >= 2 && plan->occ >= 2 ? ", two blocks a multiprocessor" : "");
   else if (!tl->mma)
     kbc_buf_printf(C->out, "//   tile %dx%dx%d, %d threads as %d x %d, %dx%d outputs per thread", f->bm, f->bn,
                    f->bk, GEMM_THREADS, f->ty, f->tx, f->tm, f->tn);
@@ -165,8 +166,9 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
     kbc_buf_printf(C->out, ", shared memory: A's box %lld B, B %d B\n", (long long)plan->win->box * 4,
                    f->bn * plan->win->ldb * 4);
   else if (plan->stages > 2)
-    kbc_buf_printf(C->out, ", shared memory %d B in %d stages filled by cp.async%s\n",
-                   plan->stages * gemm_plan_stage_bytes(plan), plan->stages,
+    kbc_buf_printf(C->out, ", shared memory %d B in %d stages%s filled by cp.async%s\n",
+                   plan->ring * gemm_plan_stage_bytes(plan), plan->ring,
+                   plan->ring < plan->stages ? cg_fmt(&ge->emit, " (K's k-tiles, of a ring of %d)", plan->stages) : "",
                    plan->wgmma ? " in 16-byte chunks, 128-byte swizzle"
                    : plan->vec ? " in 16-byte chunks"
                                : "");
@@ -276,7 +278,7 @@ static void emit_shared(gemm_emitter *ge) {
       cg_line(out, "float (*_%cs)[%d][%d] = (float (*)[%d][%d])%s; // %c tiles: _%cs[stage][%s]", T, rows, ld, rows, ld,
               w ? cg_fmt(out, "(_smem + %d)", at) : "_smem", T, T,
               gemm_tile_kx(plan, o) ? (w ? "n][k" : "m][k") : (w ? "k][n" : "k][m"));
-      if (!w) at = plan->stages * rows * ld;
+      if (!w) at = plan->ring * rows * ld;
     }
     if (plan->epilogue.staged)
       cg_line(out, "float (*_Cs)[%d] = (float (*)[%d])_smem; // the epilogue's output tile, over the stages",

@@ -324,6 +324,11 @@ struct cg_gemm_plan {
    * (sm_80+, both operands plain loads without k tables), k-tiles
    * requested stages - 1 ahead of the math (opt.gemm_stages). */
   int stages;
+  /* The stages the ring touches: where K is known and a tile has fewer
+   * k-tiles than stages, only the first ceil(K / BK) are ever filled, and
+   * only they take shared memory (the K loop still counts modulo stages);
+   * else stages.  Set with the K loop (cg_plan_gemm). */
+  int ring;
   /* The vector K loop (sm_80+, tensor cores, opt.gemm_vec): both operands
    * plain loads contiguous along their chunk direction over one K (or X)
    * coordinate, copied in 16-byte chunks (gemm_vec.c); stages >= 3. */
@@ -340,6 +345,9 @@ struct cg_gemm_plan {
    * two warpgroups each multiplying a 64 x (BN / wgn) tile by wgmma; wgn 1
    * (BM 128, the warpgroups along m) or 2 (BM 64, along n). */
   int wgmma, wgn;
+  /* Blocks a multiprocessor the wgmma tile was chosen for (2: an
+   * output-bound product's, opt.gemm_occ; gemm_wgmma.c), else 0. */
+  int occ;
   /* wgmma at TF32: operand w (0 A, 1 B) read from its tensor's copy rounded
    * before the launch (cg_kernel.prep; gemm_wgmma_prep), its stage pass
    * left out. */

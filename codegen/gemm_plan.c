@@ -284,7 +284,7 @@ static void plan_staging(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan) {
   /* the K loop's tiles: static (<= 48 KB), or the vector loop's dynamic stages */
   /* (the window loop: its plan checks the epilogue's tile again, gemm_win.c) */
   int tiles = plan->win   ? 0
-              : plan->vec ? plan->stages * gemm_plan_stage_bytes(plan)
+              : plan->vec ? (plan->ring ? plan->ring : plan->stages) * gemm_plan_stage_bytes(plan)
                           : gemm_smem_bytes(f);
   int extra = plan->win ? 0 : table_bytes(plan);
   int limit = plan->vec ? t->smem_per_block : GEMM_SMEM_STATIC;
@@ -613,7 +613,31 @@ static int plan_tiles_and_loads(kbc_arena *a, const cg_target *t, cg_gemm_plan *
   return 1;
 }
 
+static cg_gemm_plan *plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k);
+
+/* The plan, where an output-bound product may take a tile of two blocks a
+ * multiprocessor (opt.gemm_occ; gemm_wgmma.c, output_bound) but its
+ * one-block tile's epilogue reads operands once a period (periodic column
+ * groups, opt.gemm_ep_periodic): the one-block tile.  Measured on the H100
+ * (session 43, bench/ab.sh against the default before either): SAM-HQ
+ * 64x64 b4 periodic alone 0.940x, two blocks alone 0.957x, both (the
+ * narrower tile, no period left) 0.955x; on gemm_lowrank 4096 x 64 x 64
+ * the other way round (0.855x, 0.811x) — kept to the workload's side. */
 cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
+  if (!C->t->opt.gemm_occ || !C->t->opt.gemm_ep_periodic) return plan_gemm(C, g, k);
+  const cg_target *t = C->t;
+  cg_target one = *t;
+  one.opt.gemm_occ = 0;
+  cg_kernel before = *k;
+  C->t = &one;
+  cg_gemm_plan *p = plan_gemm(C, g, k);
+  C->t = t;
+  if (!p || p->epilogue.periodic) return p;
+  *k = before;
+  return plan_gemm(C, g, k);
+}
+
+static cg_gemm_plan *plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   kbc_arena *a = C->a;
   if (g->count != 1 + (g->fold ? 1 : 0) + (g->tail ? g->tail->n : 0)) return NULL;
   cg_gemm_plan *plan = KBC_NEW(a, cg_gemm_plan);
@@ -649,6 +673,12 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   const gemm_cfg *f = &tl->cfg;
   plan->stages = win ? 2 : plan_stages(C->t, plan);
   if (!win) plan_vec(a, C->t, plan);
+  plan->ring = plan->stages;
+  int64_t K_known;
+  if (plan->stages > 2 && sym_is_const(tl->K, &K_known)) {
+    int64_t kt = (K_known + f->bk - 1) / f->bk;
+    if (kt < plan->ring) plan->ring = kt > 1 ? (int)kt : 1;
+  }
   plan_staging(a, C->t, plan);
   if (win && !gemm_win_plan(a, C->t, plan)) { /* again with the epilogue's tile: the box may no longer fit */
     plan->epilogue.staged = 0;
@@ -709,6 +739,7 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   plan->min_blocks = mb >= 2    ? mb
                      : mb == 1 ? 0
                      : plan->win                 ? -2
+                     : plan->occ >= 2            ? plan->occ
                      : plan->wgmma || plan->fold ? 1
                      : plain                     ? -2
                      : plan->vec                 ? 1
@@ -724,9 +755,18 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
     int twin = (int)plan->win->box * 8;
     k->smem = twin + (plan->win->a_split && twin > cs ? twin : cs);
   } else if (plan->stages > 2) {
-    k->smem = plan->stages * gemm_plan_stage_bytes(plan) + (plan->wgmma ? GEMM_WGMMA_ALIGN : 0); /* aligned up */
+    k->smem = plan->ring * gemm_plan_stage_bytes(plan) + (plan->wgmma ? GEMM_WGMMA_ALIGN : 0); /* aligned up */
     if (cs > k->smem) k->smem = cs;
+    /* the parked accumulators (a float a thread and accumulator) from the aligned stages on: the
+     * stages the ring touches may be fewer */
+    int park = plan->epilogue.park ? f->bm * f->bn * 4 + GEMM_WGMMA_ALIGN : 0;
+    if (park > k->smem) k->smem = park;
   }
+  /* an output-bound tile's two blocks, unless the epilogue's tile took
+   * their room */
+  if (plan->min_blocks == plan->occ && plan->occ >= 2 &&
+      plan->occ * (k->smem + 1024) > C->t->smem_per_block + 1024)
+    plan->min_blocks = 1;
   /* split: the items exactly where the sizes are known, else up to
    * GEMM_SPLIT_MAX slices a tile (the capped grid strides over them) */
   k->work = !plan->split ? tl->tiles : items ? sym_const(a, items) : sym_scale(a, tl->tiles, GEMM_SPLIT_MAX);

@@ -168,7 +168,7 @@ int gemm_plan_stage_bytes(const cg_gemm_plan *plan) {
 
 /* With low_stage: the bytes from an element of a stage to its low part
  * (the twin of all stages follows them). */
-int gemm_vec_low_at(const cg_gemm_plan *plan) { return plan->stages * gemm_plan_stage_bytes(plan) / 2; }
+int gemm_vec_low_at(const cg_gemm_plan *plan) { return plan->ring * gemm_plan_stage_bytes(plan) / 2; }
 
 /* The low TF32 parts x - (x & ~0x1fff) of the four floats at src (a C
  * float pointer, 16-byte aligned) written to the four at dst: 3xTF32's

@@ -4,8 +4,10 @@
  * (copied in 16-byte chunks along k), on tensor cores (TF32 or 3xTF32), for
  * a target with sm_90a's features.  After gemm_wgmma_plan(): the plan's
  * tile (two warpgroups, each a 64 x BN / wgn block of wgmma m64nNk8
- * products), k-tiles of 32, its stages; printed from it the helpers, the
- * chunks' places in a stage, the warpgroup coordinates and the K loop.
+ * products; for an output-bound product one of which two blocks fit a
+ * multiprocessor, plan->occ), k-tiles of 32, its stages; printed from it
+ * the helpers, the chunks' places in a stage, the warpgroup coordinates
+ * and the K loop.
  *
  * The stages are in the 128-byte swizzle that wgmma reads without bank
  * conflicts: a tile row is one k-tile of one m (or n), 32 floats = 128
@@ -72,6 +74,38 @@ int gemm_wgmma_stage_bytes(const cg_gemm_plan *plan) {
   return (f->bm + f->bn) * WG_ROW * (plan->tiling.split3 ? 2 : 1);
 }
 
+/* An output-bound product (opt.gemm_occ): sizes known and K x passes (3
+ * at 3xTF32) at most WG_OUT_K, where a tile's stores outweigh its
+ * products.  By the H100's rates (DRAM about 3 TB/s, wgmma about 357
+ * TFLOP/s of TF32: 23 GB/s and 2.7 TFLOP/s a multiprocessor) a tile's 4 bm
+ * bn bytes out take as long as its 2 bm bn K passes flops at K x passes
+ * near 240.  One block a multiprocessor does the two one after the other
+ * (SAM-HQ's scores, K = 64 at 3xTF32: dp stores 3.2 GB at 1.5 TB/s); two
+ * overlap one's stores with the other's copies and products. */
+enum { WG_OUT_K = 240, WG_OCC_REGS = 64 };
+static int output_bound(const cg_target *t, const gemm_tiling *tl) {
+  int64_t K;
+  if (!t->opt.gemm_occ || !sym_is_const(tl->M, NULL) || !sym_is_const(tl->N, NULL) || !sym_is_const(tl->B, NULL) ||
+      !sym_is_const(tl->K, &K))
+    return 0;
+  return t->opt.gemm_occ == 2 || K * (tl->split3 ? 3 : 1) <= WG_OUT_K;
+}
+
+/* Whether two blocks of tile w fit a multiprocessor: the stages the ring
+ * touches (K known: at most ceil(K / 32)) twice in its shared memory (each
+ * block 1 KB more reserved), and the accumulators (3xTF32: and their
+ * totals) at most WG_OCC_REGS a thread under the 128-register cap. */
+static int two_fit(const cg_target *t, const gemm_tiling *tl, const wg_tile *w, int64_t K) {
+  int stage = (w->bm + w->bn) * WG_ROW * (tl->split3 ? 2 : 1);
+  int stages = (t->smem_per_block - GEMM_WGMMA_ALIGN) / stage;
+  if (stages > WG_MAX_STAGES) stages = WG_MAX_STAGES;
+  if (stages < 3) return 0;
+  int ring = (int)((K + WG_BK - 1) / WG_BK);
+  if (ring > stages) ring = stages;
+  int acc = w->bn / w->wgn / 2 * (tl->split3 ? 2 : 1);
+  return 2 * (ring * stage + GEMM_WGMMA_ALIGN + 1024) <= t->smem_per_block + 1024 && acc <= WG_OCC_REGS;
+}
+
 int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
   if (!t->arch_a || t->sm < 90 || !t->opt.gemm_wgmma) return 0;
   /* 3xTF32 holds totals beside the accumulators: 64 x 128 a warpgroup at most */
@@ -80,10 +114,16 @@ int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
   const wg_tile *c = v->tiling.split3 ? split3 : tf32;
   int n = v->tiling.split3 ? 4 : 5, best = -1;
   double best_score = -1;
-  for (int i = 0; i < n; i++) {
-    double sc = tile_score(t, &v->tiling.shape, &c[i]);
-    if (sc > best_score + 1e-9) best_score = sc, best = i;
-  }
+  /* an output-bound product: the best tile of those that run two blocks a
+   * multiprocessor, where one does */
+  int64_t K = 0;
+  int occ = output_bound(t, &v->tiling) && sym_is_const(v->tiling.K, &K);
+  for (int pass = occ ? 0 : 1; pass < 2 && best < 0; pass++)
+    for (int i = 0; i < n; i++) {
+      if (pass == 0 && !two_fit(t, &v->tiling, &c[i], K)) continue;
+      double sc = tile_score(t, &v->tiling.shape, &c[i]);
+      if (sc > best_score + 1e-9) best_score = sc, best = i;
+    }
   /* Products too small to fill a wave of these tiles, or of one k-tile,
    * keep the mma.sync loop, whose smaller tiles run two blocks a
    * multiprocessor: on the H200 (2026-12-03) CViT at batch 10 took 300 us
@@ -92,6 +132,7 @@ int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
   const gemm_shape *sh = &v->tiling.shape;
   int fills = tile_count(sh, &c[best]) * gemm_slices(sh, WG_BK) >= t->sm_count;
   if (t->opt.gemm_wgmma == 3) best = 0; /* testing: the largest tile (KBC_GEMM_WGMMA=3) */
+  occ = occ && two_fit(t, &v->tiling, &c[best], K);
   if (t->opt.gemm_wgmma == 1 && (!fills || sh->k < 2 * WG_BK)) return 0;
   /* planned on a copy: v is left as it was where the tile does not fit
    * (3xTF32's 64 x 256: two stages) or an x-major operand is not taken */
@@ -104,6 +145,7 @@ int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
   int stages = (t->smem_per_block - GEMM_WGMMA_ALIGN - gemm_ktab_bytes(&w)) / gemm_wgmma_stage_bytes(&w);
   if (stages > WG_MAX_STAGES) stages = WG_MAX_STAGES;
   if (stages < 3) return 0;
+  if (gemm_ktab_bytes(&w)) occ = 0; /* (two_fit counts the stages alone) */
   w.op[0].bx = f->bm;
   w.op[1].bx = f->bn;
   gemm_count_tiles(a, &w.tiling);
@@ -125,6 +167,7 @@ int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
   }
   w.stages = stages;
   w.wgmma = 1;
+  w.occ = occ ? 2 : 0;
   *v = w;
   return 1;
 }

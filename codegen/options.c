@@ -39,6 +39,7 @@
   X("KBC_ROWS_ONLINE", rows_online, 0, 2)           \
   X("KBC_ROWS_WELFORD", rows_welford, 0, 2)         \
   X("KBC_ROWS_ACROSS", rows_across, 0, 2)           \
+  X("KBC_ROWS_CACHE", rows_cache, 0, 1)             \
   X("KBC_GEMM_MIN_BLOCKS", gemm_min_blocks, 0, 4)   \
   X("KBC_GEMM_STAGES", gemm_stages, 0, 4)           \
   X("KBC_GEMM_VEC", gemm_vec, 0, 1)                 \
@@ -58,6 +59,7 @@
   X("KBC_GEMM_STAGE_N", gemm_stage_n, 0, 2)         \
   X("KBC_GEMM_EP_VEC", gemm_ep_vec, 0, 1)           \
   X("KBC_GEMM_EP_PERIODIC", gemm_ep_periodic, 0, 1) \
+  X("KBC_GEMM_OCC", gemm_occ, 0, 2)                 \
   X("KBC_ABSORB", absorb, 0, 1)                     \
   X("KBC_GEMM_TAIL", gemm_tail, 0, 2)               \
   X("KBC_GEMM_PREP", gemm_prep, 0, 2)               \
@@ -80,7 +82,7 @@ cg_options cg_options_default(void) {
                       .gemm_win_pipe = 1,          .gemm_win_ring = 1, .gemm_tail = 1,   .idx32 = 1,
                       .gemm_split = 1,             .rowsum = 1,       .gemm_wgmma_t = 2, .gemm_prep = 1,
                       .gemm_pack = 1,              .gemm_gather = 1, .gemm_small = 1,  .join_loss = CG_JOIN_LOSS_STEPS,
-                      .gemm_edge = 1};
+                      .gemm_edge = 1,              .gemm_occ = 1};
 }
 
 /* Reads variable name (unset: *field kept). */

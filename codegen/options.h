@@ -55,6 +55,9 @@ typedef struct {
   int rows_online;     /* KBC_ROWS_ONLINE: a row's max and the next statement's sum of exp(x - max)
                           in one pass (sched_rows.c, online_pair): 1 (default) where it pays
                           (online_pays), 2 wherever they pair (testing), 0 never */
+  int rows_cache;      /* KBC_ROWS_CACHE (default off, untimed): a row two or more statements of a rows
+                          kernel read along the same float4 loop kept in registers by the first
+                          (sched_rows.c rows_cache_begin, vec_loop.c cache_of) */
   int rows_welford;    /* KBC_ROWS_WELFORD: a row's sum and the next statement's sum of squared
                           deviations from it in one pass (sched_rows.c, welford_pair): 1 (default)
                           where the rows stream past the L2, 2 wherever, 0 never */
@@ -118,8 +121,17 @@ typedef struct {
                           epilogue reads an operand per element (a residual) stored through shared
                           memory, a thread a column, its loads and stores coalesced (gemm_plan.c,
                           plan_staging; gemm_epilogue.emit_staged_n); 2: every output along n */
+  int gemm_occ;        /* KBC_GEMM_OCC (default on: H100, session 43, 0.81-0.99x where it applies): a
+                          wgmma product whose tiles' output outweighs their math (sizes known, K x
+                          passes small: gemm_wgmma.c, output_bound) gets a tile that runs two blocks a
+                          multiprocessor, one's stores beside the other's products, unless the
+                          one-block tile's epilogue is periodic under KBC_GEMM_EP_PERIODIC
+                          (cg_plan_gemm); 2: every wgmma
+                          product where such a tile exists (testing); 0 never */
   int absorb;          /* KBC_ABSORB (default off, untimed): the absorb pass after rowsum (passes/pipeline.c) */
-  int gemm_ep_periodic; /* KBC_GEMM_EP_PERIODIC (default off, untimed): where the column groups repeat the
+  int gemm_ep_periodic; /* KBC_GEMM_EP_PERIODIC (default off: faster on the H100, session 43, SAM-HQ 64x64
+                           b4 0.940x, gemm_lowrank 0.855x, but not yet checked on the GPU, only
+                           emulated): where the column groups repeat the
                            innermost digit's values, the epilogue's values no outer column digit moves read
                            for the first group once a row (gemm_epilogue.periodic, hoist_periodic) */
   int gemm_ep_vec;     /* KBC_GEMM_EP_VEC (default off: measured 0.9-1.2% slower, H100): where a thread's columns share their outer digits

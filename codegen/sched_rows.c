@@ -32,7 +32,9 @@
  * grid.)  Between statements the team
  * synchronizes (nothing for one thread, __syncwarp for a team within a
  * warp, __syncthreads for a whole block),
- * so a statement reads what earlier statements wrote for the same point. */
+ * so a statement reads what earlier statements wrote for the same point.
+ * Under opt.rows_cache a row two or more members read along their team
+ * loops is kept in registers by the first (rows_cache_begin). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -427,8 +429,8 @@ static void emit_strided(cg_emit *E, int team, const ir_stmt *s, const rows_stmt
   /* the target, as a load, so that a contiguous one goes through a pointer too */
   ir_expr target = cg_store_as_load(s);
   const ir_expr *body[2] = {s->rhs, &target};
-  if (st->n_inner == 1 && cg_vec_loop(E, st->inner[0], team > 1 ? "_lane" : "0", team,
-                                      &(cg_vec_body){.value = s->rhs, .target = &target}, NULL)) {
+  if (cg_vec_loop(E, st->n_inner, st->inner, team > 1 ? "_lane" : "0", team,
+                  &(cg_vec_body){.value = s->rhs, .target = &target}, NULL)) {
     E->n_hoisted = hoisted;
     return;
   }
@@ -466,12 +468,95 @@ static void emit_pair_stores(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, in
   cg_line(E, "}");
 }
 
+/* s's index names with member k's outer ones _o0, _o1, ...: the names of
+ * row keys (cg_row_cache), alike in every member reading a row. */
+static const char **key_names(cg_ctx *C, const cg_rows_plan *plan, int k, const char **idx) {
+  const ir_stmt *s = IR_STMT(C->p, plan->g->first + k);
+  const char **n = KBC_NEW_ARRAY(C->a, const char *, s->n_index + 1);
+  for (int i = 0; i < s->n_index; i++) n[i] = idx[i];
+  for (int j = 0; j < plan->g->n_outer; j++)
+    n[plan->g->phi[k * CG_MAX_OUTER + j]] = kbc_arena_printf(C->a, "_o%d", j);
+  return n;
+}
+
+/* Member k's team loop along its row (the indices, the value), where it
+ * has one cg_vec_loop may take: 0 where not. */
+static int row_loop(cg_ctx *C, const cg_rows_plan *plan, int k, int *n, const int **ids, const ir_expr **value) {
+  const rows_stmt *st = &plan->stmt[k];
+  const ir_stmt *s = IR_STMT(C->p, plan->g->first + k);
+  if (st->how == ROWS_STMT_STRIDED) {
+    *n = st->n_inner, *ids = st->inner, *value = s->rhs;
+    return st->n_inner > 0;
+  }
+  if (st->how != ROWS_STMT_TEAM_REDUCE && st->how != ROWS_STMT_ONLINE && st->how != ROWS_STMT_WELFORD) return 0;
+  const ir_expr *r = st->how == ROWS_STMT_ONLINE ? s->rhs : cg_top_reduce(s->rhs);
+  if (!r) return 0;
+  *n = r->u.reduce.n_vars, *ids = r->u.reduce.vars, *value = r->arg[0];
+  return 1;
+}
+
+/* Rows kept in registers (opt.rows_cache): before the point's statements,
+ * a thread's float4s of each row that two or more members read along their
+ * team loops (the same tensor, offset and length; at most
+ * CG_ROW_CACHE_FLOAT4S float4s a thread), declared and registered in E for
+ * cg_vec_loop.  A block-wide or in-warp team whose threads are neighbours
+ * (not across points). */
+static void rows_cache_begin(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan) {
+  E->n_cache = 0;
+  E->key_idx = NULL;
+  if (!E->opt->rows_cache || plan->across || plan->team < 2) return;
+  enum { MAX_KEYS = 32 };
+  int tensor[MAX_KEYS], first[MAX_KEYS], readers[MAX_KEYS], m = 0;
+  const char *key[MAX_KEYS];
+  int64_t len[MAX_KEYS];
+  for (int k = 0; k < plan->g->count; k++) {
+    int n;
+    const int *ids;
+    const ir_expr *value;
+    if (!row_loop(C, plan, k, &n, &ids, &value)) continue;
+    E->s = IR_STMT(C->p, plan->g->first + k);
+    E->idx = cg_index_names(C->a, C->names, E->s);
+    E->key_idx = key_names(C, plan, k, E->idx);
+    int t[8];
+    const char *kk[8];
+    int64_t l[8];
+    int got = cg_vec_row_keys(E, n, ids, value, t, kk, l, 8);
+    for (int i = 0; i < got; i++) {
+      int j = 0;
+      while (j < m && !(tensor[j] == t[i] && len[j] == l[i] && !strcmp(key[j], kk[i]))) j++;
+      if (j < m) {
+        if (first[j] != k) readers[j]++;
+      } else if (m < MAX_KEYS) {
+        tensor[m] = t[i], key[m] = kk[i], len[m] = l[i], first[m] = k, readers[m++] = 1;
+      }
+    }
+  }
+  E->key_idx = NULL;
+  cg_row_cache *cache = KBC_NEW_ARRAY(C->a, cg_row_cache, CG_MAX_ROW_CACHES);
+  int nc = 0;
+  for (int j = 0; j < m && nc < CG_MAX_ROW_CACHES; j++) {
+    int64_t per = (len[j] / 4 + plan->team - 1) / plan->team;
+    if (readers[j] < 2 || per > CG_ROW_CACHE_FLOAT4S) continue;
+    cg_row_cache *c = &cache[nc++];
+    *c = (cg_row_cache){.tensor = tensor[j], .key = key[j], .lane = "_lane", .len = len[j], .step = plan->team};
+    c->name = cg_fmt(E, "_rc%d", E->tmp++);
+    c->hd = cg_fmt(E, "%s_hd", c->name);
+    c->nv = cg_fmt(E, "%s_nv", c->name);
+    cg_line(E, "float4 %s[%lld]; // %s's row at %s: this thread's float4s, kept for %d statements", c->name,
+            (long long)per, IR_TENSOR(C->p, tensor[j])->name, key[j], readers[j]);
+    cg_line(E, "long long %s = 0, %s = 0; // the head and float4 count they were read with", c->hd, c->nv);
+  }
+  E->cache = cache;
+  E->n_cache = nc;
+}
+
 static void emit_stmt(cg_ctx *C, cg_emit *E, const cg_rows_plan *plan, int k) {
   const cg_group *g = plan->g;
   const rows_stmt *st = &plan->stmt[k];
   const ir_stmt *s = IR_STMT(C->p, g->first + k);
   E->s = s;
   E->idx = cg_index_names(C->a, C->names, s);
+  E->key_idx = E->n_cache ? key_names(C, plan, k, E->idx) : NULL;
   cg_line(E, "{ // %s", cg_stmt_comment(C->a, s));
   E->indent++;
   /* Outer indices of this statement. */
@@ -769,11 +854,14 @@ void cg_emit_rows(cg_ctx *C, const cg_rows_plan *plan, const cg_kernel *k) {
   emit_setup(&E, plan);
   int last = g->count - 1; /* the last statement emitted (not DONE) */
   while (last > 0 && plan->stmt[last].how == ROWS_STMT_DONE) last--;
+  rows_cache_begin(C, &E, plan);
   for (int i = 0; i <= last; i++) {
     if (plan->stmt[i].how == ROWS_STMT_DONE) continue;
     emit_stmt(C, &E, plan, i);
     if (i < last) team_sync(&E, plan);
   }
+  E.n_cache = 0;
+  E.key_idx = NULL;
   if ((team > 32 || plan->across) && plan->team_reduce) team_sync(&E, plan); /* the next point reuses _red */
   E.indent--;
   cg_line(&E, "}");

@@ -508,6 +508,21 @@ KBC_ABSORB=1 "$kbc" compile "$src/specs/sam_hq_attn_relpos_bwd.kb" --emit ir --a
   fail "absorb: SAM-HQ's dp not taken into ds under KBC_ABSORB=1"
 "$kbc" compile "$src/specs/sam_hq_attn_relpos_bwd.kb" --emit ir --after dce 2>&1 | grep -q '^dp\[' ||
   fail "absorb: SAM-HQ's dp taken into ds by default"
+# The stages the K touches (gemm_plan.c, ring) and the output-bound tiles
+# (gemm_wgmma.c, KBC_GEMM_OCC) on SAM-HQ at 64x64 b4, sm_90a: rel_h (K 64)
+# asks for its two k-tiles' stages, not four; dp and s take 128 x 64 tiles
+# two a multiprocessor (KBC_GEMM_OCC=0: 128 x 128, one); under
+# KBC_GEMM_EP_PERIODIC=1 s keeps 128 x 128, its epilogue periodic.
+sam_plan() { "$kbc" compile "$src/specs/sam_hq_attn_relpos_bwd.kb" --emit plan --specialize --target sm_90a --set batch_size=4 \
+  --set height=64 --set width=64 2>&1 | grep -E "_k(1_rel_h|3_s|9_dp) "; }
+sp=$(sam_plan)
+grep -qE "k1_rel_h +gemm +\[1536, 1, 1\] +\[256, 1, 1\] +99328 " <<<"$sp" || fail "ring: rel_h's shared memory: $sp"
+grep -qE "k9_dp +gemm +\[98304, 1, 1\] +\[256, 1, 1\] +99328 " <<<"$sp" || fail "occ: dp not on two-block tiles: $sp"
+grep -qE "k3_s +gemm +\[98304, 1, 1\] +\[256, 1, 1\] +99328 " <<<"$sp" || fail "occ: s not on two-block tiles: $sp"
+grep -qE "k9_dp +gemm +\[49152, 1, 1\]" <<<"$(KBC_GEMM_OCC=0 sam_plan)" || fail "occ: dp's tile under KBC_GEMM_OCC=0"
+sp=$(KBC_GEMM_EP_PERIODIC=1 sam_plan)
+grep -qE "k3_s +gemm +\[49152, 1, 1\] .* 132096 " <<<"$sp" || fail "occ: s left its periodic tile: $sp"
+grep -qE "k9_dp +gemm +\[98304, 1, 1\]" <<<"$sp" || fail "occ: dp off two blocks under KBC_GEMM_EP_PERIODIC=1: $sp"
 KBC_ATTN_RECOMPUTE=1 "$kbc" compile "$src/specs/sam_hq_attn_relpos_bwd.kb" --emit ir --after rowsum 2>&1 |
   grep -qxF 'ds.red[b, n, y, x] = sum(c: go[b, y, x, n, c] * o[b, y, x, n, c])' || fail "rowsum: SAM-HQ's o not reused"
 printf 'kernel wide\naxis n var\ninput x f32[n, 512]\ninput w f32[64, 512]\ninput p f32[n, 64]\noutput y f32[n]\ntensor a f32[n, 64]\na[i, j] = sum(c: x[i, c] * w[j, c])\ny[i] = sum(j: a[i, j] * p[i, j])\n' >"$tmp/wide.kb"

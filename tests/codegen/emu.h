@@ -207,13 +207,20 @@ static inline void kbc_mma_tf32(float *d, const unsigned *a, const unsigned *b) 
 // cp.async: each thread's copies are queued in commit groups and done at
 // the wait that needs them (the latest moment the hardware may land them),
 // so that a read before its wait sees stale data; dynamic shared memory
-// as a function static of the largest size a block may have.
+// as one array of the largest size a block may have, shared by every
+// kernel (blocks run one at a time): past the bytes the launch gives the
+// kernel (emu_launch's smem), NaN bytes before each block, checked
+// untouched after it (emu_smem_check), so that a kernel using more than
+// its plan asks for fails here as it would on the GPU.
 #define KBC_ASYNC_HELPERS
-// Shared addresses are byte offsets from the dynamic array (one per kernel).
+// Shared addresses are byte offsets from the dynamic array.
+enum { EMU_SMEM_MAX = 232448 };
+static float emu_dyn_smem[EMU_SMEM_MAX / 4] __attribute__((aligned(16)));
 static thread_local const char *emu_smem_base;
-#define KBC_DYNAMIC_SMEM(name)                                     \
-  static float name[232448 / 4] __attribute__((aligned(16)));      \
-  emu_smem_base = (const char *)name
+#define KBC_DYNAMIC_SMEM(name) KBC_DYNAMIC_SMEM_AT(name, 0)
+#define KBC_DYNAMIC_SMEM_AT(name, off)        \
+  float *const name = emu_dyn_smem + (off);   \
+  emu_smem_base = (const char *)emu_dyn_smem
 struct emu_copy {
   float *dst;
   const float *src;
@@ -356,16 +363,32 @@ template <int N> static inline void kbc_wgmma_wait() {
   }
 }
 
-template <class F> static void emu_launch(unsigned grid, unsigned block, F kernel) {
+// The dynamic shared memory past a launch's smem bytes: poisoned, then
+// checked untouched.
+static void emu_smem_poison(unsigned smem) {
+  if (smem < EMU_SMEM_MAX) memset((char *)emu_dyn_smem + smem, 0xff, EMU_SMEM_MAX - smem);
+}
+static void emu_smem_check(unsigned smem, unsigned b) {
+  const unsigned char *p = (const unsigned char *)emu_dyn_smem;
+  for (unsigned i = smem; i < EMU_SMEM_MAX; i++)
+    if (p[i] != 0xff) {
+      fprintf(stderr, "emu: block %u wrote dynamic shared byte %u, past the %u bytes its launch gives\n", b, i, smem);
+      abort();
+    }
+}
+
+template <class F> static void emu_launch(unsigned grid, unsigned block, unsigned smem, F kernel) {
   gridDim.x = grid;
   blockDim.x = block;
   pthread_barrier_init(&emu_block_barrier, NULL, block);
   for (unsigned w = 0; w < block / 32; w++) pthread_barrier_init(&emu_warp_barrier[w], NULL, 32);
   for (unsigned b = 0; b < grid; b++) {
     blockIdx.x = b;
+    emu_smem_poison(smem);
     std::vector<std::thread> threads;
     for (unsigned t = 0; t < block; t++) threads.emplace_back([=] { threadIdx.x = t; kernel(); });
     for (auto &th : threads) th.join();
+    emu_smem_check(smem, b);
   }
   pthread_barrier_destroy(&emu_block_barrier);
   for (unsigned w = 0; w < block / 32; w++) pthread_barrier_destroy(&emu_warp_barrier[w]);

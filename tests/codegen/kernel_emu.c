@@ -126,7 +126,9 @@ static int scratch_decl(FILE *L, const cg_kernel *k, const int64_t *vars, int ki
  * t<j>), past their guard zones, then its scratch, then the var values. */
 static void launch_line(FILE *L, const cg_kernel *k, const char *fn, int ki, int64_t grid, int by_id,
                         const int64_t *vars, int nv) {
-  fprintf(L, "  emu_launch(%lld, %d, [&] { %s(", (long long)grid, k->block, fn);
+  /* the dynamic shared memory the runtime gives it: the kernel's, none to a pack kernel */
+  int smem = strcmp(fn, k->name) ? 0 : k->smem;
+  fprintf(L, "  emu_launch(%lld, %d, %d, [&] { %s(", (long long)grid, k->block, smem, fn);
   for (int j = 0; j < k->n_tensors; j++) {
     if (by_id) fprintf(L, "%st[%d] + %d", j ? ", " : "", k->tensors[j], GUARD);
     else fprintf(L, "%st%d + %d", j ? ", " : "", j, GUARD);

@@ -55,7 +55,10 @@ Oracles, per spec:
     KBC_GEMM_SPLIT=2, KBC_GEMM_ALWAYS=1, specialized), cluster / cluster_gemm: specialized, a program of
     independent batch points as one kernel, a thread-block cluster per point, wherever it splits
     (KBC_CLUSTER=2; cluster_gemm with every contraction a tiled GEMM; cluster_slots with three tasks a
-    block at once, KBC_CLUSTER_SLOTS=3), nvrtc);
+    block at once, KBC_CLUSTER_SLOTS=3), occ / occ_tf32 (GPU): specialized, wgmma tiles chosen
+    for two blocks a multiprocessor wherever one fits (KBC_GEMM_OCC=2, KBC_GEMM_WGMMA=2,
+    KBC_GEMM_ALWAYS=1), rows_cache: specialized, a row two statements of a rows kernel read kept in
+    registers (KBC_ROWS_CACHE=1), nvrtc);
   - gpu: `kbc verify --json` runs the kernels on the GPU against the
     interpreter, in each variant (fp32, tf32, and fp32 under KBC_IDX32=0,
     KBC_FP32_MMA, KBC_ROWS_PARTS, KBC_ATTN_ALWAYS, KBC_ROWS_ONLINE=2,
@@ -102,6 +105,8 @@ VARIANTS = {
     "recompute": (["--specialize"], {"KBC_ATTN_RECOMPUTE": "1", "KBC_ATTN_ALWAYS": "1"}),
     "online": ([], {"KBC_ROWS_ONLINE": "2"}),  # a row's max and sum of exps in one pass wherever they pair
     "welford": ([], {"KBC_ROWS_WELFORD": "2"}),  # a row's sum and squared deviations in one pass wherever they pair
+    # specialized, a row two statements read kept in registers (KBC_ROWS_CACHE=1; sched_rows.c, vec_loop.c)
+    "rows_cache": (["--specialize"], {"KBC_ROWS_CACHE": "1"}),
     # a rows team's threads a warp apart wherever the group streams along its points (codegen/group.c,
     # across_points), a thread a point made 8, the one-pass pairs wherever they pair
     "across": ([], {"KBC_ROWS_ACROSS": "2", "KBC_ROWS_ONLINE": "2", "KBC_ROWS_WELFORD": "2"}),
@@ -114,6 +119,8 @@ VARIANTS = {
     "gemm_periodic": (["--sm90a", "--specialize"], {"KBC_GEMM_ALWAYS": "1", "KBC_GEMM_WGMMA": "2",
                                                     "KBC_GEMM_EP_PERIODIC": "1"}),
     "gemm_tf32": (["--tf32"], {"KBC_GEMM_ALWAYS": "1"}),
+    # wgmma tiles chosen for two blocks a multiprocessor wherever one fits (KBC_GEMM_OCC=2; gemm_wgmma.c)
+    "occ": (["--sm90a", "--specialize"], {"KBC_GEMM_ALWAYS": "1", "KBC_GEMM_WGMMA": "2", "KBC_GEMM_OCC": "2"}),
     # sm_90a's wgmma K loop wherever a product's operands allow, however small (codegen/gemm_wgmma.c)
     "wgmma": (["--sm90a"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1"}),
     "wgmma_tf32": (["--sm90a", "--tf32"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1"}),
@@ -193,6 +200,7 @@ GPU_VARIANTS = {
     "recompute": ("fp32", {"KBC_ATTN_RECOMPUTE": "1", "KBC_ATTN_ALWAYS": "1"}),
     "online": ("fp32", {"KBC_ROWS_ONLINE": "2"}),
     "welford": ("fp32", {"KBC_ROWS_WELFORD": "2"}),
+    "rows_cache": ("fp32", {"KBC_ROWS_CACHE": "1", "KBC_SPECIALIZE": "1"}),
     "across": ("fp32", {"KBC_ROWS_ACROSS": "2", "KBC_ROWS_ONLINE": "2", "KBC_ROWS_WELFORD": "2"}),
     "spec": ("fp32", {"KBC_SPECIALIZE": "1"}),
     "gemm": ("fp32", {"KBC_GEMM_ALWAYS": "1"}),
@@ -202,6 +210,8 @@ GPU_VARIANTS = {
     "gemm_periodic": ("fp32", {"KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1", "KBC_GEMM_WGMMA": "2",
                                "KBC_GEMM_EP_PERIODIC": "1"}),
     "gemm_tf32": ("tf32", {"KBC_GEMM_ALWAYS": "1"}),
+    "occ": ("fp32", {"KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1", "KBC_GEMM_WGMMA": "2", "KBC_GEMM_OCC": "2"}),
+    "occ_tf32": ("tf32", {"KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1", "KBC_GEMM_WGMMA": "2", "KBC_GEMM_OCC": "2"}),
     "wgmma": ("fp32", {"KBC_GEMM_WGMMA": "2"}),  # on an sm_90a GPU: wgmma wherever the operands allow
     "wgmma_tf32": ("tf32", {"KBC_GEMM_WGMMA": "2"}),
     "prep": ("tf32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_PREP": "2", "KBC_GEMM_WGMMA_T": "1", "KBC_GEMM_SPLIT": "2",
