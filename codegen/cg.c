@@ -279,11 +279,20 @@ static void open_unit(cg_ctx *C, const cg_kernel *ks, int n, const char *how) {
 /* Every kernel printed, as the stages of P where it is not NULL. */
 static void emit_groups(cg_ctx *C, const cg_group *g, int ng, const cg_kernel *ks, const void **plans,
                         const cg_persist *P) {
+  /* the stages of a persistent (or cluster) kernel share its register cap
+   * (persist.c, PERSIST_REGS): their loops unrolled at most twice (CViT's
+   * projection, a float4 row loop over two tensors unrolled four times,
+   * spilled 12 bytes at 80 registers; nvcc, sm_90) */
+  const cg_target *t = C->t;
+  cg_target staged = *t;
+  if (P && staged.opt.unroll > 2) staged.opt.unroll = 2;
+  C->t = &staged;
   for (int i = 0; i < ng; i++) {
     if (P) cg_persist_body_open(C, P, i);
     emit(C, g[i].family, &ks[i], plans[i]);
     if (P) cg_persist_body_close(C, P, i);
   }
+  C->t = t;
 }
 
 /* The program as one kernel of thread-block clusters, a cluster per batch

@@ -112,10 +112,14 @@ __device__ __forceinline__ void kbc_split_tf32_fast(float x, unsigned &hi, unsig
 
 #ifndef KBC_ASYNC_HELPERS
 #define KBC_ASYNC_HELPERS
-// Dynamic shared memory; one float, or four (16 bytes, both addresses 16-byte aligned), copied
-// global -> shared asynchronously (cp.async, sm_80+; 0 where !ok, src then unread), the copies
-// requested so far committed as a group, and a wait until at most N groups are pending.
+// Dynamic shared memory (from its start, or from a float offset); one float, or four (16 bytes,
+// both addresses 16-byte aligned), copied global -> shared asynchronously (cp.async, sm_80+; 0
+// where !ok, src then unread), the copies requested so far committed as a group, and a wait
+// until at most N groups are pending.
 #define KBC_DYNAMIC_SMEM(name) extern __shared__ __align__(16) float name[]
+#define KBC_DYNAMIC_SMEM_AT(name, off) \
+  extern __shared__ __align__(16) float _kbc_dsmem[]; \
+  float *const name = _kbc_dsmem + (off)
 // The shared-memory address of p (taken once per array); dst is the element's
 // pointer and dsts its shared address (dst used only where cp.async is not).
 __device__ __forceinline__ unsigned kbc_smem_u32(const float *p) {
