@@ -477,6 +477,12 @@ void cg_emit_ldsm_helpers(kbc_buf *out);
  * row and k of chunk slot j); the thread's warpgroup coordinates; the K
  * loop. */
 enum { GEMM_WGMMA_ALIGN = 1024 }; /* the stages' alignment (the swizzle's atoms), allocated beyond them */
+/* Shared memory the GPU keeps for itself beside each block's (sm_90: 228
+ * KB a multiprocessor, 227 KB a block at most) */
+enum { GEMM_SMEM_RESERVED = 1024 };
+/* The stages a ring of `stages` touches when K (known) has ceil(K / bk)
+ * k-tiles (cg_gemm_plan.ring). */
+int gemm_ring(int stages, int64_t K, int bk);
 int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v);
 void gemm_wgmma_helpers(kbc_buf *out, const cg_gemm_plan *plan);
 int gemm_wgmma_stage_bytes(const cg_gemm_plan *plan);

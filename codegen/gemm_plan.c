@@ -613,6 +613,11 @@ static int plan_tiles_and_loads(kbc_arena *a, const cg_target *t, cg_gemm_plan *
   return 1;
 }
 
+int gemm_ring(int stages, int64_t K, int bk) {
+  int64_t kt = (K + bk - 1) / bk;
+  return kt >= stages ? stages : kt > 1 ? (int)kt : 1;
+}
+
 static cg_gemm_plan *plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k);
 
 /* The plan, where an output-bound product may take a tile of two blocks a
@@ -673,12 +678,9 @@ static cg_gemm_plan *plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   const gemm_cfg *f = &tl->cfg;
   plan->stages = win ? 2 : plan_stages(C->t, plan);
   if (!win) plan_vec(a, C->t, plan);
-  plan->ring = plan->stages;
   int64_t K_known;
-  if (plan->stages > 2 && sym_is_const(tl->K, &K_known)) {
-    int64_t kt = (K_known + f->bk - 1) / f->bk;
-    if (kt < plan->ring) plan->ring = kt > 1 ? (int)kt : 1;
-  }
+  plan->ring = plan->stages > 2 && sym_is_const(tl->K, &K_known) ? gemm_ring(plan->stages, K_known, f->bk)
+                                                                 : plan->stages;
   plan_staging(a, C->t, plan);
   if (win && !gemm_win_plan(a, C->t, plan)) { /* again with the epilogue's tile: the box may no longer fit */
     plan->epilogue.staged = 0;
@@ -765,7 +767,7 @@ static cg_gemm_plan *plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   /* an output-bound tile's two blocks, unless the epilogue's tile took
    * their room */
   if (plan->min_blocks == plan->occ && plan->occ >= 2 &&
-      plan->occ * (k->smem + 1024) > C->t->smem_per_block + 1024)
+      plan->occ * (k->smem + GEMM_SMEM_RESERVED) > C->t->smem_per_block + GEMM_SMEM_RESERVED)
     plan->min_blocks = 1;
   /* split: the items exactly where the sizes are known, else up to
    * GEMM_SPLIT_MAX slices a tile (the capped grid strides over them) */

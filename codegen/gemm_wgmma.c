@@ -69,9 +69,17 @@ static double tile_score(const cg_target *t, const gemm_shape *sh, const wg_tile
   return gemm_util(sh->m, w->bm) * gemm_util(sh->n, w->bn) * gemm_util(sh->k, WG_BK) * inner * par;
 }
 
+/* A stage of a bm x bn tile (3xTF32: the low parts' half besides), and the
+ * stages that fit beside `fixed` bytes (at most WG_MAX_STAGES). */
+static int stage_bytes(int bm, int bn, int split3) { return (bm + bn) * WG_ROW * (split3 ? 2 : 1); }
+static int stages_fitting(const cg_target *t, int stage, int fixed) {
+  int stages = (t->smem_per_block - GEMM_WGMMA_ALIGN - fixed) / stage;
+  return stages > WG_MAX_STAGES ? WG_MAX_STAGES : stages;
+}
+
 int gemm_wgmma_stage_bytes(const cg_gemm_plan *plan) {
   const gemm_cfg *f = &plan->tiling.cfg;
-  return (f->bm + f->bn) * WG_ROW * (plan->tiling.split3 ? 2 : 1);
+  return stage_bytes(f->bm, f->bn, plan->tiling.split3);
 }
 
 /* An output-bound product (opt.gemm_occ): sizes known and K x passes (3
@@ -96,14 +104,11 @@ static int output_bound(const cg_target *t, const gemm_tiling *tl) {
  * block 1 KB more reserved), and the accumulators (3xTF32: and their
  * totals) at most WG_OCC_REGS a thread under the 128-register cap. */
 static int two_fit(const cg_target *t, const gemm_tiling *tl, const wg_tile *w, int64_t K) {
-  int stage = (w->bm + w->bn) * WG_ROW * (tl->split3 ? 2 : 1);
-  int stages = (t->smem_per_block - GEMM_WGMMA_ALIGN) / stage;
-  if (stages > WG_MAX_STAGES) stages = WG_MAX_STAGES;
+  int stage = stage_bytes(w->bm, w->bn, tl->split3), stages = stages_fitting(t, stage, 0);
   if (stages < 3) return 0;
-  int ring = (int)((K + WG_BK - 1) / WG_BK);
-  if (ring > stages) ring = stages;
-  int acc = w->bn / w->wgn / 2 * (tl->split3 ? 2 : 1);
-  return 2 * (ring * stage + GEMM_WGMMA_ALIGN + 1024) <= t->smem_per_block + 1024 && acc <= WG_OCC_REGS;
+  int ring = gemm_ring(stages, K, WG_BK), acc = w->bn / w->wgn / 2 * (tl->split3 ? 2 : 1);
+  return 2 * (ring * stage + GEMM_WGMMA_ALIGN + GEMM_SMEM_RESERVED) <= t->smem_per_block + GEMM_SMEM_RESERVED &&
+         acc <= WG_OCC_REGS;
 }
 
 int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
@@ -142,8 +147,7 @@ int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
                   .wm = 4 * (2 / c[best].wgn), .wn = c[best].wgn, .mi = 1, .ni = c[best].bn / c[best].wgn / 8};
   w.wgn = c[best].wgn;
   /* (a gathered operand's k table is static shared memory beside them) */
-  int stages = (t->smem_per_block - GEMM_WGMMA_ALIGN - gemm_ktab_bytes(&w)) / gemm_wgmma_stage_bytes(&w);
-  if (stages > WG_MAX_STAGES) stages = WG_MAX_STAGES;
+  int stages = stages_fitting(t, gemm_wgmma_stage_bytes(&w), gemm_ktab_bytes(&w));
   if (stages < 3) return 0;
   if (gemm_ktab_bytes(&w)) occ = 0; /* (two_fit counts the stages alone) */
   w.op[0].bx = f->bm;

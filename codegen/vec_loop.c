@@ -91,8 +91,7 @@ static void collect(cg_emit *E, const ir_expr *e, int n, const int *ids, vec_row
   R->load[R->n_load++] = e;
 }
 
-/* The length of the flat loop over ids[0..n) where known (*len), and its
- * C text. */
+/* Whether the flat loop over ids[0..n) has a known length, *len. */
 static int flat_length(cg_emit *E, int n, const int *ids, int64_t *len) {
   int64_t ext;
   *len = 1;
@@ -162,11 +161,8 @@ static void open_element(cg_emit *E, int n, const int *ids, const char *at) {
 int cg_vec_loop(cg_emit *E, int n_ids, const int *ids, const char *lane, int step, const cg_vec_body *b,
                 const cg_expr_ctx *x) {
   if (E->opt->no_vec || n_ids < 1) return 0;
-  int64_t len = 1, ext;
-  int known = 1;
-  for (int i = 0; i < n_ids; i++)
-    if (sym_is_const(E->s->index[ids[i]].extent, &ext)) len *= ext;
-    else known = 0;
+  int64_t len;
+  int known = flat_length(E, n_ids, ids, &len);
   if (known && len < VEC_MIN_EXTENT) return 0;
   const char *extent_text = n_ids == 1 ? cg_sym(E, E->s->index[ids[0]].extent) : cg_extent_product(E, ids, n_ids);
   vec_rows R = {0};
@@ -302,33 +298,20 @@ int cg_vec_loop(cg_emit *E, int n_ids, const int *ids, const char *lane, int ste
   /* the rest: the head, then the tail past the float4s */
   cg_line(E, "for (long long %s = %s; %s < %s - 4 * %s; %s += %d) {", js, lane, js, n, nv, js, step);
   E->indent++;
+  /* the flat position: one index is it, several are its digits, decoded
+   * where the value reads them */
+  const char *f = n_ids == 1 ? E->idx[ids[0]] : cg_fmt(E, "_f%d", E->tmp++);
+  cg_line(E, "const long long %s = %s < %s ? %s : %s + 4 * %s;", f, js, hd, js, js, nv);
   const char *elem[VEC_MAX_ROWS];
-  const char *v;
-  if (n_ids == 1) {
-    const char *j = E->idx[ids[0]];
-    cg_line(E, "const long long %s = %s < %s ? %s : %s + 4 * %s;", j, js, hd, js, js, nv);
-    for (int r = 0; r < R.n_row; r++) elem[r] = cg_fmt(E, "%s[%s]", row[r], j);
-    int saved = E->n_hoisted;
-    substitute(E, &R, elem);
-    v = element(E, b, x);
-    E->n_hoisted = saved;
-    if (v) cg_line(E, "%s[%s] = %s;", row[0], j, v);
-  } else { /* the flat position, and the indices' digits where the value needs them */
-    const char *f = cg_fmt(E, "_f%d", E->tmp++);
-    cg_line(E, "const long long %s = %s < %s ? %s : %s + 4 * %s;", f, js, hd, js, js, nv);
-    for (int r = 0; r < R.n_row; r++) elem[r] = cg_fmt(E, "%s[%s]", row[r], f);
-    int saved = E->n_hoisted;
-    substitute(E, &R, elem);
-    int own_index = cg_mentions_unhoisted(E, b->value, ids, n_ids);
-    if (own_index) open_element(E, n_ids, ids, f);
-    v = element(E, b, x);
-    if (v) cg_line(E, "%s[%s] = %s;", row[0], f, v);
-    if (own_index) {
-      E->indent--;
-      cg_line(E, "}");
-    }
-    E->n_hoisted = saved;
-  }
+  for (int r = 0; r < R.n_row; r++) elem[r] = cg_fmt(E, "%s[%s]", row[r], f);
+  int saved = E->n_hoisted;
+  substitute(E, &R, elem);
+  int digits = n_ids > 1 && cg_mentions_unhoisted(E, b->value, ids, n_ids);
+  if (digits) open_element(E, n_ids, ids, f);
+  const char *v = element(E, b, x);
+  if (v) cg_line(E, "%s[%s] = %s;", row[0], f, v);
+  if (digits) cg_close_block(E);
+  E->n_hoisted = saved;
   E->indent--;
   cg_line(E, "}");
   E->indent--;
