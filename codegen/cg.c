@@ -282,10 +282,13 @@ static void emit_groups(cg_ctx *C, const cg_group *g, int ng, const cg_kernel *k
   /* the stages of a persistent (or cluster) kernel share its register cap
    * (persist.c, PERSIST_REGS): their loops unrolled at most twice (CViT's
    * projection, a float4 row loop over two tensors unrolled four times,
-   * spilled 12 bytes at 80 registers; nvcc, sm_90) */
+   * spilled 12 bytes at 80 registers; nvcc, sm_90), and no rows kept in
+   * registers (opt.rows_cache: CViT's layer norms' kept rows spilled there
+   * at sm_80 and sm_90) */
   const cg_target *t = C->t;
   cg_target staged = *t;
   if (P && staged.opt.unroll > 2) staged.opt.unroll = 2;
+  if (P) staged.opt.rows_cache = 0;
   C->t = &staged;
   for (int i = 0; i < ng; i++) {
     if (P) cg_persist_body_open(C, P, i);

@@ -190,6 +190,12 @@ static void emit_header(gemm_emitter *ge, const cg_kernel *k) {
                      o->tag, o->guarded ? " (tested in bounds over the digits _kdk)" : "", o->chunks, w ? "n" : "m");
       continue;
     }
+    if (o->trv) {
+      kbc_buf_printf(C->out, "//   %c: %s-contiguous, copied in chunks of 4 along %s into the low half, %d per thread per "
+                             "k-tile, transposed from there to shared [%s][k] with their low parts, read by wgmma\n",
+                     w ? 'B' : 'A', w ? "n" : "m", w ? "n" : "m", o->chunks, w ? "n" : "m");
+      continue;
+    }
     if (o->tr) {
       kbc_buf_printf(C->out, "//   %c: %s-contiguous, copied a float at a time (transposed), %d per thread per k-tile, "
                              "shared [%s][k], read by wgmma\n", w ? 'B' : 'A', w ? "n" : "m", o->chunks, w ? "n" : "m");

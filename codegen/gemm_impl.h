@@ -184,6 +184,16 @@ typedef struct {
    * global memory per k) times 4 consecutive k, whose swizzled places fall
    * in 32 distinct banks (gemm_vec_plan) */
   int tr;
+  /* A transposed operand contiguous along its x at 3xTF32 (opt.gemm_tr_vec:
+   * gemm_vec_operand_ok, not gathered): its slots chunks of 4 consecutive x
+   * at one k, copied 16 bytes at a time into the stage's low half for its
+   * tile, there [k][x] with chunk c of row k at (c ^ 2 (k % 4)) * 16; the
+   * stage pass reads back the chunks this thread copied, waits for every
+   * thread's (a barrier), and writes each float and its low part into their
+   * K-major swizzled places.  A warp's 32 lanes take 2 chunks (a 32-byte
+   * sector) times 16 k: conflict-free copies, reads and scalar writes
+   * (gemm_vec.c, plan_transposed_vec) */
+  int trv;
   /* wgmma with a gathered x-major operand (opt.gemm_gather: a convolution's
    * input, whose k offsets are no function of one flat k), copied
    * transposed as above, each element at its row's offset plus its k's
@@ -497,6 +507,10 @@ void gemm_wgmma_prep(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan, cg_ke
  * was (its fields then P's).  gemm_pack_emit prints the pack kernel of
  * k's copy i (k->prep_pack[i]: operand prep_pack[i] - 1). */
 int gemm_pack_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan, int w);
+/* Whether o, transposed in the wgmma stages, would go 16 bytes at a time
+ * (gemm_operand.trv): 3xTF32, opt.gemm_tr_vec, not gathered, contiguous
+ * along its x and not known misaligned. */
+int gemm_trv_ok(kbc_arena *a, const cg_target *t, const cg_gemm_plan *plan, const gemm_operand *o);
 void gemm_pack_emit(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k, int i);
 /* The C address of k's copy i in its scratch _ws (the copies before it
  * added one at a time, each below 2^30 where 32-bit indices are: the

@@ -32,18 +32,21 @@
 enum { PACK_TILE = 32 }; /* the pack kernel's tiles, PACK_TILE x PACK_TILE of (x, k) */
 
 /* Whether the pack pays: the transposed loop copies every float of the
- * operand's tiles 4 bytes at a time, once per tile along the other
- * operand; the pack streams the operand's floats once (read and write)
- * and costs a launch.  Fitted on the H100 (2026-12-06, every pack forced
- * against none, A B B A): L1/1 4096^3 tf32 782 -> 483 us (537M copied
- * floats against a 16.7M-float pack), the batched 128 x 512 x 1024 x 2048
- * 2,166 -> 1,932 (1.07G against 268M): about 5 TB/s of 4-byte copies
- * against 3 TB/s for the pack's stream; SAM-HQ 64x64 b4 at fp32 1.13x
- * slower with its 3.2 GB score-sized operands packed too, which this
- * leaves out. */
-static int pack_pays(const cg_target *t, double tr_floats, double packed) {
+ * operand's tiles, once per tile along the other operand; the pack
+ * streams the operand's floats once (read and write) and costs a launch.
+ * Fitted on the H100 (2026-12-06, every pack forced against none, A B B
+ * A): L1/1 4096^3 tf32 782 -> 483 us (537M copied floats against a
+ * 16.7M-float pack), the batched 128 x 512 x 1024 x 2048 2,166 -> 1,932
+ * (1.07G against 268M): about 5 TB/s of 4-byte copies against 3 TB/s for
+ * the pack's stream; SAM-HQ 64x64 b4 at fp32 1.13x slower with its 3.2 GB
+ * score-sized operands packed too, which this leaves out.  Copied 16 bytes
+ * at a time through the stage's low half (vec: gemm_operand.trv, 3xTF32),
+ * about 10 TB/s (H100, 2026-12-07, against the pack at fp32: L1/2 2048 x
+ * 8192 x 4096 1,729 us packed, 1,862 not: 537M floats; the batched
+ * product 4,090 packed, 3,746 not). */
+static int pack_pays(const cg_target *t, double tr_floats, double packed, int vec) {
   if (t->opt.gemm_pack == 2) return 1;
-  double tr_us = tr_floats * 4 / 5e6, pack_us = packed * 8 / 3e6 + 3;
+  double tr_us = tr_floats * 4 / (vec ? 10e6 : 5e6), pack_us = packed * 8 / 3e6 + 3;
   return tr_us > pack_us;
 }
 
@@ -78,7 +81,7 @@ int gemm_pack_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan, int w) 
   double numel = 1;
   for (int d = 0; d < T->rank; d++) numel *= ir_estimate(T->shape[d]);
   if (packed > 4 * numel + (1 << 20)) return 0;
-  if (!o->kmajor && !pack_pays(t, tr_floats, packed)) return 0;
+  if (!o->kmajor && !pack_pays(t, tr_floats, packed, gemm_trv_ok(a, t, plan, o))) return 0;
   o->src_off = ir_flat_offset(a, o->e->u.load.tensor, o->e->u.load.idx);
   if (!o->src_off) return 0;
   o->pack = 1;

@@ -29,7 +29,10 @@
  * element at its row's offset plus its k's from the whole-K table (and,
  * padded, tested in bounds over the row's digits and the k's from a
  * second table), the other operand's k offset its own flattening
- * (gemm_operand.kflat).
+ * (gemm_operand.kflat).  At 3xTF32 a transposed operand contiguous along
+ * its x goes 16 bytes at a time instead (gemm_operand.trv): its chunks into
+ * the stage's low half, transposed into place by the pass that splits them
+ * (gemm_wgmma.c, emit_stage_pass).
  * Which tiles, k-tile depth and stages: gemm_plan.c's plan_vec.  Measured
  * on the H200 (2026-12-03, fp32, KernelBench's L2/12 at 1024 x 8192 x 8192):
  * 2,877 us in the register-staged loop, 2,230 in this one (cuBLAS's FFMA
@@ -123,7 +126,31 @@ static void plan_transposed(kbc_arena *a, gemm_operand *o, int bk) {
   }
 }
 
+/* A transposed operand's chunk slots (gemm_operand.trv; bk 32, bx a
+ * multiple of 64): slot j of warp w, lane l is the chunk of x = 8 (w + X) +
+ * 4 (l % 2) .. + 3 at k = 16 H + l / 2, with X = 8 j % (bx / 8) and H =
+ * 8 j / (bx / 8): the bx / 4 x 32 chunks of a k-tile once each. */
+static void plan_transposed_vec(kbc_arena *a, gemm_operand *o, int bk) {
+  int pairs = o->bx / 8;
+  o->chunks = o->bx * bk / 4 / GEMM_THREADS;
+  o->chunk_partial = 0;
+  o->n_rows = 0;
+  for (int j = 0; j < o->chunks; j++) {
+    int X = 8 * j % pairs, H = 8 * j / pairs;
+    o->xl[j] = X ? kbc_arena_printf(a, "(_tid / 32 * 8 + _tid %% 2 * 4 + %d)", 8 * X) : "(_tid / 32 * 8 + _tid % 2 * 4)";
+    o->kl[j] = H ? kbc_arena_printf(a, "(%d + _tid %% 32 / 2)", 16 * H) : "(_tid % 32 / 2)";
+    int r = 0;
+    while (r < o->n_rows && strcmp(o->row_expr[r], o->xl[j])) r++;
+    if (r == o->n_rows) o->row_expr[o->n_rows++] = o->xl[j];
+    o->row_of[j] = r;
+  }
+}
+
 void gemm_vec_plan(kbc_arena *a, gemm_operand *o, int bk) {
+  if (o->trv) {
+    plan_transposed_vec(a, o, bk);
+    return;
+  }
   if (o->tr) {
     plan_transposed(a, o, bk);
     return;
@@ -237,7 +264,7 @@ static void emit_dst(gemm_emitter *ge, const gemm_operand *o, int j, const char 
  * chunk's elements (k-major: the row's flag; x-major: its last x). */
 static const char *row_in(cg_emit *out, const gemm_operand *o, int j) {
   int r = o->row_of[j];
-  return o->kmajor || o->tr ? cg_fmt(out, "_%cr%dok", o->tag, r) : cg_fmt(out, "_%cr%d + 3 < %s", o->tag, r, o->X);
+  return (o->kmajor || o->tr) && !o->trv ? cg_fmt(out, "_%cr%dok", o->tag, r) : cg_fmt(out, "_%cr%d + 3 < %s", o->tag, r, o->X);
 }
 
 /* Binds the K indices to k (a variable) and returns o's offset there (a
@@ -262,7 +289,7 @@ static void emit_chunk(gemm_emitter *ge, const gemm_operand *o, int j, const cha
   cg_line(out, "const long long _kc = _kb + %s;", o->kl[j]);
   cg_line(out, "const long long _o = _%co%d + %s;", o->tag, r, offset_at(ge, o, "_kc"));
   emit_dst(ge, o, j, stage);
-  if (o->tr) { /* one float, zero outside (a guarded operand's: outside its tensor too) */
+  if (o->tr && !o->trv) { /* one float, zero outside (a guarded operand's: outside its tensor too) */
     const char *in = cg_fmt(out, "%s && _kc < _kend", row_in(out, o, j));
     if (o->guarded) in = cg_fmt(out, "%s && %s", in, gemm_guard_test(ge, o, j));
     cg_line(out, "kbc_cp_async4(_d, _ds, %s ? %s + _o : %s, %s);", in, name, name, in);
@@ -333,7 +360,7 @@ static void straight_copies(gemm_emitter *ge, const char *stage, int edge) {
         cg_line(out, "const bool %s = %s;", in, gemm_guard_test(ge, o, j));
         cg_line(out, "kbc_cp_async4(_d, _ds, %s ? _g%c%d : %s, %s);", in, o->tag, j, ge->src[o->tag == 'b'], in);
       } else {
-        cg_line(out, "kbc_cp_async%d(_d, _ds, _g%c%d, true);", o->tr ? 4 : 16, o->tag, j);
+        cg_line(out, "kbc_cp_async%d(_d, _ds, _g%c%d, true);", o->tr && !o->trv ? 4 : 16, o->tag, j);
       }
       out->indent--;
       cg_line(out, "}");
@@ -403,7 +430,7 @@ void gemm_vec_copies(gemm_emitter *ge, const char *stage) {
         cg_line(out, "const float *const %s = _p%c%d + (%s);", g, o->tag, o->row_of[j], offset_at(ge, o, kc));
       else
         cg_line(out, "const float *const %s = %s + (_%co%d + %s);", g, name, o->tag, o->row_of[j], offset_at(ge, o, kc));
-      if (o->tr) continue; /* copied a float at a time: any address */
+      if (o->tr && !o->trv) continue; /* copied a float at a time: any address */
       align = or_address(out, align, g, n);
     }
   }

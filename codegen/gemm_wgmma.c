@@ -167,6 +167,7 @@ int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
   if (transposed && !take_t) return 0;
   for (int i = 0; i < 2; i++) {
     w.op[i].tr = !w.op[i].kmajor || w.op[i].gather;
+    w.op[i].trv = w.op[i].tr && gemm_trv_ok(a, t, &w, &w.op[i]);
     gemm_vec_plan(a, &w.op[i], WG_BK);
   }
   w.stages = stages;
@@ -174,6 +175,10 @@ int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
   w.occ = occ ? 2 : 0;
   *v = w;
   return 1;
+}
+
+int gemm_trv_ok(kbc_arena *a, const cg_target *t, const cg_gemm_plan *plan, const gemm_operand *o) {
+  return plan->tiling.split3 && t->opt.gemm_tr_vec && !o->gather && gemm_vec_operand_ok(a, plan, o) == 1;
 }
 
 /* ---- operands rounded before the launch ----------------------------------- */
@@ -326,11 +331,23 @@ void gemm_wgmma_helpers(kbc_buf *out, const cg_gemm_plan *plan) {
 static int tile_at(const cg_gemm_plan *plan, const gemm_operand *o) { return o->tag == 'a' ? 0 : plan->tiling.cfg.bm * WG_ROW; }
 static int half_at(const cg_gemm_plan *plan) { return (plan->tiling.cfg.bm + plan->tiling.cfg.bn) * WG_ROW; }
 
-const char *gemm_wgmma_chunk_off(gemm_emitter *ge, const gemm_operand *o, int j, const char *stage) {
-  /* (a transposed operand's element: its float in the chunk too) */
+/* The byte offset in stage `stage` of o's element (or 16-byte chunk) at
+ * local x, k in its K-major swizzled tile (transposed: the float in the
+ * chunk too). */
+static const char *place(gemm_emitter *ge, const gemm_operand *o, const char *x, const char *k, const char *stage) {
   return cg_fmt(&ge->emit, "(unsigned)((%s) * %d + %d + (%s) * %d + ((((%s) / 4) ^ ((%s) %% 8)) * 16)%s)", stage,
-                gemm_wgmma_stage_bytes(ge->plan), tile_at(ge->plan, o), o->xl[j], WG_ROW, o->kl[j], o->xl[j],
-                o->tr ? cg_fmt(&ge->emit, " + ((%s) %% 4) * 4", o->kl[j]) : "");
+                gemm_wgmma_stage_bytes(ge->plan), tile_at(ge->plan, o), x, WG_ROW, k, x,
+                o->tr ? cg_fmt(&ge->emit, " + ((%s) %% 4) * 4", k) : "");
+}
+
+/* Where chunk slot j of o is copied: its place, or (trv) its slot in the
+ * low half's [k][x] staging, chunk c of row k at (c ^ 2 (k % 4)) * 16. */
+const char *gemm_wgmma_chunk_off(gemm_emitter *ge, const gemm_operand *o, int j, const char *stage) {
+  if (o->trv)
+    return cg_fmt(&ge->emit, "(unsigned)((%s) * %d + %d + (%s) * %d + ((((%s) / 4) ^ ((%s) %% 4 * 2)) * 16))", stage,
+                  gemm_wgmma_stage_bytes(ge->plan), half_at(ge->plan) + tile_at(ge->plan, o), o->kl[j], 4 * o->bx,
+                  o->xl[j], o->kl[j]);
+  return place(ge, o, o->xl[j], o->kl[j], stage);
 }
 
 void gemm_wgmma_coords(gemm_emitter *ge) {
@@ -368,9 +385,20 @@ static void emit_stage_pass(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
   if (plan->tiling.split3) {
+    int staged = plan->op[0].trv || plan->op[1].trv;
+    for (int w = 0; w < 2 && staged; w++) {
+      const gemm_operand *o = &plan->op[w];
+      if (!o->trv) continue;
+      cg_line(out, "// %c's chunks this thread copied, from the low half (they go to their K-major places below)",
+              o->tag == 'a' ? 'A' : 'B');
+      for (int j = 0; j < o->chunks; j++)
+        cg_line(out, "const float4 _t%c%d = *(const float4 *)(_sp + %s / 4);", o->tag, j,
+                gemm_wgmma_chunk_off(ge, o, j, "_cur"));
+    }
     cg_line(out, "// the low parts x - (x & ~0x1fff) of this thread's chunks, into the stage's second half");
     for (int w = 0; w < 2; w++) {
       const gemm_operand *o = &plan->op[w];
+      if (o->trv) continue;
       for (int j = 0; j < o->chunks; j++) {
         cg_line(out, "%s{", chunk_guard(ge, o, j));
         cg_line(out, "  const unsigned _so = %s;", gemm_wgmma_chunk_off(ge, o, j, "_cur"));
@@ -384,6 +412,22 @@ static void emit_stage_pass(gemm_emitter *ge) {
         }
         cg_line(out, "}");
       }
+    }
+    if (!staged) return;
+    cg_line(out, "__syncthreads(); // every thread's staged chunks read: the low half free for the low parts");
+    for (int w = 0; w < 2; w++) {
+      const gemm_operand *o = &plan->op[w];
+      if (!o->trv) continue;
+      cg_line(out, "// %c's floats and their low parts into their K-major places", o->tag == 'a' ? 'A' : 'B');
+      for (int j = 0; j < o->chunks; j++)
+        for (int e = 0; e < 4; e++) {
+          const char *v = cg_fmt(out, "_t%c%d.%c", o->tag, j, "xyzw"[e]);
+          cg_line(out, "{");
+          cg_line(out, "  const unsigned _so = %s;", place(ge, o, cg_fmt(out, "%s + %d", o->xl[j], e), o->kl[j], "_cur"));
+          cg_line(out, "  _sp[_so / 4] = %s;", v);
+          cg_line(out, "  _sp[(_so + %du) / 4] = %s - __uint_as_float(__float_as_uint(%s) & 0xffffe000u);", half_at(plan), v, v);
+          cg_line(out, "}");
+        }
     }
     return;
   }

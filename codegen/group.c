@@ -936,11 +936,19 @@ void cg_group_family(kbc_arena *a, const ir_program *p, const cg_target *t, cg_g
      * per output element splitting the sum.  A square output of a long
      * reduction (256 x 256 of K = 2^19) stays a GEMM: split-K fills the
      * GPU, and a team per element would read the other operand once per
-     * row. */
+     * row.  So does one whose team would read no operand contiguously (no
+     * load steps by one along the last K index, the team's fastest) unless
+     * its outputs are fewer than 256: each term a sector of its own.
+     * SAM-HQ's relative-position gradients at 16x16 b32 (sum over b, x and
+     * n of qkv[.., n, c] * grh[.., x, ky], 16 x 16 x 64 outputs of 6,144
+     * terms) took 1.2 and 1.5 ms as rows kernels (H100, 2026-12-07), half
+     * the program; as GEMMs at 64x64 b4, 57 us each. */
     const gemm_cfg *f = &tl.cfg;
     double me = ir_estimate(tl.M), ne = ir_estimate(tl.N), ke = ir_estimate(tl.K), be = ir_estimate(tl.B);
+    const cg_contraction *c = &tl.c;
+    int coalesced = me * ne * be < 256 || ir_reads_contiguously(a, s, c->reduce, c->k[c->n_k - 1]);
     if (ceil(me / f->bm) * ceil(ne / f->bn) * be * 4 < t->sm_count && ke >= 4096 && ke > me * ne &&
-        fmin(me, ne) <= 64) {
+        fmin(me, ne) <= 64 && coalesced) {
       rows_of_one(a, s, team_for(ke, CG_BLOCK), g);
       return;
     }

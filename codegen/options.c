@@ -45,6 +45,7 @@
   X("KBC_GEMM_VEC", gemm_vec, 0, 1)                 \
   X("KBC_GEMM_WGMMA", gemm_wgmma, 0, 3)             \
   X("KBC_GEMM_WGMMA_T", gemm_wgmma_t, 0, 2)         \
+  X("KBC_GEMM_TR_VEC", gemm_tr_vec, 0, 1)           \
   X("KBC_GEMM_SPLIT", gemm_split, 0, 2)             \
   X("KBC_GEMM_SPLIT_MIN", gemm_split_min, 0, 64)    \
   X("KBC_GEMM_EDGE", gemm_edge, 0, 1)               \
@@ -82,7 +83,8 @@ cg_options cg_options_default(void) {
                       .gemm_win_pipe = 1,          .gemm_win_ring = 1, .gemm_tail = 1,   .idx32 = 1,
                       .gemm_split = 1,             .rowsum = 1,       .gemm_wgmma_t = 2, .gemm_prep = 1,
                       .gemm_pack = 1,              .gemm_gather = 1, .gemm_small = 1,  .join_loss = CG_JOIN_LOSS_STEPS,
-                      .gemm_edge = 1,              .gemm_occ = 1};
+                      .gemm_edge = 1,              .gemm_occ = 1,     .gemm_ep_periodic = 1,
+                      .rows_cache = 1,             .gemm_tr_vec = 1};
 }
 
 /* Reads variable name (unset: *field kept). */

@@ -55,9 +55,10 @@ typedef struct {
   int rows_online;     /* KBC_ROWS_ONLINE: a row's max and the next statement's sum of exp(x - max)
                           in one pass (sched_rows.c, online_pair): 1 (default) where it pays
                           (online_pays), 2 wherever they pair (testing), 0 never */
-  int rows_cache;      /* KBC_ROWS_CACHE (default off, untimed): a row two or more statements of a rows
-                          kernel read along the same float4 loop kept in registers by the first
-                          (sched_rows.c rows_cache_begin, vec_loop.c cache_of) */
+  int rows_cache;      /* KBC_ROWS_CACHE (default on: H100, session 44, SAM-HQ 64x64 b4 0.968x, layer
+                          norm 32768 x 1024 0.971x, cross entropy 1.010x): a row two or more statements
+                          of a rows kernel read along the same float4 loop kept in registers by the
+                          first (sched_rows.c rows_cache_begin, vec_loop.c cache_of) */
   int rows_welford;    /* KBC_ROWS_WELFORD: a row's sum and the next statement's sum of squared
                           deviations from it in one pass (sched_rows.c, welford_pair): 1 (default)
                           where the rows stream past the L2, 2 wherever, 0 never */
@@ -83,6 +84,10 @@ typedef struct {
                           2026-12-05) — at tf32 always (0.49-0.74x), at fp32 (3xTF32) where one operand
                           is (0.95-0.97x), not both (1.09-1.21x) — the default since the GPU fuzzer's
                           wgmma_t variants passed (H100, 2026-12-05); 1: wherever eligible; 0: never */
+  int gemm_tr_vec;     /* KBC_GEMM_TR_VEC (default on): at 3xTF32, a transposed wgmma operand contiguous
+                          along its x copied 16 bytes at a time into the stage's low half and
+                          transposed from there by the pass that splits it (gemm_vec.c,
+                          gemm_operand.trv); 0: a float at a time straight into its place */
   int gemm_split;      /* KBC_GEMM_SPLIT (default 1): split-K where the output tiles are few and K long
                           (gemm_plan.c), the slices' sums added in slice order (deterministic);
                           0: never; 2: wherever K has two k-tiles (testing: the fuzzer's `split`) */
@@ -129,9 +134,9 @@ typedef struct {
                           (cg_plan_gemm); 2: every wgmma
                           product where such a tile exists (testing); 0 never */
   int absorb;          /* KBC_ABSORB (default off, untimed): the absorb pass after rowsum (passes/pipeline.c) */
-  int gemm_ep_periodic; /* KBC_GEMM_EP_PERIODIC (default off: faster on the H100, session 43, SAM-HQ 64x64
-                           b4 0.940x, gemm_lowrank 0.855x, but not yet checked on the GPU, only
-                           emulated): where the column groups repeat the
+  int gemm_ep_periodic; /* KBC_GEMM_EP_PERIODIC (default on: H100, session 44, on top of KBC_GEMM_OCC,
+                           SAM-HQ 64x64 b4 0.981x, gemm_lowrank 0.920x; checked on the GPU by kbc
+                           verify and the fuzzer's gemm_periodic variant): where the column groups repeat the
                            innermost digit's values, the epilogue's values no outer column digit moves read
                            for the first group once a row (gemm_epilogue.periodic, hoist_periodic) */
   int gemm_ep_vec;     /* KBC_GEMM_EP_VEC (default off: measured 0.9-1.2% slower, H100): where a thread's columns share their outer digits

@@ -128,14 +128,18 @@ test_usage() {
     fi
   done
   # a float4 loop of a constant row that gives a thread at most one float4
-  # is not unrolled (rows of 1,024 on 256 threads); one of more is
-  expect 0 "unroll, one float4 a thread" "$kbc" compile "$sm" --emit cuda --target sm_90 --specialize \
+  # is not unrolled (rows of 1,024 on 256 threads); one of more is (rows not
+  # kept in registers: KBC_ROWS_CACHE=0; kept, the loops over the kept
+  # float4s are unrolled whole)
+  expect 0 "unroll, one float4 a thread" env KBC_ROWS_CACHE=0 "$kbc" compile "$sm" --emit cuda --target sm_90 --specialize \
     --set rows=4096 --set cols=1024
   grep -q "#pragma unroll 1$" "$log" || fail "rows of 1,024: the float4 loops are unrolled"
   grep -q "#pragma unroll 4$" "$log" && fail "rows of 1,024: a loop of one float4 a thread unrolled by 4"
-  expect 0 "unroll, many float4s a thread" "$kbc" compile "$sm" --emit cuda --target sm_90 --specialize \
+  expect 0 "unroll, many float4s a thread" env KBC_ROWS_CACHE=0 "$kbc" compile "$sm" --emit cuda --target sm_90 --specialize \
     --set rows=512 --set cols=8192
   grep -q "#pragma unroll 4$" "$log" || fail "rows of 8,192: the float4 loops are not unrolled"
+  expect 0 "rows kept" "$kbc" compile "$sm" --emit cuda --target sm_90 --specialize --set rows=512 --set cols=8192
+  grep -q "float4 _rc0\[8\]; // x's row" "$log" || fail "rows of 8,192: x's row not kept in registers"
 
   # KBC_IDX32=1: the 32-bit index variant (var axes as int, no long long
   # but the alignment tests); KBC_GEMM_MIN_BLOCKS=2: __launch_bounds__(256, 2)

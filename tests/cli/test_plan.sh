@@ -233,6 +233,23 @@ expect 0 "plan JSON (pack, misaligned)" env KBC_SPECIALIZE=1 "$kbc" compile "$sr
 assert families == ["prep", "prep", "gemm"], families
 assert [k["statements"] for k in d["kernels"][:2]] == [["(scratch) = a packed k-major for operand A"],
                                                        ["(scratch) = b packed k-major for operand B"]], d'
+# A contraction of few tiles and a long K whose loads no team would read
+# contiguously stays a GEMM (group.c, cg_group_family): SAM-HQ's
+# relative-position gradients at 16x16 b32 (their terms 64 and 16 floats
+# apart along n and x); a matrix-vector product (a row contiguous along k)
+# goes to a rows team per output.
+sam_parts() { "$kbc" compile "$src/specs/sam_hq_attn_relpos_bwd.kb" --emit plan --specialize --target sm_90a --set batch_size=32 \
+  --set height=16 --set width=16 2>&1 | grep -E "grad_rel_pos_[hw]_part "; }
+[ "$(sam_parts | grep -c ' gemm ')" = 2 ] || fail "rows: SAM-HQ's relative-position gradient parts not GEMMs at 16x16 b32: $(sam_parts)"
+"$kbc" compile "$src/bench/suite/1_4_matvec.kb" --emit plan --target sm_90a --set m=2048 --set k=1048576 2>&1 | grep -qE 'matvec_k0_out +rows ' ||
+  fail "rows: the matrix-vector product not a rows kernel"
+# at fp32 an n-contiguous operand copied 16 bytes at a time into the stages (gemm_operand.trv) where
+# that beats the pack: the batched 128 x 512 x 1024 x 2048 (few tiles along m); packed under
+# KBC_GEMM_TR_VEC=0
+bmm() { env "$@" "$kbc" compile "$src/bench/suite/1_3_batched_matmul.kb" --emit cuda --specialize --set batch=128 --set m=512 \
+  --set k=1024 --set n=2048 --target sm_90a 2>&1 | grep '^//   B:'; }
+bmm KBC_GEMM_TR_VEC=1 | grep -q 'into the low half' || fail "trv: the batched product's B not copied 16 bytes at a time: $(bmm KBC_GEMM_TR_VEC=1)"
+bmm KBC_GEMM_TR_VEC=0 | grep -q 'packed k-major' || fail "trv: B not packed under KBC_GEMM_TR_VEC=0: $(bmm KBC_GEMM_TR_VEC=0)"
 # no pack larger than four times its tensor (plus 4 MB), even forced: x[i + r] read as an m x k
 # operand would be an im2col of 10^8 floats; w[r, j] is packed
 printf 'kernel toeplitz\naxis m var\naxis k var\naxis n var\naxis mk = m + k\ninput x f32[mk]\ninput w f32[k, n]\noutput y f32[m, n]\ny[i, j] = sum(r: x[i + r] * w[r, j])\n' >"$tmp/toeplitz.kb"
@@ -510,19 +527,19 @@ KBC_ABSORB=1 "$kbc" compile "$src/specs/sam_hq_attn_relpos_bwd.kb" --emit ir --a
   fail "absorb: SAM-HQ's dp taken into ds by default"
 # The stages the K touches (gemm_plan.c, ring) and the output-bound tiles
 # (gemm_wgmma.c, KBC_GEMM_OCC) on SAM-HQ at 64x64 b4, sm_90a: rel_h (K 64)
-# asks for its two k-tiles' stages, not four; dp and s take 128 x 64 tiles
-# two a multiprocessor (KBC_GEMM_OCC=0: 128 x 128, one); under
-# KBC_GEMM_EP_PERIODIC=1 s keeps 128 x 128, its epilogue periodic.
+# asks for its two k-tiles' stages, not four; dp takes 128 x 64 tiles two a
+# multiprocessor (KBC_GEMM_OCC=0: 128 x 128, one); s keeps its 128 x 128
+# tile, whose epilogue is periodic (KBC_GEMM_EP_PERIODIC, on), and takes the
+# two-block tile under KBC_GEMM_EP_PERIODIC=0.
 sam_plan() { "$kbc" compile "$src/specs/sam_hq_attn_relpos_bwd.kb" --emit plan --specialize --target sm_90a --set batch_size=4 \
   --set height=64 --set width=64 2>&1 | grep -E "_k(1_rel_h|3_s|9_dp) "; }
 sp=$(sam_plan)
 grep -qE "k1_rel_h +gemm +\[1536, 1, 1\] +\[256, 1, 1\] +99328 " <<<"$sp" || fail "ring: rel_h's shared memory: $sp"
 grep -qE "k9_dp +gemm +\[98304, 1, 1\] +\[256, 1, 1\] +99328 " <<<"$sp" || fail "occ: dp not on two-block tiles: $sp"
-grep -qE "k3_s +gemm +\[98304, 1, 1\] +\[256, 1, 1\] +99328 " <<<"$sp" || fail "occ: s not on two-block tiles: $sp"
-grep -qE "k9_dp +gemm +\[49152, 1, 1\]" <<<"$(KBC_GEMM_OCC=0 sam_plan)" || fail "occ: dp's tile under KBC_GEMM_OCC=0"
-sp=$(KBC_GEMM_EP_PERIODIC=1 sam_plan)
 grep -qE "k3_s +gemm +\[49152, 1, 1\] .* 132096 " <<<"$sp" || fail "occ: s left its periodic tile: $sp"
-grep -qE "k9_dp +gemm +\[98304, 1, 1\]" <<<"$sp" || fail "occ: dp off two blocks under KBC_GEMM_EP_PERIODIC=1: $sp"
+grep -qE "k9_dp +gemm +\[49152, 1, 1\]" <<<"$(KBC_GEMM_OCC=0 sam_plan)" || fail "occ: dp's tile under KBC_GEMM_OCC=0"
+grep -qE "k3_s +gemm +\[98304, 1, 1\] +\[256, 1, 1\] +99328 " <<<"$(KBC_GEMM_EP_PERIODIC=0 sam_plan)" ||
+  fail "occ: s not on two-block tiles under KBC_GEMM_EP_PERIODIC=0"
 KBC_ATTN_RECOMPUTE=1 "$kbc" compile "$src/specs/sam_hq_attn_relpos_bwd.kb" --emit ir --after rowsum 2>&1 |
   grep -qxF 'ds.red[b, n, y, x] = sum(c: go[b, y, x, n, c] * o[b, y, x, n, c])' || fail "rowsum: SAM-HQ's o not reused"
 printf 'kernel wide\naxis n var\ninput x f32[n, 512]\ninput w f32[64, 512]\ninput p f32[n, 64]\noutput y f32[n]\ntensor a f32[n, 64]\na[i, j] = sum(c: x[i, c] * w[j, c])\ny[i] = sum(j: a[i, j] * p[i, j])\n' >"$tmp/wide.kb"

@@ -124,6 +124,9 @@ VARIANTS = {
     # sm_90a's wgmma K loop wherever a product's operands allow, however small (codegen/gemm_wgmma.c)
     "wgmma": (["--sm90a"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1"}),
     "wgmma_tf32": (["--sm90a", "--tf32"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1"}),
+    # every m- or n-contiguous wgmma operand transposed in the stages, not packed: at fp32 those contiguous
+    # along their x 16 bytes at a time through the stage's low half (gemm_operand.trv)
+    "trv": (["--sm90a"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_WGMMA_T": "1", "KBC_GEMM_PACK": "0"}),
     # the same with every wgmma operand rounded to TF32 before the launch, into a copy it reads (KBC_GEMM_PREP=2),
     # split-K's parts after the copies, m- or n-contiguous operands too
     "prep": (["--sm90a", "--tf32"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_PREP": "2",
@@ -214,6 +217,7 @@ GPU_VARIANTS = {
     "occ_tf32": ("tf32", {"KBC_GEMM_ALWAYS": "1", "KBC_SPECIALIZE": "1", "KBC_GEMM_WGMMA": "2", "KBC_GEMM_OCC": "2"}),
     "wgmma": ("fp32", {"KBC_GEMM_WGMMA": "2"}),  # on an sm_90a GPU: wgmma wherever the operands allow
     "wgmma_tf32": ("tf32", {"KBC_GEMM_WGMMA": "2"}),
+    "trv": ("fp32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_WGMMA_T": "1", "KBC_GEMM_PACK": "0"}),
     "prep": ("tf32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_PREP": "2", "KBC_GEMM_WGMMA_T": "1", "KBC_GEMM_SPLIT": "2",
                       "KBC_GEMM_PACK": "0"}),
     "pack": ("fp32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_PACK": "2", "KBC_GEMM_SPLIT": "2", "KBC_SPECIALIZE": "1"}),
