@@ -464,6 +464,11 @@ int gemm_vec_chunk_threads(const cg_gemm_plan *plan, const gemm_operand *o, int 
 void gemm_vec_fragments(gemm_emitter *ge, const gemm_operand *o);
 int gemm_vec_low_at(const cg_gemm_plan *plan);
 void gemm_emit_low4(cg_emit *out, const char *src, const char *dst);
+/* The C text of x's low TF32 part, x - (x & ~0x1fff). */
+const char *gemm_low_part(cg_emit *out, const char *x);
+/* Whether o is copied a float at a time into the K-major stage (transposed,
+ * not trv): its copies need no alignment and test each element. */
+int gemm_float_copies(const gemm_operand *o);
 void gemm_vec_low_pass(gemm_emitter *ge);
 int gemm_tile_kx(const cg_gemm_plan *plan, const gemm_operand *o);
 int gemm_tile_rows(const cg_gemm_plan *plan, const gemm_operand *o);

@@ -55,7 +55,7 @@ void gemm_emit_rows(gemm_emitter *ge, const gemm_operand *o) {
     const char *row = cg_fmt(out, "_%cr%d", o->tag, r);
     cg_line(out, "const long long %s = %s + %s;", row, o->x0, o->row_expr[r]);
     /* (the vector loop's chunks along x test each of their elements) */
-    if (!ge->plan->vec || o->kmajor || o->tr) cg_line(out, "const bool %sok = %s < %s;", row, row, o->X);
+    if (!ge->plan->vec || o->kmajor || gemm_float_copies(o)) cg_line(out, "const bool %sok = %s < %s;", row, row, o->X);
     if (o->flat_rows) { /* the row offset is a function of the flat row */
       ge->bind[o->x[o->n_x - 1]] = row;
       cg_line(out, "const long long _%co%d = %s;", o->tag, r, cg_sym(out, o->row_off));

@@ -146,6 +146,8 @@ static void plan_transposed_vec(kbc_arena *a, gemm_operand *o, int bk) {
   }
 }
 
+int gemm_float_copies(const gemm_operand *o) { return o->tr && !o->trv; }
+
 void gemm_vec_plan(kbc_arena *a, gemm_operand *o, int bk) {
   if (o->trv) {
     plan_transposed_vec(a, o, bk);
@@ -197,6 +199,12 @@ int gemm_plan_stage_bytes(const cg_gemm_plan *plan) {
  * (the twin of all stages follows them). */
 int gemm_vec_low_at(const cg_gemm_plan *plan) { return plan->ring * gemm_plan_stage_bytes(plan) / 2; }
 
+/* The C text of x's low TF32 part, x - (x & ~0x1fff): what 3xTF32 adds
+ * beside the high part the tensor cores take from x as it is. */
+const char *gemm_low_part(cg_emit *out, const char *x) {
+  return cg_fmt(out, "%s - __uint_as_float(__float_as_uint(%s) & 0xffffe000u)", x, x);
+}
+
 /* The low TF32 parts x - (x & ~0x1fff) of the four floats at src (a C
  * float pointer, 16-byte aligned) written to the four at dst: 3xTF32's
  * operands split once in shared memory, whose high parts the tensor cores
@@ -206,7 +214,7 @@ void gemm_emit_low4(cg_emit *out, const char *src, const char *dst) {
   cg_line(out, "const float4 _v = *(const float4 *)(%s);", src);
   cg_line(out, "float4 _l;");
   for (const char *c = "xyzw"; *c; c++)
-    cg_line(out, "_l.%c = _v.%c - __uint_as_float(__float_as_uint(_v.%c) & 0xffffe000u);", *c, *c, *c);
+    cg_line(out, "_l.%c = %s;", *c, gemm_low_part(out, cg_fmt(out, "_v.%c", *c)));
   cg_line(out, "*(float4 *)(%s) = _l;", dst);
 }
 
@@ -264,7 +272,7 @@ static void emit_dst(gemm_emitter *ge, const gemm_operand *o, int j, const char 
  * chunk's elements (k-major: the row's flag; x-major: its last x). */
 static const char *row_in(cg_emit *out, const gemm_operand *o, int j) {
   int r = o->row_of[j];
-  return (o->kmajor || o->tr) && !o->trv ? cg_fmt(out, "_%cr%dok", o->tag, r) : cg_fmt(out, "_%cr%d + 3 < %s", o->tag, r, o->X);
+  return o->kmajor || gemm_float_copies(o) ? cg_fmt(out, "_%cr%dok", o->tag, r) : cg_fmt(out, "_%cr%d + 3 < %s", o->tag, r, o->X);
 }
 
 /* Binds the K indices to k (a variable) and returns o's offset there (a
@@ -289,7 +297,7 @@ static void emit_chunk(gemm_emitter *ge, const gemm_operand *o, int j, const cha
   cg_line(out, "const long long _kc = _kb + %s;", o->kl[j]);
   cg_line(out, "const long long _o = _%co%d + %s;", o->tag, r, offset_at(ge, o, "_kc"));
   emit_dst(ge, o, j, stage);
-  if (o->tr && !o->trv) { /* one float, zero outside (a guarded operand's: outside its tensor too) */
+  if (gemm_float_copies(o)) { /* one float, zero outside (a guarded operand's: outside its tensor too) */
     const char *in = cg_fmt(out, "%s && _kc < _kend", row_in(out, o, j));
     if (o->guarded) in = cg_fmt(out, "%s && %s", in, gemm_guard_test(ge, o, j));
     cg_line(out, "kbc_cp_async4(_d, _ds, %s ? %s + _o : %s, %s);", in, name, name, in);
@@ -360,7 +368,7 @@ static void straight_copies(gemm_emitter *ge, const char *stage, int edge) {
         cg_line(out, "const bool %s = %s;", in, gemm_guard_test(ge, o, j));
         cg_line(out, "kbc_cp_async4(_d, _ds, %s ? _g%c%d : %s, %s);", in, o->tag, j, ge->src[o->tag == 'b'], in);
       } else {
-        cg_line(out, "kbc_cp_async%d(_d, _ds, _g%c%d, true);", o->tr && !o->trv ? 4 : 16, o->tag, j);
+        cg_line(out, "kbc_cp_async%d(_d, _ds, _g%c%d, true);", gemm_float_copies(o) ? 4 : 16, o->tag, j);
       }
       out->indent--;
       cg_line(out, "}");
@@ -430,7 +438,7 @@ void gemm_vec_copies(gemm_emitter *ge, const char *stage) {
         cg_line(out, "const float *const %s = _p%c%d + (%s);", g, o->tag, o->row_of[j], offset_at(ge, o, kc));
       else
         cg_line(out, "const float *const %s = %s + (_%co%d + %s);", g, name, o->tag, o->row_of[j], offset_at(ge, o, kc));
-      if (o->tr && !o->trv) continue; /* copied a float at a time: any address */
+      if (gemm_float_copies(o)) continue; /* copied a float at a time: any address */
       align = or_address(out, align, g, n);
     }
   }

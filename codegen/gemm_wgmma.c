@@ -386,7 +386,7 @@ static void emit_stage_pass(gemm_emitter *ge) {
   const cg_gemm_plan *plan = ge->plan;
   if (plan->tiling.split3) {
     int staged = plan->op[0].trv || plan->op[1].trv;
-    for (int w = 0; w < 2 && staged; w++) {
+    for (int w = 0; w < 2; w++) {
       const gemm_operand *o = &plan->op[w];
       if (!o->trv) continue;
       cg_line(out, "// %c's chunks this thread copied, from the low half (they go to their K-major places below)",
@@ -404,7 +404,7 @@ static void emit_stage_pass(gemm_emitter *ge) {
         cg_line(out, "  const unsigned _so = %s;", gemm_wgmma_chunk_off(ge, o, j, "_cur"));
         if (o->tr) { /* one float */
           cg_line(out, "  const float _v = _sp[_so / 4];");
-          cg_line(out, "  _sp[(_so + %du) / 4] = _v - __uint_as_float(__float_as_uint(_v) & 0xffffe000u);", half_at(plan));
+          cg_line(out, "  _sp[(_so + %du) / 4] = %s;", half_at(plan), gemm_low_part(out, "_v"));
         } else {
           out->indent++;
           gemm_emit_low4(out, "_sp + _so / 4", cg_fmt(out, "_sp + (_so + %du) / 4", half_at(plan)));
@@ -425,7 +425,7 @@ static void emit_stage_pass(gemm_emitter *ge) {
           cg_line(out, "{");
           cg_line(out, "  const unsigned _so = %s;", place(ge, o, cg_fmt(out, "%s + %d", o->xl[j], e), o->kl[j], "_cur"));
           cg_line(out, "  _sp[_so / 4] = %s;", v);
-          cg_line(out, "  _sp[(_so + %du) / 4] = %s - __uint_as_float(__float_as_uint(%s) & 0xffffe000u);", half_at(plan), v, v);
+          cg_line(out, "  _sp[(_so + %du) / 4] = %s;", half_at(plan), gemm_low_part(out, v));
           cg_line(out, "}");
         }
     }

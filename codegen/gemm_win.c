@@ -724,9 +724,8 @@ static void emit_round_box(gemm_emitter *ge, const char *buf) {
   else cg_line(out, "// the box's elements this thread copied, rounded to TF32 once (the fragments read them as they are)");
   if (D == 1) {
     if (w->a_split)
-      cg_line(out, "for (int _e = _tid; _e < %lld; _e += %d) "
-                   "_Wl[%s][_e] = _W[%s][_e] - __uint_as_float(__float_as_uint(_W[%s][_e]) & 0xffffe000u);",
-              (long long)w->box, GEMM_THREADS, buf, buf, buf);
+      cg_line(out, "for (int _e = _tid; _e < %lld; _e += %d) _Wl[%s][_e] = %s;", (long long)w->box, GEMM_THREADS, buf,
+              gemm_low_part(out, cg_fmt(out, "_W[%s][_e]", buf)));
     else
       cg_line(out, "for (int _e = _tid; _e < %lld; _e += %d) _W[%s][_e] = kbc_tf32(_W[%s][_e]);", (long long)w->box,
               GEMM_THREADS, buf, buf);

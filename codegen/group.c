@@ -946,9 +946,8 @@ void cg_group_family(kbc_arena *a, const ir_program *p, const cg_target *t, cg_g
     const gemm_cfg *f = &tl.cfg;
     double me = ir_estimate(tl.M), ne = ir_estimate(tl.N), ke = ir_estimate(tl.K), be = ir_estimate(tl.B);
     const cg_contraction *c = &tl.c;
-    int coalesced = me * ne * be < 256 || ir_reads_contiguously(a, s, c->reduce, c->k[c->n_k - 1]);
     if (ceil(me / f->bm) * ceil(ne / f->bn) * be * 4 < t->sm_count && ke >= 4096 && ke > me * ne &&
-        fmin(me, ne) <= 64 && coalesced) {
+        fmin(me, ne) <= 64 && (me * ne * be < 256 || ir_reads_contiguously(a, s, c->reduce, c->k[c->n_k - 1]))) {
       rows_of_one(a, s, team_for(ke, CG_BLOCK), g);
       return;
     }
