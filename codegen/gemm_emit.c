@@ -723,6 +723,31 @@ static void emit_slices_combined(gemm_emitter *ge) {
   cg_line(out, "}");
 }
 
+/* The block's next tile's first k-tiles copied now, before this tile's
+ * epilogue (gemm_wgmma_prefetches): its coordinates and rows decoded again
+ * in a scope of their own, shadowing this tile's, which the epilogue
+ * reads; the next iteration's loop then skips its first copies. */
+static void emit_next_tile_copies(gemm_emitter *ge) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  cg_line(out, "if (_tile + (long long)gridDim.x < _tiles) { // the block's next tile: its first k-tiles in flight during this epilogue");
+  out->indent++;
+  cg_line(out, "const long long _next = _tile + (long long)gridDim.x;");
+  cg_line(out, "{");
+  out->indent++;
+  cg_line(out, "const long long _tile = _next;");
+  emit_tile_start(ge);
+  gemm_emit_rows(ge, &plan->op[0]);
+  gemm_emit_rows(ge, &plan->op[1]);
+  if (plan->vec) gemm_vec_rows(ge);
+  else gemm_emit_k_init(ge);
+  gemm_emit_first_copies(ge, gemm_wgmma_ahead(ge));
+  out->indent--;
+  cg_line(out, "}");
+  out->indent--;
+  cg_line(out, "}");
+}
+
 void cg_emit_gemm(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k) {
   const ir_stmt *s = plan->s;
   gemm_emitter *ge = KBC_NEW(C->a, gemm_emitter);
@@ -763,6 +788,7 @@ void cg_emit_gemm(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k) {
   else if (plan->wgmma) gemm_wgmma_k_loop(ge);
   else if (plan->stages > 2) emit_k_loop_async(ge);
   else emit_k_loop(ge);
+  if (!plan->win && plan->wgmma && gemm_wgmma_prefetches(ge)) emit_next_tile_copies(ge);
   if (plan->fold) gemm_fold_close(ge);
   if (plan->split) emit_slices_combined(ge);
   if (plan->win && plan->epilogue.staged) cg_line(&ge->emit, "__syncthreads(); // the box read: the epilogue's tile over it");

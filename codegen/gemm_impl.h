@@ -504,6 +504,8 @@ int gemm_wgmma_stage_bytes(const cg_gemm_plan *plan);
 const char *gemm_wgmma_chunk_off(gemm_emitter *ge, const gemm_operand *o, int j, const char *stage);
 void gemm_wgmma_coords(gemm_emitter *ge);
 void gemm_wgmma_k_loop(gemm_emitter *ge);
+int gemm_wgmma_ahead(const gemm_emitter *ge);
+int gemm_wgmma_prefetches(const gemm_emitter *ge);
 /* Where it pays (opt.gemm_prep), a TF32 wgmma plan's operands rounded
  * before the launch: plan->prep and k's prep fields set. */
 void gemm_wgmma_prep(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan, cg_kernel *k);

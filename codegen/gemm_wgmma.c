@@ -457,18 +457,61 @@ static void emit_pin(gemm_emitter *ge, int n) {
   cg_line(&ge->emit, "for (int _q = 0; _q < %d; ++_q) kbc_wgmma_pin(_ap[_q]);", n);
 }
 
+/* The k-tiles copied before the loop (and, for the block's next tile,
+ * before this one's epilogue): S - 2, so that the loop's copy of k-tile
+ * kt + S - 2 never lands in the stage of k-tile kt - 1, whose products may
+ * still be in flight; or, where K is known and its k-tiles fit the stages
+ * (opt.gemm_xprefetch & 1; not split-K's slices), all of them, and the
+ * loop copies none.  SAM-HQ's scores (K = 64 at 3xTF32, three stages of 64
+ * KB): both k-tiles in flight at once, where the second had been requested
+ * only once the first had landed. */
+int gemm_wgmma_ahead(const gemm_emitter *ge) {
+  const cg_gemm_plan *plan = ge->plan;
+  int S = plan->stages;
+  int64_t K;
+  if ((ge->emit.opt->gemm_xprefetch & 1) && !plan->split && sym_is_const(plan->tiling.K, &K)) {
+    int64_t kt = (K + WG_BK - 1) / WG_BK;
+    if (kt > S - 2 && kt <= S) return (int)kt;
+  }
+  return S - 2;
+}
+
+/* Whether the block's next tile's first k-tiles are copied before this
+ * tile's epilogue (opt.gemm_xprefetch & 2), so that their latency passes
+ * under the epilogue's work and stores rather than after them: where the
+ * epilogue touches no stage (not staged, not parked; no tail, fold or
+ * window) and the copies carry no k state from one k-tile to the next
+ * (flat K: their addresses follow from _kb alone), not under split-K (a
+ * slice may leave before its epilogue). */
+int gemm_wgmma_prefetches(const gemm_emitter *ge) {
+  const cg_gemm_plan *plan = ge->plan;
+  return (ge->emit.opt->gemm_xprefetch & 2) && plan->wgmma && !plan->split && !plan->fold && !plan->win &&
+         !plan->tail && !plan->epilogue.staged && !plan->epilogue.park && (plan->kflat || plan->n_kslots == 0);
+}
+
 void gemm_wgmma_k_loop(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
   const gemm_cfg *f = &plan->tiling.cfg;
-  int S = plan->stages, P = S - 2, split3 = plan->tiling.split3, wn = f->bn / plan->wgn, nacc = wn / 2;
+  int S = plan->stages, P = gemm_wgmma_ahead(ge), split3 = plan->tiling.split3, wn = f->bn / plan->wgn, nacc = wn / 2;
   int stage = gemm_wgmma_stage_bytes(plan), half = half_at(plan);
   int products_first = !split3; /* TF32 (see above) */
-  cg_line(out, "// k-tiles 0 .. %d -> stages 0 .. %d (%d ahead: the k-tile before's wgmma may still read its stage)",
-          P - 1, P - 1, P);
-  gemm_emit_first_copies(ge, P);
+  if (P > S - 2)
+    cg_line(out, "// k-tiles 0 .. %d -> stages 0 .. %d (K's every k-tile: the loop copies none)", P - 1, P - 1);
+  else
+    cg_line(out, "// k-tiles 0 .. %d -> stages 0 .. %d (%d ahead: the k-tile before's wgmma may still read its stage)",
+            P - 1, P - 1, P);
+  if (gemm_wgmma_prefetches(ge)) {
+    cg_line(out, "if (_tile < (long long)gridDim.x) { // the block's first tile (a next one's: copied before the epilogue)");
+    out->indent++;
+    gemm_emit_first_copies(ge, P);
+    out->indent--;
+    cg_line(out, "}");
+  } else {
+    gemm_emit_first_copies(ge, P);
+  }
   cg_line(out, "float *const _ap = &_acc[0][0][0]; // this thread's %d accumulators", nacc);
-  cg_line(out, "int _cur = 0, _nxt = %d; // the stages of k-tiles _kt and _kt + %d", P, P);
+  cg_line(out, "int _cur = 0, _nxt = %d; // the stages of k-tiles _kt and _kt + %d", P % S, P);
   cg_line(out, "for (long long _kt = 0; _kt < _nkt; ++_kt) {");
   out->indent++;
   cg_line(out, "kbc_cp_wait<%d>(); // this thread's copies of k-tile _kt landed", P - 1);
