@@ -173,6 +173,13 @@ int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
   w.stages = stages;
   w.wgmma = 1;
   w.occ = occ ? 2 : 0;
+  /* A from registers (opt.gemm_areg): 1 where a warpgroup's products are
+   * at most 64 wide (A's reads then half their shared-memory traffic:
+   * SAM-HQ's o, dq, dv and dk), 2 at every width; not on two-block tiles,
+   * whose 128 registers its 32 fragment registers would make spill
+   * (SAM-HQ's dp: 120 bytes) */
+  int wn = c[best].bn / c[best].wgn;
+  w.areg = w.tiling.split3 && !w.occ && (t->opt.gemm_areg == 2 || (t->opt.gemm_areg == 1 && wn <= 64));
   *v = w;
   return 1;
 }
@@ -320,9 +327,32 @@ static void product_helper(kbc_buf *out, int n) {
   kbc_buf_puts(out, "\n               : \"l\"(a), \"l\"(b), \"r\"(1));\n}\n#endif\n\n");
 }
 
+/* The same with A from registers: this thread's fragment a0 .. a3 of the
+ * 64 x 8 A (TF32 bits), its warp's 16 rows, as mma.sync m16n8k8's A: rows
+ * g and g + 8 at k t (a0, a1), the same at k t + 4 (a2, a3). */
+static void product_helper_reg(kbc_buf *out, int n) {
+  int r = n / 2;
+  kbc_buf_printf(out, "#ifndef KBC_WGMMA_RN%d\n#define KBC_WGMMA_RN%d\n", n, n);
+  kbc_buf_printf(out,
+                 "// d (64 x %d, %d floats a thread) += A (64 x 8, this thread's a0 .. a3: rows g and g + 8 of its\n"
+                 "// warp's 16 at k t, then at k t + 4) B (8 x %d, from shared memory), TF32.\n",
+                 n, r, n);
+  kbc_buf_printf(out,
+                 "__device__ __forceinline__ void kbc_wgmma_rn%d(float *d, unsigned a0, unsigned a1, unsigned a2, unsigned a3,\n"
+                 "                                              unsigned long long b) {\n",
+                 n);
+  kbc_buf_printf(out, "  asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%%d, 0; \"\n", r + 5);
+  kbc_buf_printf(out, "               \"wgmma.mma_async.sync.aligned.m64n%dk8.f32.tf32.tf32 {", n);
+  for (int i = 0; i < r; i++) kbc_buf_printf(out, "%s%%%d", i ? ", " : "", i);
+  kbc_buf_printf(out, "}, {%%%d, %%%d, %%%d, %%%d}, %%%d, p, 1, 1; }\"\n               :", r, r + 1, r + 2, r + 3, r + 4);
+  for (int i = 0; i < r; i++) kbc_buf_printf(out, "%s\"+f\"(d[%d])", i ? ", " : " ", i);
+  kbc_buf_puts(out, "\n               : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"l\"(b), \"r\"(1));\n}\n#endif\n\n");
+}
+
 void gemm_wgmma_helpers(kbc_buf *out, const cg_gemm_plan *plan) {
   kbc_buf_puts(out, wgmma_helpers);
   product_helper(out, plan->tiling.cfg.bn / plan->wgn);
+  if (plan->areg) product_helper_reg(out, plan->tiling.cfg.bn / plan->wgn);
 }
 
 /* ---- emission ------------------------------------------------------------- */
@@ -348,6 +378,39 @@ const char *gemm_wgmma_chunk_off(gemm_emitter *ge, const gemm_operand *o, int j,
                   gemm_wgmma_stage_bytes(ge->plan), half_at(ge->plan) + tile_at(ge->plan, o), o->kl[j], 4 * o->bx,
                   o->xl[j], o->kl[j]);
   return place(ge, o, o->xl[j], o->kl[j], stage);
+}
+
+/* The byte offset in stage `stage` of A's float at tile row x, k-tile
+ * column k, where the A fragments are loaded from (plan->areg): its
+ * K-major place, or a trv operand's slot in the low half's [k][x]
+ * staging.  A warp's 32 loads of one fragment element (rows g, k t) hit 32
+ * banks either way: the K-major rows' 16-byte chunks XOR g, the staging's
+ * XOR 2 (k % 4). */
+static const char *areg_at(gemm_emitter *ge, const char *x, const char *k, const char *stage) {
+  const gemm_operand *o = &ge->plan->op[0];
+  if (o->trv)
+    return cg_fmt(&ge->emit, "(unsigned)((%s) * %d + %d + (%s) * %d + ((((%s) / 4) ^ ((%s) %% 4 * 2)) * 16) + ((%s) %% 4) * 4)",
+                  stage, gemm_wgmma_stage_bytes(ge->plan), half_at(ge->plan), k, 4 * o->bx, x, k, x);
+  return cg_fmt(&ge->emit, "(unsigned)((%s) * %d + (%s) * %d + ((((%s) / 4) ^ ((%s) %% 8)) * 16) + ((%s) %% 4) * 4)", stage,
+                gemm_wgmma_stage_bytes(ge->plan), x, WG_ROW, k, x, k);
+}
+
+/* A's fragments of k-tile _kt (plan->areg): for each k step of 8, this
+ * thread's rows _wm0 + _g and + 8 at k + _t4 and + 4, split into their
+ * TF32 high parts (the low 13 bits cleared) and low parts x - high. */
+static void emit_a_fragments(gemm_emitter *ge, int set) {
+  cg_emit *out = &ge->emit;
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _q = 0; _q < 4; ++_q) {");
+  out->indent++;
+  for (int i = 0; i < 4; i++) {
+    const char *x = i % 2 ? "_wm0 + _g + 8" : "_wm0 + _g", *k = i / 2 ? "_q * 8 + _t4 + 4" : "_q * 8 + _t4";
+    cg_line(out, "const float _x%d = _sp[%s / 4]; // row %s, k %s", i, areg_at(ge, x, k, "_cur"), x, k);
+    cg_line(out, "_ah%d[_q][%d] = __float_as_uint(_x%d) & 0xffffe000u;", set, i, i);
+    cg_line(out, "_al%d[_q][%d] = __float_as_uint(%s);", set, i, gemm_low_part(out, cg_fmt(out, "_x%d", i)));
+  }
+  out->indent--;
+  cg_line(out, "}");
 }
 
 void gemm_wgmma_coords(gemm_emitter *ge) {
@@ -385,8 +448,9 @@ static void emit_stage_pass(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
   if (plan->tiling.split3) {
-    int staged = plan->op[0].trv || plan->op[1].trv;
-    for (int w = 0; w < 2; w++) {
+    /* (A from registers: its fragments are split where loaded, A left out here) */
+    int first = plan->areg ? 1 : 0, staged = (plan->op[0].trv && !plan->areg) || plan->op[1].trv;
+    for (int w = first; w < 2; w++) {
       const gemm_operand *o = &plan->op[w];
       if (!o->trv) continue;
       cg_line(out, "// %c's chunks this thread copied, from the low half (they go to their K-major places below)",
@@ -396,7 +460,7 @@ static void emit_stage_pass(gemm_emitter *ge) {
                 gemm_wgmma_chunk_off(ge, o, j, "_cur"));
     }
     cg_line(out, "// the low parts x - (x & ~0x1fff) of this thread's chunks, into the stage's second half");
-    for (int w = 0; w < 2; w++) {
+    for (int w = first; w < 2; w++) {
       const gemm_operand *o = &plan->op[w];
       if (o->trv) continue;
       for (int j = 0; j < o->chunks; j++) {
@@ -415,7 +479,7 @@ static void emit_stage_pass(gemm_emitter *ge) {
     }
     if (!staged) return;
     cg_line(out, "__syncthreads(); // every thread's staged chunks read: the low half free for the low parts");
-    for (int w = 0; w < 2; w++) {
+    for (int w = first; w < 2; w++) {
       const gemm_operand *o = &plan->op[w];
       if (!o->trv) continue;
       cg_line(out, "// %c's floats and their low parts into their K-major places", o->tag == 'a' ? 'A' : 'B');
@@ -489,13 +553,55 @@ int gemm_wgmma_prefetches(const gemm_emitter *ge) {
          !plan->tail && !plan->epilogue.staged && !plan->epilogue.park && (plan->kflat || plan->n_kslots == 0);
 }
 
+/* The fence and the products of stage _cur (A from fragment set `set`
+ * where plan->areg): per k step of 8, at 3xTF32 A low x B, A x B low, A x
+ * B into the accumulators. */
+static void emit_products(gemm_emitter *ge, int set) {
+  cg_emit *out = &ge->emit;
+  const cg_gemm_plan *plan = ge->plan;
+  const gemm_cfg *f = &plan->tiling.cfg;
+  int split3 = plan->tiling.split3, wn = f->bn / plan->wgn, nacc = wn / 2;
+  int stage = gemm_wgmma_stage_bytes(plan), half = half_at(plan);
+  if (plan->areg) emit_a_fragments(ge, set);
+  emit_pin(ge, nacc);
+  cg_line(out, "kbc_wgmma_fence();");
+  cg_line(out, "{");
+  out->indent++;
+  /* a descriptor's address field is the shared address / 16 (below 2^18:
+   * no carry), so the k steps' descriptors are the stage's plus kk / 4 */
+  if (!plan->areg)
+    cg_line(out, "const unsigned long long _da = kbc_wgmma_desc(_sw + _cur * %du + %s), // the warpgroup's rows",
+            stage, plan->wgn == 1 ? "_wg * 8192u" : "0u");
+  cg_line(out, "%s_db = kbc_wgmma_desc(_sw + _cur * %du + %du%s); // (a k step of 8: 32 bytes, 2 in the descriptor)",
+          plan->areg ? "const unsigned long long " : "    ", stage, f->bm * WG_ROW,
+          plan->wgn == 1 ? "" : cg_fmt(out, " + _wg * %du", wn * WG_ROW));
+  cg_line(out, "#pragma unroll");
+  cg_line(out, "for (int _kk = 0; _kk < %d; _kk += 8) {", WG_BK);
+  if (plan->areg) {
+    const char *al = cg_fmt(out, "_al%d[_kk / 8][0], _al%d[_kk / 8][1], _al%d[_kk / 8][2], _al%d[_kk / 8][3]", set, set, set, set);
+    const char *ah = cg_fmt(out, "_ah%d[_kk / 8][0], _ah%d[_kk / 8][1], _ah%d[_kk / 8][2], _ah%d[_kk / 8][3]", set, set, set, set);
+    cg_line(out, "  kbc_wgmma_rn%d(_ap, %s, _db + _kk / 4); // A low x B", wn, al);
+    cg_line(out, "  kbc_wgmma_rn%d(_ap, %s, _db + %d + _kk / 4); // A x B low", wn, ah, half / 16);
+    cg_line(out, "  kbc_wgmma_rn%d(_ap, %s, _db + _kk / 4);", wn, ah);
+  } else {
+    if (split3) {
+      cg_line(out, "  kbc_wgmma_n%d(_ap, _da + %d + _kk / 4, _db + _kk / 4); // A low x B", wn, half / 16);
+      cg_line(out, "  kbc_wgmma_n%d(_ap, _da + _kk / 4, _db + %d + _kk / 4); // A x B low", wn, half / 16);
+    }
+    cg_line(out, "  kbc_wgmma_n%d(_ap, _da + _kk / 4, _db + _kk / 4);", wn);
+  }
+  cg_line(out, "}");
+  out->indent--;
+  cg_line(out, "}");
+}
+
 void gemm_wgmma_k_loop(gemm_emitter *ge) {
   cg_emit *out = &ge->emit;
   const cg_gemm_plan *plan = ge->plan;
   const gemm_cfg *f = &plan->tiling.cfg;
   int S = plan->stages, P = gemm_wgmma_ahead(ge), split3 = plan->tiling.split3, wn = f->bn / plan->wgn, nacc = wn / 2;
-  int stage = gemm_wgmma_stage_bytes(plan), half = half_at(plan);
   int products_first = !split3; /* TF32 (see above) */
+  _Static_assert(GEMM_FLUSH_K / WG_BK == 2, "A's fragment sets alternate with the k-tiles between two flushes");
   if (P > S - 2)
     cg_line(out, "// k-tiles 0 .. %d -> stages 0 .. %d (K's every k-tile: the loop copies none)", P - 1, P - 1);
   else
@@ -512,6 +618,8 @@ void gemm_wgmma_k_loop(gemm_emitter *ge) {
   }
   cg_line(out, "float *const _ap = &_acc[0][0][0]; // this thread's %d accumulators", nacc);
   cg_line(out, "int _cur = 0, _nxt = %d; // the stages of k-tiles _kt and _kt + %d", P % S, P);
+  if (plan->areg)
+    cg_line(out, "unsigned _ah0[4][4], _al0[4][4], _ah1[4][4], _al1[4][4]; // A's fragments, by k step: high and low TF32 parts");
   cg_line(out, "for (long long _kt = 0; _kt < _nkt; ++_kt) {");
   out->indent++;
   cg_line(out, "kbc_cp_wait<%d>(); // this thread's copies of k-tile _kt landed", P - 1);
@@ -519,26 +627,23 @@ void gemm_wgmma_k_loop(gemm_emitter *ge) {
   cg_line(out, "kbc_fence_proxy_async(); // this thread's shared writes visible to wgmma");
   cg_line(out, "__syncthreads(); // k-tile _kt landed for every thread; stage _nxt read by no wgmma in flight");
   if (!products_first) gemm_emit_next_copies(ge, P);
-  emit_pin(ge, nacc);
-  cg_line(out, "kbc_wgmma_fence();");
-  cg_line(out, "{");
-  out->indent++;
-  /* a descriptor's address field is the shared address / 16 (below 2^18:
-   * no carry), so the k steps' descriptors are the stage's plus kk / 4 */
-  cg_line(out, "const unsigned long long _da = kbc_wgmma_desc(_sw + _cur * %du + %s), // the warpgroup's rows",
-          stage, plan->wgn == 1 ? "_wg * 8192u" : "0u");
-  cg_line(out, "    _db = kbc_wgmma_desc(_sw + _cur * %du + %du%s); // (a k step of 8: 32 bytes, 2 in the descriptor)",
-          stage, f->bm * WG_ROW, plan->wgn == 1 ? "" : cg_fmt(out, " + _wg * %du", wn * WG_ROW));
-  cg_line(out, "#pragma unroll");
-  cg_line(out, "for (int _kk = 0; _kk < %d; _kk += 8) {", WG_BK);
-  if (split3) {
-    cg_line(out, "  kbc_wgmma_n%d(_ap, _da + %d + _kk / 4, _db + _kk / 4); // A low x B", wn, half / 16);
-    cg_line(out, "  kbc_wgmma_n%d(_ap, _da + _kk / 4, _db + %d + _kk / 4); // A x B low", wn, half / 16);
+  if (plan->areg) {
+    /* two sets of fragments, by k-tile parity: a k-tile's products may
+     * still read its set while the next one's are loaded (the totals'
+     * flush every GEMM_FLUSH_K k waits for every batch: each set is free
+     * again two k-tiles later) */
+    cg_line(out, "if ((_kt & 1) == 0) { // A's fragments: set 0 (the k-tile before's, set 1, may still be read)");
+    out->indent++;
+    emit_products(ge, 0);
+    out->indent--;
+    cg_line(out, "} else {");
+    out->indent++;
+    emit_products(ge, 1);
+    out->indent--;
+    cg_line(out, "}");
+  } else {
+    emit_products(ge, 0);
   }
-  cg_line(out, "  kbc_wgmma_n%d(_ap, _da + _kk / 4, _db + _kk / 4);", wn);
-  cg_line(out, "}");
-  out->indent--;
-  cg_line(out, "}");
   cg_line(out, "kbc_wgmma_commit();");
   emit_pin(ge, nacc);
   if (products_first) gemm_emit_next_copies(ge, P);

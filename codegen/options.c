@@ -62,6 +62,7 @@
   X("KBC_GEMM_EP_PERIODIC", gemm_ep_periodic, 0, 1) \
   X("KBC_GEMM_OCC", gemm_occ, 0, 2)                 \
   X("KBC_GEMM_XPREFETCH", gemm_xprefetch, 0, 3)     \
+  X("KBC_GEMM_AREG", gemm_areg, 0, 2)               \
   X("KBC_ABSORB", absorb, 0, 1)                     \
   X("KBC_GEMM_TAIL", gemm_tail, 0, 2)               \
   X("KBC_GEMM_PREP", gemm_prep, 0, 2)               \
@@ -85,7 +86,7 @@ cg_options cg_options_default(void) {
                       .gemm_split = 1,             .rowsum = 1,       .gemm_wgmma_t = 2, .gemm_prep = 1,
                       .gemm_pack = 1,              .gemm_gather = 1, .gemm_small = 1,  .join_loss = CG_JOIN_LOSS_STEPS,
                       .gemm_edge = 1,              .gemm_occ = 1,     .gemm_ep_periodic = 1,
-                      .rows_cache = 1,             .gemm_tr_vec = 1,  .gemm_xprefetch = 3};
+                      .rows_cache = 1,             .gemm_tr_vec = 1};
 }
 
 /* Reads variable name (unset: *field kept). */

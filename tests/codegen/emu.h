@@ -291,10 +291,18 @@ static inline void kbc_ldsm2(unsigned a, unsigned *r) { emu_ldsm(a, r, 2); }
 #define KBC_WGMMA_N64
 #define KBC_WGMMA_N128
 #define KBC_WGMMA_N256
+#define KBC_WGMMA_RN64
+#define KBC_WGMMA_RN128
+#define KBC_WGMMA_RN256
+// With A from registers (kbc_wgmma_rnN): the warp's 16 x 8 slice of A gathered from its lanes'
+// fragments when issued (a0 .. a3: rows g and g + 8 at k t, then at k t + 4, as mma.sync
+// m16n8k8's A), a the A descriptor's place unused.
 struct emu_wgmma_op {
   float *d;
   unsigned long long a, b;
   int n;
+  bool areg;
+  unsigned A[16][8];
 };
 static thread_local std::vector<std::vector<emu_wgmma_op>> emu_wgmma_groups;
 static thread_local std::vector<emu_wgmma_op> emu_wgmma_pending;
@@ -311,7 +319,8 @@ static inline float emu_wgmma_at(unsigned long long desc, int r, int k) {
 // The atoms an operation reads: A's 8 (64 rows), B's n / 8, counted in flight from issue to retirement.
 static inline void emu_wgmma_count(const emu_wgmma_op &o, int by) {
   unsigned a = (unsigned)(o.a & 0x3fff) * 16 / 1024, b = (unsigned)(o.b & 0x3fff) * 16 / 1024;
-  for (unsigned i = 0; i < 8; i++) emu_wgmma_reads[a + i] += by;
+  if (!o.areg)
+    for (unsigned i = 0; i < 8; i++) emu_wgmma_reads[a + i] += by;
   for (unsigned i = 0; i < (unsigned)o.n / 8; i++) emu_wgmma_reads[b + i] += by;
 }
 static inline void emu_wgmma_do(const emu_wgmma_op &o) {
@@ -320,7 +329,9 @@ static inline void emu_wgmma_do(const emu_wgmma_op &o) {
     for (int q = 0; q < 4; q++) {
       int row = 16 * w4 + g + (q >= 2 ? 8 : 0), col = 8 * j + 2 * t + (q & 1);
       double acc = o.d[4 * j + q];
-      for (int k = 0; k < 8; k++) acc += (double)emu_wgmma_at(o.a, row, k) * (double)emu_wgmma_at(o.b, col, k);
+      for (int k = 0; k < 8; k++)
+        acc += (double)(o.areg ? emu_tf32_bits(o.A[row % 16][k]) : emu_wgmma_at(o.a, row, k)) *
+               (double)emu_wgmma_at(o.b, col, k);
       o.d[4 * j + q] = emu_round_to_zero(acc);
     }
 }
@@ -331,6 +342,28 @@ static inline void emu_wgmma_issue(const emu_wgmma_op &o) {
 static inline void kbc_wgmma_n64(float *d, unsigned long long a, unsigned long long b) { emu_wgmma_issue({d, a, b, 64}); }
 static inline void kbc_wgmma_n128(float *d, unsigned long long a, unsigned long long b) { emu_wgmma_issue({d, a, b, 128}); }
 static inline void kbc_wgmma_n256(float *d, unsigned long long a, unsigned long long b) { emu_wgmma_issue({d, a, b, 256}); }
+static unsigned emu_afrag_scratch[32][32][4];
+static inline void emu_wgmma_issue_reg(float *d, unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned long long b,
+                                       int n) {
+  unsigned w = threadIdx.x / 32, lane = threadIdx.x % 32;
+  unsigned *mine = emu_afrag_scratch[w][lane];
+  mine[0] = a0, mine[1] = a1, mine[2] = a2, mine[3] = a3;
+  pthread_barrier_wait(&emu_warp_barrier[w]);
+  emu_wgmma_op o{d, 0, b, n, true, {}};
+  for (int r = 0; r < 16; r++)
+    for (int k = 0; k < 8; k++) o.A[r][k] = emu_afrag_scratch[w][(r % 8) * 4 + k % 4][(r >= 8) + 2 * (k >= 4)];
+  pthread_barrier_wait(&emu_warp_barrier[w]);
+  emu_wgmma_issue(o);
+}
+static inline void kbc_wgmma_rn64(float *d, unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned long long b) {
+  emu_wgmma_issue_reg(d, a0, a1, a2, a3, b, 64);
+}
+static inline void kbc_wgmma_rn128(float *d, unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned long long b) {
+  emu_wgmma_issue_reg(d, a0, a1, a2, a3, b, 128);
+}
+static inline void kbc_wgmma_rn256(float *d, unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned long long b) {
+  emu_wgmma_issue_reg(d, a0, a1, a2, a3, b, 256);
+}
 static inline void kbc_wgmma_fence() {}
 static inline void kbc_fence_proxy_async() {}
 static inline void kbc_wgmma_pin(float &) {}

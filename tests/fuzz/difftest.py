@@ -55,7 +55,10 @@ Oracles, per spec:
     KBC_GEMM_SPLIT=2, KBC_GEMM_ALWAYS=1, specialized), cluster / cluster_gemm: specialized, a program of
     independent batch points as one kernel, a thread-block cluster per point, wherever it splits
     (KBC_CLUSTER=2; cluster_gemm with every contraction a tiled GEMM; cluster_slots with three tasks a
-    block at once, KBC_CLUSTER_SLOTS=3), occ / occ_tf32 (GPU): specialized, wgmma tiles chosen
+    block at once, KBC_CLUSTER_SLOTS=3), areg: every 3xTF32 wgmma product (not on two-block tiles) with A
+    from registers, transposed operands in the stages (KBC_GEMM_AREG=2, KBC_GEMM_WGMMA_T=1,
+    KBC_GEMM_PACK=0), xprefetch: specialized, wgmma K loops copying ahead across tiles
+    (KBC_GEMM_XPREFETCH=3), occ / occ_tf32 (GPU): specialized, wgmma tiles chosen
     for two blocks a multiprocessor wherever one fits (KBC_GEMM_OCC=2, KBC_GEMM_WGMMA=2,
     KBC_GEMM_ALWAYS=1), rows_cache: specialized, a row two statements of a rows kernel read kept in
     registers (KBC_ROWS_CACHE=1), nvrtc);
@@ -127,6 +130,13 @@ VARIANTS = {
     # every m- or n-contiguous wgmma operand transposed in the stages, not packed: at fp32 those contiguous
     # along their x 16 bytes at a time through the stage's low half (gemm_operand.trv)
     "trv": (["--sm90a"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_WGMMA_T": "1", "KBC_GEMM_PACK": "0"}),
+    # at fp32, every 3xTF32 wgmma product not on two-block tiles with A from registers (its fragments loaded from
+    # the K-major tile or a trv operand's staging and split there: KBC_GEMM_AREG=2), transposed operands too
+    "areg": (["--sm90a"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_AREG": "2", "KBC_GEMM_WGMMA_T": "1",
+                           "KBC_GEMM_PACK": "0"}),
+    # wgmma K loops copying a known K's every k-tile before the loop and the block's next tile's first k-tiles
+    # before this tile's epilogue (KBC_GEMM_XPREFETCH=3), specialized (K known)
+    "xprefetch": (["--sm90a", "--specialize"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_XPREFETCH": "3"}),
     # the same with every wgmma operand rounded to TF32 before the launch, into a copy it reads (KBC_GEMM_PREP=2),
     # split-K's parts after the copies, m- or n-contiguous operands too
     "prep": (["--sm90a", "--tf32"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_PREP": "2",
@@ -218,6 +228,10 @@ GPU_VARIANTS = {
     "wgmma": ("fp32", {"KBC_GEMM_WGMMA": "2"}),  # on an sm_90a GPU: wgmma wherever the operands allow
     "wgmma_tf32": ("tf32", {"KBC_GEMM_WGMMA": "2"}),
     "trv": ("fp32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_WGMMA_T": "1", "KBC_GEMM_PACK": "0"}),
+    "areg": ("fp32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_AREG": "2", "KBC_GEMM_WGMMA_T": "1",
+                      "KBC_GEMM_PACK": "0"}),
+    "xprefetch": ("fp32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_XPREFETCH": "3",
+                           "KBC_SPECIALIZE": "1"}),
     "prep": ("tf32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_PREP": "2", "KBC_GEMM_WGMMA_T": "1", "KBC_GEMM_SPLIT": "2",
                       "KBC_GEMM_PACK": "0"}),
     "pack": ("fp32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_PACK": "2", "KBC_GEMM_SPLIT": "2", "KBC_SPECIALIZE": "1"}),
