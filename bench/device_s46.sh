@@ -18,7 +18,7 @@ step 90 bash -c "for e in KBC_GEMM_XPREFETCH=3 KBC_GEMM_AREG=2; do echo \$e; \
   env \$e KBC_GEMM_WGMMA_T=1 KBC_GEMM_PACK=0 build/gpu/kbc verify tests/codegen/specs/gemm_trv_flat.kb --set batch=3 --set height=16 --set width=16 --set rows=7 --set cols=9 --set dim=40 2>&1 | tail -1; \
   env \$e build/gpu/kbc verify bench/suite/1_3_batched_matmul.kb --set batch=40 --set m=300 --set k=200 --set n=500 2>&1 | tail -1; done"
 step 70 bash -c "PYTHONUNBUFFERED=1 python3 tests/fuzz/difftest.py gpu --kbc build/gpu/kbc --seeds 920001:960000 --jobs 16 \
-  --variants areg,xprefetch,occ,gemm_spec,wgmma_t,trv,gemm_periodic --time-limit 55 --min-time 10 >$OUT/fuzz.txt 2>&1; grep -v '^rejected' $OUT/fuzz.txt | grep -E '^FAIL|passed' | tail -6"
+  --variants areg,areg_tf32,xprefetch,occ,gemm_spec,wgmma_t,trv,gemm_periodic --time-limit 55 --min-time 10 >$OUT/fuzz.txt 2>&1; grep -v '^rejected' $OUT/fuzz.txt | grep -E '^FAIL|passed' | tail -6"
 AB_ITERS=20 step 110 bash -c "bench/ab.sh build/gpu build/gpu:KBC_GEMM_XPREFETCH=3 bench/ab_cases_xprefetch.txt 2>&1 | tee $OUT/ab_xp.txt | tail -12"
 AB_ITERS=20 step 100 bash -c "bench/ab.sh build/gpu build/gpu:KBC_GEMM_AREG=1 bench/ab_cases_areg.txt 2>&1 | tee $OUT/ab_areg1.txt | tail -12"
 AB_ITERS=20 step 60 bash -c "grep -E 'square|batched|gelu|64 --set width=64' bench/ab_cases_areg.txt > /tmp/areg2.txt; bench/ab.sh build/gpu build/gpu:KBC_GEMM_AREG=2 /tmp/areg2.txt 2>&1 | tee $OUT/ab_areg2.txt | tail -6"

@@ -358,12 +358,11 @@ struct cg_gemm_plan {
   /* Blocks a multiprocessor the wgmma tile was chosen for (2: an
    * output-bound product's, opt.gemm_occ; gemm_wgmma.c), else 0. */
   int occ;
-  /* 3xTF32 wgmma with A from registers (opt.gemm_areg; gemm_wgmma.c): each
-   * thread loads its A fragments of a k-tile from the stage (the K-major
-   * tile, or a trv operand's [k][x] staging) and splits them there, so
-   * that A is neither split into the stage's low half nor read three times
-   * by the products; the loop waits for a k-tile's products before the
-   * next one's fragments are loaded. */
+  /* wgmma with A from registers (opt.gemm_areg; gemm_wgmma.c): each thread
+   * loads its A fragments of a k-tile from the stage (the K-major tile, or
+   * a trv operand's [k][x] staging) and splits (3xTF32) or rounds (TF32)
+   * them there, so that A is neither split into the stage's low half nor
+   * read by every product; two fragment sets alternate with the k-tiles. */
   int areg;
   /* wgmma at TF32: operand w (0 A, 1 B) read from its tensor's copy rounded
    * before the launch (cg_kernel.prep; gemm_wgmma_prep), its stage pass

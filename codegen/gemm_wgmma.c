@@ -179,7 +179,7 @@ int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
    * whose 128 registers its 32 fragment registers would make spill
    * (SAM-HQ's dp: 120 bytes) */
   int wn = c[best].bn / c[best].wgn;
-  w.areg = w.tiling.split3 && !w.occ && (t->opt.gemm_areg == 2 || (t->opt.gemm_areg == 1 && wn <= 64));
+  w.areg = !w.occ && (t->opt.gemm_areg == 2 || (t->opt.gemm_areg == 1 && wn <= 64));
   *v = w;
   return 1;
 }
@@ -406,8 +406,15 @@ static void emit_a_fragments(gemm_emitter *ge, int set) {
   for (int i = 0; i < 4; i++) {
     const char *x = i % 2 ? "_wm0 + _g + 8" : "_wm0 + _g", *k = i / 2 ? "_q * 8 + _t4 + 4" : "_q * 8 + _t4";
     cg_line(out, "const float _x%d = _sp[%s / 4]; // row %s, k %s", i, areg_at(ge, x, k, "_cur"), x, k);
-    cg_line(out, "_ah%d[_q][%d] = __float_as_uint(_x%d) & 0xffffe000u;", set, i, i);
-    cg_line(out, "_al%d[_q][%d] = __float_as_uint(%s);", set, i, gemm_low_part(out, cg_fmt(out, "_x%d", i)));
+    if (ge->plan->tiling.split3) {
+      cg_line(out, "_ah%d[_q][%d] = __float_as_uint(_x%d) & 0xffffe000u;", set, i, i);
+      cg_line(out, "_al%d[_q][%d] = __float_as_uint(%s);", set, i, gemm_low_part(out, cg_fmt(out, "_x%d", i)));
+    } else if (ge->plan->prep[0]) { /* rounded before the launch: again would carry */
+      cg_line(out, "_ah%d[_q][%d] = __float_as_uint(_x%d);", set, i, i);
+    } else { /* rounded to nearest as the stage pass does (the tensor cores drop the low 13 bits) */
+      cg_line(out, "const unsigned _b%d = __float_as_uint(_x%d), _m%d = ~_b%d & 0x7f800000u; // (0: infinite or NaN)", i, i, i, i);
+      cg_line(out, "_ah%d[_q][%d] = _b%d + (_m%d < 0x1000u ? _m%d : 0x1000u);", set, i, i, i, i);
+    }
   }
   out->indent--;
   cg_line(out, "}");
@@ -495,12 +502,12 @@ static void emit_stage_pass(gemm_emitter *ge) {
     }
     return;
   }
-  if (plan->prep[0] && plan->prep[1]) return; /* both rounded before the launch */
+  if ((plan->prep[0] || plan->areg) && plan->prep[1]) return; /* both rounded before the launch (A: or where loaded) */
   cg_line(out, "// this thread's chunks rounded to TF32 in place%s", plan->prep[0] ? " (B's; A's were, before the launch)"
                                                                    : plan->prep[1] ? " (A's; B's were, before the launch)"
                                                                                    : "");
   cg_line(out, "const unsigned _sa = _sw + _cur * %du; // the stage's shared address", gemm_wgmma_stage_bytes(plan));
-  for (int w = 0; w < 2; w++) {
+  for (int w = plan->areg ? 1 : 0; w < 2; w++) {
     const gemm_operand *o = &plan->op[w];
     if (plan->prep[w]) continue;
     for (int j = 0; j < o->chunks; j++) {
@@ -580,8 +587,10 @@ static void emit_products(gemm_emitter *ge, int set) {
   if (plan->areg) {
     const char *al = cg_fmt(out, "_al%d[_kk / 8][0], _al%d[_kk / 8][1], _al%d[_kk / 8][2], _al%d[_kk / 8][3]", set, set, set, set);
     const char *ah = cg_fmt(out, "_ah%d[_kk / 8][0], _ah%d[_kk / 8][1], _ah%d[_kk / 8][2], _ah%d[_kk / 8][3]", set, set, set, set);
-    cg_line(out, "  kbc_wgmma_rn%d(_ap, %s, _db + _kk / 4); // A low x B", wn, al);
-    cg_line(out, "  kbc_wgmma_rn%d(_ap, %s, _db + %d + _kk / 4); // A x B low", wn, ah, half / 16);
+    if (split3) {
+      cg_line(out, "  kbc_wgmma_rn%d(_ap, %s, _db + _kk / 4); // A low x B", wn, al);
+      cg_line(out, "  kbc_wgmma_rn%d(_ap, %s, _db + %d + _kk / 4); // A x B low", wn, ah, half / 16);
+    }
     cg_line(out, "  kbc_wgmma_rn%d(_ap, %s, _db + _kk / 4);", wn, ah);
   } else {
     if (split3) {
@@ -601,7 +610,6 @@ void gemm_wgmma_k_loop(gemm_emitter *ge) {
   const gemm_cfg *f = &plan->tiling.cfg;
   int S = plan->stages, P = gemm_wgmma_ahead(ge), split3 = plan->tiling.split3, wn = f->bn / plan->wgn, nacc = wn / 2;
   int products_first = !split3; /* TF32 (see above) */
-  _Static_assert(GEMM_FLUSH_K / WG_BK == 2, "A's fragment sets alternate with the k-tiles between two flushes");
   if (P > S - 2)
     cg_line(out, "// k-tiles 0 .. %d -> stages 0 .. %d (K's every k-tile: the loop copies none)", P - 1, P - 1);
   else
@@ -618,8 +626,10 @@ void gemm_wgmma_k_loop(gemm_emitter *ge) {
   }
   cg_line(out, "float *const _ap = &_acc[0][0][0]; // this thread's %d accumulators", nacc);
   cg_line(out, "int _cur = 0, _nxt = %d; // the stages of k-tiles _kt and _kt + %d", P % S, P);
-  if (plan->areg)
+  if (plan->areg && split3)
     cg_line(out, "unsigned _ah0[4][4], _al0[4][4], _ah1[4][4], _al1[4][4]; // A's fragments, by k step: high and low TF32 parts");
+  else if (plan->areg)
+    cg_line(out, "unsigned _ah0[4][4], _ah1[4][4]; // A's fragments, by k step, rounded to TF32");
   cg_line(out, "for (long long _kt = 0; _kt < _nkt; ++_kt) {");
   out->indent++;
   cg_line(out, "kbc_cp_wait<%d>(); // this thread's copies of k-tile _kt landed", P - 1);
@@ -628,10 +638,10 @@ void gemm_wgmma_k_loop(gemm_emitter *ge) {
   cg_line(out, "__syncthreads(); // k-tile _kt landed for every thread; stage _nxt read by no wgmma in flight");
   if (!products_first) gemm_emit_next_copies(ge, P);
   if (plan->areg) {
-    /* two sets of fragments, by k-tile parity: a k-tile's products may
-     * still read its set while the next one's are loaded (the totals'
-     * flush every GEMM_FLUSH_K k waits for every batch: each set is free
-     * again two k-tiles later) */
+    /* two sets of fragments, by k-tile parity: k-tile kt - 1's products
+     * may still read theirs while kt's are loaded, but kt - 2's, which read
+     * this set, were waited for at the end of kt - 1 (at most one batch is
+     * left in flight there) */
     cg_line(out, "if ((_kt & 1) == 0) { // A's fragments: set 0 (the k-tile before's, set 1, may still be read)");
     out->indent++;
     emit_products(ge, 0);

@@ -138,10 +138,10 @@ typedef struct {
                           the loop, not S - 2 (the loop then copies none); 2: the block's next tile's
                           first k-tiles copied before this tile's epilogue, where the epilogue uses no
                           stage (gemm_wgmma.c, gemm_wgmma_prefetch_next) */
-  int gemm_areg;       /* KBC_GEMM_AREG (default off, untimed): 3xTF32 wgmma products take A from
-                          registers, each thread's fragments loaded from the stage and split there
-                          (gemm_wgmma.c, cg_gemm_plan.areg); 1 where a warpgroup's products are at
-                          most 64 wide, 2 at every width; never on two-block tiles */
+  int gemm_areg;       /* KBC_GEMM_AREG (default off, untimed): wgmma products take A from registers,
+                          each thread's fragments loaded from the stage and split (3xTF32) or rounded
+                          (TF32) there (gemm_wgmma.c, cg_gemm_plan.areg); 1 where a warpgroup's
+                          products are at most 64 wide, 2 at every width; never on two-block tiles */
   int absorb;          /* KBC_ABSORB (default off, untimed): the absorb pass after rowsum (passes/pipeline.c) */
   int gemm_ep_periodic; /* KBC_GEMM_EP_PERIODIC (default on: H100, session 44, on top of KBC_GEMM_OCC,
                            SAM-HQ 64x64 b4 0.981x, gemm_lowrank 0.920x; checked on the GPU by kbc

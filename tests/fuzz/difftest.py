@@ -55,8 +55,8 @@ Oracles, per spec:
     KBC_GEMM_SPLIT=2, KBC_GEMM_ALWAYS=1, specialized), cluster / cluster_gemm: specialized, a program of
     independent batch points as one kernel, a thread-block cluster per point, wherever it splits
     (KBC_CLUSTER=2; cluster_gemm with every contraction a tiled GEMM; cluster_slots with three tasks a
-    block at once, KBC_CLUSTER_SLOTS=3), areg: every 3xTF32 wgmma product (not on two-block tiles) with A
-    from registers, transposed operands in the stages (KBC_GEMM_AREG=2, KBC_GEMM_WGMMA_T=1,
+    block at once, KBC_CLUSTER_SLOTS=3), areg / areg_tf32: every wgmma product (not on two-block tiles) with A
+    from registers (KBC_GEMM_AREG=2; areg: 3xTF32, transposed operands in the stages, KBC_GEMM_WGMMA_T=1,
     KBC_GEMM_PACK=0), xprefetch: specialized, wgmma K loops copying ahead across tiles
     (KBC_GEMM_XPREFETCH=3), occ / occ_tf32 (GPU): specialized, wgmma tiles chosen
     for two blocks a multiprocessor wherever one fits (KBC_GEMM_OCC=2, KBC_GEMM_WGMMA=2,
@@ -134,6 +134,7 @@ VARIANTS = {
     # the K-major tile or a trv operand's staging and split there: KBC_GEMM_AREG=2), transposed operands too
     "areg": (["--sm90a"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_AREG": "2", "KBC_GEMM_WGMMA_T": "1",
                            "KBC_GEMM_PACK": "0"}),
+    "areg_tf32": (["--sm90a", "--tf32"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_AREG": "2"}),
     # wgmma K loops copying a known K's every k-tile before the loop and the block's next tile's first k-tiles
     # before this tile's epilogue (KBC_GEMM_XPREFETCH=3), specialized (K known)
     "xprefetch": (["--sm90a", "--specialize"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_XPREFETCH": "3"}),
@@ -230,6 +231,7 @@ GPU_VARIANTS = {
     "trv": ("fp32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_WGMMA_T": "1", "KBC_GEMM_PACK": "0"}),
     "areg": ("fp32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_AREG": "2", "KBC_GEMM_WGMMA_T": "1",
                       "KBC_GEMM_PACK": "0"}),
+    "areg_tf32": ("tf32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_AREG": "2"}),
     "xprefetch": ("fp32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_XPREFETCH": "3",
                            "KBC_SPECIALIZE": "1"}),
     "prep": ("tf32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_PREP": "2", "KBC_GEMM_WGMMA_T": "1", "KBC_GEMM_SPLIT": "2",
