@@ -39,7 +39,15 @@
  * cores' sums round toward zero).  The accumulators are pinned (an empty
  * asm that reads and writes them) around every batch and wait, so that no
  * other instruction touches them while a batch is in flight (ptxas would
- * otherwise serialize the wgmma, C7514). */
+ * otherwise serialize the wgmma, C7514).
+ *
+ * Two switches, off until timed: opt.gemm_xprefetch copies all of a known
+ * K's k-tiles before the loop where they fit the stages, and the block's
+ * next tile's first k-tiles before this tile's epilogue
+ * (gemm_wgmma_ahead, gemm_wgmma_prefetches); opt.gemm_areg takes A from
+ * registers, each thread's fragments loaded from the stage and split or
+ * rounded there (emit_a_fragments), two sets alternating with the
+ * k-tiles. */
 #include <math.h>
 #include <string.h>
 
