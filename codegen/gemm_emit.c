@@ -788,7 +788,7 @@ void cg_emit_gemm(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k) {
   else if (plan->wgmma) gemm_wgmma_k_loop(ge);
   else if (plan->stages > 2) emit_k_loop_async(ge);
   else emit_k_loop(ge);
-  if (!plan->win && plan->wgmma && gemm_wgmma_prefetches(ge)) emit_next_tile_copies(ge);
+  if (gemm_wgmma_prefetches(ge)) emit_next_tile_copies(ge);
   if (plan->fold) gemm_fold_close(ge);
   if (plan->split) emit_slices_combined(ge);
   if (plan->win && plan->epilogue.staged) cg_line(&ge->emit, "__syncthreads(); // the box read: the epilogue's tile over it");

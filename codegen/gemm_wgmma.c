@@ -317,50 +317,41 @@ static const char wgmma_helpers[] =
     "}\n"
     "#endif\n\n";
 
-/* d (64 x n, n / 2 floats a thread) += A (64 x 8) B (8 x n), both tiles in
- * shared memory, TF32. */
-static void product_helper(kbc_buf *out, int n) {
-  int r = n / 2;
-  kbc_buf_printf(out, "#ifndef KBC_WGMMA_N%d\n#define KBC_WGMMA_N%d\n", n, n);
-  kbc_buf_printf(out, "// d (64 x %d, %d floats a thread) += A (64 x 8) B (8 x %d), TF32, both from shared memory.\n", n,
-                 r, n);
-  kbc_buf_printf(out,
-                 "__device__ __forceinline__ void kbc_wgmma_n%d(float *d, unsigned long long a, unsigned long long b) {\n",
-                 n);
-  kbc_buf_printf(out, "  asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%%d, 0; \"\n", r + 2);
+/* d (64 x n, n / 2 floats a thread) += A (64 x 8) B (8 x n), TF32: both
+ * tiles in shared memory, or (areg: kbc_wgmma_rnN) A from registers, this
+ * thread's fragment a0 .. a3 of its warp's 16 rows as mma.sync m16n8k8's
+ * A: rows g and g + 8 at k t (a0, a1), the same at k t + 4 (a2, a3). */
+static void product_helper(kbc_buf *out, int n, int areg) {
+  int r = n / 2, na = areg ? 4 : 1; /* A's operands: four registers, or a descriptor */
+  const char *name = areg ? "RN" : "N";
+  kbc_buf_printf(out, "#ifndef KBC_WGMMA_%s%d\n#define KBC_WGMMA_%s%d\n", name, n, name, n);
+  if (areg)
+    kbc_buf_printf(out,
+                   "// d (64 x %d, %d floats a thread) += A (64 x 8, this thread's a0 .. a3: rows g and g + 8 of its\n"
+                   "// warp's 16 at k t, then at k t + 4) B (8 x %d, from shared memory), TF32.\n"
+                   "__device__ __forceinline__ void kbc_wgmma_rn%d(float *d, unsigned a0, unsigned a1, unsigned a2, unsigned a3,\n"
+                   "                                              unsigned long long b) {\n",
+                   n, r, n, n);
+  else
+    kbc_buf_printf(out,
+                   "// d (64 x %d, %d floats a thread) += A (64 x 8) B (8 x %d), TF32, both from shared memory.\n"
+                   "__device__ __forceinline__ void kbc_wgmma_n%d(float *d, unsigned long long a, unsigned long long b) {\n",
+                   n, r, n, n);
+  kbc_buf_printf(out, "  asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%%d, 0; \"\n", r + na + 1);
   kbc_buf_printf(out, "               \"wgmma.mma_async.sync.aligned.m64n%dk8.f32.tf32.tf32 {", n);
   for (int i = 0; i < r; i++) kbc_buf_printf(out, "%s%%%d", i ? ", " : "", i);
-  kbc_buf_printf(out, "}, %%%d, %%%d, p, 1, 1; }\"\n               :", r, r + 1);
+  if (areg) kbc_buf_printf(out, "}, {%%%d, %%%d, %%%d, %%%d}", r, r + 1, r + 2, r + 3);
+  else kbc_buf_printf(out, "}, %%%d", r);
+  kbc_buf_printf(out, ", %%%d, p, 1, 1; }\"\n               :", r + na);
   for (int i = 0; i < r; i++) kbc_buf_printf(out, "%s\"+f\"(d[%d])", i ? ", " : " ", i);
-  kbc_buf_puts(out, "\n               : \"l\"(a), \"l\"(b), \"r\"(1));\n}\n#endif\n\n");
-}
-
-/* The same with A from registers: this thread's fragment a0 .. a3 of the
- * 64 x 8 A (TF32 bits), its warp's 16 rows, as mma.sync m16n8k8's A: rows
- * g and g + 8 at k t (a0, a1), the same at k t + 4 (a2, a3). */
-static void product_helper_reg(kbc_buf *out, int n) {
-  int r = n / 2;
-  kbc_buf_printf(out, "#ifndef KBC_WGMMA_RN%d\n#define KBC_WGMMA_RN%d\n", n, n);
-  kbc_buf_printf(out,
-                 "// d (64 x %d, %d floats a thread) += A (64 x 8, this thread's a0 .. a3: rows g and g + 8 of its\n"
-                 "// warp's 16 at k t, then at k t + 4) B (8 x %d, from shared memory), TF32.\n",
-                 n, r, n);
-  kbc_buf_printf(out,
-                 "__device__ __forceinline__ void kbc_wgmma_rn%d(float *d, unsigned a0, unsigned a1, unsigned a2, unsigned a3,\n"
-                 "                                              unsigned long long b) {\n",
-                 n);
-  kbc_buf_printf(out, "  asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %%%d, 0; \"\n", r + 5);
-  kbc_buf_printf(out, "               \"wgmma.mma_async.sync.aligned.m64n%dk8.f32.tf32.tf32 {", n);
-  for (int i = 0; i < r; i++) kbc_buf_printf(out, "%s%%%d", i ? ", " : "", i);
-  kbc_buf_printf(out, "}, {%%%d, %%%d, %%%d, %%%d}, %%%d, p, 1, 1; }\"\n               :", r, r + 1, r + 2, r + 3, r + 4);
-  for (int i = 0; i < r; i++) kbc_buf_printf(out, "%s\"+f\"(d[%d])", i ? ", " : " ", i);
-  kbc_buf_puts(out, "\n               : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"l\"(b), \"r\"(1));\n}\n#endif\n\n");
+  kbc_buf_printf(out, "\n               : %s\"l\"(b), \"r\"(1));\n}\n#endif\n\n",
+                 areg ? "\"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), " : "\"l\"(a), ");
 }
 
 void gemm_wgmma_helpers(kbc_buf *out, const cg_gemm_plan *plan) {
   kbc_buf_puts(out, wgmma_helpers);
-  product_helper(out, plan->tiling.cfg.bn / plan->wgn);
-  if (plan->areg) product_helper_reg(out, plan->tiling.cfg.bn / plan->wgn);
+  product_helper(out, plan->tiling.cfg.bn / plan->wgn, 0);
+  if (plan->areg) product_helper(out, plan->tiling.cfg.bn / plan->wgn, 1);
 }
 
 /* ---- emission ------------------------------------------------------------- */
@@ -414,15 +405,12 @@ static void emit_a_fragments(gemm_emitter *ge, int set) {
   for (int i = 0; i < 4; i++) {
     const char *x = i % 2 ? "_wm0 + _g + 8" : "_wm0 + _g", *k = i / 2 ? "_q * 8 + _t4 + 4" : "_q * 8 + _t4";
     cg_line(out, "const float _x%d = _sp[%s / 4]; // row %s, k %s", i, areg_at(ge, x, k, "_cur"), x, k);
-    if (ge->plan->tiling.split3) {
-      cg_line(out, "_ah%d[_q][%d] = __float_as_uint(_x%d) & 0xffffe000u;", set, i, i);
-      cg_line(out, "_al%d[_q][%d] = __float_as_uint(%s);", set, i, gemm_low_part(out, cg_fmt(out, "_x%d", i)));
-    } else if (ge->plan->prep[0]) { /* rounded before the launch: again would carry */
+    if (ge->plan->tiling.split3)
+      cg_line(out, "kbc_split_tf32_fast(_x%d, _ah%d[_q][%d], _al%d[_q][%d]);", i, set, i, set, i);
+    else if (ge->plan->prep[0]) /* rounded before the launch */
       cg_line(out, "_ah%d[_q][%d] = __float_as_uint(_x%d);", set, i, i);
-    } else { /* rounded to nearest as the stage pass does (the tensor cores drop the low 13 bits) */
-      cg_line(out, "const unsigned _b%d = __float_as_uint(_x%d), _m%d = ~_b%d & 0x7f800000u; // (0: infinite or NaN)", i, i, i, i);
-      cg_line(out, "_ah%d[_q][%d] = _b%d + (_m%d < 0x1000u ? _m%d : 0x1000u);", set, i, i, i, i);
-    }
+    else /* to nearest, as the stage pass rounds */
+      cg_line(out, "_ah%d[_q][%d] = __float_as_uint(kbc_tf32(_x%d));", set, i, i);
   }
   out->indent--;
   cg_line(out, "}");
@@ -512,6 +500,7 @@ static void emit_stage_pass(gemm_emitter *ge) {
   }
   if ((plan->prep[0] || plan->areg) && plan->prep[1]) return; /* both rounded before the launch (A: or where loaded) */
   cg_line(out, "// this thread's chunks rounded to TF32 in place%s", plan->prep[0] ? " (B's; A's were, before the launch)"
+                                                                   : plan->areg    ? " (B's; A's are where loaded)"
                                                                    : plan->prep[1] ? " (A's; B's were, before the launch)"
                                                                                    : "");
   cg_line(out, "const unsigned _sa = _sw + _cur * %du; // the stage's shared address", gemm_wgmma_stage_bytes(plan));

@@ -137,7 +137,7 @@ typedef struct {
                           products.  1: all of a known K's k-tiles (at most the stages) copied before
                           the loop, not S - 2 (the loop then copies none); 2: the block's next tile's
                           first k-tiles copied before this tile's epilogue, where the epilogue uses no
-                          stage (gemm_wgmma.c, gemm_wgmma_prefetch_next) */
+                          stage (gemm_wgmma.c, gemm_wgmma_ahead and gemm_wgmma_prefetches) */
   int gemm_areg;       /* KBC_GEMM_AREG (default off, untimed): wgmma products take A from registers,
                           each thread's fragments loaded from the stage and split (3xTF32) or rounded
                           (TF32) there (gemm_wgmma.c, cg_gemm_plan.areg); 1 where a warpgroup's

@@ -296,7 +296,7 @@ static inline void kbc_ldsm2(unsigned a, unsigned *r) { emu_ldsm(a, r, 2); }
 #define KBC_WGMMA_RN256
 // With A from registers (kbc_wgmma_rnN): the warp's 16 x 8 slice of A gathered from its lanes'
 // fragments when issued (a0 .. a3: rows g and g + 8 at k t, then at k t + 4, as mma.sync
-// m16n8k8's A), a the A descriptor's place unused.
+// m16n8k8's A), the op's A descriptor unused.
 struct emu_wgmma_op {
   float *d;
   unsigned long long a, b;
