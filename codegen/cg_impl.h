@@ -327,6 +327,9 @@ int cg_hoist_open(const cg_emit *E, const ir_expr *e);
  * expression `text` for e (returns 0 when the stack is full: e then
  * prints as itself). */
 int cg_substitute(cg_emit *E, const ir_expr *e, const char *text);
+/* The same for a division x / d: x times the reciprocal of d, the C
+ * expression `recip`. */
+int cg_substitute_recip(cg_emit *E, const ir_expr *div, const char *recip);
 const char *cg_float_literal(kbc_arena *a, double v);
 /* acc combined with v by reduction op (a C expression). */
 const char *cg_combine(cg_emit *E, ir_red op, const char *acc, const char *v);

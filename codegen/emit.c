@@ -253,6 +253,12 @@ int cg_substitute(cg_emit *E, const ir_expr *e, const char *text) {
   return 1;
 }
 
+int cg_substitute_recip(cg_emit *E, const ir_expr *div, const char *recip) {
+  if (E->n_hoisted >= CG_MAX_HOISTED) return 0;
+  remember(E, div, recip, 1);
+  return 1;
+}
+
 sym *cg_contiguous_base(cg_emit *E, const ir_expr *e, int n, const int *ids) {
   kbc_arena *a = E->a;
   const ir_stmt *s = E->s;

@@ -149,10 +149,21 @@ int gemm_tile_fold(kbc_arena *a, const cg_target *t, const ir_stmt *s, const cg_
 
 /* ---- the plan (gemm_plan.c) ---- */
 
+/* Whether e mentions one of the indices ids[0..n). */
+int gemm_mentions_any(const ir_expr *e, const int *ids, int n);
+
 /* How one operand (A or B) is loaded. */
 typedef struct {
   char tag;            /* 'a' or 'b': prefix of its C names */
   const ir_expr *e;
+  /* A computed from its load (opt.gemm_xform; gemm_plan.c xform_load): the
+   * factor f(e, terms), e (planned as the operand's load) its one load of
+   * both x and K indices, its other loads of x (and batch) indices only —
+   * row terms, read once a tile — or of K (and batch) indices only — k
+   * terms, read once a k-tile and k; on wgmma with A from registers only,
+   * each fragment element f of the staged one (gemm_wgmma.c,
+   * emit_a_fragments).  NULL: the operand is e. */
+  const ir_expr *xform;
   int n_x;             /* its free indices (M for A, N for B) */
   const int *x;
   int bx;              /* tile extent along x */
@@ -512,6 +523,15 @@ void gemm_wgmma_coords(gemm_emitter *ge);
 void gemm_wgmma_k_loop(gemm_emitter *ge);
 int gemm_wgmma_ahead(const gemm_emitter *ge);
 int gemm_wgmma_prefetches(const gemm_emitter *ge);
+/* gemm_xform.c: an A computed from its load (gemm_operand.xform) on the
+ * wgmma K loop with A from registers: its row terms at the thread's two
+ * fragment rows (_xm0, _xm1; before the K loop); in the fragment loop's
+ * k step _q, its fragment k (_xk0: a0 and a1, _xk1: a2 and a3) and k
+ * terms; the C value of fragment element i (0..3: a0..a3) whose staged
+ * value of the load is the C expression x. */
+void gemm_xform_rows(gemm_emitter *ge);
+void gemm_xform_ks(gemm_emitter *ge);
+const char *gemm_xform_value(gemm_emitter *ge, int i, const char *x);
 /* Where it pays (opt.gemm_prep), a TF32 wgmma plan's operands rounded
  * before the launch: plan->prep and k's prep fields set. */
 void gemm_wgmma_prep(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan, cg_kernel *k);

@@ -62,12 +62,56 @@ static int split_offset(kbc_arena *a, const ir_stmt *s, const cg_contraction *c,
   return 1;
 }
 
-static void plan_operand(kbc_arena *a, cg_gemm_plan *plan, gemm_operand *o, char tag) {
+int gemm_mentions_any(const ir_expr *e, const int *ids, int n) {
+  for (int i = 0; i < n; i++)
+    if (ir_expr_mentions_index(e, ids[i])) return 1;
+  return 0;
+}
+
+/* The loads of e (at most max) into ld; their count, or -1 for more. */
+static int loads_of(const ir_expr *e, const ir_expr **ld, int n, int max) {
+  if (n < 0) return n;
+  if (e->op == IR_OP_LOAD) return n < max ? (ld[n] = e, n + 1) : -1;
+  for (int i = 0; i < ir_op_info[e->op].arity && n >= 0; i++) n = loads_of(e->arg[i], ld, n, max);
+  return n;
+}
+
+enum { XFORM_MAX_LOADS = 8, XFORM_MAX_NODES = 64 };
+
+/* The load A factor e is an elementwise function of (gemm_operand.xform):
+ * its one load that mentions both M and K indices, unpadded, whose tensor
+ * no other load of e reads; every other load mentions M (and batch) or K
+ * (and batch) indices, not both; no reduction; at most XFORM_MAX_NODES
+ * nodes.  NULL where e is a load or not such a function. */
+static const ir_expr *xform_load(const cg_contraction *c, const ir_expr *e) {
+  if (e->op == IR_OP_LOAD || ir_expr_has_reduce(e) || ir_expr_size(e) > XFORM_MAX_NODES) return NULL;
+  const ir_expr *ld[XFORM_MAX_LOADS], *main = NULL;
+  int n = loads_of(e, ld, 0, XFORM_MAX_LOADS);
+  if (n < 1) return NULL;
+  for (int i = 0; i < n; i++) {
+    int m = gemm_mentions_any(ld[i], c->m, c->n_m), k = gemm_mentions_any(ld[i], c->k, c->n_k);
+    if (!(m && k)) continue;
+    if (main) return NULL;
+    main = ld[i];
+  }
+  if (!main || main->u.load.padded) return NULL;
+  for (int i = 0; i < n; i++)
+    if (ld[i] != main && ld[i]->u.load.tensor == main->u.load.tensor) return NULL;
+  return main;
+}
+
+static void plan_operand(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan, gemm_operand *o, char tag) {
   const ir_stmt *s = plan->s;
   const cg_contraction *c = &plan->tiling.c;
   int is_a = tag == 'a';
   o->tag = tag;
   o->e = is_a ? c->a : c->b;
+  o->xform = NULL;
+  const ir_expr *main = is_a && t->opt.gemm_xform ? xform_load(c, o->e) : NULL;
+  if (main) { /* planned as its load; kept only on wgmma with A from registers (cg_plan_gemm) */
+    o->xform = o->e;
+    o->e = main;
+  }
   o->n_x = is_a ? c->n_m : c->n_n;
   o->x = is_a ? c->m : c->n;
   o->bx = is_a ? plan->tiling.cfg.bm : plan->tiling.cfg.bn;
@@ -606,8 +650,8 @@ static int plan_tiles_and_loads(kbc_arena *a, const cg_target *t, cg_gemm_plan *
       !plan->tiling.tiles)
     return 0;
   plan->builder = -1;
-  plan_operand(a, plan, &plan->op[0], 'a');
-  plan_operand(a, plan, &plan->op[1], 'b');
+  plan_operand(a, t, plan, &plan->op[0], 'a');
+  plan_operand(a, t, plan, &plan->op[1], 'b');
   plan_operand_loads(a, plan);
   if (t->opt.gemm_ktab) plan_ktab(plan);
   return 1;
@@ -628,7 +672,7 @@ static cg_gemm_plan *plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k);
  * 64x64 b4 periodic alone 0.940x, two blocks alone 0.957x, both (the
  * narrower tile, no period left) 0.955x; on gemm_lowrank 4096 x 64 x 64
  * the other way round (0.855x, 0.811x) — kept to the workload's side. */
-cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
+static cg_gemm_plan *plan_periodic(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   if (!C->t->opt.gemm_occ || !C->t->opt.gemm_ep_periodic) return plan_gemm(C, g, k);
   const cg_target *t = C->t;
   cg_target one = *t;
@@ -640,6 +684,24 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   if (!p || p->epilogue.periodic) return p;
   *k = before;
   return plan_gemm(C, g, k);
+}
+
+/* The plan; an A computed from its load (opt.gemm_xform) kept where wgmma
+ * takes A from registers, the only K loop that applies its function to
+ * the staged elements, else planned again as the factor it is (each
+ * element evaluated where loaded). */
+cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
+  cg_kernel before = *k;
+  cg_gemm_plan *p = plan_periodic(C, g, k);
+  if (!p || !p->op[0].xform || (p->wgmma && p->areg && !p->win)) return p;
+  const cg_target *t = C->t;
+  cg_target plain = *t;
+  plain.opt.gemm_xform = 0;
+  *k = before;
+  C->t = &plain;
+  p = plan_periodic(C, g, k);
+  C->t = t;
+  return p;
 }
 
 static cg_gemm_plan *plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {

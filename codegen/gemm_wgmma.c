@@ -130,7 +130,9 @@ int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
   /* an output-bound product: the best tile of those that run two blocks a
    * multiprocessor, where one does */
   int64_t K = 0;
-  int occ = output_bound(t, &v->tiling) && sym_is_const(v->tiling.K, &K);
+  /* (an A computed from its load needs A from registers, which two-block
+   * tiles do not take) */
+  int occ = output_bound(t, &v->tiling) && sym_is_const(v->tiling.K, &K) && !v->op[0].xform;
   for (int pass = occ ? 0 : 1; pass < 2 && best < 0; pass++)
     for (int i = 0; i < n; i++) {
       if (pass == 0 && !two_fit(t, &v->tiling, &c[i], K)) continue;
@@ -185,9 +187,10 @@ int gemm_wgmma_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *v) {
    * at most 64 wide (A's reads then half their shared-memory traffic:
    * SAM-HQ's o, dq, dv and dk), 2 at every width; not on two-block tiles,
    * whose 128 registers its 32 fragment registers would make spill
-   * (SAM-HQ's dp: 120 bytes) */
+   * (SAM-HQ's dp: 120 bytes); an A computed from its load at every width
+   * (the function applied to the fragments: gemm_xform.c) */
   int wn = c[best].bn / c[best].wgn;
-  w.areg = !w.occ && (t->opt.gemm_areg == 2 || (t->opt.gemm_areg == 1 && wn <= 64));
+  w.areg = !w.occ && (t->opt.gemm_areg == 2 || (t->opt.gemm_areg == 1 && (wn <= 64 || w.op[0].xform)));
   *v = w;
   return 1;
 }
@@ -220,14 +223,15 @@ void gemm_wgmma_prep(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan, cg_ke
       int i = k->n_prep++;
       k->prep[i] = o->e->u.load.tensor->id;
       k->prep_pack[i] = w + 1;
-      k->prep_round[i] = !tl->split3;
+      /* (an A computed from its load is rounded after its function, where loaded) */
+      k->prep_round[i] = !tl->split3 && !o->xform;
       k->prep_floats[i] = sym_scale(a, sym_div(a, sym_add(a, o->pack_floats, sym_const(a, 31)), 32), 32);
       k->prep_tiles[i] = o->pack_tiles;
       plan->copy_of[w] = i + 1;
-      plan->prep[w] = !tl->split3;
+      plan->prep[w] = k->prep_round[i];
       continue;
     }
-    if (tl->split3 || !t->opt.gemm_prep || o->e->op != IR_OP_LOAD) continue;
+    if (tl->split3 || !t->opt.gemm_prep || o->e->op != IR_OP_LOAD || o->xform) continue;
     const ir_tensor *T = o->e->u.load.tensor;
     sym *numel = sym_const(a, 1);
     for (int d = 0; d < T->rank; d++) numel = sym_mul(a, numel, T->shape[d]);
@@ -402,15 +406,22 @@ static void emit_a_fragments(gemm_emitter *ge, int set) {
   cg_line(out, "#pragma unroll");
   cg_line(out, "for (int _q = 0; _q < 4; ++_q) {");
   out->indent++;
+  int xform = ge->plan->op[0].xform != NULL;
+  if (xform) gemm_xform_ks(ge);
   for (int i = 0; i < 4; i++) {
     const char *x = i % 2 ? "_wm0 + _g + 8" : "_wm0 + _g", *k = i / 2 ? "_q * 8 + _t4 + 4" : "_q * 8 + _t4";
     cg_line(out, "const float _x%d = _sp[%s / 4]; // row %s, k %s", i, areg_at(ge, x, k, "_cur"), x, k);
+    const char *v = cg_fmt(out, "_x%d", i);
+    if (xform) { /* A's function of it (gemm_xform.c) */
+      cg_line(out, "const float _f%d = %s;", i, gemm_xform_value(ge, i, v));
+      v = cg_fmt(out, "_f%d", i);
+    }
     if (ge->plan->tiling.split3)
-      cg_line(out, "kbc_split_tf32_fast(_x%d, _ah%d[_q][%d], _al%d[_q][%d]);", i, set, i, set, i);
-    else if (ge->plan->prep[0]) /* rounded before the launch */
-      cg_line(out, "_ah%d[_q][%d] = __float_as_uint(_x%d);", set, i, i);
+      cg_line(out, "kbc_split_tf32_fast(%s, _ah%d[_q][%d], _al%d[_q][%d]);", v, set, i, set, i);
+    else if (ge->plan->prep[0]) /* rounded before the launch (never an A computed from its load) */
+      cg_line(out, "_ah%d[_q][%d] = __float_as_uint(%s);", set, i, v);
     else /* to nearest, as the stage pass rounds */
-      cg_line(out, "_ah%d[_q][%d] = __float_as_uint(kbc_tf32(_x%d));", set, i, i);
+      cg_line(out, "_ah%d[_q][%d] = __float_as_uint(kbc_tf32(%s));", set, i, v);
   }
   out->indent--;
   cg_line(out, "}");
@@ -623,6 +634,7 @@ void gemm_wgmma_k_loop(gemm_emitter *ge) {
   }
   cg_line(out, "float *const _ap = &_acc[0][0][0]; // this thread's %d accumulators", nacc);
   cg_line(out, "int _cur = 0, _nxt = %d; // the stages of k-tiles _kt and _kt + %d", P % S, P);
+  if (plan->op[0].xform) gemm_xform_rows(ge);
   if (plan->areg && split3)
     cg_line(out, "unsigned _ah0[4][4], _al0[4][4], _ah1[4][4], _al1[4][4]; // A's fragments, by k step: high and low TF32 parts");
   else if (plan->areg)

@@ -63,6 +63,7 @@
   X("KBC_GEMM_OCC", gemm_occ, 0, 2)                 \
   X("KBC_GEMM_XPREFETCH", gemm_xprefetch, 0, 3)     \
   X("KBC_GEMM_AREG", gemm_areg, 0, 2)               \
+  X("KBC_GEMM_XFORM", gemm_xform, 0, 1)             \
   X("KBC_ABSORB", absorb, 0, 1)                     \
   X("KBC_GEMM_TAIL", gemm_tail, 0, 2)               \
   X("KBC_GEMM_PREP", gemm_prep, 0, 2)               \
@@ -86,7 +87,7 @@ cg_options cg_options_default(void) {
                       .gemm_split = 1,             .rowsum = 1,       .gemm_wgmma_t = 2, .gemm_prep = 1,
                       .gemm_pack = 1,              .gemm_gather = 1, .gemm_small = 1,  .join_loss = CG_JOIN_LOSS_STEPS,
                       .gemm_edge = 1,              .gemm_occ = 1,     .gemm_ep_periodic = 1,
-                      .rows_cache = 1,             .gemm_tr_vec = 1};
+                      .rows_cache = 1,             .gemm_tr_vec = 1,  .gemm_areg = 1};
 }
 
 /* Reads variable name (unset: *field kept). */
@@ -153,7 +154,8 @@ int cg_options_apply(cg_options *o, const char *settings, kbc_buf *err) {
     }
     memcpy(value, s, m), value[m] = 0;
     s += m;
-    if (!strcmp(name, "KBC_ATTN_RECOMPUTE") || !strcmp(name, "KBC_ROWSUM")) { /* IR pass gates too */
+    if (!strcmp(name, "KBC_ATTN_RECOMPUTE") || !strcmp(name, "KBC_ROWSUM") ||
+        !strcmp(name, "KBC_GEMM_XFORM")) { /* IR pass gates too */
       kbc_buf_printf(err, "%s is read from the environment only (it gates an IR pass)", name);
       return -1;
     }
@@ -165,7 +167,7 @@ int cg_options_apply(cg_options *o, const char *settings, kbc_buf *err) {
 unsigned cg_pipeline_gates_from_env(void) {
   cg_options o = cg_options_from_env();
   return (o.attn_recompute || o.rowsum == 2 ? IR_GATE_ROWSUM : 0) | (o.rowsum ? IR_GATE_ROWSUM_REUSE : 0) |
-         (o.absorb ? IR_GATE_ABSORB : 0);
+         (o.absorb ? IR_GATE_ABSORB : 0) | (o.gemm_xform ? IR_GATE_OPERANDS : 0);
 }
 
 void cg_options_describe(const cg_options *o, kbc_buf *out) {

@@ -133,15 +133,20 @@ typedef struct {
                           one-block tile's epilogue is periodic under KBC_GEMM_EP_PERIODIC
                           (cg_plan_gemm); 2: every wgmma
                           product where such a tile exists (testing); 0 never */
-  int gemm_xprefetch;  /* KBC_GEMM_XPREFETCH (bits; default 0, until timed on the GPU): a wgmma K loop's copies ahead of its
+  int gemm_xprefetch;  /* KBC_GEMM_XPREFETCH (bits; default 0: timed on an H100 in session 46, within 1.5% either way): a wgmma K loop's copies ahead of its
                           products.  1: all of a known K's k-tiles (at most the stages) copied before
                           the loop, not S - 2 (the loop then copies none); 2: the block's next tile's
                           first k-tiles copied before this tile's epilogue, where the epilogue uses no
                           stage (gemm_wgmma.c, gemm_wgmma_ahead and gemm_wgmma_prefetches) */
-  int gemm_areg;       /* KBC_GEMM_AREG (default off, untimed): wgmma products take A from registers,
+  int gemm_areg;       /* KBC_GEMM_AREG (default 1: H100, session 46, SAM-HQ 64x64 b4 0.981x, the flat-rows
+                          product 0.926x, none slower; 2 slower, 4096^3 1.140x): wgmma products take A from registers,
                           each thread's fragments loaded from the stage and split (3xTF32) or rounded
                           (TF32) there (gemm_wgmma.c, cg_gemm_plan.areg); 1 where a warpgroup's
                           products are at most 64 wide, 2 at every width; never on two-block tiles */
+  int gemm_xform;      /* KBC_GEMM_XFORM (default off, untimed): a contraction's A factor that is an
+                          elementwise function of one load of its M and K indices and of row or k
+                          terms (exp(s[i, j] - m[i]) / l[i]) planned as that load, the function applied
+                          to each A fragment where wgmma takes A from registers (gemm_operand.xform) */
   int absorb;          /* KBC_ABSORB (default off, untimed): the absorb pass after rowsum (passes/pipeline.c) */
   int gemm_ep_periodic; /* KBC_GEMM_EP_PERIODIC (default on: H100, session 44, on top of KBC_GEMM_OCC,
                            SAM-HQ 64x64 b4 0.981x, gemm_lowrank 0.920x; checked on the GPU by kbc

@@ -22,6 +22,7 @@
  * the moved expression reads: `g = x; t = g * 2; g += y; out = t + 1`
  * keeps t (tests/codegen/specs/rewrite_order.kb). */
 #include "passes.h"
+#include "ir/cost.h"
 #include "ir/subst.h"
 
 enum { MAX_NODES = 256, MAX_IN_REDUCTION = 4 };
@@ -184,6 +185,77 @@ int ir_absorb(ir_program *p, kbc_diag *d) {
   for (int i = 0; i < p->stmts.len; i++)
     while (absorb_one(p, i)) {
     }
+  return 1;
+}
+
+/* ---- operands read through their function --------------------------------- */
+
+/* Whether the load covers every free index of s (an element of its own
+ * per point). */
+static int covers(const ir_stmt *s, const ir_expr *ld) {
+  for (int i = 0; i < s->n_index; i++)
+    if (s->index[i].kind == IR_IDX_FREE && !ir_expr_mentions_index(ld, i)) return 0;
+  return 1;
+}
+
+/* The loads of e covering s's free indices, counted in *n; the last. */
+static const ir_expr *main_load(const ir_stmt *s, const ir_expr *e, int *n) {
+  const ir_expr *found = NULL;
+  if (e->op == IR_OP_LOAD) {
+    if (covers(s, e)) ++*n, found = e;
+    return found;
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++) {
+    const ir_expr *f = main_load(s, e->arg[i], n);
+    if (f) found = f;
+  }
+  return found;
+}
+
+/* Whether the loads of t in e all sit outside reductions, or are factors
+ * of the product under e's top sum `top` (an operand of a contraction:
+ * read once per element and column tile), not inside any other
+ * reduction. */
+static int read_as_operand(const ir_expr *e, const ir_tensor *t, const ir_expr *top, int in_red, int factor) {
+  if (e->op == IR_OP_LOAD) return e->u.load.tensor != t || !in_red || factor;
+  if (e->op == IR_OP_REDUCE) {
+    int mine = e == top && e->u.reduce.op == IR_RED_SUM;
+    return read_as_operand(e->arg[0], t, top, 1, mine);
+  }
+  for (int i = 0; i < ir_op_info[e->op].arity; i++)
+    if (!read_as_operand(e->arg[i], t, top, in_red, factor && e->op == IR_OP_MUL)) return 0;
+  return 1;
+}
+
+/* An elementwise temporary whose value is a function of one load of all
+ * its indices and of loads of fewer (SAM-HQ's p = exp(s - mx) / p.red,
+ * after hoist): inlined into every reader where each reads it outside
+ * reductions or as a factor of a contraction's product, so that it is
+ * never stored; the contractions then read it through their A operand's
+ * function (codegen/gemm_xform.c), the others recompute it per element.
+ * Under KBC_GEMM_XFORM=1 (the target's GEMMs apply that function only on
+ * wgmma with A from registers; elsewhere the operand would be evaluated
+ * per element). */
+int ir_inline_operands(ir_program *p, kbc_diag *d) {
+  (void)d;
+  for (int i = 0; i < p->stmts.len; i++) {
+    ir_stmt *prod = IR_STMT(p, i);
+    int n_main = 0;
+    if (!inlinable(p, prod) || !main_load(prod, prod->rhs, &n_main) || n_main != 1) continue;
+    ir_expr **r = KBC_NEW_ARRAY(p->arena, ir_expr *, p->stmts.len);
+    int ok = 1, readers = 0;
+    for (int j = i + 1; j < p->stmts.len && ok; j++) {
+      const ir_stmt *cons = IR_STMT(p, j);
+      if (!ir_expr_reads(cons->rhs, prod->out)) continue;
+      readers++;
+      ok = !inputs_change(p, i, j) && read_as_operand(cons->rhs, prod->out, ir_main_sum(cons, cons->rhs), 0, 0);
+      if (ok) r[j] = replace(p->arena, ir_expr_subst(p->arena, cons->rhs, 0, NULL, NULL), prod);
+      ok = ok && r[j] && ir_expr_size(r[j]) <= MAX_NODES;
+    }
+    if (!ok || !readers) continue;
+    for (int j = i + 1; j < p->stmts.len; j++)
+      if (r[j]) IR_STMT(p, j)->rhs = r[j];
+  }
   return 1;
 }
 

@@ -29,6 +29,10 @@ int ir_inline(ir_program *p, kbc_diag *d);
  * statement that reads it, at its own point), again after the rowsum
  * passes, whose rewrites can leave a contraction that one reader. */
 int ir_absorb(ir_program *p, kbc_diag *d);
+/* An elementwise temporary of one load of all its indices and loads of
+ * fewer, inlined into every reader that reads it outside reductions or as
+ * a contraction's factor (inline.c; under KBC_GEMM_XFORM). */
+int ir_inline_operands(ir_program *p, kbc_diag *d);
 /* Sums of linear functions of contractions reassociated so that a factor
  * is summed once (sum(h: sum(k: x[b,k] * w[h,k])) = sum(k: x[b,k] *
  * sum(h: w[h,k]))). */

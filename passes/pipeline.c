@@ -23,6 +23,7 @@ const ir_pass ir_passes[] = {
     {"rowsum-reuse", "rowsum where an earlier statement computes the contraction's other sum already (SAM-HQ's sum(dp * p) becomes sum(go * o)); off under KBC_ROWSUM=0", ir_rowsum_reuse, IR_GATE_ROWSUM_REUSE},
     {"rowsum", "a row's sum of a contraction times another tensor summed through the contraction's other operand: the softmax backward's sum(dp * p) becomes sum(go * (p . v)), p . v a new statement where none computes it; under KBC_ATTN_RECOMPUTE=1 or KBC_ROWSUM=2", ir_rowsum, IR_GATE_ROWSUM},
     {"absorb", "again after rowsum: a contraction read only by one elementwise statement, at its own point, computed in it (SAM-HQ's dp in ds = p * (dp - ds.red)); under KBC_ABSORB=1", ir_absorb, IR_GATE_ABSORB},
+    {"operands", "after rowsum: an elementwise temporary of one load of all its indices and of smaller loads, read outside reductions or as a contraction's factor, inlined into its readers and never stored (SAM-HQ's p = exp(s - mx) / p.red, read by o and dv through their A operand's function); under KBC_GEMM_XFORM=1", ir_inline_operands, IR_GATE_OPERANDS},
     {"dce", "statements and temporaries no output depends on dropped", ir_dce, 0},
     {NULL, NULL, NULL, 0},
 };

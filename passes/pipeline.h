@@ -29,8 +29,9 @@ typedef struct {
 /* Gated passes: rowsum runs where codegen recomputes the attention
  * backward's scores-sized tensors (KBC_ATTN_RECOMPUTE): alone, its new
  * contraction measured slower than the row sum it replaces; rowsum-reuse,
- * which adds none, by default (KBC_ROWSUM); absorb under KBC_ABSORB=1. */
-enum { IR_GATE_ROWSUM = 1, IR_GATE_ROWSUM_REUSE = 2, IR_GATE_ABSORB = 4 };
+ * which adds none, by default (KBC_ROWSUM); absorb under KBC_ABSORB=1;
+ * operands under KBC_GEMM_XFORM=1. */
+enum { IR_GATE_ROWSUM = 1, IR_GATE_ROWSUM_REUSE = 2, IR_GATE_ABSORB = 4, IR_GATE_OPERANDS = 8 };
 
 ir_program *ir_pipeline_run(kbc_arena *a, kbc_diag *d, const char *source, const char *default_name,
                             const ir_pipeline_opts *opts);

@@ -58,7 +58,8 @@ Oracles, per spec:
     block at once, KBC_CLUSTER_SLOTS=3), areg / areg_tf32: every wgmma product (not on two-block tiles) with A
     from registers (KBC_GEMM_AREG=2; areg: 3xTF32, transposed operands in the stages, KBC_GEMM_WGMMA_T=1,
     KBC_GEMM_PACK=0), xprefetch: specialized, wgmma K loops copying ahead across tiles
-    (KBC_GEMM_XPREFETCH=3), occ / occ_tf32 (GPU): specialized, wgmma tiles chosen
+    (KBC_GEMM_XPREFETCH=3), xform / xform_spec / xform_tf32: contractions whose A is an elementwise function
+    of one load and row or k terms taken on wgmma, the function applied to A's fragments (KBC_GEMM_XFORM=1), occ / occ_tf32 (GPU): specialized, wgmma tiles chosen
     for two blocks a multiprocessor wherever one fits (KBC_GEMM_OCC=2, KBC_GEMM_WGMMA=2,
     KBC_GEMM_ALWAYS=1), rows_cache: specialized, a row two statements of a rows kernel read kept in
     registers (KBC_ROWS_CACHE=1), nvrtc);
@@ -138,6 +139,12 @@ VARIANTS = {
     # wgmma K loops copying a known K's every k-tile before the loop and the block's next tile's first k-tiles
     # before this tile's epilogue (KBC_GEMM_XPREFETCH=3), specialized (K known)
     "xprefetch": (["--sm90a", "--specialize"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_XPREFETCH": "3"}),
+    # contractions whose A is an elementwise function of one load and row or k terms on wgmma with A from
+    # registers, the function applied to the fragments (KBC_GEMM_XFORM, codegen/gemm_xform.c)
+    "xform": (["--sm90a"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_XFORM": "1"}),
+    "xform_spec": (["--sm90a", "--specialize"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_XFORM": "1",
+                                                "KBC_GEMM_WGMMA_T": "1"}),
+    "xform_tf32": (["--sm90a", "--tf32"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_XFORM": "1"}),
     # the same with every wgmma operand rounded to TF32 before the launch, into a copy it reads (KBC_GEMM_PREP=2),
     # split-K's parts after the copies, m- or n-contiguous operands too
     "prep": (["--sm90a", "--tf32"], {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_PREP": "2",
@@ -234,6 +241,10 @@ GPU_VARIANTS = {
     "areg_tf32": ("tf32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_AREG": "2"}),
     "xprefetch": ("fp32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_XPREFETCH": "3",
                            "KBC_SPECIALIZE": "1"}),
+    "xform": ("fp32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_XFORM": "1"}),
+    "xform_spec": ("fp32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_XFORM": "1", "KBC_GEMM_WGMMA_T": "1",
+                            "KBC_SPECIALIZE": "1"}),
+    "xform_tf32": ("tf32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_ALWAYS": "1", "KBC_GEMM_XFORM": "1"}),
     "prep": ("tf32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_PREP": "2", "KBC_GEMM_WGMMA_T": "1", "KBC_GEMM_SPLIT": "2",
                       "KBC_GEMM_PACK": "0"}),
     "pack": ("fp32", {"KBC_GEMM_WGMMA": "2", "KBC_GEMM_PACK": "2", "KBC_GEMM_SPLIT": "2", "KBC_SPECIALIZE": "1"}),

@@ -67,6 +67,7 @@ class Gen:
         self.r_tail_vec = random.Random(seed ^ 0x7A12)  # (likewise)
         self.r_rows = random.Random(seed ^ 0x7A13)  # (likewise)
         self.r_guard = random.Random(seed ^ 0x7A14)  # guarded loads (likewise: the rest draw as before)
+        self.r_xform = random.Random(seed ^ 0x7A15)  # contraction operands computed from a load (likewise)
         self.size = size
         self.features = set(features)
         self.lines = []  # declarations
@@ -563,7 +564,18 @@ class Gen:
         A = self.new_input([ix.dim for ix in am])
         Bt = self.new_input([ix.dim for ix in bn])
         heads = ", ".join(f"{ix.name} < {ix.dim.text}" for ix in ks)
-        prod = f"sum({heads}: {A.name}[{', '.join(ix.name for ix in am)}] * {Bt.name}[{', '.join(ix.name for ix in bn)}])"
+        a_val = f"{A.name}[{', '.join(ix.name for ix in am)}]"
+        # a fifth of the time A an elementwise function of its load and of a
+        # row vector (M indices) and a k vector (K indices), as attention's
+        # probabilities exp(s - m) / l are (codegen/gemm_xform.c)
+        rx = self.r_xform
+        if rx.random() < 0.2:
+            R, G = self.new_input([ix.dim for ix in fm]), self.new_input([ix.dim for ix in ks])
+            rv = f"{R.name}[{', '.join(ix.name for ix in fm)}]"
+            gv = f"{G.name}[{', '.join(ix.name for ix in ks)}]"
+            a_val = rx.choice([f"exp({a_val} - {rv})", f"({a_val} - {rv}) * {gv}", f"relu({a_val} * {gv} + {rv})",
+                               f"exp({a_val} * {gv}) * {rv}"])
+        prod = f"sum({heads}: {a_val} * {Bt.name}[{', '.join(ix.name for ix in bn)}])"
         # a mean over a long K (scaled by a power of 2, exactly): a later
         # softmax or difference of sums of 10^3 loses digits that no
         # float32 kernel keeps (GPU seed 212530: a softmax over sums of
