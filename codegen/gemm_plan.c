@@ -108,7 +108,8 @@ static void plan_operand(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan, g
   o->e = is_a ? c->a : c->b;
   o->xform = NULL;
   const ir_expr *main = is_a && t->opt.gemm_xform ? xform_load(c, o->e) : NULL;
-  if (main) { /* planned as its load; kept only on wgmma with A from registers (cg_plan_gemm) */
+  if (main && t->opt.gemm_xform == 1) { /* planned as its load; kept only on wgmma with A from registers
+                                           (cg_plan_gemm) */
     o->xform = o->e;
     o->e = main;
   }
@@ -118,7 +119,9 @@ static void plan_operand(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan, g
   o->X = is_a ? "_M" : "_N";
   o->x0 = is_a ? "_m0" : "_n0";
   double run_k = 0, run_x = 0;
-  stride_runs(a, s, o->e, c->k[c->n_k - 1], o->x[o->n_x - 1], &run_k, &run_x);
+  /* (evaluated per element where it fell back: loaded along its load's
+   * contiguous index, not its terms') */
+  stride_runs(a, s, main ? main : o->e, c->k[c->n_k - 1], o->x[o->n_x - 1], &run_k, &run_x);
   o->kmajor = run_k >= run_x;
   o->fast = split_offset(a, s, c, o->e, &o->row_off, &o->k_off);
   o->guarded = o->fast && o->e->u.load.padded;
@@ -696,7 +699,7 @@ cg_gemm_plan *cg_plan_gemm(cg_ctx *C, const cg_group *g, cg_kernel *k) {
   if (!p || !p->op[0].xform || (p->wgmma && p->areg && !p->win)) return p;
   const cg_target *t = C->t;
   cg_target plain = *t;
-  plain.opt.gemm_xform = 0;
+  plain.opt.gemm_xform = 2; /* (the factor evaluated per element, laid out as its load) */
   *k = before;
   C->t = &plain;
   p = plan_periodic(C, g, k);

@@ -146,7 +146,9 @@ typedef struct {
   int gemm_xform;      /* KBC_GEMM_XFORM (default off, untimed): a contraction's A factor that is an
                           elementwise function of one load of its M and K indices and of row or k
                           terms (exp(s[i, j] - m[i]) / l[i]) planned as that load, the function applied
-                          to each A fragment where wgmma takes A from registers (gemm_operand.xform) */
+                          to each A fragment where wgmma takes A from registers (gemm_operand.xform);
+                          2 (internal, cg_plan_gemm's fallback): evaluated per element, the tile
+                          loaded along that load's contiguous index */
   int absorb;          /* KBC_ABSORB (default off, untimed): the absorb pass after rowsum (passes/pipeline.c) */
   int gemm_ep_periodic; /* KBC_GEMM_EP_PERIODIC (default on: H100, session 44, on top of KBC_GEMM_OCC,
                            SAM-HQ 64x64 b4 0.981x, gemm_lowrank 0.920x; checked on the GPU by kbc
