@@ -339,6 +339,8 @@ const char *cg_combine(cg_emit *E, ir_red op, const char *acc, const char *v);
 void cg_team_combine(cg_emit *E, const cg_team *team, ir_red op, const char *acc);
 /* The IR statement as a one-line C comment body. */
 const char *cg_stmt_comment(kbc_arena *a, const ir_stmt *s);
+/* Expression e of s, as the IR prints it, the same way. */
+const char *cg_expr_comment(kbc_arena *a, const ir_stmt *s, const ir_expr *e);
 
 int cg_collect_tensors(kbc_arena *a, const ir_program *p, int first, int count, int **ids);
 /* A float4 load of tensor t's (a C function name): __ldg, through the

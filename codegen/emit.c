@@ -183,17 +183,27 @@ const char *cg_float_literal(kbc_arena *a, double v) {
   return kbc_arena_printf(a, tmp[0] == '-' ? "(%sf)" : "%sf", tmp);
 }
 
-const char *cg_stmt_comment(kbc_arena *a, const ir_stmt *s) {
-  kbc_buf b = {0};
-  ir_print_stmt(s, &b);
-  /* first line only; no comment terminators */
-  char *t = kbc_arena_strdup(a, kbc_buf_str(&b));
-  kbc_buf_free(&b);
+/* b's text in a, its first line only, no comment terminators; b freed. */
+static const char *comment_text(kbc_arena *a, kbc_buf *b) {
+  char *t = kbc_arena_strdup(a, kbc_buf_str(b));
+  kbc_buf_free(b);
   char *nl = strchr(t, '\n');
   if (nl) *nl = 0;
   for (char *p = t; *p; p++)
     if (p[0] == '*' && p[1] == '/') p[1] = ' ';
   return t;
+}
+
+const char *cg_stmt_comment(kbc_arena *a, const ir_stmt *s) {
+  kbc_buf b = {0};
+  ir_print_stmt(s, &b);
+  return comment_text(a, &b);
+}
+
+const char *cg_expr_comment(kbc_arena *a, const ir_stmt *s, const ir_expr *e) {
+  kbc_buf b = {0};
+  ir_print_expr(s, e, &b);
+  return comment_text(a, &b);
 }
 
 /* ---- expressions -------------------------------------------------------- */

@@ -67,10 +67,21 @@ void gemm_declare_decode(gemm_emitter *ge, const char *flat, const int *ids, int
   gemm_decode(ge, flat, ids, n, dst);
 }
 
-void gemm_decode_named(gemm_emitter *ge, const char *flat, const int *ids, int n, const char *comment) {
-  const char **dst = KBC_NEW_ARRAY(ge->emit.a, const char *, n);
-  for (int i = 0; i < n; i++) dst[i] = ge->names[ids[i]];
+const char **gemm_digit_names(gemm_emitter *ge, const int *ids, int n, const char *pre) {
+  const char **dst = KBC_NEW_ARRAY(ge->emit.a, const char *, n > 0 ? n : 1);
+  for (int i = 0; i < n; i++) dst[i] = *pre ? cg_fmt(&ge->emit, "%s%s", pre, ge->names[ids[i]]) : ge->names[ids[i]];
+  return dst;
+}
+
+const char **gemm_declare_digits(gemm_emitter *ge, const char *flat, const int *ids, int n, const char *pre,
+                                 const char *comment) {
+  const char **dst = gemm_digit_names(ge, ids, n, pre);
   gemm_declare_decode(ge, flat, ids, n, dst, comment);
+  return dst;
+}
+
+void gemm_decode_named(gemm_emitter *ge, const char *flat, const int *ids, int n, const char *comment) {
+  gemm_declare_digits(ge, flat, ids, n, "", comment);
 }
 
 /* ---- the header ----------------------------------------------------------- */

@@ -419,10 +419,15 @@ const char *gemm_join_names(gemm_emitter *ge, const int *ids, int n);
 /* Assigns the row-major digits of the C expression flat over ids (the
  * last fastest) to the declared C lvalues dst; gemm_declare_decode first
  * declares them (`long long d0, d1, ...;` and an optional comment);
- * gemm_decode_named into the statement's own index names. */
+ * gemm_declare_digits into the names <pre><index name>
+ * (gemm_digit_names), returned; gemm_decode_named into the statement's
+ * own index names. */
 void gemm_decode(gemm_emitter *ge, const char *flat, const int *ids, int n, const char *const *dst);
 void gemm_declare_decode(gemm_emitter *ge, const char *flat, const int *ids, int n, const char *const *dst,
                          const char *comment);
+const char **gemm_digit_names(gemm_emitter *ge, const int *ids, int n, const char *pre);
+const char **gemm_declare_digits(gemm_emitter *ge, const char *flat, const int *ids, int n, const char *pre,
+                                 const char *comment);
 void gemm_decode_named(gemm_emitter *ge, const char *flat, const int *ids, int n, const char *comment);
 
 /* gemm_load.c: the K loop's data movement (buffers are C expressions). */

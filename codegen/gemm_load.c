@@ -192,9 +192,7 @@ void gemm_emit_ktab(gemm_emitter *ge) {
   cg_line(out, "for (int _kx = _tid; _kx < %d; _kx += %d) {", plan->ktab, GEMM_THREADS);
   out->indent++;
   cg_line(out, "const bool _kxok = _kx < _K;");
-  const char **dst = KBC_NEW_ARRAY(out->a, const char *, c->n_k);
-  for (int i = 0; i < c->n_k; i++) dst[i] = cg_fmt(out, "_kx_%s", ge->names[c->k[i]]);
-  gemm_declare_decode(ge, "_kx", c->k, c->n_k, dst, "");
+  const char **dst = gemm_declare_digits(ge, "_kx", c->k, c->n_k, "_kx_", "");
   for (int i = 0; i < c->n_k; i++) ge->bind[c->k[i]] = dst[i];
   if (plan->table_digits)
     for (int i = 0; i < c->n_k; i++) cg_line(out, "_kdk[%d][_kx] = _kxok ? %s : 0;", i, dst[i]);
@@ -290,9 +288,7 @@ void gemm_emit_k_increments(gemm_emitter *ge) {
   const cg_gemm_plan *plan = ge->plan;
   const cg_contraction *c = &plan->tiling.c;
   if (k_single(plan)) return;
-  const char **dst = KBC_NEW_ARRAY(ge->emit.a, const char *, c->n_k);
-  for (int i = 0; i < c->n_k; i++) dst[i] = cg_fmt(&ge->emit, "_kinc_%s", ge->names[c->k[i]]);
-  gemm_declare_decode(ge, cg_fmt(&ge->emit, "%dLL", plan->tiling.cfg.bk), c->k, c->n_k, dst,
+  gemm_declare_digits(ge, cg_fmt(&ge->emit, "%dLL", plan->tiling.cfg.bk), c->k, c->n_k, "_kinc_",
                       cg_fmt(&ge->emit, " // %d as digits of (%s)", plan->tiling.cfg.bk, gemm_join_names(ge, c->k, c->n_k)));
 }
 

@@ -111,18 +111,8 @@ int gemm_pack_plan(kbc_arena *a, const cg_target *t, cg_gemm_plan *plan, int w) 
  * (gemm_declare_decode), the indices bound to them. */
 static void decode_into(gemm_emitter *ge, const char *prefix, const char *flat, const int *ids, int n) {
   if (!n) return;
-  const char **dst = KBC_NEW_ARRAY(ge->emit.a, const char *, n);
-  for (int i = 0; i < n; i++) ge->bind[ids[i]] = dst[i] = cg_fmt(&ge->emit, "_%s_%s", prefix, ge->names[ids[i]]);
-  gemm_declare_decode(ge, flat, ids, n, dst, "");
-}
-
-/* The text of e in s, for comments. */
-static const char *expr_text(kbc_arena *a, const ir_stmt *s, const ir_expr *e) {
-  kbc_buf b = {0};
-  ir_print_expr(s, e, &b);
-  const char *r = kbc_arena_printf(a, "%s", kbc_buf_str(&b));
-  kbc_buf_free(&b);
-  return r;
+  const char **dst = gemm_declare_digits(ge, flat, ids, n, cg_fmt(&ge->emit, "_%s_", prefix), "");
+  for (int i = 0; i < n; i++) ge->bind[ids[i]] = dst[i];
 }
 
 void gemm_pack_emit(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k, int i) {
@@ -138,7 +128,7 @@ void gemm_pack_emit(cg_ctx *C, const cg_gemm_plan *plan, const cg_kernel *k, int
                      .emit = {.a = C->a, .p = C->p, .opt = &C->t->opt, .names = C->names, .out = C->out, .indent = 1,
                               .s = s, .idx = bind}};
   cg_emit *E = &ge.emit;
-  const char *load = expr_text(C->a, s, o->e), *tname = C->names->tensor[o->e->u.load.tensor->id];
+  const char *load = cg_expr_comment(C->a, s, o->e), *tname = C->names->tensor[o->e->u.load.tensor->id];
   const char *pb = "", *xs = "", *ks = "";
   for (int j = 0; j < o->n_pb; j++) pb = cg_fmt(E, "%s%s%s", pb, j ? ", " : "", names[o->pb[j]]);
   for (int j = 0; j < o->n_x; j++) xs = cg_fmt(E, "%s%s%s", xs, j ? ", " : "", names[o->x[j]]);

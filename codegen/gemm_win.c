@@ -357,15 +357,6 @@ void gemm_win_shared(gemm_emitter *ge) {
   else cg_line(out, "__shared__ int _wak[%lld]; // the box offset of each k in bytes (0 past K)", (long long)w->kp);
 }
 
-/* The digits of the C expression flat over ids (the last fastest),
- * declared as pre<index name>; their names. */
-static const char **digits(gemm_emitter *ge, const char *flat, const int *ids, int n, const char *pre) {
-  const char **dst = KBC_NEW_ARRAY(ge->emit.a, const char *, n);
-  for (int i = 0; i < n; i++) dst[i] = cg_fmt(&ge->emit, "%s%s", pre, ge->names[ids[i]]);
-  gemm_declare_decode(ge, flat, ids, n, dst, "");
-  return dst;
-}
-
 /* The indices ids bound to the digits of flat (names pre<index>); with
  * `flat_ok` the flat value itself, for its last index (cg_collapse). */
 static void bind_digits(gemm_emitter *ge, const char *flat, const int *ids, int n, const char *pre, int flat_ok) {
@@ -373,7 +364,7 @@ static void bind_digits(gemm_emitter *ge, const char *flat, const int *ids, int 
     ge->bind[ids[n - 1]] = flat;
     return;
   }
-  const char **dst = digits(ge, flat, ids, n, pre);
+  const char **dst = gemm_declare_digits(ge, flat, ids, n, pre, "");
   for (int i = 0; i < n; i++) ge->bind[ids[i]] = dst[i];
 }
 
@@ -406,7 +397,7 @@ static void emit_k_table(gemm_emitter *ge, const char *dst, const char *v) {
   cg_line(out, "int _o = 0;");
   cg_line(out, "if (_k < _K) {");
   out->indent++;
-  const char **dk = digits(ge, "_k", c->k, c->n_k, "_wk_");
+  const char **dk = gemm_declare_digits(ge, "_k", c->k, c->n_k, "_wk_", "");
   const char *o = box_offset(ge, c->k, c->n_k, dk, NULL);
   if (w->ring >= 0) {
     const char *along = "";
@@ -467,7 +458,7 @@ void gemm_win_tile(gemm_emitter *ge) {
   const gemm_cfg *f = &plan->tiling.cfg;
   const cg_contraction *c = &plan->tiling.c;
   cg_line(out, "__syncthreads(); // the last tile's readers of %s done", w->b_once ? "_W" : "_Bw and _W");
-  const char **d0 = digits(ge, "_m0", c->m, c->n_m, "_w0_");
+  const char **d0 = gemm_declare_digits(ge, "_m0", c->m, c->n_m, "_w0_", "");
   if (!w->b_once) emit_b_staging(ge, "_n0");
   /* the thread's fragment rows: offsets in the box from the tile's first row */
   cg_line(out, "// the thread's fragment rows (g and g + 8 of each m16 tile): offsets in the box");
@@ -479,7 +470,7 @@ void gemm_win_tile(gemm_emitter *ge) {
       cg_line(out, "{");
       out->indent++;
       cg_line(out, "const long long _m = _m0 + _wm0 + %d + _g;", i * 16 + h * 8);
-      const char **dr = digits(ge, "_m", c->m, c->n_m, "_wr_");
+      const char **dr = gemm_declare_digits(ge, "_m", c->m, c->n_m, "_wr_", "");
       cg_line(out, "_wro[%d][%d] = _m < _mend ? (int)(%s) : 0;", i, h,
               box_offset(ge, c->m + w->split, c->n_m - w->split, dr + w->split, base + w->split));
       out->indent--;
@@ -605,9 +596,9 @@ static void emit_step_origin(gemm_emitter *ge, const char *tile, const char *r, 
   cg_line(out, "%s_t /= _tiles_m;", pre);
   cg_line(out, "const long long %s_m0 = %s_mt / %lld * %lld + %s_mt %% %lld * %d;", pre, pre, (long long)w->ti,
           (long long)w->mi, pre, (long long)w->ti, f->bm);
-  if (c->n_b > 0) digits(ge, cg_fmt(out, "%s_t", pre), c->bat, c->n_b, bp);
-  digits(ge, cg_fmt(out, "%s_m0", pre), c->m, c->n_m, mp);
-  if (plan->fold) digits(ge, r, plan->fold->r, plan->fold->n_r, rp);
+  if (c->n_b > 0) gemm_declare_digits(ge, cg_fmt(out, "%s_t", pre), c->bat, c->n_b, bp, "");
+  gemm_declare_digits(ge, cg_fmt(out, "%s_m0", pre), c->m, c->n_m, mp, "");
+  if (plan->fold) gemm_declare_digits(ge, r, plan->fold->r, plan->fold->n_r, rp, "");
   emit_origin(ge, pre, mp, c->n_b > 0 ? bp : NULL, plan->fold ? rp : NULL);
 }
 

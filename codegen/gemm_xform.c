@@ -22,7 +22,7 @@
  * statistics rather than stored (docs/FUSED_ATTENTION.md, order of work
  * item 5). */
 #include "gemm_impl.h"
-#include "support/buf.h"
+#include "ir/subst.h"
 
 enum { XF_MAX_TERMS = 8 };
 
@@ -41,19 +41,12 @@ static int reads_memory(const ir_expr *e) {
   return 0;
 }
 
-static int holds(const ir_expr *e, const ir_expr *x) {
-  if (e == x) return 1;
-  for (int i = 0; i < ir_op_info[e->op].arity; i++)
-    if (holds(e->arg[i], x)) return 1;
-  return 0;
-}
-
 /* Whether e, outside where() branches, is a row term (k = 0: it mentions
  * no K index; or neither kind of index, once a tile) or a k term (k = 1:
  * no M index). */
 static int is_term(const cg_gemm_plan *plan, const ir_expr *e, int branch, int k) {
   const cg_contraction *c = &plan->tiling.c;
-  if (branch || e->type != IR_TY_FLOAT || holds(e, plan->op[0].e) || !reads_memory(e)) return 0;
+  if (branch || e->type != IR_TY_FLOAT || ir_expr_holds(e, plan->op[0].e) || !reads_memory(e)) return 0;
   if (!gemm_mentions_any(e, c->k, c->n_k)) return !k;
   return k && !gemm_mentions_any(e, c->m, c->n_m);
 }
@@ -91,17 +84,6 @@ static void substitute(cg_emit *out, const xf_terms *ts, int i, const char *name
   else cg_substitute(out, ts->t[i], name);
 }
 
-/* e as the IR prints it, for a comment. */
-static const char *expr_text(cg_emit *out, const ir_stmt *s, const ir_expr *e) {
-  kbc_buf b = {0};
-  ir_print_expr(s, e, &b);
-  char *t = kbc_arena_strdup(out->a, kbc_buf_str(&b));
-  kbc_buf_free(&b);
-  for (char *p = t; *p; p++)
-    if (p[0] == '*' && p[1] == '/') p[1] = ' ';
-  return t;
-}
-
 static xf_terms terms(const cg_gemm_plan *plan, int k) {
   xf_terms t = {0};
   collect(plan, plan->op[0].xform, 0, k, &t);
@@ -109,15 +91,15 @@ static xf_terms terms(const cg_gemm_plan *plan, int k) {
 }
 
 /* The indices ids[0..n) stand for the digits of the C variable flat (one
- * index: flat itself), declared as <prefix>_<name>. */
-static void bind_digits(gemm_emitter *ge, const char *flat, const int *ids, int n, const char *prefix, int declare) {
+ * index: flat itself), named <flat>_<index name>; declared (and flat
+ * decoded into them) where `declare`, else declared before. */
+static void bind_digits(gemm_emitter *ge, const char *flat, const int *ids, int n, int declare) {
   if (n == 1) {
     ge->bind[ids[0]] = flat;
     return;
   }
-  const char **dst = KBC_NEW_ARRAY(ge->emit.a, const char *, n);
-  for (int i = 0; i < n; i++) dst[i] = cg_fmt(&ge->emit, "%s_%s", prefix, ge->names[ids[i]]);
-  if (declare) gemm_declare_decode(ge, flat, ids, n, dst, "");
+  const char *pre = cg_fmt(&ge->emit, "%s_", flat);
+  const char **dst = declare ? gemm_declare_digits(ge, flat, ids, n, pre, "") : gemm_digit_names(ge, ids, n, pre);
   for (int i = 0; i < n; i++) ge->bind[ids[i]] = dst[i];
 }
 
@@ -133,14 +115,14 @@ void gemm_xform_rows(gemm_emitter *ge) {
   const cg_contraction *c = &plan->tiling.c;
   xf_terms rt = terms(plan, 0);
   cg_line(out, "// A = %s, from its load %s staged: the row terms at this thread's fragment rows",
-          expr_text(out, plan->s, o->xform), expr_text(out, plan->s, o->e));
+          cg_expr_comment(out->a, plan->s, o->xform), cg_expr_comment(out->a, plan->s, o->e));
   cg_line(out, "// (rows past M read at the last row: never stored)");
   bind_batch(ge);
   for (int r = 0; r < 2; r++) {
     const char *row = cg_fmt(out, "_xm%d", r);
     cg_line(out, "const long long %s = %s + _wm0 + _g + %d < %s ? %s + _wm0 + _g + %d : %s - 1;", row, o->x0, 8 * r,
             o->X, o->x0, 8 * r, o->X);
-    bind_digits(ge, row, c->m, c->n_m, row, 1);
+    bind_digits(ge, row, c->m, c->n_m, 1);
     for (int t = 0; t < rt.n; t++)
       cg_line(out, "const float _xr%d_%d = %s;", r, t, term_value(out, &rt, t));
   }
@@ -171,7 +153,7 @@ void gemm_xform_ks(gemm_emitter *ge) {
       cg_line(out, "const long long %s = %sok ? %s : _kend - 1; // (past the range: read inside)", kin, k, k);
     }
     if (!kt.n && c->n_k == 1) continue;
-    bind_digits(ge, kin, c->k, c->n_k, k, 1);
+    bind_digits(ge, kin, c->k, c->n_k, 1);
     for (int t = 0; t < kt.n; t++)
       cg_line(out, "const float _xkv%d_%d = %s;", h, t, term_value(out, &kt, t));
   }
@@ -185,9 +167,9 @@ const char *gemm_xform_value(gemm_emitter *ge, int i, const char *x) {
   int r = i % 2, h = i / 2;
   xf_terms rt = terms(plan, 0), kt = terms(plan, 1);
   bind_batch(ge);
-  bind_digits(ge, cg_fmt(out, "_xm%d", r), c->m, c->n_m, cg_fmt(out, "_xm%d", r), 0);
+  bind_digits(ge, cg_fmt(out, "_xm%d", r), c->m, c->n_m, 0);
   const char *kin = k_tested(plan) ? cg_fmt(out, "_xc%d", h) : cg_fmt(out, "_xk%d", h);
-  bind_digits(ge, kin, c->k, c->n_k, cg_fmt(out, "_xk%d", h), 0);
+  bind_digits(ge, kin, c->k, c->n_k, 0);
   int before = out->n_hoisted;
   for (int t = 0; t < rt.n; t++) substitute(out, &rt, t, cg_fmt(out, "_xr%d_%d", r, t));
   for (int t = 0; t < kt.n; t++) substitute(out, &kt, t, cg_fmt(out, "_xkv%d_%d", h, t));
